@@ -1,0 +1,212 @@
+//! The command line: the same operations as the protocol, on the same data directory.
+//!
+//! Every command takes `--json` (machine-readable output) and `--data-dir`. Output goes to
+//! stdout through [`out`]; errors go to stderr with a non-zero exit code.
+
+mod demo;
+mod eval;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use serde::Serialize;
+use serde_json::Value;
+
+use skillmem::config::Config;
+use skillmem::engine::Engine;
+use skillmem::protocol::memory::*;
+
+/// Skill memory and session skills for AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "skillmem", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args, Clone)]
+pub struct Global {
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// The data directory (default: $SKILLMEM_HOME, else ~/.local/share/skillmem).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// The workspace whose project identity and skill folders apply (default: the current folder).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the stdio sidecar (LSP-framed JSON-RPC on stdin/stdout).
+    Serve {
+        /// Accepted for LSP clients that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Write a note for a skill.
+    Note {
+        skill: String,
+        #[arg(long)]
+        kind: String,
+        #[arg(long)]
+        delta: String,
+        #[arg(long)]
+        intent: Option<String>,
+        /// project (default) or global.
+        #[arg(long)]
+        scope: Option<String>,
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+    },
+    /// Show what a skill load would recall.
+    Recall {
+        skill: String,
+        #[arg(long)]
+        intent: Option<String>,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Pin or unpin a note.
+    Pin {
+        id: i64,
+        /// Unpin instead.
+        #[arg(long)]
+        off: bool,
+    },
+    /// Delete a note.
+    Forget { id: i64 },
+    /// Replace a note's lesson.
+    Edit {
+        id: i64,
+        #[arg(long)]
+        delta: String,
+    },
+    /// Counts of the notes visible to this project.
+    Stats {
+        #[arg(long)]
+        project_id: Option<String>,
+    },
+    /// Play a short host session against a child `skillmem serve`, printing each exchange.
+    Demo,
+    /// Measure recall quality on a labelled set.
+    Eval {
+        #[command(subcommand)]
+        what: EvalCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// MRR@10 and recall@5 of the full cascade and of the bm25 rung alone.
+    Recall {
+        /// A labelled recall set (the format of shared/bench/recall-dev.json).
+        file: PathBuf,
+    },
+}
+
+/// Writes to stdout (the CLI's own output; the sidecar never calls this).
+pub fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}");
+}
+
+fn emit<T: Serialize>(g: &Global, value: &T, human: impl FnOnce(&T) -> String) -> Result<()> {
+    if g.json {
+        out(&serde_json::to_string_pretty(value)?);
+    } else {
+        out(&human(value));
+    }
+    Ok(())
+}
+
+fn engine(g: &Global) -> Result<Engine> {
+    let workspace = match &g.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let mut opts = serde_json::Map::new();
+    if let Some(d) = &g.data_dir {
+        opts.insert("dataDir".into(), Value::String(d.display().to_string()));
+    }
+    let resolved = Config::resolve(Some(&workspace), Some(&Value::Object(opts)))?;
+    for w in &resolved.warnings {
+        eprintln!("skillmem: warning: {w}");
+    }
+    Ok(Engine::open(resolved.config, Some(workspace))?)
+}
+
+/// Runs a command; returns the process exit code.
+pub fn run(cli: Cli) -> Result<u8> {
+    let g = &cli.global;
+    match cli.command {
+        Command::Serve { .. } => {
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let code = rt.block_on(skillmem::server::serve());
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            return Ok(code as u8);
+        }
+        Command::Note { skill, kind, delta, intent, scope, tags } => {
+            let r = engine(g)?.note(NoteParams {
+                session_id: None,
+                skill,
+                kind,
+                delta,
+                intent,
+                tags: Some(tags),
+                scope,
+            })?;
+            emit(g, &r, |r| {
+                format!("note {} {}", r.id, serde_json::to_value(r.status).unwrap_or_default().as_str().unwrap_or(""))
+            })?;
+        }
+        Command::Recall { skill, intent, max_tokens, limit } => {
+            let r = engine(g)?.recall(RecallParams { skill, intent, max_tokens, limit })?;
+            emit(g, &r, |r| r.block.clone().unwrap_or_else(|| "(nothing to recall)".into()))?;
+        }
+        Command::Pin { id, off } => {
+            let r = engine(g)?.pin(PinParams { id, pinned: !off })?;
+            emit(g, &r, |r| format!("note {} {}", r.id, if off { "unpinned" } else { "pinned" }))?;
+        }
+        Command::Forget { id } => {
+            let r = engine(g)?.forget(ForgetParams { id })?;
+            emit(g, &r, |r| format!("note {} forgotten", r.id))?;
+        }
+        Command::Edit { id, delta } => {
+            let r = engine(g)?.edit(EditParams { id, delta })?;
+            emit(g, &r, |r| format!("note {} edited", r.id))?;
+        }
+        Command::Stats { project_id } => {
+            let r = engine(g)?.stats(StatsParams { project_id })?;
+            emit(g, &r, human_stats)?;
+        }
+        Command::Demo => demo::run()?,
+        Command::Eval { what: EvalCommand::Recall { file } } => eval::run(g, &file)?,
+    }
+    Ok(0)
+}
+
+fn human_stats(s: &StatsResult) -> String {
+    let mut t = format!("project {}\n{} notes, {} pinned\n", s.project_id, s.notes, s.pinned);
+    for k in &s.skills {
+        t.push_str(&format!(
+            "  {:<24} {:>6} notes {:>4} pinned {:>6} recalls\n",
+            k.skill, k.notes, k.pinned, k.recalls
+        ));
+    }
+    t.push_str(&format!(
+        "embedding {} (dim {}), {} notes without a current vector",
+        s.embedding.model.as_deref().unwrap_or("off"),
+        s.embedding.dim.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
+        s.embedding.stale
+    ));
+    t
+}

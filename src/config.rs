@@ -1,0 +1,335 @@
+//! Configuration: defaults ← `skillmem.toml` at the workspace root ← `initializationOptions`,
+//! merged in one function, [`Config::resolve`].
+//!
+//! Both layers are read as JSON objects with camelCase keys (the TOML file's snake_case keys
+//! are converted), deep-merged, and then read key by key so that an unknown key becomes a
+//! warning and a value of the wrong type becomes an error that names the key.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::memory::Scope;
+
+/// The name of the workspace configuration file.
+pub const WORKSPACE_FILE: &str = "skillmem.toml";
+
+/// Which embedder to use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmbeddingConfig {
+    /// The in-process hash embedder (default).
+    Hash,
+    /// No vectors: recall uses the lexical rungs only.
+    Off,
+    /// An OpenAI-compatible `/v1/embeddings` endpoint.
+    Http { url: String, model: String, api_key_env: Option<String>, dim: Option<usize> },
+    /// A local sentence-embedding model folder.
+    Model { path: PathBuf },
+}
+
+/// Skill-memory settings (`memory`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryConfig {
+    pub max_tokens: usize,
+    pub max_pinned_tokens: usize,
+    pub dedup_threshold: f32,
+    pub enabled_skills: Vec<String>,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self { max_tokens: 1500, max_pinned_tokens: 4000, dedup_threshold: 0.92, enabled_skills: vec![] }
+    }
+}
+
+/// Historian settings (`historian`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistorianConfig {
+    pub promote_scope: Scope,
+}
+
+impl Default for HistorianConfig {
+    fn default() -> Self {
+        Self { promote_scope: Scope::Global }
+    }
+}
+
+/// The whole configuration of one sidecar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    pub project_id: Option<String>,
+    pub embedding: EmbeddingConfig,
+    pub memory: MemoryConfig,
+    pub historian: HistorianConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data_dir: default_data_dir(),
+            project_id: None,
+            embedding: EmbeddingConfig::Hash,
+            memory: MemoryConfig::default(),
+            historian: HistorianConfig::default(),
+        }
+    }
+}
+
+/// `$SKILLMEM_HOME`, else the platform data dir (`~/.local/share/skillmem`).
+pub fn default_data_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("SKILLMEM_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    dirs::data_dir()
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local/share")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("skillmem")
+}
+
+/// A resolved configuration and the warnings met on the way (unknown keys).
+#[derive(Debug)]
+pub struct Resolved {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Merges defaults ← `<workspace>/skillmem.toml` ← `init_options`.
+    pub fn resolve(workspace: Option<&Path>, init_options: Option<&Value>) -> Result<Resolved> {
+        let mut merged = Value::Object(Map::new());
+        if let Some(ws) = workspace {
+            let file = ws.join(WORKSPACE_FILE);
+            if file.is_file() {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| Error::invalid(format!("cannot read {}: {e}", file.display())))?;
+                let table: toml::Value = toml::from_str(&text)
+                    .map_err(|e| Error::invalid(format!("{} is not valid TOML: {e}", file.display())))?;
+                let json = serde_json::to_value(table).map_err(|e| Error::invalid(e.to_string()))?;
+                merge(&mut merged, camel_keys(json));
+            }
+        }
+        if let Some(opts) = init_options {
+            match opts {
+                Value::Null => {}
+                Value::Object(_) => merge(&mut merged, opts.clone()),
+                _ => return Err(Error::invalid("initializationOptions must be an object")),
+            }
+        }
+        Self::from_value(&merged)
+    }
+
+    /// Reads a merged camelCase object over the defaults.
+    pub fn from_value(v: &Value) -> Result<Resolved> {
+        let mut cfg = Config::default();
+        let mut warnings = vec![];
+        let Some(obj) = v.as_object() else { return Ok(Resolved { config: cfg, warnings }) };
+        for (key, val) in obj {
+            match key.as_str() {
+                "dataDir" => cfg.data_dir = PathBuf::from(string(val, "dataDir")?),
+                "projectId" => cfg.project_id = Some(string(val, "projectId")?),
+                "embedding" => cfg.embedding = embedding(val, &mut warnings)?,
+                "memory" => {
+                    for (k, x) in object(val, "memory")? {
+                        let name = format!("memory.{k}");
+                        match k.as_str() {
+                            "maxTokens" => cfg.memory.max_tokens = uint(x, &name)?,
+                            "maxPinnedTokens" => cfg.memory.max_pinned_tokens = uint(x, &name)?,
+                            "dedupThreshold" => {
+                                let t = float(x, &name)?;
+                                if !(0.0..=1.0).contains(&t) {
+                                    return Err(Error::invalid(format!("{name} must be between 0 and 1, got {t}")));
+                                }
+                                cfg.memory.dedup_threshold = t as f32;
+                            }
+                            "enabledSkills" => cfg.memory.enabled_skills = strings(x, &name)?,
+                            _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
+                        }
+                    }
+                }
+                "historian" => {
+                    for (k, x) in object(val, "historian")? {
+                        let name = format!("historian.{k}");
+                        match k.as_str() {
+                            "promoteScope" => {
+                                let s = string(x, &name)?;
+                                cfg.historian.promote_scope = Scope::parse(&s).ok_or_else(|| {
+                                    Error::invalid(format!("{name} must be \"global\" or \"project\", got {s:?}"))
+                                })?;
+                            }
+                            _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
+                        }
+                    }
+                }
+                _ => warnings.push(format!("unknown configuration key {key} (ignored)")),
+            }
+        }
+        Ok(Resolved { config: cfg, warnings })
+    }
+}
+
+fn embedding(v: &Value, warnings: &mut Vec<String>) -> Result<EmbeddingConfig> {
+    let obj = object(v, "embedding")?;
+    let provider =
+        obj.get("provider").map(|p| string(p, "embedding.provider")).transpose()?.unwrap_or_else(|| "hash".into());
+    let allowed: &[&str] = match provider.as_str() {
+        "hash" | "off" => &["provider"],
+        "http" => &["provider", "url", "model", "apiKeyEnv", "dim"],
+        "model" => &["provider", "path"],
+        other => {
+            return Err(Error::invalid(format!(
+                "embedding.provider must be one of \"hash\", \"http\", \"model\", \"off\"; got {other:?}"
+            )))
+        }
+    };
+    for k in obj.keys().filter(|k| !allowed.contains(&k.as_str())) {
+        warnings.push(format!("unknown configuration key embedding.{k} for provider {provider} (ignored)"));
+    }
+    let need = |k: &str| -> Result<String> {
+        obj.get(k)
+            .map(|x| string(x, &format!("embedding.{k}")))
+            .transpose()?
+            .ok_or_else(|| Error::invalid(format!("embedding.{k} is required for provider {provider:?}")))
+    };
+    Ok(match provider.as_str() {
+        "hash" => EmbeddingConfig::Hash,
+        "off" => EmbeddingConfig::Off,
+        "http" => EmbeddingConfig::Http {
+            url: need("url")?,
+            model: need("model")?,
+            api_key_env: obj.get("apiKeyEnv").map(|x| string(x, "embedding.apiKeyEnv")).transpose()?,
+            dim: obj.get("dim").map(|x| uint(x, "embedding.dim")).transpose()?,
+        },
+        _ => EmbeddingConfig::Model { path: PathBuf::from(need("path")?) },
+    })
+}
+
+fn object<'a>(v: &'a Value, key: &str) -> Result<&'a Map<String, Value>> {
+    v.as_object().ok_or_else(|| Error::invalid(format!("{key} must be an object, got {}", type_name(v))))
+}
+
+fn string(v: &Value, key: &str) -> Result<String> {
+    v.as_str().map(str::to_owned).ok_or_else(|| Error::invalid(format!("{key} must be a string, got {}", type_name(v))))
+}
+
+fn uint(v: &Value, key: &str) -> Result<usize> {
+    v.as_u64()
+        .map(|n| n as usize)
+        .ok_or_else(|| Error::invalid(format!("{key} must be a non-negative whole number, got {v}")))
+}
+
+fn float(v: &Value, key: &str) -> Result<f64> {
+    v.as_f64().ok_or_else(|| Error::invalid(format!("{key} must be a number, got {}", type_name(v))))
+}
+
+fn strings(v: &Value, key: &str) -> Result<Vec<String>> {
+    let arr =
+        v.as_array().ok_or_else(|| Error::invalid(format!("{key} must be a list of strings, got {}", type_name(v))))?;
+    arr.iter().map(|x| string(x, key)).collect()
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Deep-merges `over` into `base` (objects merge key by key; anything else replaces).
+fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) if slot.is_object() && v.is_object() => merge(slot, v),
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+/// Converts every object key from snake_case to camelCase, recursively.
+fn camel_keys(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (camel(&k), camel_keys(v))).collect()),
+        Value::Array(a) => Value::Array(a.into_iter().map(camel_keys).collect()),
+        other => other,
+    }
+}
+
+fn camel(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut up = false;
+    for c in s.chars() {
+        if c == '_' {
+            up = true;
+        } else if up {
+            out.extend(c.to_uppercase());
+            up = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn layers_merge_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(WORKSPACE_FILE),
+            "[memory]\nmax_tokens = 900\ndedup_threshold = 0.5\nenabled_skills = [\"git-*\"]\n",
+        )
+        .unwrap();
+        let r = Config::resolve(Some(dir.path()), Some(&json!({"memory": {"maxTokens": 700}}))).unwrap();
+        assert_eq!(r.config.memory.max_tokens, 700);
+        assert_eq!(r.config.memory.dedup_threshold, 0.5);
+        assert_eq!(r.config.memory.enabled_skills, vec!["git-*".to_string()]);
+        assert_eq!(r.config.memory.max_pinned_tokens, 4000);
+        assert!(r.warnings.is_empty());
+    }
+
+    #[test]
+    fn table_of_bad_values() {
+        let cases = [
+            (json!({"memory": {"maxTokens": "lots"}}), "memory.maxTokens"),
+            (json!({"memory": 3}), "memory must be an object"),
+            (json!({"embedding": {"provider": "magic"}}), "embedding.provider"),
+            (json!({"embedding": {"provider": "http"}}), "embedding.url is required"),
+            (json!({"historian": {"promoteScope": "team"}}), "historian.promoteScope"),
+            (json!({"memory": {"dedupThreshold": 3}}), "between 0 and 1"),
+            (json!({"dataDir": 5}), "dataDir must be a string"),
+        ];
+        for (v, want) in cases {
+            let err = Config::from_value(&v).unwrap_err().to_string();
+            assert!(err.contains(want), "{v}: {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_warnings() {
+        let r = Config::from_value(&json!({"colour": 1, "memory": {"maxTokenz": 3}})).unwrap();
+        assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn snake_to_camel() {
+        for (a, b) in [("max_tokens", "maxTokens"), ("data_dir", "dataDir"), ("x", "x"), ("api_key_env", "apiKeyEnv")] {
+            assert_eq!(camel(a), b);
+        }
+    }
+}

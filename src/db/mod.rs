@@ -1,0 +1,179 @@
+//! The SQLite file: connection setup, the migrations runner, and self-heal at open.
+//!
+//! Owns the pragmas every connection needs (WAL, busy timeout) so that several sidecars and
+//! CLI calls can share one data directory, and the rule that every write transaction starts
+//! with `BEGIN IMMEDIATE` (see [`write_tx`]): a deferred transaction that upgrades to a writer
+//! fails with `SQLITE_BUSY` despite the busy timeout. Knows nothing of notes or skills beyond
+//! the migrations it applies.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::error::{Error, Result};
+
+/// The migrations, in order. Append only: a released migration never changes.
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_notes", include_str!("../../migrations/0001_notes.sql")),
+    ("0002_skills", include_str!("../../migrations/0002_skills.sql")),
+];
+
+/// The file name of the database inside the data directory.
+pub const DB_FILE: &str = "skillmem.db";
+
+/// Opens (creating when needed) the database of `data_dir`, applies pending migrations and
+/// heals a full-text index that lost its rows.
+pub fn open(data_dir: &Path) -> Result<Connection> {
+    std::fs::create_dir_all(data_dir).map_err(|e| {
+        Error::storage(format!(
+            "cannot create the data directory {}: {e}; set dataDir, --data-dir or SKILLMEM_HOME to a writable folder",
+            data_dir.display()
+        ))
+    })?;
+    let path = data_dir.join(DB_FILE);
+    let mut conn = Connection::open_with_flags(
+        &path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| Error::storage(format!("cannot open the database {}: {e}", path.display())))?;
+    configure(&conn).map_err(|e| Error::storage(format!("cannot use the database {}: {e}", path.display())))?;
+    migrate(&mut conn, MIGRATIONS)?;
+    heal_fts(&mut conn)?;
+    Ok(conn)
+}
+
+/// The database path of a data directory.
+pub fn db_path(data_dir: &Path) -> PathBuf {
+    data_dir.join(DB_FILE)
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+/// Starts a write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
+pub fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
+    Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
+}
+
+/// Applies every migration past `PRAGMA user_version`, each in its own transaction. A
+/// database newer than this binary is refused.
+pub fn migrate(conn: &mut Connection, migrations: &[(&str, &str)]) -> Result<()> {
+    let known = migrations.len() as i64;
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > known {
+        return Err(Error::storage(format!(
+            "the database was written by a newer skillmem (schema version {current}, this binary knows {known}); upgrade skillmem or point --data-dir elsewhere"
+        )));
+    }
+    for (i, (name, sql)) in migrations.iter().enumerate().skip(current as usize) {
+        let tx = write_tx(conn)?;
+        // Re-read inside the write lock: another process may have migrated meanwhile.
+        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if now > i as i64 {
+            tx.commit()?;
+            continue;
+        }
+        tx.execute_batch(sql).map_err(|e| Error::storage(format!("migration {name} failed: {e}")))?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+        tracing::info!(migration = name, "applied migration");
+    }
+    Ok(())
+}
+
+/// Rebuilds the notes' full-text index when it does not hold one row per note.
+fn heal_fts(conn: &mut Connection) -> Result<()> {
+    let notes: i64 = conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
+    let indexed: i64 = conn.query_row("SELECT count(*) FROM notes_fts_docsize", [], |r| r.get(0))?;
+    if notes != indexed {
+        tracing::warn!(notes, indexed, "full-text index out of step; rebuilding");
+        let tx = write_tx(conn)?;
+        tx.execute("INSERT INTO notes_fts(notes_fts) VALUES('rebuild')", [])?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_database_gets_every_migration() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open(dir.path()).unwrap();
+        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
+    }
+
+    #[test]
+    fn rerun_is_a_no_op_and_keeps_data() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = open(dir.path()).unwrap();
+            conn.execute(
+                "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, intent, delta, norm_hash, created_at, updated_at)
+                 VALUES('s','project','p','p','agent','gotcha','i','d','h',1,1)",
+                [],
+            )
+            .unwrap();
+        }
+        let conn = open(dir.path()).unwrap();
+        let n: i64 = conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = open(dir.path()).unwrap();
+            conn.pragma_update(None, "user_version", 999).unwrap();
+        }
+        let err = open(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("newer skillmem"), "{err}");
+    }
+
+    #[test]
+    fn lost_fts_rows_are_rebuilt_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = open(dir.path()).unwrap();
+            conn.execute(
+                "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, intent, delta, norm_hash, created_at, updated_at)
+                 VALUES('s','project','p','p','agent','gotcha','zebra crossing','d','h',1,1)",
+                [],
+            )
+            .unwrap();
+            conn.execute("INSERT INTO notes_fts(notes_fts) VALUES('delete-all')", []).unwrap();
+            let n: i64 = conn
+                .query_row("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'zebra'", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, 0);
+        }
+        let conn = open(dir.path()).unwrap();
+        let n: i64 =
+            conn.query_row("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'zebra'", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn unwritable_data_dir_says_what_to_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let err = open(&file.join("sub")).unwrap_err();
+        assert!(err.to_string().contains("data directory"), "{err}");
+    }
+}

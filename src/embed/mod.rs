@@ -1,0 +1,62 @@
+//! Embedders: text in, unit vector out, stamped with a model id.
+//!
+//! [`Embedder`] is the one trait; [`hash::HashEmbedder`] is the embedded default (no download,
+//! deterministic, in-process). Vectors are always L2-normalised so that cosine similarity is a
+//! dot product. The model id of a vector travels with it: vectors of different model ids are
+//! never compared.
+
+pub mod hash;
+
+use crate::error::Result;
+
+/// Turns texts into unit vectors of a fixed dimension.
+pub trait Embedder: Send + Sync {
+    /// A stable identifier of the model and its settings; vectors are stamped with it.
+    fn model_id(&self) -> &str;
+    /// The dimension of every vector this embedder returns.
+    fn dim(&self) -> usize;
+    /// Embeds a batch of texts, one unit vector each, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// Embeds one text.
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed(&[text])?.pop().unwrap_or_default())
+    }
+}
+
+/// Dot product of two vectors of the same length (cosine for unit vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Scales `v` to unit length in place (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// Encodes a vector as little-endian f32 bytes for storage.
+pub fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Decodes a stored vector; `None` when the blob is not a whole number of f32s.
+pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
+    if b.len() % 4 != 0 {
+        return None;
+    }
+    Some(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// Builds the embedder a configuration asks for.
+pub fn from_config(cfg: &crate::config::EmbeddingConfig) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
+    use crate::config::EmbeddingConfig as C;
+    match cfg {
+        C::Hash => Ok(Some(std::sync::Arc::new(hash::HashEmbedder::default()))),
+        C::Off => Ok(None),
+        C::Http { .. } | C::Model { .. } => Err(crate::error::Error::invalid(
+            "embedding.provider: this build supports \"hash\" and \"off\"; \"http\" and \"model\" are not available yet",
+        )),
+    }
+}

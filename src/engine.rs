@@ -1,0 +1,534 @@
+//! The one room behind both doors: the operations the server's methods and the CLI's
+//! commands call, over one data directory.
+//!
+//! An [`Engine`] owns the SQLite connection (behind a mutex: callers run it in
+//! `spawn_blocking`), the embedder, the vector index, the resolved configuration and the
+//! project identity. Every method is synchronous and blocking; none knows JSON-RPC.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::db;
+use crate::embed::{self, Embedder};
+use crate::error::{Error, Result};
+use crate::index::{ExactIndex, VectorIndex};
+use crate::memory::block::{self, Budget};
+use crate::memory::frontmatter::{self, MemorySettings, Ranking};
+use crate::memory::recall::{self, Query, Rungs};
+use crate::memory::stash::{self, IntentStash};
+use crate::memory::store::{self, Embedded};
+use crate::memory::{provenance, version, Kind, NewNote, RecallMode, Scope, Source};
+use crate::protocol::memory::*;
+
+/// What the engine knows about one skill at the moment of a call.
+#[derive(Debug, Clone)]
+pub struct SkillContext {
+    pub name: String,
+    pub dir: Option<PathBuf>,
+    pub enabled: bool,
+    pub settings: MemorySettings,
+    pub version: Option<String>,
+}
+
+/// Skill memory over one data directory, for one project.
+pub struct Engine {
+    conn: Mutex<Connection>,
+    embedder: Option<Arc<dyn Embedder>>,
+    index: Option<Arc<dyn VectorIndex>>,
+    config: Config,
+    project_id: String,
+    workspace: Option<PathBuf>,
+    enabled_globs: GlobSet,
+    stash: Mutex<IntentStash>,
+    skill_dirs: Mutex<HashMap<String, PathBuf>>,
+    warned: Mutex<HashSet<String>>,
+    warnings: Mutex<Vec<String>>,
+    note_tool: String,
+}
+
+/// The name hosts know the note tool by, used in the guidance line.
+pub const DEFAULT_NOTE_TOOL: &str = "the skill-note tool (skillmem/note)";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Engine {
+    /// Opens the store of `config.data_dir` for the project of `workspace`.
+    pub fn open(config: Config, workspace: Option<PathBuf>) -> Result<Engine> {
+        let conn = db::open(&config.data_dir)?;
+        let embedder = embed::from_config(&config.embedding)?;
+        Self::with_embedder(conn, config, workspace, embedder)
+    }
+
+    /// Opens with an explicit embedder (tests, eval).
+    pub fn with_embedder(
+        conn: Connection,
+        config: Config,
+        workspace: Option<PathBuf>,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Engine> {
+        let project_id = match &config.project_id {
+            Some(p) => p.clone(),
+            None => {
+                let dir =
+                    workspace.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("/"));
+                crate::project::identity(&dir)
+            }
+        };
+        let mut b = GlobSetBuilder::new();
+        for g in &config.memory.enabled_skills {
+            let glob =
+                Glob::new(g).map_err(|e| Error::invalid(format!("memory.enabledSkills: bad glob {g:?}: {e}")))?;
+            b.add(glob);
+        }
+        let enabled_globs = b.build().map_err(|e| Error::invalid(format!("memory.enabledSkills: {e}")))?;
+        let index: Option<Arc<dyn VectorIndex>> = match &embedder {
+            Some(e) => {
+                let ix = ExactIndex::new(e.model_id());
+                store::load_index(&conn, &ix)?;
+                Some(Arc::new(ix))
+            }
+            None => None,
+        };
+        Ok(Engine {
+            conn: Mutex::new(conn),
+            embedder,
+            index,
+            config,
+            project_id,
+            workspace,
+            enabled_globs,
+            stash: Mutex::new(IntentStash::default()),
+            skill_dirs: Mutex::new(HashMap::new()),
+            warned: Mutex::new(HashSet::new()),
+            warnings: Mutex::new(vec![]),
+            note_tool: DEFAULT_NOTE_TOOL.into(),
+        })
+    }
+
+    /// Sets the name of the note tool shown in the guidance line.
+    pub fn set_note_tool(&mut self, name: impl Into<String>) {
+        self.note_tool = name.into();
+    }
+
+    /// The project identity notes are written and read under.
+    pub fn project_id(&self) -> &str {
+        &self.project_id
+    }
+
+    /// The resolved configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The embedder, if any.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// The database connection (for the domains that share it).
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        lock(&self.conn)
+    }
+
+    /// Warnings gathered since the last call (malformed frontmatter, once per skill).
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.warnings))
+    }
+
+    fn warn_once(&self, key: &str, msg: String) {
+        if lock(&self.warned).insert(key.to_string()) {
+            tracing::warn!("{msg}");
+            lock(&self.warnings).push(msg);
+        }
+    }
+
+    // ---- tool events -------------------------------------------------------------------
+
+    /// `skillmem/toolDefinition`: adds an optional `intent` string to the skill tool.
+    pub fn tool_definition(&self, p: ToolDefinitionParams) -> Result<ToolDefinitionResult> {
+        let mut parameters = p.parameters;
+        if is_skill_tool(&p.tool) {
+            let obj =
+                parameters.as_object_mut().ok_or_else(|| Error::invalid("parameters must be a JSON Schema object"))?;
+            let props = obj.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+            if let Some(props) = props.as_object_mut() {
+                props.entry("intent").or_insert_with(|| {
+                    serde_json::json!({
+                        "type": "string",
+                        "description": "Optional: in a few words, what you are about to do with this skill (e.g. \"parse a CSV export\"). Used to recall this skill's most relevant past lessons."
+                    })
+                });
+            }
+        }
+        Ok(ToolDefinitionResult { parameters })
+    }
+
+    /// `skillmem/toolBefore`: stashes `args.intent`. Synchronous and quick: the server calls
+    /// it before its first `.await`.
+    pub fn tool_before(&self, p: &ToolBeforeParams) {
+        if !is_skill_tool(&p.tool) {
+            return;
+        }
+        if let Some(intent) = p.args.get("intent").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
+            lock(&self.stash).put(stash::key(&p.session_id, &p.call_id), intent.to_string(), Instant::now());
+        }
+    }
+
+    /// Takes the stashed intent of a call (synchronous, for the server's handler prologue).
+    pub fn take_stashed_intent(&self, session_id: &str, call_id: &str) -> Option<String> {
+        lock(&self.stash).take(&stash::key(session_id, call_id), Instant::now())
+    }
+
+    /// `skillmem/toolAfter`: the `<skill-memory>` block for a skill load.
+    pub fn tool_after(&self, p: &ToolAfterParams, stashed_intent: Option<String>) -> Result<ToolAfterResult> {
+        let none =
+            |skill: Option<String>| ToolAfterResult { append: None, skill, mode: RecallMode::None, note_ids: vec![] };
+        if !is_skill_tool(&p.tool) {
+            return Ok(none(None));
+        }
+        let Some(name) = skill_name_of(&p.args) else {
+            return Err(Error::invalid(
+                "args.name (OpenCode) or args.skill (Claude Code) must name the skill that was loaded",
+            ));
+        };
+        let intent = p
+            .args
+            .get("intent")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .filter(|s| !s.trim().is_empty())
+            .or(stashed_intent);
+        let dir = p
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("dir"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| provenance::dir_from_output(&p.output));
+        let ctx = self.skill_context(&name, dir)?;
+        if !ctx.enabled {
+            return Ok(none(Some(name)));
+        }
+        let out = self.recall_block(&ctx, intent.as_deref(), None, None)?;
+        Ok(ToolAfterResult {
+            append: out.0.as_ref().map(|b| format!("\n\n{}", b.text)),
+            skill: Some(name),
+            mode: if out.0.is_some() { out.1 } else { RecallMode::None },
+            note_ids: out.0.map(|b| b.note_ids).unwrap_or_default(),
+        })
+    }
+
+    // ---- skills ------------------------------------------------------------------------
+
+    /// Works out where a skill lives and whether it has memory. `dir` is the host's word for
+    /// where it lives; without it the skill is looked up by name.
+    pub fn skill_context(&self, name: &str, dir: Option<PathBuf>) -> Result<SkillContext> {
+        let home = dirs::home_dir();
+        let dir = match dir {
+            Some(d) => Some(d),
+            None => lock(&self.skill_dirs)
+                .get(name)
+                .cloned()
+                .filter(|d| d.join("SKILL.md").is_file())
+                .or_else(|| provenance::find_by_name(name, self.workspace.as_deref(), home.as_deref()))
+                .or_else(|| {
+                    let stored = self.config.data_dir.join("skills").join(name);
+                    stored.join("SKILL.md").is_file().then_some(stored)
+                }),
+        };
+        let by_glob = self.enabled_globs.is_match(name);
+        let Some(dir) = dir else {
+            if by_glob {
+                return Ok(SkillContext {
+                    name: name.into(),
+                    dir: None,
+                    enabled: true,
+                    settings: MemorySettings::default(),
+                    version: None,
+                });
+            }
+            return Err(Error::NotFound(format!(
+                "skill {name:?}: no SKILL.md found in the workspace's or the user's skill folders (.opencode/skills, .claude/skills, .agents/skills); load the skill once, or add it to memory.enabledSkills"
+            )));
+        };
+        let file = dir.join("SKILL.md");
+        let bytes = std::fs::read(&file)
+            .map_err(|e| Error::NotFound(format!("skill {name:?}: cannot read {}: {e}", file.display())))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::InvalidSkillRepo(format!("skill {name:?}: {} is not UTF-8 text; save it as UTF-8", file.display()))
+        })?;
+        lock(&self.skill_dirs).insert(name.to_string(), dir.clone());
+        let mut settings = match frontmatter::parse(&text) {
+            Ok(f) => f.memory,
+            Err(why) => {
+                self.warn_once(
+                    &format!("frontmatter:{}", file.display()),
+                    format!(
+                        "skill {name:?}: memory disabled because {} has a malformed frontmatter: {why}",
+                        file.display()
+                    ),
+                );
+                return Ok(SkillContext {
+                    name: name.into(),
+                    dir: Some(dir),
+                    enabled: false,
+                    settings: MemorySettings::default(),
+                    version: None,
+                });
+            }
+        };
+        settings.enabled |= by_glob;
+        let version = if settings.enabled { version::content_hash(&dir) } else { None };
+        Ok(SkillContext { name: name.into(), dir: Some(dir), enabled: settings.enabled, settings, version })
+    }
+
+    fn require_enabled(&self, skill: &str) -> Result<SkillContext> {
+        if skill.trim().is_empty() {
+            return Err(Error::invalid("skill must name a skill"));
+        }
+        let ctx = self.skill_context(skill, None)?;
+        if !ctx.enabled {
+            return Err(Error::MemoryDisabled(format!(
+                "memory is not enabled for skill {skill:?}; enable it in its SKILL.md frontmatter (skill-memory: {{ enabled: true }}) or add it to memory.enabledSkills"
+            )));
+        }
+        Ok(ctx)
+    }
+
+    // ---- writes ------------------------------------------------------------------------
+
+    fn embed_note(&self, intent: &str, delta: &str) -> Result<Option<Vec<f32>>> {
+        match &self.embedder {
+            Some(e) => Ok(Some(e.embed_one(&note_text(intent, delta))?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
+    pub fn write_note(&self, new: NewNote) -> Result<NoteResult> {
+        let ctx = self.require_enabled(&new.skill)?;
+        self.write_note_in(&ctx, new)
+    }
+
+    /// Writes a note for a skill whose context is known.
+    pub fn write_note_in(&self, ctx: &SkillContext, mut new: NewNote) -> Result<NoteResult> {
+        if new.delta.trim().is_empty() {
+            return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
+        }
+        new.delta = new.delta.trim().to_string();
+        new.intent = new.intent.trim().to_string();
+        if new.skill_hash.is_none() {
+            new.skill_hash = ctx.version.clone();
+        }
+        let vector = self.embed_note(&new.intent, &new.delta)?;
+        let threshold = ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold);
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let embedded = match (&vector, &model) {
+            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
+            _ => None,
+        };
+        let mut conn = lock(&self.conn);
+        let (id, status) = store::write(&mut conn, &self.project_id, &new, embedded, threshold, self.index.as_deref())?;
+        Ok(NoteResult { id, status })
+    }
+
+    /// `skillmem/note`.
+    pub fn note(&self, p: NoteParams) -> Result<NoteResult> {
+        let kind = Kind::parse(&p.kind).ok_or_else(|| {
+            Error::invalid(format!("kind {:?} is not a note kind; use one of gotcha, discovery, fix, workflow", p.kind))
+        })?;
+        if p.delta.trim().is_empty() {
+            return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
+        }
+        let scope = match p.scope.as_deref() {
+            None => Scope::Project,
+            Some(s) => Scope::parse(s)
+                .ok_or_else(|| Error::invalid(format!("scope {s:?} is not a scope; use project or global")))?,
+        };
+        self.write_note(NewNote {
+            skill: p.skill,
+            kind,
+            intent: p.intent.unwrap_or_default(),
+            delta: p.delta,
+            tags: p.tags.unwrap_or_default(),
+            scope,
+            source: Source::Agent,
+            session_id: p.session_id,
+            skill_hash: None,
+        })
+    }
+
+    /// `skillmem/pin`.
+    pub fn pin(&self, p: PinParams) -> Result<IdResult> {
+        store::set_pinned(&mut lock(&self.conn), p.id, p.pinned)?;
+        Ok(IdResult { id: p.id })
+    }
+
+    /// `skillmem/forget`.
+    pub fn forget(&self, p: ForgetParams) -> Result<IdResult> {
+        store::forget(&mut lock(&self.conn), p.id, self.index.as_deref())?;
+        Ok(IdResult { id: p.id })
+    }
+
+    /// `skillmem/edit`: replaces the delta and re-embeds.
+    pub fn edit(&self, p: EditParams) -> Result<IdResult> {
+        if p.delta.trim().is_empty() {
+            return Err(Error::invalid("delta is empty; to delete a note use skillmem/forget"));
+        }
+        let intent = {
+            let conn = lock(&self.conn);
+            store::get(&conn, p.id)?.ok_or_else(|| Error::NotFound(format!("no note with id {}", p.id)))?.intent
+        };
+        let delta = p.delta.trim();
+        let vector = self.embed_note(&intent, delta)?;
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let embedded = match (&vector, &model) {
+            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
+            _ => None,
+        };
+        store::edit(&mut lock(&self.conn), p.id, delta, embedded, self.index.as_deref())?;
+        Ok(IdResult { id: p.id })
+    }
+
+    // ---- reads -------------------------------------------------------------------------
+
+    fn ranking_of(&self, ctx: &SkillContext) -> Ranking {
+        ctx.settings.ranking.unwrap_or_default()
+    }
+
+    /// Ranks and renders; marks the surfaced notes as recalled.
+    fn recall_block(
+        &self,
+        ctx: &SkillContext,
+        intent: Option<&str>,
+        max_tokens: Option<usize>,
+        limit: Option<usize>,
+    ) -> Result<(Option<block::Block>, RecallMode, Vec<recall::Ranked>)> {
+        let mut conn = lock(&self.conn);
+        let q = Query {
+            skill: &ctx.name,
+            project: &self.project_id,
+            intent,
+            ranking: self.ranking_of(ctx),
+            now_ms: db::now_ms(),
+        };
+        let rungs = Rungs {
+            embedder: self.embedder.as_deref(),
+            index: self.index.as_deref(),
+            use_vectors: true,
+            use_fts: true,
+        };
+        let out = recall::rank(&conn, &q, &rungs)?;
+        let budget = Budget {
+            max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
+            max_pinned_tokens: ctx.settings.max_pinned_tokens.unwrap_or(self.config.memory.max_pinned_tokens),
+            limit,
+        };
+        let b = block::render(&ctx.name, out.mode, &out.notes, budget, &self.note_tool, ctx.version.as_deref());
+        if let Some(b) = &b {
+            store::mark_recalled(&mut conn, &b.note_ids)?;
+        }
+        Ok((b, out.mode, out.notes))
+    }
+
+    /// `skillmem/recall`.
+    pub fn recall(&self, p: RecallParams) -> Result<RecallResult> {
+        let ctx = self.require_enabled(&p.skill)?;
+        let (b, mode, ranked) = self.recall_block(&ctx, p.intent.as_deref(), p.max_tokens, p.limit)?;
+        let Some(b) = b else { return Ok(RecallResult { block: None, mode: RecallMode::None, notes: vec![] }) };
+        let notes = b
+            .note_ids
+            .iter()
+            .filter_map(|id| ranked.iter().find(|r| r.note.id == *id))
+            .map(|r| RecalledNote {
+                id: r.note.id,
+                kind: r.note.kind.clone(),
+                intent: r.note.intent.clone(),
+                delta: r.note.delta.clone(),
+                scope: r.note.scope,
+                pinned: r.note.pinned,
+                hits: r.note.hits,
+                score: r.score,
+                created_at: r.note.created_at,
+            })
+            .collect();
+        Ok(RecallResult { block: Some(b.text), mode, notes })
+    }
+
+    /// `skillmem/stats`.
+    pub fn stats(&self, p: StatsParams) -> Result<StatsResult> {
+        let project = p.project_id.unwrap_or_else(|| self.project_id.clone());
+        let conn = lock(&self.conn);
+        let counts = store::counts(&conn, &project)?;
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let stale = store::stale_vectors(&conn, &project, model.as_deref())?;
+        Ok(StatsResult {
+            project_id: project,
+            notes: counts.iter().map(|c| c.notes).sum(),
+            pinned: counts.iter().map(|c| c.pinned).sum(),
+            skills: counts
+                .into_iter()
+                .map(|c| SkillStats { skill: c.skill, notes: c.notes, pinned: c.pinned, recalls: c.recalls })
+                .collect(),
+            embedding: EmbeddingStats { model, dim: self.embedder.as_ref().map(|e| e.dim()), stale },
+        })
+    }
+
+    /// The workspace this engine serves, if any.
+    pub fn workspace(&self) -> Option<&Path> {
+        self.workspace.as_deref()
+    }
+}
+
+/// The text a note is embedded by: its intent and its lesson.
+pub fn note_text(intent: &str, delta: &str) -> String {
+    if intent.is_empty() {
+        delta.to_string()
+    } else {
+        format!("{intent}\n{delta}")
+    }
+}
+
+/// True for the skill tool of the hosts we know (`skill` in OpenCode, `Skill` in Claude Code).
+pub fn is_skill_tool(tool: &str) -> bool {
+    tool.eq_ignore_ascii_case("skill")
+}
+
+/// The skill named by a skill tool call: `args.name` (OpenCode) or `args.skill` (Claude Code),
+/// without a plugin prefix (`plugin:skill`).
+pub fn skill_name_of(args: &Value) -> Option<String> {
+    let raw = args.get("name").or_else(|| args.get("skill")).and_then(Value::as_str)?.trim();
+    let name = raw.rsplit(':').next().unwrap_or(raw).trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn skill_names() {
+        let cases = [
+            (json!({"name": "jq"}), Some("jq")),
+            (json!({"skill": "pdf"}), Some("pdf")),
+            (json!({"skill": "my-plugin:pdf"}), Some("pdf")),
+            (json!({"name": "  "}), None),
+            (json!({"name": 3}), None),
+            (json!({}), None),
+        ];
+        for (args, want) in cases {
+            assert_eq!(skill_name_of(&args).as_deref(), want, "{args}");
+        }
+    }
+}

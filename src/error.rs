@@ -1,0 +1,92 @@
+//! The one error type of the library, and the only place that knows JSON-RPC error codes.
+//!
+//! Core domains return [`Error`]; `server/` turns it into a JSON-RPC error with
+//! [`Error::code`] and [`Error::kind`], the CLI prints its message. Every message says what was
+//! wrong in words a user can act on.
+
+use thiserror::Error;
+
+/// Every failure the library reports, by the kind of the protocol's error table.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A parameter is missing or wrong (which field, and why).
+    #[error("{0}")]
+    InvalidParams(String),
+    /// The skill does not have memory enabled.
+    #[error("{0}")]
+    MemoryDisabled(String),
+    /// A skill, note or source is not there.
+    #[error("{0}")]
+    NotFound(String),
+    /// A skill name is already installed from another source.
+    #[error("{0}")]
+    NameCollision(String),
+    /// Clone, fetch or checkout failed.
+    #[error("{0}")]
+    Git(String),
+    /// A repository has no skill layout, bad frontmatter or unsafe content.
+    #[error("{0}")]
+    InvalidSkillRepo(String),
+    /// The database or the data directory failed.
+    #[error("{0}")]
+    Storage(String),
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The JSON-RPC error code of this kind (PROTOCOL.md, "Errors").
+    pub fn code(&self) -> i64 {
+        match self {
+            Error::InvalidParams(_) => -32602,
+            Error::MemoryDisabled(_) => -32001,
+            Error::NotFound(_) => -32002,
+            Error::NameCollision(_) => -32003,
+            Error::Git(_) => -32004,
+            Error::InvalidSkillRepo(_) => -32005,
+            Error::Storage(_) => -32006,
+        }
+    }
+
+    /// The `data.kind` string of this kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::InvalidParams(_) => "invalidParams",
+            Error::MemoryDisabled(_) => "memoryDisabled",
+            Error::NotFound(_) => "notFound",
+            Error::NameCollision(_) => "nameCollision",
+            Error::Git(_) => "git",
+            Error::InvalidSkillRepo(_) => "invalidSkillRepo",
+            Error::Storage(_) => "storage",
+        }
+    }
+
+    /// Shorthand for an `invalidParams` error.
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidParams(msg.into())
+    }
+
+    /// Shorthand for a `storage` error.
+    pub fn storage(msg: impl Into<String>) -> Self {
+        Error::Storage(msg.into())
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Storage(format!("database error: {e}"))
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Storage(format!("file system error: {e}"))
+    }
+}
+
+impl From<git2::Error> for Error {
+    fn from(e: git2::Error) -> Self {
+        Error::Git(format!("git: {}", e.message()))
+    }
+}

@@ -1,0 +1,230 @@
+//! The `<skill-memory>` block: well-formed XML, byte-identical for identical state and input,
+//! filled greedily from the top of the ranking within the token budgets, the framing and the
+//! guidance line included.
+
+use super::recall::Ranked;
+use super::{tokens, RecallMode};
+
+/// Token budgets of one block.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// The whole block, framing and guidance included.
+    pub max_tokens: usize,
+    /// Pinned notes together.
+    pub max_pinned_tokens: usize,
+    /// At most this many notes.
+    pub limit: Option<usize>,
+}
+
+/// A rendered block and the notes in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub text: String,
+    pub note_ids: Vec<i64>,
+    pub tokens: usize,
+}
+
+/// Escapes `& < > " '` for XML attributes and text.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Characters XML 1.0 does not allow at all are dropped.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The line after the block that tells the agent when to write a note.
+pub fn guidance(skill: &str, note_tool: &str) -> String {
+    format!(
+        "Skill memory for {skill}: when you hit a gotcha, make a discovery, fix an error, or find a step that must not be skipped, record it with {note_tool} (kind: gotcha, discovery, fix or workflow); do not note routine progress."
+    )
+}
+
+/// Renders one note element.
+pub fn note_xml(r: &Ranked, older: bool) -> String {
+    let n = &r.note;
+    let version = if older { " skill_version=\"older\"" } else { "" };
+    format!(
+        "<note id=\"{}\" kind=\"{}\" intent=\"{}\" hits=\"{}\" pinned=\"{}\"{version}>\n<delta>{}</delta>\n</note>\n",
+        n.id,
+        escape(&n.kind),
+        escape(&n.intent),
+        n.hits,
+        n.pinned,
+        escape(&n.delta)
+    )
+}
+
+/// Fills a block from `ranked` (best first, pinned first). `current_skill_hash` marks notes
+/// written for another version of the skill. `None` when no note fits or there are none.
+pub fn render(
+    skill: &str,
+    mode: RecallMode,
+    ranked: &[Ranked],
+    budget: Budget,
+    note_tool: &str,
+    current_skill_hash: Option<&str>,
+) -> Option<Block> {
+    let guide = guidance(skill, note_tool);
+    let older_line = "Notes marked skill_version=\"older\" were written for an earlier version of this skill; check them against the current SKILL.md.";
+    // The framing at its largest, so that the final header can never overflow the budget.
+    let frame = tokens(&header(skill, mode, 9999, 9999))
+        + tokens("</skill-memory>\n")
+        + tokens(&guide)
+        + tokens(older_line)
+        + 2;
+    let mut used = frame;
+    let mut pinned_used = 0;
+    let mut chosen: Vec<(String, bool, i64)> = vec![];
+    let limit = budget.limit.unwrap_or(usize::MAX);
+    for r in ranked {
+        if chosen.len() >= limit {
+            break;
+        }
+        let older = matches!((current_skill_hash, r.note.skill_hash.as_deref()), (Some(c), Some(h)) if c != h);
+        let xml = note_xml(r, older);
+        let t = tokens(&xml);
+        if used + t > budget.max_tokens {
+            continue;
+        }
+        if r.note.pinned {
+            if pinned_used + t > budget.max_pinned_tokens {
+                continue;
+            }
+            pinned_used += t;
+        }
+        used += t;
+        chosen.push((xml, older, r.note.id));
+    }
+    if chosen.is_empty() {
+        return None;
+    }
+    let pinned = ranked.iter().filter(|r| r.note.pinned && chosen.iter().any(|c| c.2 == r.note.id)).count();
+    let mut text = header(skill, mode, chosen.len(), pinned);
+    for (xml, _, _) in &chosen {
+        text.push_str(xml);
+    }
+    text.push_str("</skill-memory>\n");
+    if chosen.iter().any(|c| c.1) {
+        text.push_str(older_line);
+        text.push('\n');
+    }
+    text.push_str(&guide);
+    let total = tokens(&text);
+    Some(Block { text, note_ids: chosen.into_iter().map(|c| c.2).collect(), tokens: total })
+}
+
+fn header(skill: &str, mode: RecallMode, count: usize, pinned: usize) -> String {
+    format!(
+        "<skill-memory skill=\"{}\" mode=\"{}\" count=\"{count}\" pinned=\"{pinned}\">\n",
+        escape(skill),
+        mode.as_str()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{Note, Scope};
+
+    fn ranked(id: i64, delta: &str, pinned: bool) -> Ranked {
+        Ranked {
+            note: Note {
+                id,
+                skill: "s".into(),
+                scope: Scope::Project,
+                origin_project: "p".into(),
+                source: "agent".into(),
+                kind: "gotcha".into(),
+                intent: "i".into(),
+                delta: delta.into(),
+                tags: vec![],
+                hits: 0,
+                recalls: 0,
+                pinned,
+                skill_hash: Some("h1".into()),
+                created_at: 0,
+                updated_at: 0,
+            },
+            score: 1.0,
+        }
+    }
+
+    #[test]
+    fn escape_table() {
+        for (a, b) in [
+            ("a&b", "a&amp;b"),
+            ("<x>", "&lt;x&gt;"),
+            ("\"q\" 'a'", "&quot;q&quot; &apos;a&apos;"),
+            ("bell\u{7}", "bell"),
+            ("tab\tok", "tab\tok"),
+        ] {
+            assert_eq!(escape(a), b);
+        }
+    }
+
+    #[test]
+    fn budget_table() {
+        let long = "x".repeat(400); // ~100 tokens each
+        let notes: Vec<Ranked> =
+            vec![ranked(1, &long, true), ranked(2, &long, true), ranked(3, &long, false), ranked(4, "short", false)];
+        let cases = [
+            // (max_tokens, max_pinned, limit, expected ids)
+            (10_000, 10_000, None, vec![1, 2, 3, 4]),
+            (10_000, 150, None, vec![1, 3, 4]),
+            (10_000, 10_000, Some(2), vec![1, 2]),
+            (330, 10_000, None, vec![1, 4]),
+            (50, 10_000, None, vec![]),
+        ];
+        for (max, pinned, limit, want) in cases {
+            let b = render(
+                "s",
+                RecallMode::Vector,
+                &notes,
+                Budget { max_tokens: max, max_pinned_tokens: pinned, limit },
+                "t",
+                None,
+            );
+            let ids = b.as_ref().map(|b| b.note_ids.clone()).unwrap_or_default();
+            assert_eq!(ids, want, "max {max} pinned {pinned} limit {limit:?}");
+            if let Some(b) = b {
+                assert!(b.tokens <= max, "{} > {max}", b.tokens);
+            }
+        }
+    }
+
+    #[test]
+    fn older_versions_are_marked() {
+        let notes = vec![ranked(1, "a", false)];
+        let b = render(
+            "s",
+            RecallMode::Fts,
+            &notes,
+            Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None },
+            "t",
+            Some("h2"),
+        )
+        .unwrap();
+        assert!(b.text.contains("skill_version=\"older\""));
+        assert!(b.text.contains("earlier version"));
+        let b = render(
+            "s",
+            RecallMode::Fts,
+            &notes,
+            Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None },
+            "t",
+            Some("h1"),
+        )
+        .unwrap();
+        assert!(!b.text.contains("older"));
+    }
+}

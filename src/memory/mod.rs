@@ -1,0 +1,220 @@
+//! Skill memory: notes, enablement, provenance, the intent stash, the recall cascade and the
+//! `<skill-memory>` block.
+//!
+//! Knows nothing of JSON-RPC. Takes a SQLite connection, an embedder and a vector index from
+//! its caller ([`crate::engine`]) and returns plain Rust values.
+
+pub mod block;
+pub mod frontmatter;
+pub mod provenance;
+pub mod recall;
+pub mod stash;
+pub mod store;
+pub mod version;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Where a note is visible: under its project identity only, or from every project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    Project,
+    Global,
+}
+
+impl Scope {
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::Global => "global",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "project" => Some(Scope::Project),
+            "global" => Some(Scope::Global),
+            _ => None,
+        }
+    }
+}
+
+/// What kind of lesson a note is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    /// A trap: something that looks right and is not.
+    Gotcha,
+    /// A useful fact found out while working.
+    Discovery,
+    /// An error and what fixed it.
+    Fix,
+    /// A step that must not be skipped.
+    Workflow,
+}
+
+impl Kind {
+    /// Every kind, in their documented order.
+    pub const ALL: [Kind; 4] = [Kind::Gotcha, Kind::Discovery, Kind::Fix, Kind::Workflow];
+
+    /// The stored and wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Gotcha => "gotcha",
+            Kind::Discovery => "discovery",
+            Kind::Fix => "fix",
+            Kind::Workflow => "workflow",
+        }
+    }
+
+    /// Parses the wire spelling (case-insensitive, surrounding space ignored).
+    pub fn parse(s: &str) -> Option<Kind> {
+        let s = s.trim().to_ascii_lowercase();
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Who wrote a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Source {
+    /// The agent's own note tool.
+    Agent,
+    /// Promoted from the historian's observations.
+    Historian,
+}
+
+impl Source {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Agent => "agent",
+            Source::Historian => "historian",
+        }
+    }
+}
+
+/// One stored note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    pub id: i64,
+    pub skill: String,
+    pub scope: Scope,
+    pub origin_project: String,
+    pub source: String,
+    pub kind: String,
+    pub intent: String,
+    pub delta: String,
+    pub tags: Vec<String>,
+    pub hits: i64,
+    pub recalls: i64,
+    pub pinned: bool,
+    pub skill_hash: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A note to write.
+#[derive(Debug, Clone)]
+pub struct NewNote {
+    pub skill: String,
+    pub kind: Kind,
+    pub intent: String,
+    pub delta: String,
+    pub tags: Vec<String>,
+    pub scope: Scope,
+    pub source: Source,
+    pub session_id: Option<String>,
+    pub skill_hash: Option<String>,
+}
+
+/// Whether a write stored a new note or found an existing one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum WriteStatus {
+    Inserted,
+    Duplicate,
+}
+
+/// Which rung of the cascade answered a recall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RecallMode {
+    /// Vector similarity (fused with bm25).
+    Vector,
+    /// Full-text bm25 only.
+    Fts,
+    /// Recency × hits (no intent, or nothing matched it).
+    Recent,
+    /// Nothing to recall.
+    None,
+}
+
+impl RecallMode {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecallMode::Vector => "vector",
+            RecallMode::Fts => "fts",
+            RecallMode::Recent => "recent",
+            RecallMode::None => "none",
+        }
+    }
+}
+
+/// The text a duplicate check compares: lower-cased words joined by single spaces.
+pub fn normalize_text(s: &str) -> String {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The exact-duplicate hash of a delta (hex SHA-256 of its normalised text).
+pub fn norm_hash(delta: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(normalize_text(delta).as_bytes());
+    d.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The estimated token count of a text (4 characters a token, rounded up).
+pub fn tokens(s: &str) -> usize {
+    s.chars().count().div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_table() {
+        let cases = [
+            ("Use jq -r", "use  JQ -r!", true),
+            ("Use jq -r", "use jq --raw", false),
+            ("  a\tb\nc ", "a b c", true),
+            ("", "   ", true),
+            ("naïve café", "NAÏVE CAFÉ", true),
+        ];
+        for (a, b, same) in cases {
+            assert_eq!(norm_hash(a) == norm_hash(b), same, "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn token_estimates() {
+        for (s, n) in [("", 0), ("abc", 1), ("abcd", 1), ("abcde", 2), ("ééééé", 2)] {
+            assert_eq!(tokens(s), n, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn kinds_parse() {
+        assert_eq!(Kind::parse(" Gotcha "), Some(Kind::Gotcha));
+        assert_eq!(Kind::parse("fix"), Some(Kind::Fix));
+        assert_eq!(Kind::parse("tip"), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! Where a loaded skill lives on disk.
+//!
+//! In order: the host's `metadata.dir`; the last `Base directory for this skill: <path>` line of
+//! the tool output (a plain path or a `file://` URL, percent-decoded); the older
+//! `**Base directory**: <path>` line; else the skill's folder found by name in the usual skill
+//! folders of the workspace (from the workspace up to its repository root) and of the user.
+
+use std::path::{Path, PathBuf};
+
+/// The skill folders searched in every directory from the workspace up to the repository root.
+pub const WORKSPACE_SKILL_DIRS: &[&str] = &[".opencode/skill", ".opencode/skills", ".claude/skills", ".agents/skills"];
+
+/// The user's skill folders, relative to the home directory.
+pub const USER_SKILL_DIRS: &[&str] =
+    &[".config/opencode/skill", ".config/opencode/skills", ".claude/skills", ".agents/skills"];
+
+/// The directory named by the tool output, if it names one.
+pub fn dir_from_output(output: &str) -> Option<PathBuf> {
+    let mut found = None;
+    for line in output.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("Base directory for this skill:") {
+            if let Some(p) = path_of(rest) {
+                found = Some(p);
+            }
+        }
+    }
+    if found.is_some() {
+        return found;
+    }
+    for line in output.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("**Base directory**:") {
+            if let Some(p) = path_of(rest) {
+                found = Some(p);
+            }
+        }
+    }
+    found
+}
+
+fn path_of(rest: &str) -> Option<PathBuf> {
+    let s = rest.trim().trim_matches('`').trim();
+    if s.is_empty() {
+        return None;
+    }
+    if let Some(u) = s.strip_prefix("file://") {
+        // file:///abs/path or file://localhost/abs/path
+        let u = u.strip_prefix("localhost").unwrap_or(u);
+        return Some(PathBuf::from(percent_decode(u)));
+    }
+    Some(PathBuf::from(s))
+}
+
+/// Decodes `%XX` escapes (invalid escapes are kept as they are).
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(b) = hex {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The folders in which a skill named `name` is looked for, in order.
+pub fn search_dirs(workspace: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = vec![];
+    if let Some(ws) = workspace {
+        let top = repo_root(ws);
+        let mut dir = Some(ws);
+        while let Some(d) = dir {
+            for sub in WORKSPACE_SKILL_DIRS {
+                out.push(d.join(sub));
+            }
+            if top.as_deref() == Some(d) || top.is_none() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+    if let Some(h) = home {
+        for sub in USER_SKILL_DIRS {
+            out.push(h.join(sub));
+        }
+    }
+    out
+}
+
+/// The top of the repository containing `dir` (the folder holding `.git`), if any.
+fn repo_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+}
+
+/// Finds `<folder>/<name>/SKILL.md` in the search folders.
+pub fn find_by_name(name: &str, workspace: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
+        return None;
+    }
+    search_dirs(workspace, home).into_iter().map(|d| d.join(name)).find(|d| d.join("SKILL.md").is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_table() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("Base directory for this skill: /a/b\n\nbody", Some("/a/b")),
+            ("Base directory for this skill: file:///a/my%20skill", Some("/a/my skill")),
+            ("Base directory for this skill: file://localhost/x/y", Some("/x/y")),
+            ("Base directory for this skill: /first\nBase directory for this skill: /second", Some("/second")),
+            ("**Base directory**: /legacy/dir", Some("/legacy/dir")),
+            ("**Base directory**: /legacy\nBase directory for this skill: /new", Some("/new")),
+            ("Base directory for this skill:   \n", None),
+            ("nothing here", None),
+            ("Base directory for this skill: `/quoted/path`", Some("/quoted/path")),
+            ("Base directory for this skill: file:///bad%zzescape", Some("/bad%zzescape")),
+            ("Base directory for this skill: file:///end%2", Some("/end%2")),
+        ];
+        for (text, want) in cases {
+            assert_eq!(dir_from_output(text), want.map(PathBuf::from), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn finds_by_name_from_subfolder_up_to_repo_root() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join(".agents/skills/jq")).unwrap();
+        std::fs::write(root.join(".agents/skills/jq/SKILL.md"), "---\nname: jq\n---\n").unwrap();
+        let sub = root.join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(find_by_name("jq", Some(&sub), None), Some(root.join(".agents/skills/jq")));
+        assert_eq!(find_by_name("../jq", Some(&sub), None), None);
+        assert_eq!(find_by_name("nope", Some(&sub), None), None);
+    }
+
+    #[test]
+    fn user_folders_come_last() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".claude/skills/x")).unwrap();
+        std::fs::write(home.path().join(".claude/skills/x/SKILL.md"), "").unwrap();
+        assert_eq!(find_by_name("x", None, Some(home.path())), Some(home.path().join(".claude/skills/x")));
+    }
+}

@@ -1,0 +1,152 @@
+//! The recall cascade: rank the notes of one skill visible from one project for an intent.
+//!
+//! With an intent, the vector rung (cosine over the notes whose vector is of the current
+//! model) and the bm25 rung (FTS5) are fused by reciprocal rank, so that a note with no
+//! current vector still surfaces through its words; the fused relevance is blended with
+//! recency and hits by the skill's ranking weights. Without an intent, or when nothing
+//! matches it, notes are ranked by recency × hits. Pinned notes always come first.
+
+use rusqlite::Connection;
+
+use super::frontmatter::Ranking;
+use super::store::{self, Candidate};
+use super::{Note, RecallMode};
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::index::VectorIndex;
+
+/// How many notes each rung contributes to the fusion.
+pub const RUNG_DEPTH: usize = 50;
+/// The reciprocal-rank-fusion constant.
+pub const RRF_K: f32 = 60.0;
+/// The half-life-like scale of recency, in days.
+pub const RECENCY_DAYS: f32 = 30.0;
+
+/// What to rank.
+pub struct Query<'a> {
+    pub skill: &'a str,
+    pub project: &'a str,
+    pub intent: Option<&'a str>,
+    pub ranking: Ranking,
+    pub now_ms: i64,
+}
+
+/// A ranked note.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub note: Note,
+    pub score: f32,
+}
+
+/// The ranking of one recall, best first, pinned notes first.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub mode: RecallMode,
+    pub notes: Vec<Ranked>,
+}
+
+/// The rungs a ranking may use.
+pub struct Rungs<'a> {
+    pub embedder: Option<&'a dyn Embedder>,
+    pub index: Option<&'a dyn VectorIndex>,
+    /// Off to measure the bm25 rung alone.
+    pub use_vectors: bool,
+    pub use_fts: bool,
+}
+
+/// Ranks the visible notes of `q.skill` for `q.intent`.
+pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outcome> {
+    let cands = store::candidates(conn, q.skill, q.project)?;
+    if cands.is_empty() {
+        return Ok(Outcome { mode: RecallMode::None, notes: vec![] });
+    }
+    let intent = q.intent.map(str::trim).filter(|s| !s.is_empty());
+    let mut rel: std::collections::HashMap<i64, f32> = Default::default();
+    let mut mode = RecallMode::Recent;
+    if let Some(intent) = intent {
+        let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
+        let mut vec_hits = vec![];
+        if let (true, Some(e), Some(ix)) = (rungs.use_vectors, rungs.embedder, rungs.index) {
+            if e.model_id() == ix.model_id() {
+                let qv = e.embed_one(intent)?;
+                if qv.iter().any(|x| *x != 0.0) {
+                    store::ensure_vectors(conn, ix, &ids)?;
+                    vec_hits = ix.search(&qv, &ids, RUNG_DEPTH);
+                    vec_hits.retain(|(_, s)| *s > 0.0);
+                }
+            }
+        }
+        let fts_hits = if rungs.use_fts { store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)? } else { vec![] };
+        for (r, (id, _)) in vec_hits.iter().enumerate() {
+            *rel.entry(*id).or_default() += 1.0 / (RRF_K + r as f32 + 1.0);
+        }
+        for (r, (id, _)) in fts_hits.iter().enumerate() {
+            *rel.entry(*id).or_default() += 1.0 / (RRF_K + r as f32 + 1.0);
+        }
+        mode = if !vec_hits.is_empty() {
+            RecallMode::Vector
+        } else if !fts_hits.is_empty() {
+            RecallMode::Fts
+        } else {
+            RecallMode::Recent
+        };
+    }
+    let max_rel = rel.values().copied().fold(0.0f32, f32::max);
+    let max_hits = cands.iter().map(|c| c.hits).max().unwrap_or(0);
+    let w = if mode == RecallMode::Recent {
+        // Nothing to be relevant to: recency and hits decide alone.
+        let s = q.ranking.recency + q.ranking.hit;
+        if s > 0.0 {
+            Ranking { relevance: 0.0, recency: q.ranking.recency / s, hit: q.ranking.hit / s }
+        } else {
+            Ranking { relevance: 0.0, recency: 0.5, hit: 0.5 }
+        }
+    } else {
+        q.ranking
+    };
+    let mut scored: Vec<(Candidate, f32)> = cands
+        .into_iter()
+        .filter(|c| mode == RecallMode::Recent || c.pinned || rel.contains_key(&c.id))
+        .map(|c| {
+            let r = if max_rel > 0.0 { rel.get(&c.id).copied().unwrap_or(0.0) / max_rel } else { 0.0 };
+            let s = w.relevance * r + w.recency * recency(c.created_at, q.now_ms) + w.hit * hit_score(c.hits, max_hits);
+            (c, s)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.pinned.cmp(&a.0.pinned).then(b.1.total_cmp(&a.1)).then(a.0.id.cmp(&b.0.id)));
+    let ids: Vec<i64> = scored.iter().map(|(c, _)| c.id).collect();
+    let notes = store::load(conn, &ids)?;
+    let notes = notes.into_iter().zip(scored).map(|(note, (_, score))| Ranked { note, score }).collect();
+    Ok(Outcome { mode, notes })
+}
+
+/// Recency in (0, 1]: 1 today, ½ after [`RECENCY_DAYS`]. Whole days, so that the ranking does
+/// not move between two calls a moment apart.
+pub fn recency(created_at: i64, now_ms: i64) -> f32 {
+    let days = ((now_ms - created_at).max(0) / 86_400_000) as f32;
+    1.0 / (1.0 + days / RECENCY_DAYS)
+}
+
+/// Hits in [0, 1], log-scaled against the most-hit visible note.
+pub fn hit_score(hits: i64, max_hits: i64) -> f32 {
+    if max_hits <= 0 {
+        return 0.0;
+    }
+    ((1 + hits.max(0)) as f32).ln() / ((1 + max_hits) as f32).ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recency_and_hits_table() {
+        let day = 86_400_000;
+        for (created, now, want) in [(0, 0, 1.0), (0, 30 * day, 0.5), (0, day - 1, 1.0), (10, 0, 1.0)] {
+            assert!((recency(created, now) - want).abs() < 1e-6, "{created} {now}");
+        }
+        for (h, m, want) in [(0, 0, 0.0), (0, 9, 0.0), (9, 9, 1.0)] {
+            assert!((hit_score(h, m) - want).abs() < 1e-6);
+        }
+    }
+}

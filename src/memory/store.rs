@@ -1,0 +1,390 @@
+//! Notes in SQLite: writes with duplicate detection, edits, and the reads recall needs.
+//!
+//! Every write runs in one `BEGIN IMMEDIATE` transaction ([`crate::db::write_tx`]). A project
+//! note is partitioned by its project identity, a global note by the empty partition key, so
+//! that writes and duplicate detection stay within one scope and partition.
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use super::{norm_hash, NewNote, Note, Scope, WriteStatus};
+use crate::db::{now_ms, write_tx};
+use crate::embed::{from_blob, to_blob};
+use crate::error::{Error, Result};
+use crate::index::VectorIndex;
+
+/// The partition a note of `scope` written from `project` lives in.
+pub fn partition(scope: Scope, project: &str) -> &str {
+    match scope {
+        Scope::Project => project,
+        Scope::Global => "",
+    }
+}
+
+const NOTE_COLUMNS: &str =
+    "id, skill, scope, origin_project, source, kind, intent, delta, tags, hits, recalls, pinned, skill_hash, created_at, updated_at";
+
+fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
+    let scope: String = r.get(2)?;
+    let tags: String = r.get(8)?;
+    Ok(Note {
+        id: r.get(0)?,
+        skill: r.get(1)?,
+        scope: Scope::parse(&scope).unwrap_or(Scope::Project),
+        origin_project: r.get(3)?,
+        source: r.get(4)?,
+        kind: r.get(5)?,
+        intent: r.get(6)?,
+        delta: r.get(7)?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        hits: r.get(9)?,
+        recalls: r.get(10)?,
+        pinned: r.get::<_, i64>(11)? != 0,
+        skill_hash: r.get(12)?,
+        created_at: r.get(13)?,
+        updated_at: r.get(14)?,
+    })
+}
+
+/// A vector with the model that made it.
+pub struct Embedded<'a> {
+    pub vector: &'a [f32],
+    pub model: &'a str,
+}
+
+/// Writes a note, or bumps the hits of an exact (same normalised text) or near (cosine ≥
+/// `dedup_threshold` among vectors of the same model) duplicate in the same partition and
+/// returns its id. A duplicate write re-validates the note against `new.skill_hash`.
+pub fn write(
+    conn: &mut Connection,
+    project: &str,
+    new: &NewNote,
+    embedded: Option<Embedded<'_>>,
+    dedup_threshold: f32,
+    index: Option<&dyn VectorIndex>,
+) -> Result<(i64, WriteStatus)> {
+    let hash = norm_hash(&new.delta);
+    let pkey = partition(new.scope, project);
+    let now = now_ms();
+    let tx = write_tx(conn)?;
+    let exact: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4",
+            params![new.skill, new.scope.as_str(), pkey, hash],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let near = match (exact, &embedded) {
+        (None, Some(e)) if e.vector.iter().any(|x| *x != 0.0) => {
+            near_duplicate(&tx, &new.skill, new.scope, pkey, e, dedup_threshold, index)?
+        }
+        _ => None,
+    };
+    if let Some(id) = exact.or(near) {
+        tx.execute(
+            "UPDATE notes SET hits = hits + 1, last_used_at = ?2, skill_hash = COALESCE(?3, skill_hash) WHERE id = ?1",
+            params![id, now, new.skill_hash],
+        )?;
+        tx.commit()?;
+        return Ok((id, WriteStatus::Duplicate));
+    }
+    let tags = serde_json::to_string(&new.tags).unwrap_or_else(|_| "[]".into());
+    tx.execute(
+        "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags,
+                            norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15)",
+        params![
+            new.skill,
+            new.scope.as_str(),
+            pkey,
+            project,
+            new.source.as_str(),
+            new.kind.as_str(),
+            new.intent,
+            new.delta,
+            tags,
+            hash,
+            new.skill_hash,
+            new.session_id,
+            now,
+            embedded.as_ref().map(|e| to_blob(e.vector)),
+            embedded.as_ref().map(|e| e.model),
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    tx.commit()?;
+    if let (Some(ix), Some(e)) = (index, embedded) {
+        if ix.model_id() == e.model {
+            ix.insert(id, e.vector);
+        }
+    }
+    Ok((id, WriteStatus::Inserted))
+}
+
+fn near_duplicate(
+    conn: &Connection,
+    skill: &str,
+    scope: Scope,
+    pkey: &str,
+    e: &Embedded<'_>,
+    threshold: f32,
+    index: Option<&dyn VectorIndex>,
+) -> Result<Option<i64>> {
+    if let Some(ix) = index.filter(|ix| ix.model_id() == e.model) {
+        let mut stmt = conn.prepare_cached(
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
+        )?;
+        let ids: Vec<i64> =
+            stmt.query_map(params![skill, scope.as_str(), pkey, e.model], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        ensure_vectors(conn, ix, &ids)?;
+        let best = ix.search(e.vector, &ids, 1);
+        return Ok(best.first().filter(|(_, s)| *s >= threshold).map(|(id, _)| *id));
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, vector FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
+    )?;
+    let mut best: Option<(i64, f32)> = None;
+    let rows = stmt.query_map(params![skill, scope.as_str(), pkey, e.model], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    for row in rows {
+        let (id, blob) = row?;
+        if let Some(v) = from_blob(&blob).filter(|v| v.len() == e.vector.len()) {
+            let s = crate::embed::dot(e.vector, &v);
+            if best.is_none_or(|(_, b)| s > b) {
+                best = Some((id, s));
+            }
+        }
+    }
+    Ok(best.filter(|(_, s)| *s >= threshold).map(|(id, _)| id))
+}
+
+/// Loads into `index` the stored vectors of `ids` it does not hold yet (notes written by
+/// another process sharing the data directory).
+pub fn ensure_vectors(conn: &Connection, index: &dyn VectorIndex, ids: &[i64]) -> Result<()> {
+    let missing: Vec<i64> = ids.iter().copied().filter(|id| !index.contains(*id)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached("SELECT vector FROM notes WHERE id = ?1 AND vector_model = ?2")?;
+    for id in missing {
+        let blob: Option<Vec<u8>> = stmt.query_row(params![id, index.model_id()], |r| r.get(0)).optional()?;
+        if let Some(v) = blob.and_then(|b| from_blob(&b)) {
+            index.insert(id, &v);
+        }
+    }
+    Ok(())
+}
+
+/// Loads every stored vector of `model` into `index`.
+pub fn load_index(conn: &Connection, index: &dyn VectorIndex) -> Result<usize> {
+    let mut stmt = conn.prepare("SELECT id, vector FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL")?;
+    let rows = stmt.query_map([index.model_id()], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+    let mut n = 0;
+    for row in rows {
+        let (id, blob) = row?;
+        if let Some(v) = from_blob(&blob) {
+            index.insert(id, &v);
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// One note by id.
+pub fn get(conn: &Connection, id: i64) -> Result<Option<Note>> {
+    Ok(conn.query_row(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"), [id], note_from_row).optional()?)
+}
+
+fn not_found(id: i64) -> Error {
+    Error::NotFound(format!("no note with id {id}; list notes with skillmem/recall"))
+}
+
+/// Sets or clears the pin of a note.
+pub fn set_pinned(conn: &mut Connection, id: i64, pinned: bool) -> Result<()> {
+    let tx = write_tx(conn)?;
+    let n = tx
+        .execute("UPDATE notes SET pinned = ?2, updated_at = ?3 WHERE id = ?1", params![id, pinned as i64, now_ms()])?;
+    tx.commit()?;
+    if n == 0 {
+        return Err(not_found(id));
+    }
+    Ok(())
+}
+
+/// Deletes a note.
+pub fn forget(conn: &mut Connection, id: i64, index: Option<&dyn VectorIndex>) -> Result<()> {
+    let tx = write_tx(conn)?;
+    let n = tx.execute("DELETE FROM notes WHERE id = ?1", [id])?;
+    tx.commit()?;
+    if n == 0 {
+        return Err(not_found(id));
+    }
+    if let Some(ix) = index {
+        ix.remove(id);
+    }
+    Ok(())
+}
+
+/// Replaces a note's delta (and its vector).
+pub fn edit(
+    conn: &mut Connection,
+    id: i64,
+    delta: &str,
+    embedded: Option<Embedded<'_>>,
+    index: Option<&dyn VectorIndex>,
+) -> Result<()> {
+    let tx = write_tx(conn)?;
+    let n = tx
+        .execute(
+            "UPDATE notes SET delta = ?2, norm_hash = ?3, updated_at = ?4, vector = ?5, vector_model = ?6 WHERE id = ?1",
+            params![
+                id,
+                delta,
+                norm_hash(delta),
+                now_ms(),
+                embedded.as_ref().map(|e| to_blob(e.vector)),
+                embedded.as_ref().map(|e| e.model),
+            ],
+        )
+        .map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+                Error::invalid(format!("note {id}: another note of the same skill and scope already says exactly that"))
+            }
+            e => e.into(),
+        })?;
+    tx.commit()?;
+    if n == 0 {
+        return Err(not_found(id));
+    }
+    if let Some(ix) = index {
+        match embedded {
+            Some(e) if e.model == ix.model_id() => ix.insert(id, e.vector),
+            _ => ix.remove(id),
+        }
+    }
+    Ok(())
+}
+
+/// The facts recall ranks a visible note by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub id: i64,
+    pub pinned: bool,
+    pub hits: i64,
+    pub created_at: i64,
+}
+
+const VISIBLE: &str = "skill = ?1 AND ((scope = 'project' AND project_id = ?2) OR scope = 'global')";
+
+/// Every note of `skill` visible from `project` (its own plus global).
+pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT id, pinned, hits, created_at FROM notes WHERE {VISIBLE} ORDER BY id"))?;
+    let rows = stmt.query_map(params![skill, project], |r| {
+        Ok(Candidate { id: r.get(0)?, pinned: r.get::<_, i64>(1)? != 0, hits: r.get(2)?, created_at: r.get(3)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The visible notes of `skill` that match `intent` in full text, best (lowest bm25) first.
+pub fn fts(conn: &Connection, skill: &str, project: &str, intent: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
+    let Some(q) = fts_query(intent) else { return Ok(vec![]) };
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT notes.id, bm25(notes_fts, 2.0, 1.0) AS score FROM notes_fts JOIN notes ON notes.id = notes_fts.rowid
+         WHERE notes_fts MATCH ?3 AND notes.{VISIBLE} ORDER BY score, notes.id LIMIT ?4",
+    ))?;
+    let rows = stmt.query_map(params![skill, project, q, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// An FTS5 query that ORs the meaningful words of `text`, each quoted (so no word can be
+/// read as FTS syntax). `None` when nothing is left.
+pub fn fts_query(text: &str) -> Option<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let terms: Vec<String> = crate::embed::hash::words(text)
+        .into_iter()
+        .filter(|w| !crate::embed::hash::is_stop(w))
+        .filter(|w| seen.insert(w.clone()))
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+/// Loads notes by id, in the order given (unknown ids are skipped).
+pub fn load(conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"))?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(n) = stmt.query_row([id], note_from_row).optional()? {
+            out.push(n);
+        }
+    }
+    Ok(out)
+}
+
+/// Counts a surfacing for each note (never changes ranking: recall ranks by hits, not recalls).
+pub fn mark_recalled(conn: &mut Connection, ids: &[i64]) -> Result<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let now = now_ms();
+    let tx = write_tx(conn)?;
+    {
+        let mut stmt = tx.prepare_cached("UPDATE notes SET recalls = recalls + 1, last_used_at = ?2 WHERE id = ?1")?;
+        for id in ids {
+            stmt.execute(params![id, now])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Corpus counts visible from a project.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SkillCount {
+    pub skill: String,
+    pub notes: i64,
+    pub pinned: i64,
+    pub recalls: i64,
+}
+
+/// Per-skill counts of the notes visible from `project`.
+pub fn counts(conn: &Connection, project: &str) -> Result<Vec<SkillCount>> {
+    let mut stmt = conn.prepare(
+        "SELECT skill, count(*), sum(pinned), sum(recalls) FROM notes
+         WHERE (scope = 'project' AND project_id = ?1) OR scope = 'global' GROUP BY skill ORDER BY skill",
+    )?;
+    let rows = stmt.query_map([project], |r| {
+        Ok(SkillCount { skill: r.get(0)?, notes: r.get(1)?, pinned: r.get(2)?, recalls: r.get(3)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// How many visible notes have no vector of `model`.
+pub fn stale_vectors(conn: &Connection, project: &str, model: Option<&str>) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM notes WHERE ((scope = 'project' AND project_id = ?1) OR scope = 'global')
+         AND (vector IS NULL OR vector_model IS NOT ?2)",
+        params![project, model],
+        |r| r.get(0),
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts_query_table() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("Cannot iterate over null", Some("\"cannot\" OR \"iterate\" OR \"over\" OR \"null\"")),
+            ("the of and", None),
+            ("", None),
+            ("AND OR NOT \"quoted\" col:umn*", Some("\"quoted\" OR \"col\" OR \"umn\"")),
+            ("jq jq JQ", Some("\"jq\"")),
+        ];
+        for (text, want) in cases {
+            assert_eq!(fts_query(text).as_deref(), *want, "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The wire types of PROTOCOL.md: serde + schemars, and nothing else.
+//!
+//! One module per method family. Every method name is a const here; [`METHODS`] is the table
+//! the server registers and advertises, and [`all_schemas`] generates `schemas/*.json` (a test
+//! fails when the committed files drift from the types).
+
+pub mod memory;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The protocol version advertised in `capabilities.experimental.skillmem`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+pub const TOOL_DEFINITION: &str = "skillmem/toolDefinition";
+pub const TOOL_BEFORE: &str = "skillmem/toolBefore";
+pub const TOOL_AFTER: &str = "skillmem/toolAfter";
+pub const NOTE: &str = "skillmem/note";
+pub const RECALL: &str = "skillmem/recall";
+pub const PIN: &str = "skillmem/pin";
+pub const FORGET: &str = "skillmem/forget";
+pub const EDIT: &str = "skillmem/edit";
+pub const STATS: &str = "skillmem/stats";
+
+/// Every custom method the server answers, in the order advertised.
+pub const METHODS: &[&str] = &[TOOL_DEFINITION, TOOL_BEFORE, TOOL_AFTER, NOTE, RECALL, PIN, FORGET, EDIT, STATS];
+
+fn schema<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// The JSON Schema of every request, result and notification, by file stem.
+pub fn all_schemas() -> Vec<(&'static str, Value)> {
+    use memory::*;
+    vec![
+        ("toolDefinition.params", schema::<ToolDefinitionParams>()),
+        ("toolDefinition.result", schema::<ToolDefinitionResult>()),
+        ("toolBefore.params", schema::<ToolBeforeParams>()),
+        ("toolAfter.params", schema::<ToolAfterParams>()),
+        ("toolAfter.result", schema::<ToolAfterResult>()),
+        ("note.params", schema::<NoteParams>()),
+        ("note.result", schema::<NoteResult>()),
+        ("recall.params", schema::<RecallParams>()),
+        ("recall.result", schema::<RecallResult>()),
+        ("pin.params", schema::<PinParams>()),
+        ("forget.params", schema::<ForgetParams>()),
+        ("edit.params", schema::<EditParams>()),
+        ("id.result", schema::<IdResult>()),
+        ("stats.params", schema::<StatsParams>()),
+        ("stats.result", schema::<StatsResult>()),
+        ("initialize.skillmemCapability", schema::<SkillmemCapability>()),
+    ]
+}
+
+/// `capabilities.experimental.skillmem` of the `initialize` result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillmemCapability {
+    pub protocol_version: u32,
+    pub methods: Vec<String>,
+    pub project_id: String,
+    pub data_dir: String,
+    pub embedding_model: Option<String>,
+}
