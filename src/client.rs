@@ -18,6 +18,9 @@ pub struct Client {
     next_id: i64,
     /// Notifications received so far, in order.
     pub notifications: Vec<Value>,
+    /// Responses that arrived while waiting for another one (handlers run concurrently, so
+    /// responses may come out of order).
+    early: std::collections::HashMap<i64, Value>,
 }
 
 impl Client {
@@ -32,7 +35,14 @@ impl Client {
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no stdout"))?;
-        Ok(Client { child, stdin, reader: BufReader::new(stdout), next_id: 1, notifications: vec![] })
+        Ok(Client {
+            child,
+            stdin,
+            reader: BufReader::new(stdout),
+            next_id: 1,
+            notifications: vec![],
+            early: Default::default(),
+        })
     }
 
     /// Writes raw bytes to the server's stdin.
@@ -71,6 +81,9 @@ impl Client {
 
     /// Reads frames until the response with `id` arrives.
     pub fn wait_for(&mut self, id: i64) -> std::io::Result<Value> {
+        if let Some(r) = self.early.remove(&id) {
+            return Ok(r);
+        }
         loop {
             let msg = self.read()?.ok_or_else(|| std::io::Error::other("server closed its output"))?;
             if msg.get("method").is_some() {
@@ -80,10 +93,13 @@ impl Client {
                 self.notifications.push(msg);
                 continue;
             }
-            if msg.get("id") == Some(&json!(id)) {
-                return Ok(msg);
+            match msg.get("id").and_then(Value::as_i64) {
+                Some(got) if got == id => return Ok(msg),
+                Some(other) => {
+                    self.early.insert(other, msg);
+                }
+                None => self.notifications.push(msg),
             }
-            self.notifications.push(msg);
         }
     }
 

@@ -45,7 +45,7 @@ pub fn escape(s: &str) -> String {
 /// The line after the block that tells the agent when to write a note.
 pub fn guidance(skill: &str, note_tool: &str) -> String {
     format!(
-        "Skill memory for {skill}: when you hit a gotcha, make a discovery, fix an error, or find a step that must not be skipped, record it with {note_tool} (kind: gotcha, discovery, fix or workflow); do not note routine progress."
+        "Skill memory ({skill}): note only gotchas, discoveries, error fixes and must-not-skip steps, with {note_tool} (kind gotcha|discovery|fix|workflow); never routine progress."
     )
 }
 
@@ -76,13 +76,12 @@ pub fn render(
 ) -> Option<Block> {
     let guide = guidance(skill, note_tool);
     let older_line = "Notes marked skill_version=\"older\" were written for an earlier version of this skill; check them against the current SKILL.md.";
-    // The framing at its largest, so that the final header can never overflow the budget.
-    let frame = tokens(&header(skill, mode, 9999, 9999))
-        + tokens("</skill-memory>\n")
-        + tokens(&guide)
-        + tokens(older_line)
-        + 2;
+    // The framing at its largest, so that the final header can never overflow the budget; the
+    // line about older notes is counted once the first older note is in.
+    let frame = tokens(&header(skill, mode, 9999, 9999)) + tokens("</skill-memory>\n") + tokens(&guide) + 1;
+    let older_cost = tokens(older_line) + 1;
     let mut used = frame;
+    let mut any_older = false;
     let mut pinned_used = 0;
     let mut chosen: Vec<(String, bool, i64)> = vec![];
     let limit = budget.limit.unwrap_or(usize::MAX);
@@ -92,7 +91,7 @@ pub fn render(
         }
         let older = matches!((current_skill_hash, r.note.skill_hash.as_deref()), (Some(c), Some(h)) if c != h);
         let xml = note_xml(r, older);
-        let t = tokens(&xml);
+        let t = tokens(&xml) + if older && !any_older { older_cost } else { 0 };
         if used + t > budget.max_tokens {
             continue;
         }
@@ -103,6 +102,7 @@ pub fn render(
             pinned_used += t;
         }
         used += t;
+        any_older |= older;
         chosen.push((xml, older, r.note.id));
     }
     if chosen.is_empty() {
@@ -182,7 +182,7 @@ mod tests {
             (10_000, 10_000, None, vec![1, 2, 3, 4]),
             (10_000, 150, None, vec![1, 3, 4]),
             (10_000, 10_000, Some(2), vec![1, 2]),
-            (330, 10_000, None, vec![1, 4]),
+            (290, 10_000, None, vec![1, 4]),
             (50, 10_000, None, vec![]),
         ];
         for (max, pinned, limit, want) in cases {

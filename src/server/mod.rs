@@ -5,6 +5,8 @@
 //! `.await`, and run the blocking work of [`Engine`] in `spawn_blocking`, so that a panic there
 //! becomes an error response instead of taking the process down.
 
+pub mod frames;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -245,7 +247,7 @@ fn frame_writer() -> std::io::Result<tokio::fs::File> {
 pub async fn serve() -> i32 {
     let shut_down = Arc::new(AtomicBool::new(false));
     let (service, socket) = service(shut_down.clone());
-    let stdin = tokio::io::stdin();
+    let host_in = tokio::io::stdin();
     #[cfg(unix)]
     let stdout = match frame_writer() {
         Ok(f) => f,
@@ -256,7 +258,13 @@ pub async fn serve() -> i32 {
     };
     #[cfg(not(unix))]
     let stdout = tokio::io::stdout();
-    Server::new(stdin, stdout, socket).serve(service).await;
+    // The server reads and writes in-memory pipes; the frame guard stands between them and the
+    // host, so that no malformed frame can reach (and end) tower-lsp-server's codec.
+    let (guard_to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, server_to_guard) = tokio::io::duplex(1 << 16);
+    let server = tokio::spawn(Server::new(server_in, server_out, socket).serve(service));
+    frames::guard(host_in, stdout, guard_to_server, server_to_guard).await;
+    let _ = server.await;
     if shut_down.load(Ordering::SeqCst) {
         0
     } else {

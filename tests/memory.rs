@@ -1,0 +1,552 @@
+//! Skill memory through the protocol, the way a host uses it: a real `skillmem serve` child,
+//! real frames, a real SQLite file.
+
+mod common;
+
+use common::{err, load, note, ok, World};
+use serde_json::{json, Value};
+
+fn block_of(r: &Value) -> String {
+    r["append"].as_str().unwrap_or_else(|| panic!("no block in {r}")).to_string()
+}
+
+#[test]
+fn lifecycle_advertises_methods_and_exits_cleanly() {
+    let w = World::new();
+    let mut c = w.spawn_raw();
+    let r = ok(c.initialize(&w.ws, json!({})).unwrap());
+    let cap = &r["capabilities"]["experimental"]["skillmem"];
+    assert_eq!(cap["protocolVersion"], 1);
+    let methods: Vec<&str> = cap["methods"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    for m in
+        ["skillmem/toolDefinition", "skillmem/toolBefore", "skillmem/toolAfter", "skillmem/note", "skillmem/recall"]
+    {
+        assert!(methods.contains(&m), "{m} missing from {methods:?}");
+    }
+    assert_eq!(r["serverInfo"]["name"], "skillmem");
+    assert!(w.data.join("skillmem.db").is_file());
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+#[test]
+fn exit_without_shutdown_is_code_1_and_eof_ends_the_process() {
+    let w = World::new();
+    let mut c = w.spawn();
+    c.notify("exit", Value::Null).unwrap();
+    assert_eq!(c.child.wait().unwrap().code(), Some(1));
+
+    let mut c = w.spawn();
+    c.close_stdin();
+    let status = c.child.wait().unwrap();
+    assert!(status.code().is_some(), "ended by a signal: {status:?}");
+}
+
+#[test]
+fn tool_definition_adds_optional_intent_to_skill_tools_only() {
+    let w = World::new();
+    let mut c = w.spawn();
+    let params = json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
+    for tool in ["skill", "Skill"] {
+        let r = ok(c.request("skillmem/toolDefinition", json!({ "tool": tool, "parameters": params })).unwrap());
+        assert_eq!(r["parameters"]["properties"]["intent"]["type"], "string");
+        assert_eq!(r["parameters"]["required"], json!(["name"]));
+        // idempotent
+        let again =
+            ok(c.request("skillmem/toolDefinition", json!({ "tool": tool, "parameters": r["parameters"] })).unwrap());
+        assert_eq!(again["parameters"], r["parameters"]);
+    }
+    let r = ok(c.request("skillmem/toolDefinition", json!({ "tool": "bash", "parameters": params })).unwrap());
+    assert_eq!(r["parameters"], params);
+}
+
+#[test]
+fn notes_are_recalled_on_the_next_load_with_intent() {
+    let w = World::new();
+    let dir = w.enabled_skill("jq");
+    let mut c = w.spawn();
+    let first = load(&mut c, "c1", "jq", &dir, Some("anything"));
+    assert_eq!(first["append"], Value::Null);
+    assert_eq!(first["mode"], "none");
+    assert_eq!(first["skill"], "jq");
+
+    let a = note(
+        &mut c,
+        "jq",
+        "gotcha",
+        "shell variable quotes",
+        "Use jq -r for raw strings when assigning to shell variables.",
+    );
+    assert_eq!(a["status"], "inserted");
+    note(&mut c, "jq", "fix", "Cannot iterate over null", "Use .items[]? when the key may be missing.");
+
+    let r = load(&mut c, "c2", "jq", &dir, Some("error cannot iterate over null"));
+    let b = block_of(&r);
+    assert!(b.starts_with("\n\n<skill-memory skill=\"jq\""), "{b}");
+    assert_eq!(r["mode"], "vector");
+    let first_id = r["noteIds"][0].as_i64().unwrap();
+    let second =
+        ok(c.request("skillmem/recall", json!({ "skill": "jq", "intent": "Cannot iterate over null" })).unwrap());
+    assert_eq!(second["notes"][0]["id"].as_i64().unwrap(), first_id);
+    assert!(second["notes"][0]["delta"].as_str().unwrap().contains(".items[]?"));
+    assert!(b.contains("note only gotchas"), "guidance line missing: {b}");
+}
+
+#[test]
+fn exact_and_near_duplicates_bump_hits_and_return_the_same_id() {
+    let w = World::new();
+    w.enabled_skill("git-rebase");
+    let mut c = w.spawn();
+    let a = note(&mut c, "git-rebase", "gotcha", "", "Run git rebase --continue after resolving every conflict.");
+    let b = note(&mut c, "git-rebase", "gotcha", "", "run  git rebase --continue after resolving every conflict!");
+    assert_eq!(b["status"], "duplicate");
+    assert_eq!(a["id"], b["id"]);
+    let near = note(&mut c, "git-rebase", "gotcha", "", "After resolving every conflict, run git rebase --continue.");
+    assert_eq!(near["status"], "duplicate", "near duplicate not detected: {near}");
+    let other =
+        note(&mut c, "git-rebase", "discovery", "", "Use --autosquash with fixup! commits to fold them automatically.");
+    assert_eq!(other["status"], "inserted");
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "git-rebase" })).unwrap());
+    let hits = r["notes"].as_array().unwrap().iter().find(|n| n["id"] == a["id"]).unwrap()["hits"].as_i64().unwrap();
+    assert_eq!(hits, 2);
+    assert_eq!(r["mode"], "recent");
+}
+
+#[test]
+fn bad_input_gets_errors_with_codes_and_the_server_keeps_serving() {
+    let w = World::new();
+    w.enabled_skill("jq");
+    w.skill("plain", "---\nname: plain\n---\n");
+    let mut c = w.spawn();
+    let cases = [
+        ("skillmem/note", json!({ "skill": "jq", "kind": "tip", "delta": "x" }), -32602, "kind"),
+        ("skillmem/note", json!({ "skill": "jq", "kind": "gotcha", "delta": "   " }), -32602, "delta"),
+        ("skillmem/note", json!({ "kind": "gotcha", "delta": "x" }), -32602, "skill"),
+        ("skillmem/note", json!({ "skill": "jq", "kind": "gotcha", "delta": "x", "scope": "team" }), -32602, "scope"),
+        ("skillmem/note", json!({ "skill": "plain", "kind": "gotcha", "delta": "x" }), -32001, "not enabled"),
+        ("skillmem/note", json!({ "skill": "ghost", "kind": "gotcha", "delta": "x" }), -32002, "no SKILL.md"),
+        ("skillmem/pin", json!({ "id": 999, "pinned": true }), -32002, "999"),
+        ("skillmem/forget", json!({ "id": 999 }), -32002, "999"),
+        ("skillmem/edit", json!({ "id": 999, "delta": "x" }), -32002, "999"),
+        ("skillmem/pin", json!({ "id": "one" }), -32602, "invalid"),
+        (
+            "skillmem/toolAfter",
+            json!({ "sessionId": "s", "callId": "c", "tool": "skill", "args": {} }),
+            -32602,
+            "args.name",
+        ),
+    ];
+    for (method, params, code, word) in cases {
+        let e = err(c.request(method, params.clone()).unwrap());
+        assert_eq!(e["code"], code, "{method} {params}: {e}");
+        assert!(e["message"].as_str().unwrap().contains(word), "{method} {params}: {e}");
+        assert!(e["data"]["kind"].is_string(), "{e}");
+    }
+    // unknown method
+    let e = err(c.request("skillmem/nope", json!({})).unwrap());
+    assert_eq!(e["code"], -32601);
+    // a non-JSON body and a body that is JSON but not a request
+    c.send_raw(b"Content-Length: 9\r\n\r\nnot json!").unwrap();
+    let parse_error = c.read().unwrap().unwrap();
+    assert_eq!(parse_error["error"]["code"], -32700);
+    c.send_raw(b"Content-Length: 2\r\n\r\n[]").unwrap();
+    let invalid = c.read().unwrap().unwrap();
+    assert!(invalid["error"]["code"].as_i64().is_some(), "{invalid}");
+    // still serving
+    let r = note(&mut c, "jq", "gotcha", "", "still alive");
+    assert_eq!(r["status"], "inserted");
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+#[test]
+fn a_malformed_frame_header_does_not_end_the_server() {
+    let w = World::new();
+    w.enabled_skill("jq");
+    let mut c = w.spawn();
+    c.send_raw(b"Content-Length: abc\r\n\r\n").unwrap();
+    let r = c.request("skillmem/stats", json!({})).unwrap();
+    // Whatever the codec made of the garbage, the next request is answered.
+    assert!(r.get("result").is_some() || r.get("error").is_some(), "{r}");
+    let again = ok(c.request("skillmem/stats", json!({})).unwrap());
+    assert_eq!(again["notes"], 0);
+}
+
+#[test]
+fn skill_md_missing_or_not_utf8_is_an_error() {
+    let w = World::new();
+    let empty = w.tmp.path().join("empty-skill");
+    std::fs::create_dir_all(&empty).unwrap();
+    let latin1 = w.tmp.path().join("latin1");
+    std::fs::create_dir_all(&latin1).unwrap();
+    std::fs::write(latin1.join("SKILL.md"), b"---\nname: caf\xe9\n---\n").unwrap();
+    let mut c = w.spawn();
+    let e = err(c
+        .request("skillmem/toolAfter", json!({ "sessionId": "s", "callId": "1", "tool": "skill", "args": { "name": "x" }, "output": "", "metadata": { "dir": empty } }))
+        .unwrap());
+    assert_eq!(e["code"], -32002, "{e}");
+    let e = err(c
+        .request("skillmem/toolAfter", json!({ "sessionId": "s", "callId": "2", "tool": "skill", "args": { "name": "x" }, "output": "", "metadata": { "dir": latin1 } }))
+        .unwrap());
+    assert_eq!(e["code"], -32005, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("UTF-8"));
+}
+
+#[test]
+fn provenance_in_every_form() {
+    let w = World::new();
+    // A skill that lives outside every searched folder: only provenance can find it.
+    let odd = w.tmp.path().join("odd place/my skill");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("SKILL.md"), common::ENABLED.replace("NAME", "odd")).unwrap();
+    let mut c = w.spawn();
+    let write = |c: &mut skillmem::client::Client, dir: &std::path::Path| {
+        ok(c.request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": "s", "callId": "w", "tool": "skill", "args": { "name": "odd" }, "output": "", "metadata": { "dir": dir } }),
+        )
+        .unwrap());
+    };
+    write(&mut c, &odd);
+    note(&mut c, "odd", "gotcha", "", "The odd skill remembers this.");
+    let url = format!("file://{}", odd.display().to_string().replace(' ', "%20"));
+    let outputs = [
+        format!("Base directory for this skill: {}", odd.display()),
+        format!("Base directory for this skill: {url}"),
+        format!("**Base directory**: {}", odd.display()),
+        format!("Base directory for this skill: /nowhere\nBase directory for this skill: {}", odd.display()),
+    ];
+    for (i, output) in outputs.iter().enumerate() {
+        // A fresh server, so no directory is remembered from an earlier call.
+        let mut c = w.spawn();
+        let r = ok(c
+            .request("skillmem/toolAfter", json!({ "sessionId": "s", "callId": i.to_string(), "tool": "skill", "args": { "name": "odd" }, "output": output }))
+            .unwrap());
+        assert!(r["append"].as_str().is_some_and(|b| b.contains("remembers this")), "{output}: {r}");
+    }
+    // By name, from the workspace's skill folders (Claude Code's args.skill).
+    let dir = w.enabled_skill("by-name");
+    let mut c = w.spawn();
+    note(&mut c, "by-name", "gotcha", "", "Found by name.");
+    let r = ok(c.request("skillmem/toolAfter", json!({ "sessionId": "s", "callId": "n", "tool": "Skill", "args": { "skill": "by-name" }, "output": "loaded" })).unwrap());
+    assert!(block_of(&r).contains("Found by name."));
+    drop(dir);
+}
+
+#[test]
+fn disabled_and_malformed_skills_get_no_block_and_one_warning() {
+    let w = World::new();
+    let plain = w.skill("plain", "---\nname: plain\n---\n");
+    let broken = w.skill("broken", "---\nname: [oops\nskill-memory: {enabled: true}\n---\n");
+    let mut c = w.spawn();
+    let r = load(&mut c, "1", "plain", &plain, None);
+    assert_eq!(r["append"], Value::Null);
+    for i in 0..3 {
+        let r = load(&mut c, &format!("b{i}"), "broken", &broken, None);
+        assert_eq!(r["append"], Value::Null);
+    }
+    let r = ok(c
+        .request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": "s", "callId": "x", "tool": "read", "args": { "name": "plain" }, "output": "" }),
+        )
+        .unwrap());
+    assert_eq!(r["append"], Value::Null);
+    assert_eq!(r["skill"], Value::Null);
+    let warnings: Vec<&Value> = c
+        .notifications
+        .iter()
+        .filter(|n| {
+            n["method"] == "window/logMessage" && n["params"]["message"].as_str().unwrap_or("").contains("malformed")
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{:?}", c.notifications);
+}
+
+#[test]
+fn enabled_skills_globs_turn_memory_on() {
+    let w = World::new();
+    let dir = w.skill("git-worktree", "---\nname: git-worktree\n---\n");
+    let mut c = w.spawn_with(json!({ "memory": { "enabledSkills": ["git-*"] } }));
+    note(&mut c, "git-worktree", "workflow", "", "Prune stale worktrees with git worktree prune.");
+    let r = load(&mut c, "1", "git-worktree", &dir, None);
+    assert!(block_of(&r).contains("worktree prune"));
+}
+
+#[test]
+fn budget_is_respected_framing_included() {
+    let w = World::new();
+    w.enabled_skill("big");
+    let mut c = w.spawn();
+    for i in 0..40 {
+        let words: String = (0..25).map(|j| format!("w{}x{} ", i * 31 + j, j * 7 + i)).collect();
+        note(&mut c, "big", "discovery", &format!("topic {i}"), &format!("Lesson {i}: {words}"));
+    }
+    for max in [200usize, 400, 800] {
+        let r = ok(c.request("skillmem/recall", json!({ "skill": "big", "maxTokens": max })).unwrap());
+        let b = r["block"].as_str().unwrap();
+        assert!(b.chars().count().div_ceil(4) <= max, "{} tokens > {max}", b.len() / 4);
+        let n = r["notes"].as_array().unwrap().len();
+        assert!((1..40).contains(&n), "{n} notes for {max}");
+        assert!(b.contains(&format!("count=\"{n}\"")));
+    }
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "big", "limit": 3 })).unwrap());
+    assert_eq!(r["notes"].as_array().unwrap().len(), 3);
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
+}
+
+#[test]
+fn escaping_round_trips_and_blocks_are_deterministic() {
+    let w = World::new();
+    let dir = w.enabled_skill("xml");
+    let mut c = w.spawn();
+    let delta = r#"Use <a href="x">&amp;</a> with 'quotes' & ampersands"#;
+    let intent = r#"intent with "quotes" & <tags>"#;
+    note(&mut c, "xml", "gotcha", intent, delta);
+    let r1 = load(&mut c, "1", "xml", &dir, Some("quotes tags"));
+    let r2 = load(&mut c, "2", "xml", &dir, Some("quotes tags"));
+    assert_eq!(r1["append"], r2["append"], "the block changed between identical calls");
+    let b = block_of(&r1);
+    let inner = b.split("<delta>").nth(1).unwrap().split("</delta>").next().unwrap();
+    assert!(!inner.contains('<') && !inner.contains('"') && !inner.contains('\''), "{inner}");
+    assert_eq!(unescape(inner), delta);
+    let attr = b.split("intent=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert_eq!(unescape(attr), intent);
+}
+
+#[test]
+fn pin_edit_forget() {
+    let w = World::new();
+    w.enabled_skill("s");
+    let mut c = w.spawn();
+    let a = note(&mut c, "s", "gotcha", "alpha", "Alpha lesson about widgets.");
+    let b = note(&mut c, "s", "gotcha", "beta", "Beta lesson about gadgets.");
+    ok(c.request("skillmem/pin", json!({ "id": b["id"], "pinned": true })).unwrap());
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "s", "intent": "widgets" })).unwrap());
+    assert_eq!(r["notes"][0]["id"], b["id"], "pinned note must come first");
+    assert_eq!(r["notes"][0]["pinned"], true);
+    assert!(r["block"].as_str().unwrap().contains("pinned=\"1\""));
+    ok(c.request("skillmem/edit", json!({ "id": a["id"], "delta": "Alpha lesson rewritten about sprockets." }))
+        .unwrap());
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "s", "intent": "sprockets" })).unwrap());
+    assert!(r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["id"] == a["id"] && n["delta"].as_str().unwrap().contains("sprockets")));
+    ok(c.request("skillmem/forget", json!({ "id": a["id"] })).unwrap());
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "s", "intent": "sprockets" })).unwrap());
+    assert!(r["notes"].as_array().unwrap().iter().all(|n| n["id"] != a["id"]));
+    let e = err(c.request("skillmem/edit", json!({ "id": a["id"], "delta": "again" })).unwrap());
+    assert_eq!(e["code"], -32002);
+}
+
+#[test]
+fn a_burst_of_before_after_pairs_always_sees_its_intent() {
+    let w = World::new();
+    let dir = w.enabled_skill("burst");
+    let mut c = w.spawn();
+    let topics = ["apples", "bridges", "cobalt", "dolphins", "engines"];
+    let mut ids = std::collections::HashMap::new();
+    for t in topics {
+        let r = note(&mut c, "burst", "discovery", t, &format!("Everything about {t} in one lesson."));
+        ids.insert(t, r["id"].clone());
+    }
+    let output = format!("Base directory for this skill: {}", dir.display());
+    let mut pending = vec![];
+    for i in 0..60 {
+        let t = topics[i % topics.len()];
+        let call = format!("call-{i}");
+        c.notify(
+            "skillmem/toolBefore",
+            json!({ "sessionId": "burst", "callId": call, "tool": "skill", "args": { "name": "burst", "intent": t } }),
+        )
+        .unwrap();
+        let id = c
+            .send_request("skillmem/toolAfter", json!({ "sessionId": "burst", "callId": call, "tool": "skill", "args": { "name": "burst" }, "output": output }))
+            .unwrap();
+        pending.push((id, t));
+    }
+    for (id, t) in pending {
+        let r = ok(c.wait_for(id).unwrap());
+        assert_ne!(r["mode"], "recent", "call for {t} lost its intent: {r}");
+        assert_eq!(r["noteIds"][0], ids[t], "call for {t}: {r}");
+    }
+}
+
+#[test]
+fn notes_survive_a_restart() {
+    let w = World::new();
+    w.enabled_skill("p");
+    let mut c = w.spawn();
+    let a = note(&mut c, "p", "workflow", "", "Persist me across restarts.");
+    assert_eq!(c.shutdown().unwrap(), 0);
+    let mut c = w.spawn();
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "p" })).unwrap());
+    assert_eq!(r["notes"][0]["id"], a["id"]);
+    let s = ok(c.request("skillmem/stats", json!({})).unwrap());
+    assert_eq!(s["notes"], 1);
+    assert_eq!(s["skills"][0]["skill"], "p");
+}
+
+#[test]
+fn two_sidecars_write_to_one_data_dir_at_once() {
+    let w = World::new();
+    w.enabled_skill("shared");
+    let mut a = w.spawn();
+    let mut b = w.spawn();
+    let n = 150;
+    let mut pa = vec![];
+    let mut pb = vec![];
+    for i in 0..n {
+        pa.push(
+            a.send_request(
+                "skillmem/note",
+                json!({ "skill": "shared", "kind": "fix", "delta": format!("alpha writer lesson {i} zq{i}x") }),
+            )
+            .unwrap(),
+        );
+        pb.push(
+            b.send_request(
+                "skillmem/note",
+                json!({ "skill": "shared", "kind": "fix", "delta": format!("beta writer lesson {i} wk{i}y") }),
+            )
+            .unwrap(),
+        );
+    }
+    for id in pa {
+        let r = ok(a.wait_for(id).unwrap());
+        assert_eq!(r["status"], "inserted");
+    }
+    for id in pb {
+        let r = ok(b.wait_for(id).unwrap());
+        assert_eq!(r["status"], "inserted");
+    }
+    let s = ok(a.request("skillmem/stats", json!({})).unwrap());
+    assert_eq!(s["notes"], 2 * n);
+    // Each sees the other's notes in recall.
+    let r =
+        ok(a.request("skillmem/recall", json!({ "skill": "shared", "intent": "beta writer lesson 7 wk7y" })).unwrap());
+    assert!(r["notes"][0]["delta"].as_str().unwrap().contains("wk7y"), "{r}");
+}
+
+#[test]
+fn sigkill_mid_burst_loses_no_acknowledged_note() {
+    let w = World::new();
+    w.enabled_skill("k");
+    let mut c = w.spawn();
+    let mut sent = vec![];
+    for i in 0..400 {
+        sent.push(
+            c.send_request(
+                "skillmem/note",
+                json!({ "skill": "k", "kind": "gotcha", "delta": format!("lesson {i} token{i}q") }),
+            )
+            .unwrap(),
+        );
+    }
+    let mut acked = vec![];
+    for id in sent.iter().take(120) {
+        let r = ok(c.wait_for(*id).unwrap());
+        acked.push(r["id"].as_i64().unwrap());
+    }
+    c.child.kill().unwrap(); // SIGKILL
+    c.child.wait().unwrap();
+    drop(c);
+    let conn = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let mut c = w.spawn();
+    let s = ok(c.request("skillmem/stats", json!({})).unwrap());
+    assert!(s["notes"].as_i64().unwrap() >= acked.len() as i64);
+    for id in acked {
+        ok(c.request("skillmem/pin", json!({ "id": id, "pinned": false })).unwrap());
+    }
+}
+
+#[test]
+fn an_unwritable_data_dir_fails_initialize_with_a_clear_message() {
+    let w = World::new();
+    let file = w.tmp.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let mut c = w.spawn_raw();
+    let r = c.initialize(&w.ws, json!({ "dataDir": file.join("sub") })).unwrap();
+    let e = err(r);
+    assert!(e["message"].as_str().unwrap().contains("data directory"), "{e}");
+    assert_eq!(e["data"]["kind"], "storage");
+}
+
+#[test]
+fn wrong_config_types_fail_initialize_and_unknown_keys_warn() {
+    let w = World::new();
+    let mut c = w.spawn_raw();
+    let e = err(c.initialize(&w.ws, json!({ "memory": { "maxTokens": "lots" } })).unwrap());
+    assert!(e["message"].as_str().unwrap().contains("memory.maxTokens"), "{e}");
+    let mut c = w.spawn_raw();
+    ok(c.initialize(&w.ws, json!({ "colour": "blue" })).unwrap());
+    let r = c.request("skillmem/stats", json!({})).unwrap();
+    ok(r);
+    assert!(
+        c.notifications.iter().any(|n| n["params"]["message"].as_str().unwrap_or("").contains("colour")),
+        "{:?}",
+        c.notifications
+    );
+}
+
+#[test]
+fn workspace_toml_is_read_and_init_options_win() {
+    let w = World::new();
+    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nmax_tokens = 120\nenabled_skills = [\"t*\"]\n").unwrap();
+    let dir = w.skill("tiny", "---\nname: tiny\n---\n");
+    let mut c = w.spawn();
+    for i in 0..5 {
+        note(&mut c, "tiny", "gotcha", "", &format!("lesson alpha{i} beta{i} gamma{i} delta{i}"));
+    }
+    let r = load(&mut c, "1", "tiny", &dir, None);
+    let b = block_of(&r);
+    assert!(b.trim_start().chars().count().div_ceil(4) <= 120);
+    let mut c = w.spawn_with(json!({ "memory": { "maxTokens": 5000 } }));
+    let r = load(&mut c, "2", "tiny", &dir, None);
+    assert_eq!(r["noteIds"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn global_notes_cross_projects_and_project_notes_do_not() {
+    let w = World::new();
+    w.enabled_skill("g");
+    let mut a = w.spawn_with(json!({ "projectId": "project-a" }));
+    note(&mut a, "g", "gotcha", "", "Project A private lesson.");
+    ok(a.request(
+        "skillmem/note",
+        json!({ "skill": "g", "kind": "gotcha", "delta": "Global lesson for all.", "scope": "global" }),
+    )
+    .unwrap());
+    let mut b = w.spawn_with(json!({ "projectId": "project-b" }));
+    let r = ok(b.request("skillmem/recall", json!({ "skill": "g" })).unwrap());
+    let deltas: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n["delta"].as_str().unwrap()).collect();
+    assert_eq!(deltas, vec!["Global lesson for all."]);
+    assert_eq!(r["notes"][0]["scope"], "global");
+    let s = ok(b.request("skillmem/stats", json!({})).unwrap());
+    assert_eq!(s["notes"], 1);
+}
+
+#[test]
+fn cli_commands_share_the_store() {
+    let w = World::new();
+    w.enabled_skill("cli");
+    let (code, out, errs) = w.cli(&["note", "cli", "--kind", "fix", "--delta", "CLI lesson about flags.", "--json"]);
+    assert_eq!(code, 0, "{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "inserted");
+    let (code, out, _) = w.cli(&["recall", "cli", "--intent", "flags"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("CLI lesson about flags."), "{out}");
+    let (code, out, _) = w.cli(&["stats", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["notes"], 1);
+    let (code, _, errs) = w.cli(&["note", "cli", "--kind", "nope", "--delta", "x"]);
+    assert_ne!(code, 0);
+    assert!(errs.contains("gotcha, discovery, fix, workflow"), "{errs}");
+}
