@@ -195,6 +195,13 @@ fn promotion_scopes_duplicates_and_vector_recall() {
         assert_eq!(q["status"], "duplicate");
         assert_eq!(q["id"], p["id"]);
     }
+    // A near-duplicate (one word more) is found by its vector, in the same partition.
+    let near = promote(
+        &mut a,
+        "<skill_observations>\n* jq | fix | When jq says Cannot iterate over null, guard the array with `.users[]?` instead of `.users[]` please.\n</skill_observations>",
+    );
+    assert_eq!(near["promoted"][0]["status"], "duplicate", "{near}");
+    assert_eq!(near["promoted"][0]["id"], promoted[0]["id"]);
     // Embedded at write: a paraphrased intent sharing a few words finds it by vector.
     let r = recall(&mut a, "jq", "iterate over a null array");
     assert_eq!(r["mode"], "vector", "{r}");

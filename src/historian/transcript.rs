@@ -158,8 +158,6 @@ struct Renderer {
     truncated_texts: usize,
     full: bool,
     // Claude Code state.
-    /// tool_use id → tool name, for errors and skill expansions.
-    tool_names: HashMap<String, String>,
     /// tool_use id → skill name, for expansions matched by `sourceToolUseID`.
     skill_calls: HashMap<String, String>,
     /// A slash command seen in the last user record, waiting for its expansion.
@@ -360,9 +358,17 @@ impl Renderer {
                             self.cc_user_text(t);
                         }
                         "tool_result" => {
+                            let t = content_text(b.get("content"));
                             if b.get("is_error").and_then(Value::as_bool).unwrap_or(false) {
-                                let t = content_text(b.get("content"));
                                 self.tool_error(&t);
+                            } else if let Some(name) = b
+                                .get("tool_use_id")
+                                .and_then(Value::as_str)
+                                .and_then(|id| self.skill_calls.get(id))
+                                .cloned()
+                            {
+                                // Older Claude Code versions return the skill's body here.
+                                self.learn_dir(&name, &t);
                             }
                         }
                         "image" => self.push_line("U: [image]"),
@@ -414,7 +420,7 @@ impl Renderer {
                                     .and_then(clean_skill_name);
                                 match name {
                                     Some(name) => {
-                                        self.skill_calls.insert(id.clone(), name.clone());
+                                        self.skill_calls.insert(id, name.clone());
                                         self.skill_used(&name);
                                     }
                                     None => {
@@ -424,7 +430,6 @@ impl Renderer {
                             } else {
                                 self.tool_call(tool, &input);
                             }
-                            self.tool_names.insert(id, tool.to_string());
                         }
                         "thinking" | "redacted_thinking" => {}
                         other => {
