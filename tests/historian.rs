@@ -448,4 +448,33 @@ fn cli_chunk_observe_distill() {
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["report"]["notes"], 3);
+    let (code, out, _) = w.cli(&["stats", "--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["notes"], 3);
+    assert_eq!(v["embedding"]["stale"], 0);
+}
+
+#[test]
+fn a_skill_outside_the_usual_folders_is_learnt_from_the_transcript() {
+    let w = World::new();
+    let dir = w.tmp.path().join("plugins/cache/tools/skills/csv");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), ENABLED.replace("NAME", "csv")).unwrap();
+    let mut c = w.spawn();
+    let before =
+        promote(&mut c, "<skill_observations>\n* csv | gotcha | Quote fields that hold commas.\n</skill_observations>");
+    assert_eq!(before["promoted"], json!([]), "unknown until a transcript names its folder: {before}");
+    let records = json!([
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "tools:csv"}}]}},
+        {"type": "user", "isMeta": true, "sourceToolUseID": "t1",
+         "message": {"content": [{"type": "text", "text": format!("Base directory for this skill: {}\n\n# csv", dir.display())}]}}
+    ]);
+    let r = chunk(&mut c, json!({ "sessionId": "s1", "format": "claude-code", "messages": records }));
+    assert_eq!(strs(&r["skills"]), vec!["csv"]);
+    assert!(r["instructions"].as_str().unwrap().contains("csv"), "{r}");
+    let after =
+        promote(&mut c, "<skill_observations>\n* csv | gotcha | Quote fields that hold commas.\n</skill_observations>");
+    assert_eq!(after["promoted"][0]["status"], "inserted", "{after}");
+    c.shutdown().unwrap();
 }

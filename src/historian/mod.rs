@@ -32,7 +32,8 @@ impl Engine {
         let (r, dirs) = transcript::render_full(format, &messages, p.text.as_deref());
         let mut enabled = vec![];
         for name in &r.skills {
-            let dir = dirs.iter().find(|(s, _)| s == name).map(|(_, d)| d.clone()).filter(|d| d.is_dir());
+            let dir =
+                dirs.iter().find(|(s, _)| s == name).map(|(_, d)| d.clone()).filter(|d| d.join("SKILL.md").is_file());
             match self.skill_context(name, dir) {
                 Ok(ctx) if ctx.enabled => enabled.push(name.clone()),
                 Ok(_) => {}
