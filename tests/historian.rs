@@ -473,8 +473,12 @@ fn a_skill_outside_the_usual_folders_is_learnt_from_the_transcript() {
     let r = chunk(&mut c, json!({ "sessionId": "s1", "format": "claude-code", "messages": records }));
     assert_eq!(strs(&r["skills"]), vec!["csv"]);
     assert!(r["instructions"].as_str().unwrap().contains("csv"), "{r}");
-    let after =
-        promote(&mut c, "<skill_observations>\n* csv | gotcha | Quote fields that hold commas.\n</skill_observations>");
+    let after = promote(
+        &mut c,
+        "<skill_observations>\n* csv | gotcha | Quote fields that hold commas.\n* csv | gotcha | quote fields that hold commas\n</skill_observations>",
+    );
     assert_eq!(after["promoted"][0]["status"], "inserted", "{after}");
+    assert_eq!(after["promoted"].as_array().unwrap().len(), 1, "{after}");
+    assert_eq!(after["rejected"][0]["reason"], "repeats an earlier line of this block");
     c.shutdown().unwrap();
 }

@@ -56,8 +56,14 @@ impl Engine {
             parsed.rejected.into_iter().map(|r| RejectedObservation { line: r.line, reason: r.reason }).collect();
         let mut promoted = vec![];
         let scope = self.config().historian.promote_scope;
+        let mut seen = std::collections::HashSet::new();
         for o in parsed.observations {
             let line = format!("* {} | {} | {}", o.skill, o.kind.as_str(), o.lesson);
+            // The same lesson twice in one output is one observation, not two hits.
+            if !seen.insert((o.skill.clone(), crate::memory::norm_hash(&o.lesson))) {
+                rejected.push(RejectedObservation { line, reason: "repeats an earlier line of this block".into() });
+                continue;
+            }
             let ctx = match self.skill_context(&o.skill, None) {
                 Ok(ctx) if ctx.enabled => ctx,
                 Ok(_) => {
