@@ -5,6 +5,7 @@
 
 mod demo;
 mod eval;
+mod historian;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -102,6 +103,27 @@ pub enum Command {
         #[command(subcommand)]
         what: EvalCommand,
     },
+    /// Render a transcript chunk (TC: skill markers) and the historian's instructions.
+    Chunk {
+        /// claude-code, opencode or text.
+        #[arg(long)]
+        format: String,
+        /// The transcript (`-` for stdin); a `.jsonl` file is read as one record a line.
+        file: PathBuf,
+    },
+    /// Promote the observations of a historian output (`-` for stdin).
+    Observe {
+        file: PathBuf,
+        /// The session the output summarises.
+        #[arg(long)]
+        session: Option<String>,
+    },
+    /// Re-embed notes whose vector is missing or stale, and report on the corpus.
+    Distill {
+        /// Notes embedded per batch.
+        #[arg(long)]
+        batch_size: Option<usize>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -190,6 +212,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { file } } => eval::run(g, &file)?,
+        Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
+        Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
+        Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
     }
     Ok(0)
 }
