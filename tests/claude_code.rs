@@ -1,0 +1,151 @@
+//! `skillmem hook claude-code` end to end: recorded hook events (tests/fixtures/claude-code)
+//! on stdin of the real binary, the hook's JSON on stdout, failures in the log file.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::World;
+use serde_json::Value;
+
+fn fixture(name: &str, w: &World, transcript: &Path) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code").join(name);
+    std::fs::read_to_string(p)
+        .unwrap()
+        .replace("${CWD}", &w.ws.display().to_string())
+        .replace("${TRANSCRIPT}", &transcript.display().to_string())
+}
+
+/// Runs the hook with `stdin`; returns (exit code, stdout, stderr).
+fn hook(w: &World, stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .args(["hook", "claude-code"])
+        .current_dir(&w.home)
+        .envs(w.envs())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn log(w: &World) -> String {
+    std::fs::read_to_string(w.data.join("logs/claude-code-hook.log")).unwrap_or_default()
+}
+
+fn context(stdout: &str, event: &str) -> String {
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout:?}"));
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], event);
+    v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string()
+}
+
+fn world_with_note() -> World {
+    let w = World::new();
+    w.enabled_skill("pdf");
+    let (code, _, err) =
+        w.cli(&["note", "pdf", "--kind", "gotcha", "--delta", "pdftotext drops ligatures; pass -enc UTF-8"]);
+    assert_eq!(code, 0, "{err}");
+    w
+}
+
+#[test]
+fn skill_loads_get_the_block_in_every_recorded_shape() {
+    let w = world_with_note();
+    let t = w.tmp.path().join("t.jsonl");
+    for (file, event) in [
+        ("post_tool_use_skill.json", "PostToolUse"),
+        ("post_tool_use_skill_plugin.json", "PostToolUse"),
+        ("post_tool_use_skill_older.json", "PostToolUse"),
+        ("post_tool_use_skill_newer.json", "PostToolUse"),
+        ("user_prompt_expansion.json", "UserPromptExpansion"),
+    ] {
+        let (code, out, _) = hook(&w, &fixture(file, &w, &t));
+        assert_eq!(code, 0, "{file}");
+        let ctx = context(&out, event);
+        assert!(ctx.starts_with("<skill-memory skill=\"pdf\""), "{file}: {ctx}");
+        assert!(ctx.contains("drops ligatures"), "{file}: {ctx}");
+        assert!(ctx.contains("skill_note"), "{file}: the guidance names the MCP tool: {ctx}");
+    }
+    assert_eq!(log(&w), "", "no failures logged");
+}
+
+#[test]
+fn events_that_are_not_skill_loads_get_no_answer_and_no_log() {
+    let w = world_with_note();
+    let t = w.tmp.path().join("t.jsonl");
+    for file in [
+        "post_tool_use_bash.json",
+        "user_prompt_expansion_custom_command.json",
+        "user_prompt_expansion_mcp_prompt.json",
+    ] {
+        let (code, out, _) = hook(&w, &fixture(file, &w, &t));
+        assert_eq!((code, out.as_str()), (0, ""), "{file}");
+    }
+    let (code, out, _) = hook(&w, r#"{"hook_event_name":"Notification","message":"hi"}"#);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(log(&w), "");
+}
+
+#[test]
+fn a_skill_without_memory_gets_no_answer() {
+    let w = World::new();
+    w.skill("plain", "---\nname: plain\ndescription: no memory\n---\n# plain\n");
+    let t = w.tmp.path().join("t.jsonl");
+    let ev = fixture("post_tool_use_skill.json", &w, &t).replace("\"pdf\"", "\"plain\"");
+    let (code, out, _) = hook(&w, &ev);
+    assert_eq!((code, out.as_str()), (0, ""));
+}
+
+#[test]
+fn bad_input_exits_zero_prints_nothing_and_logs_why() {
+    let w = world_with_note();
+    let cases = [
+        ("", "empty stdin"),
+        ("   \n", "empty stdin"),
+        ("{not json", "not valid JSON"),
+        ("[1,2]", "not a JSON object"),
+        (r#"{"session_id":"s","tool_name":"Skill"}"#, "no hook_event_name"),
+        (r#"{"hook_event_name":"PostToolUse","tool_name":"Skill","tool_input":{}}"#, "without tool_input.skill"),
+        (
+            r#"{"hook_event_name":"PostToolUse","tool_name":"Skill","tool_input":{"skill":"ghost"},"cwd":"/nonexistent"}"#,
+            "ghost",
+        ),
+    ];
+    for (input, why) in cases {
+        let (code, out, _) = hook(&w, input);
+        assert_eq!((code, out.as_str()), (0, ""), "{input:?}");
+        assert!(log(&w).contains(why), "{input:?}: log lacks {why:?}:\n{}", log(&w));
+    }
+}
+
+#[test]
+fn an_unusable_data_dir_still_exits_zero() {
+    let w = world_with_note();
+    let blocker = w.tmp.path().join("a-file");
+    std::fs::write(&blocker, "x").unwrap();
+    let t = w.tmp.path().join("t.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .args(["hook", "claude-code"])
+        .envs(w.envs())
+        .env("SKILLMEM_HOME", blocker.join("data"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(fixture("post_tool_use_skill.json", &w, &t).as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("data directory"), "the reason reaches stderr when the log cannot be written: {err}");
+}
