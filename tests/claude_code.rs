@@ -1,6 +1,7 @@
 //! `skillmem hook claude-code` end to end: recorded hook events (tests/fixtures/claude-code)
 //! on stdin of the real binary, the hook's JSON on stdout, failures in the log file.
 
+#[rustfmt::skip] // shared file, formatted where it is owned
 mod common;
 
 use std::io::Write;

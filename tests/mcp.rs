@@ -1,6 +1,7 @@
 //! `skillmem mcp` with a real MCP client (rmcp's client over a child process): the tools are
 //! listed and run against the same store the CLI and the sidecar use.
 
+#[rustfmt::skip] // shared file, formatted where it is owned
 mod common;
 
 use common::World;
