@@ -488,6 +488,11 @@ impl Engine {
     pub fn workspace(&self) -> Option<&Path> {
         self.workspace.as_deref()
     }
+
+    /// The vector index of the current embedder, if any (distill teaches it new vectors).
+    pub fn vector_index(&self) -> Option<&Arc<dyn VectorIndex>> {
+        self.index.as_ref()
+    }
 }
 
 /// The text a note is embedded by: its intent and its lesson.

@@ -23,6 +23,7 @@ pub mod db;
 pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod historian;
 pub mod hosts;
 pub mod index;
 pub mod memory;

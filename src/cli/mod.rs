@@ -5,6 +5,7 @@
 
 mod demo;
 mod eval;
+mod historian;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -101,6 +102,27 @@ pub enum Command {
     Eval {
         #[command(subcommand)]
         what: EvalCommand,
+    },
+    /// Render a transcript chunk (TC: skill markers) and the historian's instructions.
+    Chunk {
+        /// claude-code, opencode or text.
+        #[arg(long)]
+        format: String,
+        /// The transcript (`-` for stdin); a `.jsonl` file is read as one record a line.
+        file: PathBuf,
+    },
+    /// Promote the observations of a historian output (`-` for stdin).
+    Observe {
+        file: PathBuf,
+        /// The session the output summarises.
+        #[arg(long)]
+        session: Option<String>,
+    },
+    /// Re-embed notes whose vector is missing or stale, and report on the corpus.
+    Distill {
+        /// Notes embedded per batch.
+        #[arg(long)]
+        batch_size: Option<usize>,
     },
     /// Answer one hook event of an agent host (JSON on stdin, the hook's JSON on stdout).
     Hook {
@@ -204,6 +226,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { file } } => eval::run(g, &file)?,
+        Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
+        Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
+        Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
         Command::Hook { host: HookHost::ClaudeCode } => {
             use skillmem::hosts::{claude_code, log_line};
             use std::io::Read;

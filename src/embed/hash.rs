@@ -70,6 +70,10 @@ impl Embedder for HashEmbedder {
         self.dim
     }
 
+    fn lexical(&self) -> bool {
+        true
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         Ok(texts
             .iter()

@@ -17,6 +17,11 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     /// Embeds a batch of texts, one unit vector each, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// True when the embedder only sees words (no meaning): recall then weighs its rung
+    /// below bm25's in the fusion.
+    fn lexical(&self) -> bool {
+        false
+    }
     /// Embeds one text.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())

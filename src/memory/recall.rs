@@ -4,7 +4,8 @@
 //! model) and the bm25 rung (FTS5) are fused by reciprocal rank, so that a note with no
 //! current vector still surfaces through its words; the fused relevance is blended with
 //! recency and hits by the skill's ranking weights. Without an intent, or when nothing
-//! matches it, notes are ranked by recency × hits. Pinned notes always come first.
+//! matches it, notes are ranked by recency × hits. Pinned notes always come first; ties are
+//! broken by hits, then recency, then id, so the order is total and deterministic.
 
 use rusqlite::Connection;
 
@@ -17,8 +18,12 @@ use crate::index::VectorIndex;
 
 /// How many notes each rung contributes to the fusion.
 pub const RUNG_DEPTH: usize = 50;
-/// The reciprocal-rank-fusion constant.
-pub const RRF_K: f32 = 60.0;
+/// The reciprocal-rank-fusion constant (small: the top of each rung counts most).
+pub const RRF_K: f32 = 10.0;
+/// The fusion weight of the vector rung when the embedder is lexical (the hash embedder sees
+/// the same words bm25 sees, without IDF, so it mostly adds noise; it stays in the fusion to
+/// surface notes that share only word pieces with the intent). Semantic embedders weigh 1.
+pub const LEXICAL_VECTOR_WEIGHT: f32 = 0.15;
 /// The half-life-like scale of recency, in days.
 pub const RECENCY_DAYS: f32 = 30.0;
 
@@ -77,8 +82,9 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
             }
         }
         let fts_hits = if rungs.use_fts { store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)? } else { vec![] };
+        let wv = if rungs.embedder.is_some_and(|e| e.lexical()) { LEXICAL_VECTOR_WEIGHT } else { 1.0 };
         for (r, (id, _)) in vec_hits.iter().enumerate() {
-            *rel.entry(*id).or_default() += 1.0 / (RRF_K + r as f32 + 1.0);
+            *rel.entry(*id).or_default() += wv / (RRF_K + r as f32 + 1.0);
         }
         for (r, (id, _)) in fts_hits.iter().enumerate() {
             *rel.entry(*id).or_default() += 1.0 / (RRF_K + r as f32 + 1.0);
@@ -113,7 +119,14 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
             (c, s)
         })
         .collect();
-    scored.sort_by(|a, b| b.0.pinned.cmp(&a.0.pinned).then(b.1.total_cmp(&a.1)).then(a.0.id.cmp(&b.0.id)));
+    scored.sort_by(|a, b| {
+        b.0.pinned
+            .cmp(&a.0.pinned)
+            .then(b.1.total_cmp(&a.1))
+            .then(b.0.hits.cmp(&a.0.hits))
+            .then(b.0.created_at.cmp(&a.0.created_at))
+            .then(a.0.id.cmp(&b.0.id))
+    });
     let ids: Vec<i64> = scored.iter().map(|(c, _)| c.id).collect();
     let notes = store::load(conn, &ids)?;
     let notes = notes.into_iter().zip(scored).map(|(note, (_, score))| Ranked { note, score }).collect();

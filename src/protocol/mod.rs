@@ -4,6 +4,7 @@
 //! the server registers and advertises, and [`all_schemas`] generates `schemas/*.json` (a test
 //! fails when the committed files drift from the types).
 
+pub mod historian;
 pub mod memory;
 
 use schemars::JsonSchema;
@@ -22,9 +23,25 @@ pub const PIN: &str = "skillmem/pin";
 pub const FORGET: &str = "skillmem/forget";
 pub const EDIT: &str = "skillmem/edit";
 pub const STATS: &str = "skillmem/stats";
+pub const TRANSCRIPT_CHUNK: &str = "skillmem/transcriptChunk";
+pub const HISTORIAN_RESULT: &str = "skillmem/historianResult";
+pub const DISTILL: &str = "skillmem/distill";
 
 /// Every custom method the server answers, in the order advertised.
-pub const METHODS: &[&str] = &[TOOL_DEFINITION, TOOL_BEFORE, TOOL_AFTER, NOTE, RECALL, PIN, FORGET, EDIT, STATS];
+pub const METHODS: &[&str] = &[
+    TOOL_DEFINITION,
+    TOOL_BEFORE,
+    TOOL_AFTER,
+    NOTE,
+    RECALL,
+    PIN,
+    FORGET,
+    EDIT,
+    STATS,
+    TRANSCRIPT_CHUNK,
+    HISTORIAN_RESULT,
+    DISTILL,
+];
 
 fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
@@ -50,6 +67,12 @@ pub fn all_schemas() -> Vec<(&'static str, Value)> {
         ("stats.params", schema::<StatsParams>()),
         ("stats.result", schema::<StatsResult>()),
         ("initialize.skillmemCapability", schema::<SkillmemCapability>()),
+        ("transcriptChunk.params", schema::<historian::TranscriptChunkParams>()),
+        ("transcriptChunk.result", schema::<historian::TranscriptChunkResult>()),
+        ("historianResult.params", schema::<historian::HistorianResultParams>()),
+        ("historianResult.result", schema::<historian::HistorianResultResult>()),
+        ("distill.params", schema::<historian::DistillParams>()),
+        ("distill.result", schema::<historian::DistillResult>()),
     ]
 }
 

@@ -19,6 +19,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::Error;
+use crate::protocol::historian::*;
 use crate::protocol::{self, memory::*};
 
 /// The server state shared by all handlers.
@@ -137,6 +138,60 @@ impl Backend {
         let p: StatsParams = if params.is_null() { StatsParams::default() } else { parse(protocol::STATS, params)? };
         self.run(move |e| e.stats(p)).await
     }
+
+    async fn transcript_chunk(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: TranscriptChunkParams = parse(protocol::TRANSCRIPT_CHUNK, params)?;
+        self.run(move |e| e.transcript_chunk(p)).await
+    }
+
+    async fn historian_result(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: HistorianResultParams = parse(protocol::HISTORIAN_RESULT, params)?;
+        self.run(move |e| e.historian_result(p)).await
+    }
+
+    /// Re-embeds in `spawn_blocking`; batches report through a channel that this handler turns
+    /// into `$/progress` under the client's `workDoneToken`.
+    async fn distill(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: DistillParams =
+            if params.is_null() { DistillParams::default() } else { parse(protocol::DISTILL, params)? };
+        let token = match p.work_done_token.clone() {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(serde_json::from_value::<ProgressToken>(t).map_err(|e| {
+                to_rpc(Error::invalid(format!(
+                    "{}: workDoneToken must be a string or a number: {e}",
+                    protocol::DISTILL
+                )))
+            })?),
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let batch = p.batch_size;
+        let work = self.run(move |e| {
+            e.distill(batch, &mut |pr| {
+                let _ = tx.send(pr);
+            })
+        });
+        let report = async {
+            let Some(token) = token else {
+                while rx.recv().await.is_some() {}
+                return;
+            };
+            let progress = self.client.progress(token, "skillmem: re-embedding notes").with_percentage(0).begin().await;
+            let mut last = None;
+            while let Some(pr) = rx.recv().await {
+                let pct = (pr.done * 100).checked_div(pr.total).unwrap_or(100) as u32;
+                progress.report_with_message(format!("{}/{} notes", pr.done, pr.total), pct).await;
+                last = Some(pr);
+            }
+            let msg = match last {
+                Some(pr) if pr.done == pr.total => format!("{} notes re-embedded", pr.done),
+                Some(pr) => format!("stopped after {}/{} notes", pr.done, pr.total),
+                None => "nothing to re-embed".to_string(),
+            };
+            progress.finish_with_message(msg).await;
+        };
+        let (out, ()) = tokio::join!(work, report);
+        out
+    }
 }
 
 fn workspace_of(p: &InitializeParams) -> Option<PathBuf> {
@@ -218,6 +273,9 @@ pub fn service(shut_down: Arc<AtomicBool>) -> (LspService<Backend>, tower_lsp_se
     .custom_method(protocol::FORGET, Backend::forget)
     .custom_method(protocol::EDIT, Backend::edit)
     .custom_method(protocol::STATS, Backend::stats)
+    .custom_method(protocol::TRANSCRIPT_CHUNK, Backend::transcript_chunk)
+    .custom_method(protocol::HISTORIAN_RESULT, Backend::historian_result)
+    .custom_method(protocol::DISTILL, Backend::distill)
     .finish()
 }
 

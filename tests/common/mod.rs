@@ -78,7 +78,11 @@ impl World {
             .envs(self.envs())
             .output()
             .unwrap();
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
     }
 }
 
@@ -104,13 +108,12 @@ pub fn load(c: &mut Client, call: &str, name: &str, dir: &Path, intent: Option<&
     if let Some(i) = intent {
         args["intent"] = json!(i);
     }
-    ok(c
-        .request(
-            "skillmem/toolAfter",
-            json!({ "sessionId": "s1", "callId": call, "tool": "skill", "args": args,
+    ok(c.request(
+        "skillmem/toolAfter",
+        json!({ "sessionId": "s1", "callId": call, "tool": "skill", "args": args,
                     "output": format!("# {name}\n\nBase directory for this skill: {}\n", dir.display()) }),
-        )
-        .unwrap())
+    )
+    .unwrap())
 }
 
 /// Writes a note and returns the result.

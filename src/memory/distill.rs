@@ -1,0 +1,323 @@
+//! Maintenance: re-embed notes whose vector is missing or of another model, and report on the
+//! health of the corpus.
+//!
+//! Re-embedding reads a batch, embeds it without holding the database lock, and writes it back
+//! in one transaction that only touches notes whose text did not change meanwhile; the vector
+//! index learns every vector written. A failed batch stops the run with an error that says how
+//! far it got: distill never reports success when re-embedding failed.
+
+use std::collections::{BTreeMap, HashSet};
+
+use rusqlite::params;
+
+use crate::db::write_tx;
+use crate::embed::{dot, from_blob, to_blob};
+use crate::engine::{note_text, Engine};
+use crate::error::{Error, Result};
+use crate::protocol::historian::{CorpusReport, DistillResult, DuplicatePair};
+
+/// Notes embedded per batch when the caller does not say.
+pub const DEFAULT_BATCH: usize = 64;
+/// At most this many notes of one skill are compared pairwise for duplicates.
+pub const MAX_PAIRWISE: usize = 1_500;
+/// At most this many duplicate pairs are reported.
+pub const MAX_PAIRS: usize = 100;
+
+/// How far a re-embedding run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+}
+
+const VISIBLE: &str = "((scope = 'project' AND project_id = ?1) OR scope = 'global')";
+
+impl Engine {
+    /// `skillmem/distill`: re-embeds stale notes of the whole data directory in batches,
+    /// calling `progress` after each, then reports on the notes visible from this project.
+    pub fn distill(&self, batch_size: Option<usize>, progress: &mut dyn FnMut(Progress)) -> Result<DistillResult> {
+        let batch = batch_size.unwrap_or(DEFAULT_BATCH).clamp(1, 10_000);
+        let mut warnings = vec![];
+        let reembedded = match self.embedder() {
+            None => {
+                warnings.push(
+                    "embedding is off (embedding.provider = \"off\"): nothing was re-embedded; notes are recalled by their words only"
+                        .to_string(),
+                );
+                0
+            }
+            Some(_) => self.reembed(batch, progress)?,
+        };
+        let mut report = self.corpus_report()?;
+        report.warnings.extend(warnings);
+        Ok(DistillResult { reembedded, report })
+    }
+
+    fn reembed(&self, batch: usize, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
+        let Some(embedder) = self.embedder().cloned() else { return Ok(0) };
+        let model = embedder.model_id().to_string();
+        let dim = embedder.dim();
+        let stale_sql = "(vector IS NULL OR vector_model IS NOT ?1 OR length(vector) != ?2)";
+        let total: usize = self.conn().query_row(
+            &format!("SELECT count(*) FROM notes WHERE {stale_sql}"),
+            params![model, (dim * 4) as i64],
+            |r| r.get::<_, i64>(0),
+        )? as usize;
+        progress(Progress { done: 0, total });
+        let mut done = 0;
+        let mut last_id = 0i64;
+        loop {
+            let rows: Vec<(i64, String, String)> = {
+                let conn = self.conn();
+                let mut stmt = conn.prepare_cached(&format!(
+                    "SELECT id, intent, delta FROM notes WHERE id > ?3 AND {stale_sql} ORDER BY id LIMIT ?4"
+                ))?;
+                let rows = stmt.query_map(params![model, (dim * 4) as i64, last_id, batch as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+                rows.collect::<Result<_, _>>()?
+            };
+            let Some(last) = rows.last() else { break };
+            last_id = last.0;
+            let texts: Vec<String> = rows.iter().map(|(_, i, d)| note_text(i, d)).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let fail = |why: String| {
+                Error::storage(format!(
+                    "re-embedding failed after {done} of {total} notes: {why}; the other notes keep their old vectors (still found by their words); fix the embedder and run distill again"
+                ))
+            };
+            let vectors = embedder.embed(&refs).map_err(|e| fail(e.to_string()))?;
+            if vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != dim) {
+                return Err(fail(format!(
+                    "the embedder returned {} vectors for {} notes, or vectors of the wrong dimension (expected {dim})",
+                    vectors.len(),
+                    rows.len()
+                )));
+            }
+            let mut written = vec![];
+            {
+                let mut conn = self.conn();
+                let tx = write_tx(&mut conn)?;
+                {
+                    let mut stmt = tx.prepare_cached(
+                        "UPDATE notes SET vector = ?2, vector_model = ?3 WHERE id = ?1 AND intent = ?4 AND delta = ?5",
+                    )?;
+                    for ((id, intent, delta), v) in rows.iter().zip(&vectors) {
+                        // A note edited meanwhile got its vector from the edit.
+                        if stmt.execute(params![id, to_blob(v), model, intent, delta])? == 1 {
+                            written.push((*id, v));
+                        }
+                    }
+                }
+                tx.commit()?;
+            }
+            if let Some(ix) = self.vector_index().filter(|ix| ix.model_id() == model) {
+                for (id, v) in &written {
+                    ix.insert(*id, v);
+                }
+            }
+            done += written.len();
+            progress(Progress { done, total });
+        }
+        tracing::info!(reembedded = done, model = %model, "distill: re-embedded notes");
+        Ok(done)
+    }
+
+    /// The health of the notes visible from this project.
+    pub fn corpus_report(&self) -> Result<CorpusReport> {
+        let project = self.project_id().to_string();
+        let model = self.embedder().map(|e| e.model_id().to_string());
+        let dim = self.embedder().map(|e| e.dim());
+        let threshold = self.config().memory.dedup_threshold;
+        let mut r = CorpusReport {
+            project_id: project.clone(),
+            duplicate_threshold: threshold,
+            embedding_model: model.clone(),
+            embedding_dim: dim,
+            ..Default::default()
+        };
+        let mut per_skill_hashes: BTreeMap<String, Vec<Option<String>>> = BTreeMap::new();
+        {
+            let conn = self.conn();
+            let mut stmt = conn.prepare(&format!(
+                "SELECT skill, scope, source, kind, pinned, recalls, skill_hash, vector IS NULL OR vector_model IS NOT ?2
+                 FROM notes WHERE {VISIBLE}"
+            ))?;
+            let mut rows = stmt.query(params![project, model])?;
+            while let Some(row) = rows.next()? {
+                let skill: String = row.get(0)?;
+                r.notes += 1;
+                *r.by_skill.entry(skill.clone()).or_default() += 1;
+                *r.by_scope.entry(row.get(1)?).or_default() += 1;
+                *r.by_source.entry(row.get(2)?).or_default() += 1;
+                *r.by_kind.entry(row.get(3)?).or_default() += 1;
+                r.pinned += (row.get::<_, i64>(4)? != 0) as i64;
+                r.never_recalled += (row.get::<_, i64>(5)? == 0) as i64;
+                r.stale_vectors += (row.get::<_, i64>(7)? != 0) as i64;
+                per_skill_hashes.entry(skill).or_default().push(row.get(6)?);
+            }
+        }
+        for (skill, hashes) in &per_skill_hashes {
+            if let Ok(ctx) = self.skill_context(skill, None) {
+                if let Some(current) = ctx.version {
+                    r.older_version +=
+                        hashes.iter().filter(|h| h.as_deref().is_some_and(|h| h != current)).count() as i64;
+                }
+            }
+        }
+        if let Some(model) = &model {
+            r.duplicates =
+                self.duplicate_pairs(&project, model, threshold, per_skill_hashes.keys(), &mut r.warnings)?;
+        }
+        Ok(r)
+    }
+
+    fn duplicate_pairs<'a>(
+        &self,
+        project: &str,
+        model: &str,
+        threshold: f32,
+        skills: impl Iterator<Item = &'a String>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<DuplicatePair>> {
+        let mut pairs = vec![];
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT id, vector FROM notes WHERE {VISIBLE} AND skill = ?2 AND vector_model = ?3 ORDER BY id LIMIT ?4"
+        ))?;
+        let mut warned = HashSet::new();
+        for skill in skills {
+            let rows = stmt.query_map(params![project, skill, model, (MAX_PAIRWISE + 1) as i64], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })?;
+            let mut vs: Vec<(i64, Vec<f32>)> =
+                rows.filter_map(|r| r.ok()).filter_map(|(id, b)| from_blob(&b).map(|v| (id, v))).collect();
+            if vs.len() > MAX_PAIRWISE {
+                vs.truncate(MAX_PAIRWISE);
+                if warned.insert(skill.clone()) {
+                    warnings.push(format!(
+                        "skill {skill:?} has more than {MAX_PAIRWISE} notes; only the oldest {MAX_PAIRWISE} were compared for duplicates"
+                    ));
+                }
+            }
+            for i in 0..vs.len() {
+                for j in i + 1..vs.len() {
+                    if vs[i].1.len() != vs[j].1.len() {
+                        continue;
+                    }
+                    let s = dot(&vs[i].1, &vs[j].1);
+                    if s >= threshold {
+                        pairs.push(DuplicatePair { skill: skill.clone(), a: vs[i].0, b: vs[j].0, similarity: s });
+                    }
+                }
+            }
+        }
+        pairs.sort_by(|x, y| y.similarity.total_cmp(&x.similarity).then(x.a.cmp(&y.a)).then(x.b.cmp(&y.b)));
+        if pairs.len() > MAX_PAIRS {
+            warnings.push(format!("{} duplicate pairs found; the {MAX_PAIRS} most similar are listed", pairs.len()));
+            pairs.truncate(MAX_PAIRS);
+        }
+        Ok(pairs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::config::Config;
+    use crate::embed::hash::HashEmbedder;
+    use crate::embed::Embedder;
+    use crate::memory::store;
+    use crate::memory::{Kind, NewNote, Scope, Source};
+
+    /// An embedder that fails after `ok_batches` batches.
+    struct Flaky {
+        inner: HashEmbedder,
+        ok_batches: usize,
+        calls: AtomicUsize,
+    }
+
+    impl Embedder for Flaky {
+        fn model_id(&self) -> &str {
+            self.inner.model_id()
+        }
+        fn dim(&self) -> usize {
+            self.inner.dim()
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            if self.calls.fetch_add(1, Ordering::SeqCst) >= self.ok_batches {
+                return Err(Error::storage("the embedding endpoint is down"));
+            }
+            self.inner.embed(texts)
+        }
+    }
+
+    fn engine_with(dir: &std::path::Path, e: Option<Arc<dyn Embedder>>) -> Engine {
+        let conn = crate::db::open(dir).unwrap();
+        let cfg = Config { data_dir: dir.to_path_buf(), project_id: Some("p".into()), ..Config::default() };
+        Engine::with_embedder(conn, cfg, None, e).unwrap()
+    }
+
+    fn seed(e: &Engine, n: usize) {
+        for i in 0..n {
+            let new = NewNote {
+                skill: "jq".into(),
+                kind: Kind::Gotcha,
+                intent: String::new(),
+                delta: format!("lesson number {i} about zebra{i}"),
+                tags: vec![],
+                scope: Scope::Project,
+                source: Source::Agent,
+                session_id: None,
+                skill_hash: None,
+            };
+            store::write(&mut e.conn(), "p", &new, None, 0.92, None).unwrap();
+        }
+    }
+
+    #[test]
+    fn reembeds_in_batches_with_progress_and_teaches_the_index() {
+        let d = tempfile::tempdir().unwrap();
+        seed(&engine_with(d.path(), None), 5);
+        let e = engine_with(d.path(), Some(Arc::new(HashEmbedder::default())));
+        let mut seen = vec![];
+        let r = e.distill(Some(2), &mut |p| seen.push(p)).unwrap();
+        assert_eq!(r.reembedded, 5);
+        assert_eq!(r.report.stale_vectors, 0);
+        assert_eq!(r.report.notes, 5);
+        assert_eq!(r.report.never_recalled, 5);
+        let dones: Vec<usize> = seen.iter().map(|p| p.done).collect();
+        assert_eq!(dones, vec![0, 2, 4, 5]);
+        assert!(seen.iter().all(|p| p.total == 5));
+        assert_eq!(e.vector_index().unwrap().len(), 5);
+        // A second run has nothing left to do.
+        assert_eq!(e.distill(None, &mut |_| {}).unwrap().reembedded, 0);
+    }
+
+    #[test]
+    fn a_failing_embedder_is_an_error_not_a_success() {
+        let d = tempfile::tempdir().unwrap();
+        seed(&engine_with(d.path(), None), 5);
+        let flaky = Flaky { inner: HashEmbedder::default(), ok_batches: 1, calls: AtomicUsize::new(0) };
+        let e = engine_with(d.path(), Some(Arc::new(flaky)));
+        let err = e.distill(Some(2), &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains("after 2 of 5 notes"), "{err}");
+        assert!(err.contains("endpoint is down"), "{err}");
+        let report = e.corpus_report().unwrap();
+        assert_eq!(report.stale_vectors, 3);
+    }
+
+    #[test]
+    fn off_reports_a_warning_and_counts() {
+        let d = tempfile::tempdir().unwrap();
+        let e = engine_with(d.path(), None);
+        seed(&e, 2);
+        let r = e.distill(None, &mut |_| {}).unwrap();
+        assert_eq!(r.reembedded, 0);
+        assert_eq!(r.report.notes, 2);
+        assert!(r.report.warnings[0].contains("embedding is off"));
+    }
+}
