@@ -150,3 +150,49 @@ fn an_unusable_data_dir_still_exits_zero() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("data directory"), "the reason reaches stderr when the log cannot be written: {err}");
 }
+
+fn uses(w: &World) -> Vec<(String, String)> {
+    let conn = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+    let mut st = conn.prepare("SELECT session_id, skill FROM skill_uses ORDER BY id").unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn stop_and_session_end_read_the_transcript_once_from_the_stored_offset() {
+    let w = world_with_note();
+    let session =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-session.jsonl"))
+            .unwrap();
+    let lines: Vec<&str> = session.lines().collect();
+    let t = w.tmp.path().join("00893aaf.jsonl");
+    // First Stop: the jq load is there, the pdf expansion not yet, and a line is half written.
+    let half = &lines[12][..lines[12].len() / 2];
+    std::fs::write(&t, format!("{}\n{half}", lines[..12].join("\n"))).unwrap();
+    let (code, out, _) = hook(&w, &fixture("stop.json", &w, &t));
+    assert_eq!((code, out.as_str()), (0, ""), "Stop never answers: an answer would make Claude continue");
+    let sid = "00893aaf-19fa-41d2-8238-13269b9b3ca0".to_string();
+    assert_eq!(uses(&w), vec![(sid.clone(), "jq".to_string())]);
+    assert!(!log(&w).contains("not JSON"), "the half-written line was left for later: {}", log(&w));
+    // The rest arrives (the fixture's own last record is truncated: one bad line, logged); SessionEnd reads only what is new (jq is not counted twice).
+    std::fs::write(&t, format!("{}\n", lines.join("\n"))).unwrap();
+    let (code, out, _) = hook(&w, &fixture("session_end.json", &w, &t));
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(uses(&w), vec![(sid.clone(), "jq".to_string()), (sid.clone(), "pdf".to_string())]);
+    // Nothing new: nothing recorded.
+    hook(&w, &fixture("stop.json", &w, &t));
+    assert_eq!(uses(&w).len(), 2);
+    assert_eq!(log(&w).matches("1 transcript line(s) are not JSON").count(), 1, "{}", log(&w));
+}
+
+#[test]
+fn a_missing_transcript_is_logged_not_fatal() {
+    let w = world_with_note();
+    let t = w.tmp.path().join("gone.jsonl");
+    let (code, out, _) = hook(&w, &fixture("stop.json", &w, &t));
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert!(log(&w).contains("gone.jsonl"), "{}", log(&w));
+    let ev = fixture("session_end.json", &w, &t).replace(&format!("\"transcript_path\": \"{}\",", t.display()), "");
+    let (code, out, _) = hook(&w, &ev);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert!(log(&w).contains("no transcript_path"), "{}", log(&w));
+}

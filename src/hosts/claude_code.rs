@@ -331,8 +331,12 @@ fn read_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<St
     Ok(())
 }
 
-/// The skills used in a slice of Claude Code transcript records, in order of use.
-fn skills_used(records: &[Value], _log: &mut Vec<String>) -> Vec<String> {
-    let _ = records;
-    vec![]
+/// The skills used in a slice of Claude Code transcript records, in order of first use, by
+/// the historian's renderer (the one parser of Claude Code transcripts).
+fn skills_used(records: &[Value], log: &mut Vec<String>) -> Vec<String> {
+    let r = crate::historian::transcript::render(crate::historian::transcript::Format::ClaudeCode, records, None);
+    if !r.skipped.is_empty() {
+        log.push(format!("transcript: skipped {}", r.skipped.join("; ")));
+    }
+    r.skills
 }

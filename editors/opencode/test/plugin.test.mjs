@@ -236,21 +236,54 @@ test("a sidecar that exits at start (unwritable data dir) fails open and logs wh
   }
 })
 
-test("compaction: historian hooks fail open when the sidecar lacks them", async () => {
+test("compaction: the historian's instructions join the prompt and the summary's observations are promoted", async () => {
   const w = world()
-  w.skill("csv-tools")
+  const dir = w.skill("csv-tools")
   const { lines, log } = logger()
   const messages = [
-    { info: { id: "m1", role: "user", sessionID: "ses_1" }, parts: [{ type: "text", text: "split the export" }] },
-    { info: { id: "m2", role: "assistant", sessionID: "ses_1" }, parts: [{ type: "tool", tool: "skill", callID: "c1", state: { status: "completed", input: { name: "csv-tools" }, output: "..." } }] },
+    { info: { id: "m1", role: "user", sessionID: "ses_1" }, parts: [{ type: "text", text: "split the export by region" }] },
+    {
+      info: { id: "m2", role: "assistant", sessionID: "ses_1" },
+      parts: [{ type: "tool", tool: "skill", callID: "c1", state: { status: "completed", input: { name: "csv-tools" }, output: `Base directory for this skill: ${dir}`, metadata: { dir } } }],
+    },
   ]
   const client = { session: { messages: async () => ({ data: messages }) } }
   const hooks = await SkillmemPlugin({ directory: w.ws, client }, { bin: BIN, env: w.env, log })
   try {
     const out = { context: [] }
     await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, out)
-    assert.ok(Array.isArray(out.context))
+    assert.equal(out.context.length, 1)
+    assert.match(out.context[0], /<skill_observations>/)
+    assert.match(out.context[0], /csv-tools/)
+    // OpenCode writes the summary as an assistant message with summary: true.
+    messages.push({
+      info: { id: "m3", role: "assistant", sessionID: "ses_1", summary: true },
+      parts: [{ type: "text", text: "Summary of the work.\n<skill_observations>\n* csv-tools | workflow | Sort by the split column before splitting; the splitter streams.\n</skill_observations>" }],
+    })
     await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "ses_1" } } })
+    const recalled = await hooks.tool.ctx_skill_recall.execute({ skill: "csv-tools" }, ctx)
+    assert.match(recalled, /Sort by the split column/)
+    // A second compaction sends only the new messages: none with a skill, so no instructions.
+    const again = { context: [] }
+    messages.push({ info: { id: "m4", role: "user", sessionID: "ses_1" }, parts: [{ type: "text", text: "thanks" }] })
+    await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, again)
+    assert.deepEqual(again.context, [])
+    assert.deepEqual(lines.filter((l) => l.level === "warn" || l.level === "error"), [])
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("compaction fails open when the host has no session client", async () => {
+  const w = world()
+  const { lines, log } = logger()
+  const hooks = await SkillmemPlugin({ directory: w.ws }, { bin: BIN, env: w.env, log })
+  try {
+    const out = { context: [] }
+    await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, out)
+    await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "ses_1" } } })
+    await hooks.event({ event: { type: "session.idle", properties: {} } })
+    assert.deepEqual(out.context, [])
     assert.deepEqual(lines.filter((l) => l.level === "warn" || l.level === "error"), [])
   } finally {
     await hooks.dispose()
