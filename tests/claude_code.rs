@@ -196,3 +196,29 @@ fn a_missing_transcript_is_logged_not_fatal() {
     assert_eq!((code, out.as_str()), (0, ""));
     assert!(log(&w).contains("no transcript_path"), "{}", log(&w));
 }
+
+/// The shipped plugin and settings snippet call the hook for exactly the events it answers.
+#[test]
+fn the_shipped_hook_configs_match_what_the_hook_handles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/claude-code");
+    let read = |p: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(root.join(p)).unwrap()).unwrap() };
+    let plugin = read(".claude-plugin/plugin.json");
+    assert_eq!(plugin["name"], "skillmem");
+    assert_eq!(plugin["mcpServers"]["skillmem"]["args"], serde_json::json!(["mcp"]));
+    assert_eq!(read("mcp.json")["mcpServers"]["skillmem"], plugin["mcpServers"]["skillmem"]);
+    let hooks = read("hooks/hooks.json")["hooks"].clone();
+    assert_eq!(read("settings.json")["hooks"], hooks, "settings.json carries the plugin's hooks");
+    let mut events: Vec<&str> = hooks.as_object().unwrap().keys().map(String::as_str).collect();
+    events.sort();
+    assert_eq!(events, ["PostToolUse", "SessionEnd", "Stop", "UserPromptExpansion"]);
+    for (event, groups) in hooks.as_object().unwrap() {
+        for g in groups.as_array().unwrap() {
+            if event == "PostToolUse" {
+                assert_eq!(g["matcher"], "Skill");
+            }
+            for h in g["hooks"].as_array().unwrap() {
+                assert_eq!(h["command"], "skillmem hook claude-code", "{event}");
+            }
+        }
+    }
+}
