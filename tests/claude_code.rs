@@ -222,3 +222,27 @@ fn the_shipped_hook_configs_match_what_the_hook_handles() {
         }
     }
 }
+
+/// Claude Code runs hooks with `$CLAUDE_PROJECT_DIR` at the project root while `cwd` may be a
+/// subfolder: the project's `.claude/skills` is still found.
+#[test]
+fn the_project_dir_wins_over_a_subfolder_cwd() {
+    let w = world_with_note();
+    let sub = w.ws.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let t = w.tmp.path().join("t.jsonl");
+    let ev = fixture("post_tool_use_skill.json", &w, &t)
+        .replace(&format!("\"cwd\": \"{}\"", w.ws.display()), &format!("\"cwd\": \"{}\"", sub.display()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .args(["hook", "claude-code"])
+        .current_dir(&sub)
+        .envs(w.envs())
+        .env("CLAUDE_PROJECT_DIR", &w.ws)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(ev.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(context(&String::from_utf8_lossy(&out.stdout), "PostToolUse").contains("drops ligatures"));
+}

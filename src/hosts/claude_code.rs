@@ -40,7 +40,7 @@ const READ_LIMIT: u64 = 32 << 20;
 pub struct HookOptions {
     /// `--data-dir`; else `$SKILLMEM_HOME`, the workspace's skillmem.toml, the default.
     pub data_dir: Option<PathBuf>,
-    /// `--workspace`; else the event's `cwd`, `$CLAUDE_PROJECT_DIR`, the current folder.
+    /// `--workspace`; else `$CLAUDE_PROJECT_DIR`, the event's `cwd`, the current folder.
     pub workspace: Option<PathBuf>,
 }
 
@@ -87,11 +87,13 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
 }
 
+/// The project root: Claude Code gives hooks `$CLAUDE_PROJECT_DIR`; the event's `cwd` may be a
+/// subfolder, where `.claude/skills` would not be found.
 fn workspace_of(event: &Value, opts: &HookOptions) -> PathBuf {
     opts.workspace
         .clone()
-        .or_else(|| str_field(event, "cwd").map(PathBuf::from).filter(|p| p.is_dir()))
         .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|p| p.is_dir()))
+        .or_else(|| str_field(event, "cwd").map(PathBuf::from).filter(|p| p.is_dir()))
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"))
 }
@@ -279,7 +281,11 @@ pub fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64)
     f.seek(SeekFrom::Start(start))?;
     let mut buf = vec![];
     f.take(READ_LIMIT).read_to_end(&mut buf)?;
-    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else { return Ok((vec![], start)) };
+    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+        // One line longer than the whole read limit can never complete here: step over it.
+        let skip = if buf.len() as u64 == READ_LIMIT { buf.len() as u64 } else { 0 };
+        return Ok((vec![], start + skip));
+    };
     let lines = String::from_utf8_lossy(&buf[..end]).lines().map(str::to_string).collect();
     Ok((lines, start + end as u64 + 1))
 }

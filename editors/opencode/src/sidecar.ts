@@ -103,7 +103,7 @@ export class Sidecar {
     const tail = this.stderrTail.length ? ` (sidecar stderr: ${this.stderrTail.join(" | ")})` : ""
     this.opts.log(
       "warn",
-      `skillmem: ${what} failed: ${message(e)}${tail}. Skills load as without skillmem; the sidecar is restarted on the next call.`,
+      `skillmem: ${what} failed: ${message(e)}${tail}. Skills load as without skillmem until it answers again (a sidecar that died is restarted on the next call).`,
     )
   }
 

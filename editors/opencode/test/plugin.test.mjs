@@ -289,3 +289,31 @@ test("compaction fails open when the host has no session client", async () => {
     await hooks.dispose()
   }
 })
+
+test("a read-only or missing workspace: nothing is written there, skills still recall", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  chmodSync(join(w.ws, ".opencode/skills/csv-tools"), 0o555)
+  chmodSync(join(w.ws, ".opencode/skills"), 0o555)
+  chmodSync(join(w.ws, ".opencode"), 0o555)
+  chmodSync(w.ws, 0o555)
+  const { lines, log } = logger()
+  try {
+    for (const directory of [w.ws, join(w.root, "no-such-workspace")]) {
+      const hooks = await SkillmemPlugin({ directory }, { bin: BIN, env: w.env, log, timeoutMs: 2000 })
+      try {
+        // The first load tells the sidecar where the skill lives (metadata.dir), as OpenCode does.
+        await loadSkill(hooks, "csv-tools", dir)
+        const noted = await hooks.tool.ctx_skill_note.execute({ skill: "csv-tools", kind: "gotcha", delta: `Lesson seen from ${directory}.` }, ctx)
+        assert.match(noted, /Saved as note/, directory)
+        const r = await loadSkill(hooks, "csv-tools", dir)
+        assert.match(r.output, /<skill-memory/, directory)
+      } finally {
+        await hooks.dispose()
+      }
+    }
+    assert.deepEqual(lines.filter((l) => l.level === "warn" || l.level === "error"), [])
+  } finally {
+    chmodSync(w.ws, 0o755)
+  }
+})
