@@ -346,3 +346,33 @@ fn skills_used(records: &[Value], log: &mut Vec<String>) -> Vec<String> {
     }
     r.skills
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_from_takes_complete_lines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        // (file content, offset) → (lines, next offset)
+        let cases: &[(&str, u64, &[&str], u64)] = &[
+            ("", 0, &[], 0),
+            ("a\nb\n", 0, &["a", "b"], 4),
+            ("a\nb\n", 2, &["b"], 4),
+            ("a\nb\nhalf", 0, &["a", "b"], 4),
+            ("a\nb\nhalf", 4, &[], 4),
+            ("a\n", 10, &["a"], 2), // shorter than the offset: rewritten, read from the start
+        ];
+        for (text, offset, want, next) in cases {
+            std::fs::write(&p, text).unwrap();
+            let (lines, n) = read_from(&p, *offset).unwrap();
+            assert_eq!(
+                (lines.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), n),
+                (*want, *next),
+                "{text:?} @ {offset}"
+            );
+        }
+        assert!(read_from(&dir.path().join("missing"), 0).is_err());
+    }
+}
