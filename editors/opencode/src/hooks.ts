@@ -99,7 +99,7 @@ export function createHooks(
     const r = await sidecar.request<{ parameters: Json }>(
       "skillmem/toolDefinition",
       { tool: toolID, parameters: { type: "object", properties: {} } },
-      toolBudget,
+      Math.min(toolBudget, 1000),
     )
     const p = (r.parameters?.properties as Json | undefined)?.intent as Json | undefined
     if (p) intentProperty = p
@@ -126,30 +126,30 @@ export function createHooks(
   }
 
   const hooks: Hooks = {
+    // The sidecar says once what `intent` looks like; after that it is added here, without a
+    // round trip on every LLM request (toolDefinition is idempotent and only adds `intent`).
     "tool.definition": async (inp, output) => {
       if (!isSkillTool(inp.toolID)) return
       try {
         const out = output as { parameters: any; jsonSchema?: unknown }
+        const withIntent = async (schema: Json): Promise<Json> => {
+          const p = await intentSchema(inp.toolID)
+          const props = (schema.properties as Json | undefined) ?? {}
+          if (!p || "intent" in props) return schema
+          return { ...schema, properties: { ...props, intent: p } }
+        }
         if (isJsonSchemaObject(out.jsonSchema)) {
-          const r = await sidecar.request<{ parameters: Json }>(
-            "skillmem/toolDefinition",
-            { tool: inp.toolID, parameters: out.jsonSchema },
-            toolBudget,
-          )
-          out.jsonSchema = r.parameters
+          out.jsonSchema = await withIntent(out.jsonSchema)
         } else if (isJsonSchemaObject(out.parameters)) {
-          const r = await sidecar.request<{ parameters: Json }>(
-            "skillmem/toolDefinition",
-            { tool: inp.toolID, parameters: out.parameters },
-            toolBudget,
-          )
-          out.parameters = r.parameters
+          out.parameters = await withIntent(out.parameters)
         } else if (out.parameters && typeof out.parameters.extend === "function" && out.parameters.shape) {
           // A zod object (OpenCode before Effect schemas): extend it with an optional intent.
           if (!("intent" in out.parameters.shape)) {
             const p = await intentSchema(inp.toolID)
-            const desc = typeof p?.description === "string" ? p.description : "What you are about to do with this skill."
-            out.parameters = out.parameters.extend({ intent: tool.schema.string().optional().describe(desc) })
+            if (p) {
+              const desc = typeof p.description === "string" ? p.description : "What you are about to do with this skill."
+              out.parameters = out.parameters.extend({ intent: tool.schema.string().optional().describe(desc) })
+            }
           }
         } else {
           log("debug", "skillmem: the skill tool's parameters have no JSON Schema to extend; intent not added")
