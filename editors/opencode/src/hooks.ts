@@ -78,7 +78,8 @@ export function createHooks(
   const toolBudget = options.toolTimeoutMs ?? 5000
   const sidecar = new Sidecar({
     bin: options.bin ?? process.env.SKILLMEM_BIN ?? "skillmem",
-    directory: input.worktree || input.directory,
+    // The repository root when there is one (OpenCode reports "/" as the worktree outside git).
+    directory: input.worktree && input.worktree !== "/" ? input.worktree : input.directory,
     env: options.env ? { ...process.env, ...options.env } : process.env,
     initializationOptions: {
       ...(options.initializationOptions ?? {}),

@@ -66,6 +66,12 @@ async function loadSkill(hooks, name, dir, intent) {
 
 const ctx = { sessionID: "ses_1", messageID: "msg_1", agent: "build", directory: "", worktree: "", abort: new AbortController().signal, metadata() {}, async ask() {} }
 
+test("the module exports only plugin functions (OpenCode calls every export)", async () => {
+  const mod = await import("../dist/index.js")
+  assert.ok(Object.keys(mod).length > 0)
+  for (const [name, value] of Object.entries(mod)) assert.equal(typeof value, "function", name)
+})
+
 test("a skill's second load shows what the agent noted after the first", async () => {
   assert.ok(existsSync(BIN), `build skillmem first (cargo build): ${BIN}`)
   const w = world()
@@ -158,7 +164,7 @@ test("a missing binary fails open: output untouched, one log line, no throw", as
       const t = performance.now()
       const r = await loadSkill(hooks, "csv-tools", dir)
       assert.equal(r.output, r.original)
-      assert.ok(performance.now() - t < 1000)
+      assert.ok(performance.now() - t < 2000)
     }
     const def = { description: "d", parameters: { type: "object", properties: {} } }
     await hooks["tool.definition"]({ toolID: "skill" }, def)
@@ -186,7 +192,8 @@ test("a sidecar that never answers costs at most the budget", async () => {
     const r = await loadSkill(hooks, "csv-tools", dir)
     const took = performance.now() - t
     assert.equal(r.output, r.original)
-    assert.ok(took >= 240 && took < 600, `took ${took} ms`)
+    // The budget is what ends the wait (generous upper bound: CI machines are shared).
+    assert.ok(took >= 240 && took < 2000, `took ${took} ms`)
     assert.equal(lines.filter((l) => l.level === "warn").length, 1)
     assert.match(lines[0].message, /longer than 250 ms/)
   } finally {
