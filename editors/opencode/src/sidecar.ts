@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from "node:child_process"
 import { existsSync } from "node:fs"
 import { pathToFileURL } from "node:url"
 import {
+  ErrorCodes,
   ResponseError,
   createMessageConnection,
   StreamMessageReader,
@@ -216,5 +217,7 @@ export function message(e: unknown): string {
 
 /** True for a JSON-RPC error response (the sidecar answered), false for a transport failure. */
 export function isAnswer(e: unknown): boolean {
-  return e instanceof ResponseError
+  // vscode-jsonrpc raises these itself when the connection breaks: they are failures.
+  const local: number[] = [ErrorCodes.MessageWriteError, ErrorCodes.MessageReadError, ErrorCodes.PendingResponseRejected, ErrorCodes.ConnectionInactive]
+  return e instanceof ResponseError && !local.includes(e.code)
 }

@@ -324,3 +324,42 @@ test("a read-only or missing workspace: nothing is written there, skills still r
     chmodSync(w.ws, 0o755)
   }
 })
+
+test("a sidecar that dies in the middle of a call is a failure (logged once), then restarted", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  // A stand-in that answers initialize, then dies on the first request after it.
+  const fake = join(w.root, "dying-skillmem")
+  writeFileSync(
+    fake,
+    `#!/usr/bin/env node
+let buf = Buffer.alloc(0); let n = 0
+process.stdin.on("data", (d) => {
+  buf = Buffer.concat([buf, d])
+  for (;;) {
+    const h = buf.indexOf("\\r\\n\\r\\n"); if (h < 0) return
+    const len = Number(/Content-Length: (\\d+)/i.exec(buf.slice(0, h).toString())[1])
+    if (buf.length < h + 4 + len) return
+    const msg = JSON.parse(buf.slice(h + 4, h + 4 + len).toString()); buf = buf.slice(h + 4 + len)
+    if (msg.method === "initialize") {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { capabilities: {} } })
+      process.stdout.write("Content-Length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body)
+    } else if (msg.id !== undefined && ++n >= 1) process.exit(3)
+  }
+})
+`,
+  )
+  chmodSync(fake, 0o755)
+  const { lines, log } = logger()
+  const { hooks, sidecar } = createHooks({ directory: w.ws }, { bin: fake, env: w.env, log, timeoutMs: 2000 })
+  try {
+    for (let i = 0; i < 2; i++) {
+      const r = await loadSkill(hooks, "csv-tools", dir)
+      assert.equal(r.output, r.original)
+    }
+    assert.equal(lines.filter((l) => l.level === "warn").length, 1, JSON.stringify(lines))
+    assert.ok(sidecar.starts >= 2, "restarted on the next call")
+  } finally {
+    await hooks.dispose()
+  }
+})
