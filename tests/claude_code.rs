@@ -210,7 +210,7 @@ fn the_shipped_hook_configs_match_what_the_hook_handles() {
     assert_eq!(read("settings.json")["hooks"], hooks, "settings.json carries the plugin's hooks");
     let mut events: Vec<&str> = hooks.as_object().unwrap().keys().map(String::as_str).collect();
     events.sort();
-    assert_eq!(events, ["PostToolUse", "SessionEnd", "Stop", "UserPromptExpansion"]);
+    assert_eq!(events, ["PostCompact", "PostToolUse", "SessionEnd", "Stop", "UserPromptExpansion"]);
     for (event, groups) in hooks.as_object().unwrap() {
         for g in groups.as_array().unwrap() {
             if event == "PostToolUse" {
@@ -245,4 +245,22 @@ fn the_project_dir_wins_over_a_subfolder_cwd() {
     child.stdin.take().unwrap().write_all(ev.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(context(&String::from_utf8_lossy(&out.stdout), "PostToolUse").contains("drops ligatures"));
+}
+
+/// PostCompact: the observations of the summary are promoted; the placeholder line a
+/// summariser may copy is rejected and logged, and a summary without a block is left alone.
+#[test]
+fn post_compact_promotes_the_summary_observations() {
+    let w = world_with_note();
+    let t = w.tmp.path().join("t.jsonl");
+    let (code, out, _) = hook(&w, &fixture("post_compact.json", &w, &t));
+    assert_eq!((code, out.as_str()), (0, ""));
+    let (_, recalled, _) = w.cli(&["recall", "pdf", "--intent", "table columns"]);
+    assert!(recalled.contains("pdftotext -layout"), "{recalled}");
+    assert!(log(&w).contains("observation rejected"), "{}", log(&w));
+    let plain =
+        fixture("post_compact.json", &w, &t).replace("<skill_observations>", "").replace("</skill_observations>", "");
+    let before = log(&w);
+    let (code, out, _) = hook(&w, &plain);
+    assert_eq!((code, out.as_str(), log(&w)), (0, "", before));
 }

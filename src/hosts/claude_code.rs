@@ -7,6 +7,8 @@
 //! - `Stop` and `SessionEnd` read the session's transcript from the offset reached last time
 //!   (kept in the store, table `host_sessions`) and record which skills were used
 //!   (`skill_uses`), so that the transcript is the safety net when a `Skill` hook did not fire.
+//! - `PostCompact` hands the compaction summary to the historian, which promotes the
+//!   observations of its `<skill_observations>` block, if the summariser was asked for one.
 //!
 //! Must never block or mislead the agent: every failure prints nothing, exits 0, and leaves
 //! its reason in `<data dir>/logs/claude-code-hook.log`. Hook JSON of other versions (fields
@@ -148,6 +150,10 @@ fn handle(stdin: &str, opts: &HookOptions, log: &mut Vec<String>) -> (Option<Str
             transcript(&event, &ws, opts, log);
             None
         }
+        "PostCompact" => {
+            compacted(&event, &ws, opts, log);
+            None
+        }
         _ => None,
     };
     let stdout = out.map(|block| {
@@ -261,6 +267,36 @@ fn transcript(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
     };
     if let Err(e) = read_transcript(&engine, session, &path, log) {
         log.push(format!("session {session}: transcript {}: {e}", path.display()));
+    }
+}
+
+/// PostCompact: the summary Claude Code wrote goes to the historian. It holds a
+/// `<skill_observations>` block only when the compaction was asked for one (`/compact` with the
+/// instructions of `skillmem chunk`, or compact instructions in CLAUDE.md); otherwise nothing is
+/// promoted, which is not a failure.
+fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) {
+    let Some(summary) = str_field(event, "compact_summary") else { return };
+    if !summary.contains("<skill_observations") {
+        return;
+    }
+    let engine = match open(ws, opts, log) {
+        Ok(e) => e,
+        Err(e) => {
+            log.push(format!("cannot open the store: {e}"));
+            return;
+        }
+    };
+    let p = crate::protocol::historian::HistorianResultParams {
+        session_id: str_field(event, "session_id").map(str::to_string),
+        output: summary.to_string(),
+    };
+    match engine.historian_result(p) {
+        Ok(r) => {
+            for x in &r.rejected {
+                log.push(format!("PostCompact: observation rejected ({}): {}", x.reason, x.line));
+            }
+        }
+        Err(e) => log.push(format!("PostCompact: {e}")),
     }
 }
 
