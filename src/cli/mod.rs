@@ -135,7 +135,7 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum HookHost {
-    /// A Claude Code hook: PostToolUse (Skill), UserPromptExpansion, Stop, SessionEnd.
+    /// A Claude Code hook: PostToolUse (Skill), UserPromptExpansion, Stop, SessionEnd, PostCompact.
     /// Always exits 0; failures go to <data dir>/logs/claude-code-hook.log.
     ClaudeCode,
 }
