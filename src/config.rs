@@ -144,6 +144,11 @@ impl Config {
                                 cfg.memory.dedup_threshold = t as f32;
                             }
                             "enabledSkills" => cfg.memory.enabled_skills = strings(x, &name)?,
+                            // The host's name for the note tool; the server reads it for the
+                            // guidance line (server::initialize), so here it is only checked.
+                            "noteTool" => {
+                                string(x, &name)?;
+                            }
                             _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
                         }
                     }
@@ -324,6 +329,13 @@ mod tests {
     fn unknown_keys_are_warnings() {
         let r = Config::from_value(&json!({"colour": 1, "memory": {"maxTokenz": 3}})).unwrap();
         assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn note_tool_is_a_known_key() {
+        let r = Config::from_value(&json!({"memory": {"noteTool": "ctx_skill_note"}})).unwrap();
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert!(Config::from_value(&json!({"memory": {"noteTool": 3}})).is_err());
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod historian;
+pub mod hosts;
 pub mod index;
 pub mod memory;
 pub mod project;

@@ -124,6 +124,20 @@ pub enum Command {
         #[arg(long)]
         batch_size: Option<usize>,
     },
+    /// Answer one hook event of an agent host (JSON on stdin, the hook's JSON on stdout).
+    Hook {
+        #[command(subcommand)]
+        host: HookHost,
+    },
+    /// Serve the note tools over MCP on stdio (skill_note, skill_recall, skill_pin, skill_forget).
+    Mcp,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookHost {
+    /// A Claude Code hook: PostToolUse (Skill), UserPromptExpansion, Stop, SessionEnd, PostCompact.
+    /// Always exits 0; failures go to <data dir>/logs/claude-code-hook.log.
+    ClaudeCode,
 }
 
 #[derive(Debug, Subcommand)]
@@ -215,6 +229,29 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
+        Command::Hook { host: HookHost::ClaudeCode } => {
+            use skillmem::hosts::{claude_code, log_line};
+            use std::io::Read;
+            let mut input = String::new();
+            let read = std::io::stdin().take(16 << 20).read_to_string(&mut input);
+            let opts = claude_code::HookOptions { data_dir: g.data_dir.clone(), workspace: g.workspace.clone() };
+            let answer = match read {
+                Ok(_) => claude_code::answer(&input, &opts),
+                Err(e) => claude_code::answer("", &opts).with_log(format!("cannot read stdin: {e}")),
+            };
+            for line in &answer.log {
+                log_line(&answer.data_dir, claude_code::LOG_NAME, line);
+            }
+            if let Some(s) = &answer.stdout {
+                out(s);
+            }
+        }
+        Command::Mcp => {
+            let engine = engine(g)?;
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            rt.block_on(skillmem::hosts::mcp::serve(engine))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+        }
     }
     Ok(0)
 }

@@ -1,0 +1,290 @@
+// The OpenCode hooks of skillmem: skill loads get their `<skill-memory>` block, the agent gets
+// `ctx_skill_note` / `ctx_skill_recall`, and compaction feeds the historian where OpenCode
+// offers the hooks. Every hook fails open: a missing, crashed or slow sidecar leaves the
+// host's data exactly as it was (see Sidecar for the restart and log-once rules).
+
+import type { Hooks, PluginInput } from "@opencode-ai/plugin"
+import { tool } from "@opencode-ai/plugin"
+import { Sidecar, message, type Level, type Log } from "./sidecar.js"
+
+/** The names agents know the note tools by. */
+export const NOTE_TOOL = "ctx_skill_note"
+export const RECALL_TOOL = "ctx_skill_recall"
+
+export interface SkillmemOptions {
+  /** The skillmem binary; default `$SKILLMEM_BIN`, else `skillmem` on PATH. */
+  bin?: string
+  /** Budget of `toolAfter` in ms (start-up of the sidecar included); default 250. */
+  timeoutMs?: number
+  /** Budget of the note and recall tools and of the historian calls in ms; default 5000. */
+  toolTimeoutMs?: number
+  /** Extra environment for the sidecar (e.g. `SKILLMEM_HOME`). */
+  env?: Record<string, string>
+  /** Extra `initializationOptions` (e.g. `{ memory: { enabledSkills: ["*"] } }`). */
+  initializationOptions?: Record<string, unknown>
+  /** Where log lines go; default OpenCode's app log, else stderr. */
+  log?: Log
+}
+
+const KINDS = `Kinds:
+- gotcha: a trap that cost time (a flag that does not do what it says, an input that breaks the script);
+- discovery: a fact about the skill or its tools you had to find out (an undocumented option, a limit);
+- fix: an error message and what fixed it (quote the error);
+- workflow: a step that must not be skipped, or an order that matters.`
+
+const NOTE_DESCRIPTION = `Save a lesson about a skill to skill memory, so that the next load of that skill shows it.
+Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation.
+${KINDS}
+Notes are per project by default; use scope "global" only for lessons true in every project.`
+
+const RECALL_DESCRIPTION = `Read skill memory: the lessons saved for a skill (gotchas, discoveries, error fixes, workflow steps), most relevant first for the intent you give. Skill loads already show them; use this to look again with another intent.`
+
+type Json = Record<string, unknown>
+
+function isSkillTool(name: unknown): boolean {
+  return typeof name === "string" && name.toLowerCase() === "skill"
+}
+
+function isJsonSchemaObject(v: unknown): v is Json {
+  return (
+    !!v &&
+    typeof v === "object" &&
+    Object.getPrototypeOf(v) === Object.prototype &&
+    ((v as Json).type === "object" || typeof (v as Json).properties === "object")
+  )
+}
+
+function defaultLog(input: Partial<PluginInput>): Log {
+  const app = (input.client as any)?.app
+  return (level: Level, msg: string) => {
+    if (level === "debug") return
+    if (app?.log) {
+      Promise.resolve(app.log({ body: { service: "skillmem", level, message: msg } })).catch(() =>
+        process.stderr.write(`${msg}\n`),
+      )
+    } else {
+      process.stderr.write(`${msg}\n`)
+    }
+  }
+}
+
+/** The hooks and the sidecar behind them (the sidecar is exposed for tests). */
+export function createHooks(
+  input: Partial<PluginInput> & { directory: string },
+  options: SkillmemOptions = {},
+): { hooks: Hooks; sidecar: Sidecar } {
+  const log = options.log ?? defaultLog(input)
+  const budget = options.timeoutMs ?? 250
+  const toolBudget = options.toolTimeoutMs ?? 5000
+  const sidecar = new Sidecar({
+    bin: options.bin ?? process.env.SKILLMEM_BIN ?? "skillmem",
+    // The repository root when there is one (OpenCode reports "/" as the worktree outside git).
+    directory: input.worktree && input.worktree !== "/" ? input.worktree : input.directory,
+    env: options.env ? { ...process.env, ...options.env } : process.env,
+    initializationOptions: {
+      ...(options.initializationOptions ?? {}),
+      memory: { ...((options.initializationOptions?.memory as Json) ?? {}), noteTool: NOTE_TOOL },
+    },
+    log,
+  })
+  // Warm up so that the first skill load fits in the budget; a failure is logged once.
+  sidecar.start().catch((e) => sidecar.fail("start", e))
+
+  let intentProperty: Json | undefined
+  const historianMissing = { logged: false }
+  const sent = new Map<string, number>() // sessionID → messages already given to the historian
+  const compacting = new Set<string>()
+
+  async function intentSchema(toolID: string): Promise<Json | undefined> {
+    if (intentProperty) return intentProperty
+    const r = await sidecar.request<{ parameters: Json }>(
+      "skillmem/toolDefinition",
+      { tool: toolID, parameters: { type: "object", properties: {} } },
+      Math.min(toolBudget, 1000),
+    )
+    const p = (r.parameters?.properties as Json | undefined)?.intent as Json | undefined
+    if (p) intentProperty = p
+    return p
+  }
+
+  async function sessionMessages(sessionID: string): Promise<any[] | undefined> {
+    const session = (input.client as any)?.session
+    if (!session?.messages) return undefined
+    const r = await session.messages({ path: { id: sessionID } })
+    return Array.isArray(r) ? r : Array.isArray(r?.data) ? r.data : undefined
+  }
+
+  function historianUnavailable(e: unknown): boolean {
+    // -32601: this skillmem has no historian methods yet.
+    if ((e as { code?: number })?.code === -32601) {
+      if (!historianMissing.logged) {
+        historianMissing.logged = true
+        log("info", "skillmem: this skillmem build has no historian; compaction runs without it")
+      }
+      return true
+    }
+    return false
+  }
+
+  const hooks: Hooks = {
+    // The sidecar says once what `intent` looks like; after that it is added here, without a
+    // round trip on every LLM request (toolDefinition is idempotent and only adds `intent`).
+    "tool.definition": async (inp, output) => {
+      if (!isSkillTool(inp.toolID)) return
+      try {
+        const out = output as { parameters: any; jsonSchema?: unknown }
+        const withIntent = async (schema: Json): Promise<Json> => {
+          const p = await intentSchema(inp.toolID)
+          const props = (schema.properties as Json | undefined) ?? {}
+          if (!p || "intent" in props) return schema
+          return { ...schema, properties: { ...props, intent: p } }
+        }
+        if (isJsonSchemaObject(out.jsonSchema)) {
+          out.jsonSchema = await withIntent(out.jsonSchema)
+        } else if (isJsonSchemaObject(out.parameters)) {
+          out.parameters = await withIntent(out.parameters)
+        } else if (out.parameters && typeof out.parameters.extend === "function" && out.parameters.shape) {
+          // A zod object (OpenCode before Effect schemas): extend it with an optional intent.
+          if (!("intent" in out.parameters.shape)) {
+            const p = await intentSchema(inp.toolID)
+            if (p) {
+              const desc = typeof p.description === "string" ? p.description : "What you are about to do with this skill."
+              out.parameters = out.parameters.extend({ intent: tool.schema.string().optional().describe(desc) })
+            }
+          }
+        } else {
+          log("debug", "skillmem: the skill tool's parameters have no JSON Schema to extend; intent not added")
+        }
+      } catch (e) {
+        sidecar.fail("toolDefinition", e)
+      }
+    },
+
+    "tool.execute.before": async (inp, output) => {
+      if (!isSkillTool(inp.tool)) return
+      sidecar.notify("skillmem/toolBefore", {
+        sessionId: inp.sessionID,
+        callId: inp.callID,
+        tool: inp.tool,
+        args: output?.args ?? {},
+      })
+    },
+
+    "tool.execute.after": async (inp, output) => {
+      if (!isSkillTool(inp.tool) || !output || typeof output.output !== "string") return
+      try {
+        const r = await sidecar.request<{ append: string | null }>(
+          "skillmem/toolAfter",
+          {
+            sessionId: inp.sessionID,
+            callId: inp.callID,
+            tool: inp.tool,
+            args: inp.args ?? {},
+            output: output.output,
+            metadata: output.metadata ?? null,
+          },
+          budget,
+        )
+        if (typeof r?.append === "string" && r.append) output.output += r.append
+      } catch (e) {
+        sidecar.fail("toolAfter", e)
+      }
+    },
+
+    tool: {
+      [NOTE_TOOL]: tool({
+        description: NOTE_DESCRIPTION,
+        args: {
+          skill: tool.schema.string().describe("The skill the lesson is about (its name, as loaded)"),
+          kind: tool.schema.enum(["gotcha", "discovery", "fix", "workflow"]).describe("The kind of lesson"),
+          delta: tool.schema.string().describe("The lesson itself, in one or two sentences"),
+          intent: tool.schema.string().optional().describe("What you were doing when you learned it"),
+          scope: tool.schema
+            .enum(["project", "global"])
+            .optional()
+            .describe("project (default): this project only; global: every project"),
+        },
+        async execute(args, ctx) {
+          try {
+            const r = await sidecar.request<{ id: number; status: string }>(
+              "skillmem/note",
+              { sessionId: ctx?.sessionID, ...args },
+              toolBudget,
+            )
+            return r.status === "duplicate"
+              ? `Already known (note ${r.id}); its weight went up.`
+              : `Saved as note ${r.id}.`
+          } catch (e) {
+            sidecar.fail("note", e)
+            return `skillmem could not save the note: ${message(e)}`
+          }
+        },
+      }),
+      [RECALL_TOOL]: tool({
+        description: RECALL_DESCRIPTION,
+        args: {
+          skill: tool.schema.string().describe("The skill whose lessons to read"),
+          intent: tool.schema.string().optional().describe("What you are about to do (ranks the lessons)"),
+        },
+        async execute(args) {
+          try {
+            const r = await sidecar.request<{ block: string | null }>("skillmem/recall", args, toolBudget)
+            return r.block ?? `No lessons saved for ${args.skill} yet.`
+          } catch (e) {
+            sidecar.fail("recall", e)
+            return `skillmem could not recall: ${message(e)}`
+          }
+        },
+      }),
+    },
+
+    // Historian: the new part of the session goes to skillmem, its instructions join the
+    // compaction prompt, and the summary OpenCode writes comes back as observations.
+    "experimental.session.compacting": async (inp, output) => {
+      try {
+        const all = await sessionMessages(inp.sessionID)
+        if (!all) return
+        const from = Math.min(sent.get(inp.sessionID) ?? 0, all.length)
+        const messages = all.slice(from)
+        if (!messages.length) return
+        const r = await sidecar.request<{ instructions?: string }>(
+          "skillmem/transcriptChunk",
+          { sessionId: inp.sessionID, format: "opencode", messages },
+          toolBudget,
+        )
+        sent.set(inp.sessionID, all.length)
+        if (r?.instructions) {
+          output.context.push(r.instructions)
+          compacting.add(inp.sessionID)
+        }
+      } catch (e) {
+        if (!historianUnavailable(e)) sidecar.fail("transcriptChunk", e)
+      }
+    },
+
+    event: async ({ event }) => {
+      const ev = event as { type: string; properties?: Json }
+      if (ev.type !== "session.compacted") return
+      const sessionID = ev.properties?.sessionID
+      if (typeof sessionID !== "string" || !compacting.delete(sessionID)) return
+      try {
+        const all = await sessionMessages(sessionID)
+        const summary = [...(all ?? [])].reverse().find((m) => m?.info?.role === "assistant" && m?.info?.summary)
+        if (!summary) return
+        const text = (summary.parts ?? [])
+          .filter((p: any) => p?.type === "text" && typeof p.text === "string")
+          .map((p: any) => p.text)
+          .join("\n")
+        if (!text) return
+        await sidecar.request("skillmem/historianResult", { sessionId: sessionID, output: text }, toolBudget)
+      } catch (e) {
+        if (!historianUnavailable(e)) sidecar.fail("historianResult", e)
+      }
+    },
+
+    dispose: async () => {
+      await sidecar.stop()
+    },
+  }
+  return { hooks, sidecar }
+}

@@ -1,0 +1,365 @@
+// The plugin under Node against the real skillmem binary, with a host stand-in that calls
+// the hooks the way OpenCode does (tool.definition, tool.execute.before/after, custom tools,
+// compaction). SKILLMEM_BIN picks the binary (default: the workspace's target/debug build).
+
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, existsSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve, dirname } from "node:path"
+import { fileURLToPath } from "node:url"
+
+import { SkillmemPlugin } from "../dist/index.js"
+import { createHooks } from "../dist/hooks.js"
+import { tool } from "@opencode-ai/plugin"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const BIN = resolve(process.env.SKILLMEM_BIN ?? join(here, "../../../target/debug/skillmem"))
+
+const SKILL_MD = `---
+name: NAME
+description: test skill
+skill-memory:
+  enabled: true
+---
+# NAME
+`
+
+function world() {
+  const root = mkdtempSync(join(tmpdir(), "skillmem-opencode-"))
+  const ws = join(root, "ws")
+  const home = join(root, "home")
+  const data = join(root, "data")
+  for (const d of [ws, home, data]) mkdirSync(d, { recursive: true })
+  const skill = (name) => {
+    const dir = join(ws, ".opencode/skills", name)
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, "SKILL.md"), SKILL_MD.replaceAll("NAME", name))
+    return dir
+  }
+  return { root, ws, home, data, skill, env: { HOME: home, SKILLMEM_HOME: data, SKILLMEM_LOG: "warn" } }
+}
+
+function logger() {
+  const lines = []
+  const log = (level, message) => {
+    if (level !== "debug") lines.push({ level, message })
+  }
+  return { lines, log }
+}
+
+/** A host stand-in: calls the hooks in OpenCode's order for one skill tool call. */
+let calls = 0
+async function loadSkill(hooks, name, dir, intent) {
+  const input = { tool: "skill", sessionID: "ses_1", callID: `call_${++calls}` }
+  const before = { args: intent ? { name, intent } : { name } }
+  await hooks["tool.execute.before"]?.(input, before)
+  const output = {
+    title: `Loaded skill: ${name}`,
+    output: `<skill_content name="${name}">\n# ${name}\n\nBase directory for this skill: ${dir}\n</skill_content>`,
+    metadata: { name, dir },
+  }
+  const original = output.output
+  await hooks["tool.execute.after"]?.({ ...input, args: { name } }, output)
+  return { output: output.output, original }
+}
+
+const ctx = { sessionID: "ses_1", messageID: "msg_1", agent: "build", directory: "", worktree: "", abort: new AbortController().signal, metadata() {}, async ask() {} }
+
+test("the module exports only plugin functions (OpenCode calls every export)", async () => {
+  const mod = await import("../dist/index.js")
+  assert.ok(Object.keys(mod).length > 0)
+  for (const [name, value] of Object.entries(mod)) assert.equal(typeof value, "function", name)
+})
+
+test("a skill's second load shows what the agent noted after the first", async () => {
+  assert.ok(existsSync(BIN), `build skillmem first (cargo build): ${BIN}`)
+  const w = world()
+  const dir = w.skill("csv-tools")
+  const { lines, log } = logger()
+  const hooks = await SkillmemPlugin({ directory: w.ws, worktree: w.ws }, { bin: BIN, env: w.env, log, timeoutMs: 2000 })
+  try {
+    // tool.definition: the skill tool gains an optional intent (JSON Schema form and jsonSchema form).
+    const def = { description: "Load a skill", parameters: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } }
+    await hooks["tool.definition"]({ toolID: "skill" }, def)
+    assert.equal(def.parameters.properties.intent.type, "string")
+    assert.deepEqual(def.parameters.required, ["name"])
+    const effectLike = { description: "x", parameters: { _tag: "schema" }, jsonSchema: { type: "object", properties: { name: { type: "string" } } } }
+    await hooks["tool.definition"]({ toolID: "skill" }, effectLike)
+    assert.ok(effectLike.jsonSchema.properties.intent)
+    // Older OpenCode hands the plugin a zod object: it is extended, not replaced.
+    const zodForm = { description: "x", parameters: tool.schema.object({ name: tool.schema.string() }) }
+    await hooks["tool.definition"]({ toolID: "skill" }, zodForm)
+    assert.ok(zodForm.parameters.shape.intent)
+    assert.ok(zodForm.parameters.safeParse({ name: "a" }).success, "intent stays optional")
+    const bash = { description: "Run", parameters: { type: "object", properties: { command: { type: "string" } } } }
+    await hooks["tool.definition"]({ toolID: "bash" }, bash)
+    assert.equal(bash.parameters.properties.intent, undefined)
+
+    const first = await loadSkill(hooks, "csv-tools", dir, "split a CSV export")
+    assert.equal(first.output, first.original, "nothing to recall yet: output untouched")
+
+    const noted = await hooks.tool.ctx_skill_note.execute(
+      { skill: "csv-tools", kind: "gotcha", delta: "Excel exports start with a UTF-8 BOM; read them with utf-8-sig.", intent: "read an Excel export" },
+      ctx,
+    )
+    assert.match(noted, /Saved as note \d+/)
+    const again = await hooks.tool.ctx_skill_note.execute(
+      { skill: "csv-tools", kind: "gotcha", delta: "Excel exports start with a UTF-8 BOM; read them with utf-8-sig.", intent: "read an Excel export" },
+      ctx,
+    )
+    assert.match(again, /Already known/)
+
+    const second = await loadSkill(hooks, "csv-tools", dir, "the first header has a BOM")
+    assert.ok(second.output.startsWith(second.original + "\n\n<skill-memory skill=\"csv-tools\""), second.output)
+    assert.match(second.output, /UTF-8 BOM/)
+    assert.match(second.output, /ctx_skill_note/, "the guidance names the host's note tool")
+
+    const recalled = await hooks.tool.ctx_skill_recall.execute({ skill: "csv-tools", intent: "BOM" }, ctx)
+    assert.match(recalled, /<skill-memory/)
+    const none = await hooks.tool.ctx_skill_recall.execute({ skill: "nope" }, ctx)
+    assert.match(none, /could not recall: .*nope/)
+
+    // Other tools pass through untouched and never reach the sidecar.
+    const out = { title: "", output: "ls output", metadata: {} }
+    await hooks["tool.execute.after"]({ tool: "bash", sessionID: "ses_1", callID: "c", args: {} }, out)
+    assert.equal(out.output, "ls output")
+    assert.deepEqual(lines.filter((l) => l.level !== "info"), [])
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("toolAfter fits in its 250 ms budget once the sidecar is warm", async () => {
+  const w = world()
+  const dir = w.skill("jq")
+  const { log } = logger()
+  const { hooks, sidecar } = createHooks({ directory: w.ws }, { bin: BIN, env: w.env, log })
+  try {
+    const t0 = performance.now()
+    await sidecar.start()
+    console.log(`sidecar cold start (spawn + initialize): ${(performance.now() - t0).toFixed(1)} ms`)
+    await hooks.tool.ctx_skill_note.execute({ skill: "jq", kind: "fix", delta: "jq: error: Cannot index array with string: use .[] first." }, ctx)
+    const times = []
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now()
+      const r = await loadSkill(hooks, "jq", dir, "index an array")
+      times.push(performance.now() - t)
+      assert.match(r.output, /<skill-memory/)
+    }
+    times.sort((a, b) => a - b)
+    console.log(`toolAfter round trip over 20 loads: median ${times[10].toFixed(1)} ms, max ${times[19].toFixed(1)} ms`)
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("a missing binary fails open: output untouched, one log line, no throw", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  const { lines, log } = logger()
+  const hooks = await SkillmemPlugin({ directory: w.ws }, { bin: join(w.root, "no-such-skillmem"), env: w.env, log })
+  try {
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now()
+      const r = await loadSkill(hooks, "csv-tools", dir)
+      assert.equal(r.output, r.original)
+      assert.ok(performance.now() - t < 2000)
+    }
+    const def = { description: "d", parameters: { type: "object", properties: {} } }
+    await hooks["tool.definition"]({ toolID: "skill" }, def)
+    assert.deepEqual(def.parameters, { type: "object", properties: {} })
+    const noted = await hooks.tool.ctx_skill_note.execute({ skill: "csv-tools", kind: "fix", delta: "x" }, ctx)
+    assert.match(noted, /could not save the note/)
+    const warns = lines.filter((l) => l.level === "warn")
+    assert.equal(warns.length, 1, JSON.stringify(lines))
+    assert.match(warns[0].message, /no-such-skillmem/)
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("a sidecar that never answers costs at most the budget", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  const fake = join(w.root, "silent-skillmem")
+  writeFileSync(fake, "#!/bin/sh\nexec sleep 30\n")
+  chmodSync(fake, 0o755)
+  const { lines, log } = logger()
+  const hooks = await SkillmemPlugin({ directory: w.ws }, { bin: fake, env: w.env, log, timeoutMs: 250 })
+  try {
+    const t = performance.now()
+    const r = await loadSkill(hooks, "csv-tools", dir)
+    const took = performance.now() - t
+    assert.equal(r.output, r.original)
+    // The budget is what ends the wait (generous upper bound: CI machines are shared).
+    assert.ok(took >= 240 && took < 2000, `took ${took} ms`)
+    assert.equal(lines.filter((l) => l.level === "warn").length, 1)
+    assert.match(lines[0].message, /longer than 250 ms/)
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("a crashed sidecar is restarted on the next call", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  const { lines, log } = logger()
+  const { hooks, sidecar } = createHooks({ directory: w.ws }, { bin: BIN, env: w.env, log, timeoutMs: 2000 })
+  try {
+    await sidecar.start()
+    await hooks.tool.ctx_skill_note.execute({ skill: "csv-tools", kind: "workflow", delta: "Sort by the split column first." }, ctx)
+    const pid = sidecar.pid
+    process.kill(pid, "SIGKILL")
+    await new Promise((r) => setTimeout(r, 100))
+    const r = await loadSkill(hooks, "csv-tools", dir)
+    assert.match(r.output, /Sort by the split column first/)
+    assert.notEqual(sidecar.pid, pid)
+    assert.equal(sidecar.starts, 2)
+    assert.deepEqual(lines.filter((l) => l.level === "warn"), [])
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("a sidecar that exits at start (unwritable data dir) fails open and logs why", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  const blocker = join(w.root, "a-file")
+  writeFileSync(blocker, "x")
+  const { lines, log } = logger()
+  const hooks = await SkillmemPlugin(
+    { directory: w.ws },
+    { bin: BIN, env: { ...w.env, SKILLMEM_HOME: join(blocker, "data") }, log, timeoutMs: 2000 },
+  )
+  try {
+    const r = await loadSkill(hooks, "csv-tools", dir)
+    assert.equal(r.output, r.original)
+    const warns = lines.filter((l) => l.level === "warn")
+    assert.equal(warns.length, 1, JSON.stringify(lines))
+    assert.match(warns[0].message, /data directory/)
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("compaction: the historian's instructions join the prompt and the summary's observations are promoted", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  const { lines, log } = logger()
+  const messages = [
+    { info: { id: "m1", role: "user", sessionID: "ses_1" }, parts: [{ type: "text", text: "split the export by region" }] },
+    {
+      info: { id: "m2", role: "assistant", sessionID: "ses_1" },
+      parts: [{ type: "tool", tool: "skill", callID: "c1", state: { status: "completed", input: { name: "csv-tools" }, output: `Base directory for this skill: ${dir}`, metadata: { dir } } }],
+    },
+  ]
+  const client = { session: { messages: async () => ({ data: messages }) } }
+  const hooks = await SkillmemPlugin({ directory: w.ws, client }, { bin: BIN, env: w.env, log })
+  try {
+    const out = { context: [] }
+    await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, out)
+    assert.equal(out.context.length, 1)
+    assert.match(out.context[0], /<skill_observations>/)
+    assert.match(out.context[0], /csv-tools/)
+    // OpenCode writes the summary as an assistant message with summary: true.
+    messages.push({
+      info: { id: "m3", role: "assistant", sessionID: "ses_1", summary: true },
+      parts: [{ type: "text", text: "Summary of the work.\n<skill_observations>\n* csv-tools | workflow | Sort by the split column before splitting; the splitter streams.\n</skill_observations>" }],
+    })
+    await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "ses_1" } } })
+    const recalled = await hooks.tool.ctx_skill_recall.execute({ skill: "csv-tools" }, ctx)
+    assert.match(recalled, /Sort by the split column/)
+    // A second compaction sends only the new messages: none with a skill, so no instructions.
+    const again = { context: [] }
+    messages.push({ info: { id: "m4", role: "user", sessionID: "ses_1" }, parts: [{ type: "text", text: "thanks" }] })
+    await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, again)
+    assert.deepEqual(again.context, [])
+    assert.deepEqual(lines.filter((l) => l.level === "warn" || l.level === "error"), [])
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("compaction fails open when the host has no session client", async () => {
+  const w = world()
+  const { lines, log } = logger()
+  const hooks = await SkillmemPlugin({ directory: w.ws }, { bin: BIN, env: w.env, log })
+  try {
+    const out = { context: [] }
+    await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, out)
+    await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "ses_1" } } })
+    await hooks.event({ event: { type: "session.idle", properties: {} } })
+    assert.deepEqual(out.context, [])
+    assert.deepEqual(lines.filter((l) => l.level === "warn" || l.level === "error"), [])
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("a read-only or missing workspace: nothing is written there, skills still recall", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  chmodSync(join(w.ws, ".opencode/skills/csv-tools"), 0o555)
+  chmodSync(join(w.ws, ".opencode/skills"), 0o555)
+  chmodSync(join(w.ws, ".opencode"), 0o555)
+  chmodSync(w.ws, 0o555)
+  const { lines, log } = logger()
+  try {
+    for (const directory of [w.ws, join(w.root, "no-such-workspace")]) {
+      const hooks = await SkillmemPlugin({ directory }, { bin: BIN, env: w.env, log, timeoutMs: 2000 })
+      try {
+        // The first load tells the sidecar where the skill lives (metadata.dir), as OpenCode does.
+        await loadSkill(hooks, "csv-tools", dir)
+        const noted = await hooks.tool.ctx_skill_note.execute({ skill: "csv-tools", kind: "gotcha", delta: `Lesson seen from ${directory}.` }, ctx)
+        assert.match(noted, /Saved as note/, directory)
+        const r = await loadSkill(hooks, "csv-tools", dir)
+        assert.match(r.output, /<skill-memory/, directory)
+      } finally {
+        await hooks.dispose()
+      }
+    }
+    assert.deepEqual(lines.filter((l) => l.level === "warn" || l.level === "error"), [])
+  } finally {
+    chmodSync(w.ws, 0o755)
+  }
+})
+
+test("a sidecar that dies in the middle of a call is a failure (logged once), then restarted", async () => {
+  const w = world()
+  const dir = w.skill("csv-tools")
+  // A stand-in that answers initialize, then dies on the first request after it.
+  const fake = join(w.root, "dying-skillmem")
+  writeFileSync(
+    fake,
+    `#!/usr/bin/env node
+let buf = Buffer.alloc(0); let n = 0
+process.stdin.on("data", (d) => {
+  buf = Buffer.concat([buf, d])
+  for (;;) {
+    const h = buf.indexOf("\\r\\n\\r\\n"); if (h < 0) return
+    const len = Number(/Content-Length: (\\d+)/i.exec(buf.slice(0, h).toString())[1])
+    if (buf.length < h + 4 + len) return
+    const msg = JSON.parse(buf.slice(h + 4, h + 4 + len).toString()); buf = buf.slice(h + 4 + len)
+    if (msg.method === "initialize") {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: { capabilities: {} } })
+      process.stdout.write("Content-Length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body)
+    } else if (msg.id !== undefined && ++n >= 1) process.exit(3)
+  }
+})
+`,
+  )
+  chmodSync(fake, 0o755)
+  const { lines, log } = logger()
+  const { hooks, sidecar } = createHooks({ directory: w.ws }, { bin: fake, env: w.env, log, timeoutMs: 2000 })
+  try {
+    for (let i = 0; i < 2; i++) {
+      const r = await loadSkill(hooks, "csv-tools", dir)
+      assert.equal(r.output, r.original)
+    }
+    assert.equal(lines.filter((l) => l.level === "warn").length, 1, JSON.stringify(lines))
+    assert.ok(sidecar.starts >= 2, "restarted on the next call")
+  } finally {
+    await hooks.dispose()
+  }
+})

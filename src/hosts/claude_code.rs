@@ -1,0 +1,414 @@
+//! `skillmem hook claude-code`: one Claude Code hook event in (JSON on stdin), the hook's
+//! JSON answer out, working directly on the data directory.
+//!
+//! - `PostToolUse` of the `Skill` tool and `UserPromptExpansion` of a slash command give the
+//!   skill's `<skill-memory>` block as `hookSpecificOutput.additionalContext` (it lands at the
+//!   tail of the conversation, so the cached prefix is untouched).
+//! - `Stop` and `SessionEnd` read the session's transcript from the offset reached last time
+//!   (kept in the store, table `host_sessions`) and record which skills were used
+//!   (`skill_uses`), so that the transcript is the safety net when a `Skill` hook did not fire.
+//! - `PostCompact` hands the compaction summary to the historian, which promotes the
+//!   observations of its `<skill_observations>` block, if the summariser was asked for one.
+//!
+//! Must never block or mislead the agent: every failure prints nothing, exits 0, and leaves
+//! its reason in `<data dir>/logs/claude-code-hook.log`. Hook JSON of other versions (fields
+//! missing or added) is read field by field, never as a strict struct.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::config::{default_data_dir, Config};
+use crate::db;
+use crate::engine::{is_skill_tool, skill_name_of, Engine};
+use crate::error::Error;
+use crate::protocol::memory::ToolAfterParams;
+
+/// The log file (under `<data dir>/logs/`) of the hook.
+pub const LOG_NAME: &str = "claude-code-hook";
+
+/// How the guidance line names the note tool in Claude Code (the MCP door).
+pub const NOTE_TOOL: &str = "the skill_note tool of the skillmem MCP server";
+
+/// The host name stored with session offsets and skill uses.
+pub const HOST: &str = "claude-code";
+
+/// Largest slice of a transcript read in one hook run; the rest waits for the next run.
+const READ_LIMIT: u64 = 32 << 20;
+
+/// Where the hook works.
+#[derive(Debug, Clone, Default)]
+pub struct HookOptions {
+    /// `--data-dir`; else `$SKILLMEM_HOME`, the workspace's skillmem.toml, the default.
+    pub data_dir: Option<PathBuf>,
+    /// `--workspace`; else `$CLAUDE_PROJECT_DIR`, the event's `cwd`, the current folder.
+    pub workspace: Option<PathBuf>,
+}
+
+/// What the hook process does: print `stdout` (if any) and append `log` to the log file.
+#[derive(Debug, Default)]
+pub struct Answer {
+    pub stdout: Option<String>,
+    pub log: Vec<String>,
+    /// The data directory the log belongs in.
+    pub data_dir: PathBuf,
+}
+
+impl Answer {
+    /// The same answer with one more log line.
+    pub fn with_log(mut self, line: String) -> Self {
+        self.log.push(line);
+        self
+    }
+}
+
+/// Answers one hook event. Never panics into the caller and never fails: problems become log
+/// lines and an empty answer.
+pub fn answer(stdin: &str, opts: &HookOptions) -> Answer {
+    let mut a = Answer { data_dir: opts.data_dir.clone().unwrap_or_else(default_data_dir), ..Default::default() };
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut log = vec![];
+        let (stdout, data_dir) = handle(stdin, opts, &mut log);
+        (stdout, data_dir, log)
+    }));
+    match run {
+        Ok((stdout, data_dir, log)) => {
+            a.stdout = stdout;
+            a.log = log;
+            if let Some(d) = data_dir {
+                a.data_dir = d;
+            }
+        }
+        Err(_) => a.log.push("internal error (a bug in skillmem): the hook panicked; nothing was answered".into()),
+    }
+    a
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// The project root: Claude Code gives hooks `$CLAUDE_PROJECT_DIR`; the event's `cwd` may be a
+/// subfolder, where `.claude/skills` would not be found.
+fn workspace_of(event: &Value, opts: &HookOptions) -> PathBuf {
+    opts.workspace
+        .clone()
+        .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|p| p.is_dir()))
+        .or_else(|| str_field(event, "cwd").map(PathBuf::from).filter(|p| p.is_dir()))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, Error> {
+    let mut o = json!({ "memory": { "noteTool": NOTE_TOOL } });
+    if let Some(d) = &opts.data_dir {
+        o["dataDir"] = json!(d.display().to_string());
+    }
+    let resolved = Config::resolve(Some(ws), Some(&o))?;
+    log.extend(resolved.warnings.into_iter().map(|w| format!("warning: {w}")));
+    let mut engine = Engine::open(resolved.config, Some(ws.to_path_buf()))?;
+    engine.set_note_tool(NOTE_TOOL);
+    Ok(engine)
+}
+
+/// The data directory the configuration points at (for the log), without opening anything.
+fn data_dir_for(ws: &Path, opts: &HookOptions) -> Option<PathBuf> {
+    if let Some(d) = &opts.data_dir {
+        return Some(d.clone());
+    }
+    Config::resolve(Some(ws), None).ok().map(|r| r.config.data_dir)
+}
+
+fn handle(stdin: &str, opts: &HookOptions, log: &mut Vec<String>) -> (Option<String>, Option<PathBuf>) {
+    let text = stdin.trim();
+    if text.is_empty() {
+        log.push("empty stdin: Claude Code sent no hook event; nothing to answer".into());
+        return (None, None);
+    }
+    let event: Value = match serde_json::from_str(text) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => {
+            log.push("the hook event on stdin is not a JSON object; nothing to answer".into());
+            return (None, None);
+        }
+        Err(e) => {
+            log.push(format!("the hook event on stdin is not valid JSON ({e}); nothing to answer"));
+            return (None, None);
+        }
+    };
+    let ws = workspace_of(&event, opts);
+    let data_dir = data_dir_for(&ws, opts);
+    let Some(name) = str_field(&event, "hook_event_name").map(str::to_string) else {
+        log.push("the hook event has no hook_event_name; is this a Claude Code hook?".into());
+        return (None, data_dir);
+    };
+    let out = match name.as_str() {
+        "PostToolUse" => post_tool_use(&event, &ws, opts, log),
+        "UserPromptExpansion" => prompt_expansion(&event, &ws, opts, log),
+        "Stop" | "SessionEnd" | "SubagentStop" => {
+            transcript(&event, &ws, opts, log);
+            None
+        }
+        "PostCompact" => {
+            compacted(&event, &ws, opts, log);
+            None
+        }
+        _ => None,
+    };
+    let stdout = out.map(|block| {
+        json!({ "hookSpecificOutput": { "hookEventName": name, "additionalContext": block } }).to_string()
+    });
+    (stdout, data_dir)
+}
+
+/// One skill load as the hook saw it.
+struct Load {
+    args: Value,
+    output: String,
+    intent: Option<String>,
+    /// A name that is no skill (a custom slash command) is not a failure.
+    quiet_not_found: bool,
+}
+
+/// The skill load's block, or `None` (logged when it is a failure).
+fn load(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>, l: Load) -> Option<String> {
+    let engine = match open(ws, opts, log) {
+        Ok(e) => e,
+        Err(e) => {
+            log.push(format!("cannot open the store: {e}"));
+            return None;
+        }
+    };
+    let p = ToolAfterParams {
+        session_id: str_field(event, "session_id").unwrap_or("").to_string(),
+        call_id: str_field(event, "tool_use_id").unwrap_or("").to_string(),
+        tool: "Skill".into(),
+        args: l.args,
+        output: l.output,
+        metadata: None,
+    };
+    match engine.tool_after(&p, l.intent) {
+        Ok(r) => {
+            for w in engine.take_warnings() {
+                log.push(format!("warning: {w}"));
+            }
+            r.append.map(|a| a.trim_start().to_string()).filter(|a| !a.is_empty())
+        }
+        Err(Error::NotFound(_)) if l.quiet_not_found => None,
+        Err(e) => {
+            log.push(format!("{}: {e}", str_field(event, "hook_event_name").unwrap_or("hook")));
+            None
+        }
+    }
+}
+
+fn post_tool_use(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<String> {
+    let tool = str_field(event, "tool_name")?;
+    if !is_skill_tool(tool) {
+        return None;
+    }
+    let input = event.get("tool_input").cloned().unwrap_or(Value::Null);
+    // The skill's name is `skill` in the documented input; older builds used `skill_name`
+    // or `command`, and a few `name`.
+    let skill =
+        ["skill", "name", "skill_name", "command"].iter().find_map(|k| str_field(&input, k)).map(str::to_string);
+    let Some(skill) = skill.filter(|s| skill_name_of(&json!({ "skill": s })).is_some()) else {
+        log.push("PostToolUse of Skill without tool_input.skill; cannot tell which skill was loaded".into());
+        return None;
+    };
+    let intent = str_field(&input, "intent").or_else(|| str_field(&input, "args")).map(str::to_string);
+    let output = match event.get("tool_response") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(v) => v.to_string(),
+    };
+    load(event, ws, opts, log, Load { args: json!({ "skill": skill }), output, intent, quiet_not_found: false })
+}
+
+fn prompt_expansion(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<String> {
+    // MCP prompts are not skills; a missing expansion_type (older builds) is taken as a slash command.
+    if str_field(event, "expansion_type").is_some_and(|t| t != "slash_command" && t != "command") {
+        return None;
+    }
+    let command = str_field(event, "command_name").map(str::to_string).or_else(|| {
+        str_field(event, "prompt")
+            .and_then(|p| p.strip_prefix('/'))
+            .and_then(|p| p.split_whitespace().next())
+            .map(str::to_string)
+    })?;
+    let intent = str_field(event, "command_args").map(str::to_string);
+    // A custom command that is not a skill is not a failure: quiet.
+    load(
+        event,
+        ws,
+        opts,
+        log,
+        Load { args: json!({ "skill": command }), output: String::new(), intent, quiet_not_found: true },
+    )
+}
+
+/// Stop / SessionEnd: reads the transcript past the stored offset and records skill uses.
+fn transcript(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) {
+    let Some(session) = str_field(event, "session_id") else {
+        log.push(format!("{}: no session_id; transcript not read", str_field(event, "hook_event_name").unwrap_or("")));
+        return;
+    };
+    let Some(path) = str_field(event, "transcript_path").map(expand_home) else {
+        log.push(format!("session {session}: no transcript_path; transcript not read"));
+        return;
+    };
+    let engine = match open(ws, opts, log) {
+        Ok(e) => e,
+        Err(e) => {
+            log.push(format!("cannot open the store: {e}"));
+            return;
+        }
+    };
+    if let Err(e) = read_transcript(&engine, session, &path, log) {
+        log.push(format!("session {session}: transcript {}: {e}", path.display()));
+    }
+}
+
+/// PostCompact: the summary Claude Code wrote goes to the historian. It holds a
+/// `<skill_observations>` block only when the compaction was asked for one (`/compact` with the
+/// instructions of `skillmem chunk`, or compact instructions in CLAUDE.md); otherwise nothing is
+/// promoted, which is not a failure.
+fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) {
+    let Some(summary) = str_field(event, "compact_summary") else { return };
+    if !summary.contains("<skill_observations") {
+        return;
+    }
+    let engine = match open(ws, opts, log) {
+        Ok(e) => e,
+        Err(e) => {
+            log.push(format!("cannot open the store: {e}"));
+            return;
+        }
+    };
+    let p = crate::protocol::historian::HistorianResultParams {
+        session_id: str_field(event, "session_id").map(str::to_string),
+        output: summary.to_string(),
+    };
+    match engine.historian_result(p) {
+        Ok(r) => {
+            for x in &r.rejected {
+                log.push(format!("PostCompact: observation rejected ({}): {}", x.reason, x.line));
+            }
+        }
+        Err(e) => log.push(format!("PostCompact: {e}")),
+    }
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(p),
+    }
+}
+
+/// The complete lines of `path` from `offset`, and the offset after the last one. A line
+/// still being written (no newline yet) is left for the next run; a file shorter than the
+/// offset (rewritten) is read from the start.
+pub fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64)> {
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let start = if len < offset { 0 } else { offset };
+    f.seek(SeekFrom::Start(start))?;
+    let mut buf = vec![];
+    f.take(READ_LIMIT).read_to_end(&mut buf)?;
+    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+        // One line longer than the whole read limit can never complete here: step over it.
+        let skip = if buf.len() as u64 == READ_LIMIT { buf.len() as u64 } else { 0 };
+        return Ok((vec![], start + skip));
+    };
+    let lines = String::from_utf8_lossy(&buf[..end]).lines().map(str::to_string).collect();
+    Ok((lines, start + end as u64 + 1))
+}
+
+fn read_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<String>) -> crate::Result<()> {
+    let stored: Option<(String, i64)> = {
+        let conn = engine.conn();
+        conn.query_row(
+            "SELECT transcript, offset FROM host_sessions WHERE host = ?1 AND session_id = ?2",
+            rusqlite::params![HOST, session],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map(Some)
+        .or_else(|e| if matches!(e, rusqlite::Error::QueryReturnedNoRows) { Ok(None) } else { Err(e) })?
+    };
+    let path_str = path.display().to_string();
+    let offset = match &stored {
+        Some((p, o)) if *p == path_str => (*o).max(0) as u64,
+        _ => 0,
+    };
+    let (lines, next) = read_from(path, offset)?;
+    let mut records = vec![];
+    let mut bad = 0usize;
+    for l in lines.iter().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<Value>(l) {
+            Ok(v) => records.push(v),
+            Err(_) => bad += 1,
+        }
+    }
+    if bad > 0 {
+        log.push(format!("session {session}: {bad} transcript line(s) are not JSON and were skipped"));
+    }
+    let skills = skills_used(&records, log);
+    let now = db::now_ms();
+    let mut conn = engine.conn();
+    let tx = db::write_tx(&mut conn)?;
+    for s in &skills {
+        tx.execute(
+            "INSERT INTO skill_uses(host, session_id, project_id, skill, used_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            rusqlite::params![HOST, session, engine.project_id(), s, now],
+        )?;
+    }
+    tx.execute(
+        "INSERT INTO host_sessions(host, session_id, transcript, offset, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(host, session_id) DO UPDATE SET transcript = excluded.transcript, offset = excluded.offset, updated_at = excluded.updated_at",
+        rusqlite::params![HOST, session, path_str, next as i64, now],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The skills used in a slice of Claude Code transcript records, in order of first use, by
+/// the historian's renderer (the one parser of Claude Code transcripts).
+fn skills_used(records: &[Value], log: &mut Vec<String>) -> Vec<String> {
+    let r = crate::historian::transcript::render(crate::historian::transcript::Format::ClaudeCode, records, None);
+    if !r.skipped.is_empty() {
+        log.push(format!("transcript: skipped {}", r.skipped.join("; ")));
+    }
+    r.skills
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_from_takes_complete_lines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        // (file content, offset) → (lines, next offset)
+        let cases: &[(&str, u64, &[&str], u64)] = &[
+            ("", 0, &[], 0),
+            ("a\nb\n", 0, &["a", "b"], 4),
+            ("a\nb\n", 2, &["b"], 4),
+            ("a\nb\nhalf", 0, &["a", "b"], 4),
+            ("a\nb\nhalf", 4, &[], 4),
+            ("a\n", 10, &["a"], 2), // shorter than the offset: rewritten, read from the start
+        ];
+        for (text, offset, want, next) in cases {
+            std::fs::write(&p, text).unwrap();
+            let (lines, n) = read_from(&p, *offset).unwrap();
+            assert_eq!(
+                (lines.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), n),
+                (*want, *next),
+                "{text:?} @ {offset}"
+            );
+        }
+        assert!(read_from(&dir.path().join("missing"), 0).is_err());
+    }
+}
