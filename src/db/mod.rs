@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_notes", include_str!("../../migrations/0001_notes.sql")),
     ("0002_skills", include_str!("../../migrations/0002_skills.sql")),
-    ("0005_hosts", include_str!("../../migrations/0005_hosts.sql")),
+    ("0003_hosts", include_str!("../../migrations/0003_hosts.sql")),
 ];
 
 /// The file name of the database inside the data directory.

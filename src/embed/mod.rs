@@ -48,7 +48,7 @@ pub fn to_blob(v: &[f32]) -> Vec<u8> {
 
 /// Decodes a stored vector; `None` when the blob is not a whole number of f32s.
 pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     Some(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())

@@ -81,7 +81,8 @@ impl Backend {
     }
 
     async fn flush_warnings(&self, engine: &Engine) {
-        for w in engine.take_warnings() {
+        let pending = std::mem::take(&mut *self.pending_warnings.lock().unwrap_or_else(|e| e.into_inner()));
+        for w in pending.into_iter().chain(engine.take_warnings()) {
             self.client.log_message(MessageType::WARNING, w).await;
         }
     }
