@@ -82,4 +82,60 @@ mod tests {
         assert_ne!(identity(a.path()), identity(b.path()));
         assert_eq!(identity(a.path()), identity(a.path()));
     }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    #[test]
+    fn git_identity_table() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("repo");
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        git(&root, &["init", "-q"]);
+        let empty = identity(&root);
+        assert!(empty.starts_with("gitdir-"), "{empty}");
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-qm", "first"]);
+        git(&root, &["remote", "add", "origin", "https://example.com/acme/tool.git"]);
+        let id = identity(&root);
+        assert!(id.starts_with("git-"), "{id}");
+        // every subfolder
+        assert_eq!(identity(&root.join("src/deep")), id);
+        // a linked worktree
+        let wt = t.path().join("wt");
+        git(&root, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+        assert_eq!(identity(&wt), id);
+        // stable across later commits
+        std::fs::write(root.join("b.txt"), "b").unwrap();
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-qm", "second"]);
+        assert_eq!(identity(&root), id);
+        // a clone with the same origin (ssh spelling) is the same project
+        let same = t.path().join("same");
+        git(t.path(), &["clone", "-q", root.to_str().unwrap(), same.to_str().unwrap()]);
+        git(&same, &["remote", "set-url", "origin", "git@example.com:acme/tool.git"]);
+        assert_eq!(identity(&same), id);
+        // a fork: same root commit, another origin
+        let fork = t.path().join("fork");
+        git(t.path(), &["clone", "-q", root.to_str().unwrap(), fork.to_str().unwrap()]);
+        git(&fork, &["remote", "set-url", "origin", "https://example.com/someone/tool.git"]);
+        assert_ne!(identity(&fork), id);
+        // an unrelated repository
+        let other = t.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        git(&other, &["init", "-q"]);
+        std::fs::write(other.join("a.txt"), "a").unwrap();
+        git(&other, &["add", "."]);
+        git(&other, &["commit", "-qm", "first", "--date", "2001-01-01T00:00:00"]);
+        git(&other, &["remote", "add", "origin", "https://example.com/acme/other.git"]);
+        assert_ne!(identity(&other), id);
+    }
 }
