@@ -1,9 +1,12 @@
 -- Session skills: installed sources and the skills each one provides.
+-- A source is the normalised URL or absolute path it was installed from; each skill row
+-- points at its immutable, content-addressed folder under <dataDir>/store.
 CREATE TABLE skill_sources (
-    source      TEXT PRIMARY KEY,
-    pinned_ref  TEXT NOT NULL,
+    source        TEXT PRIMARY KEY,
     requested_ref TEXT,
-    installed_at INTEGER NOT NULL
+    pinned_ref    TEXT NOT NULL,
+    installed_at  INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
 );
 
 CREATE TABLE installed_skills (
@@ -13,7 +16,10 @@ CREATE TABLE installed_skills (
     pinned_ref   TEXT NOT NULL,
     subpath      TEXT NOT NULL,
     content_hash TEXT NOT NULL,
+    -- relative to the data directory, e.g. store/pdf/<contentHash>
     store_path   TEXT NOT NULL,
     installed_at INTEGER NOT NULL,
     warnings     TEXT NOT NULL DEFAULT '[]'
 );
+
+CREATE INDEX installed_skills_by_source ON installed_skills (source);

@@ -30,5 +30,6 @@ pub mod memory;
 pub mod project;
 pub mod protocol;
 pub mod server;
+pub mod skills;
 
 pub use error::{Error, Result};

@@ -6,6 +6,7 @@
 mod demo;
 mod eval;
 mod historian;
+mod skills;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -131,6 +132,18 @@ pub enum Command {
     },
     /// Serve the note tools over MCP on stdio (skill_note, skill_recall, skill_pin, skill_forget).
     Mcp,
+    /// Install, update, remove, list and resolve session skills from git.
+    Skills {
+        #[command(subcommand)]
+        what: skills::SkillsCommand,
+    },
+    /// Copy installed skills into a session's working folder, hidden from git.
+    Seed(skills::SeedArgs),
+    /// Programs that print figures.
+    Bench {
+        #[command(subcommand)]
+        what: skills::BenchCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -155,7 +168,7 @@ pub fn out(s: &str) {
     let _ = writeln!(o, "{s}");
 }
 
-fn emit<T: Serialize>(g: &Global, value: &T, human: impl FnOnce(&T) -> String) -> Result<()> {
+pub(crate) fn emit<T: Serialize>(g: &Global, value: &T, human: impl FnOnce(&T) -> String) -> Result<()> {
     if g.json {
         out(&serde_json::to_string_pretty(value)?);
     } else {
@@ -164,7 +177,7 @@ fn emit<T: Serialize>(g: &Global, value: &T, human: impl FnOnce(&T) -> String) -
     Ok(())
 }
 
-fn engine(g: &Global) -> Result<Engine> {
+pub(crate) fn engine(g: &Global) -> Result<Engine> {
     let workspace = match &g.workspace {
         Some(w) => w.clone(),
         None => std::env::current_dir().context("cannot read the current folder")?,
@@ -252,6 +265,9 @@ pub fn run(cli: Cli) -> Result<u8> {
             rt.block_on(skillmem::hosts::mcp::serve(engine))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
         }
+        Command::Skills { what } => skills::run(g, what)?,
+        Command::Seed(args) => skills::seed(g, args)?,
+        Command::Bench { what } => skills::bench(g, what)?,
     }
     Ok(0)
 }

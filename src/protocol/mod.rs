@@ -6,6 +6,7 @@
 
 pub mod historian;
 pub mod memory;
+pub mod skills;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -26,6 +27,12 @@ pub const STATS: &str = "skillmem/stats";
 pub const TRANSCRIPT_CHUNK: &str = "skillmem/transcriptChunk";
 pub const HISTORIAN_RESULT: &str = "skillmem/historianResult";
 pub const DISTILL: &str = "skillmem/distill";
+pub const SKILLS_INSTALL: &str = "skillmem/skills/install";
+pub const SKILLS_UPDATE: &str = "skillmem/skills/update";
+pub const SKILLS_REMOVE: &str = "skillmem/skills/remove";
+pub const SKILLS_LIST: &str = "skillmem/skills/list";
+pub const SKILLS_RESOLVE: &str = "skillmem/skills/resolve";
+pub const SKILLS_SEED: &str = "skillmem/skills/seed";
 
 /// Every custom method the server answers, in the order advertised.
 pub const METHODS: &[&str] = &[
@@ -41,6 +48,12 @@ pub const METHODS: &[&str] = &[
     TRANSCRIPT_CHUNK,
     HISTORIAN_RESULT,
     DISTILL,
+    SKILLS_INSTALL,
+    SKILLS_UPDATE,
+    SKILLS_REMOVE,
+    SKILLS_LIST,
+    SKILLS_RESOLVE,
+    SKILLS_SEED,
 ];
 
 fn schema<T: JsonSchema>() -> Value {
@@ -73,6 +86,18 @@ pub fn all_schemas() -> Vec<(&'static str, Value)> {
         ("historianResult.result", schema::<historian::HistorianResultResult>()),
         ("distill.params", schema::<historian::DistillParams>()),
         ("distill.result", schema::<historian::DistillResult>()),
+        ("skills.install.params", schema::<skills::InstallParams>()),
+        ("skills.install.result", schema::<skills::InstallResult>()),
+        ("skills.update.params", schema::<skills::UpdateParams>()),
+        ("skills.update.result", schema::<skills::UpdateResult>()),
+        ("skills.remove.params", schema::<skills::RemoveParams>()),
+        ("skills.remove.result", schema::<skills::RemoveResult>()),
+        ("skills.list.params", schema::<skills::ListParams>()),
+        ("skills.list.result", schema::<skills::ListResult>()),
+        ("skills.resolve.params", schema::<skills::ResolveParams>()),
+        ("skills.resolve.result", schema::<skills::ResolveResult>()),
+        ("skills.seed.params", schema::<skills::SeedParams>()),
+        ("skills.seed.result", schema::<skills::SeedResult>()),
     ]
 }
 

@@ -197,6 +197,77 @@ impl Backend {
     }
 }
 
+// ---- session skills: install, update, remove, list, resolve, seed --------------------
+
+impl Backend {
+    /// Forwards the progress of blocking work as `$/progress` under the client's
+    /// `workDoneToken`; without a token the events are dropped. Returns the sender for the
+    /// blocking side and the task to await once the work is done (it ends the progress).
+    fn progress_pump(
+        &self,
+        token: Option<protocol::skills::ProgressToken>,
+        title: &'static str,
+    ) -> (tokio::sync::mpsc::UnboundedSender<crate::skills::Progress>, Option<tokio::task::JoinHandle<()>>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::skills::Progress>();
+        let handle = token.map(|t| {
+            let client = self.client.clone();
+            let token = match t {
+                protocol::skills::ProgressToken::Number(n) => NumberOrString::Number(n),
+                protocol::skills::ProgressToken::String(s) => NumberOrString::String(s),
+            };
+            tokio::spawn(async move {
+                let p = client.progress(token, title).with_percentage(0).begin().await;
+                let mut last = 0;
+                while let Some(ev) = rx.recv().await {
+                    last = ev.percent.unwrap_or(last).max(last).min(100);
+                    p.report_with_message(ev.message, last).await;
+                }
+                p.finish().await;
+            })
+        });
+        (tx, handle)
+    }
+
+    async fn skills_install(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: protocol::skills::InstallParams = parse(protocol::SKILLS_INSTALL, params)?;
+        let (tx, pump) = self.progress_pump(p.work_done_token.clone(), "Installing skills");
+        let out = self.run(move |e| e.skills_install(p, &|ev| drop(tx.send(ev)))).await;
+        if let Some(h) = pump {
+            let _ = h.await;
+        }
+        out
+    }
+
+    async fn skills_update(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: protocol::skills::UpdateParams = parse(protocol::SKILLS_UPDATE, params)?;
+        let (tx, pump) = self.progress_pump(p.work_done_token.clone(), "Updating skills");
+        let out = self.run(move |e| e.skills_update(p, &|ev| drop(tx.send(ev)))).await;
+        if let Some(h) = pump {
+            let _ = h.await;
+        }
+        out
+    }
+
+    async fn skills_remove(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: protocol::skills::RemoveParams = parse(protocol::SKILLS_REMOVE, params)?;
+        self.run(move |e| e.skills_remove(p)).await
+    }
+
+    async fn skills_list(&self, _params: Value) -> jsonrpc::Result<Value> {
+        self.run(move |e| e.skills_list()).await
+    }
+
+    async fn skills_resolve(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: protocol::skills::ResolveParams = parse(protocol::SKILLS_RESOLVE, params)?;
+        self.run(move |e| e.skills_resolve(p)).await
+    }
+
+    async fn skills_seed(&self, params: Value) -> jsonrpc::Result<Value> {
+        let p: protocol::skills::SeedParams = parse(protocol::SKILLS_SEED, params)?;
+        self.run(move |e| e.skills_seed(p)).await
+    }
+}
+
 fn workspace_of(p: &InitializeParams) -> Option<PathBuf> {
     #[allow(deprecated)]
     let root = p.root_uri.as_ref();
@@ -279,6 +350,12 @@ pub fn service(shut_down: Arc<AtomicBool>) -> (LspService<Backend>, tower_lsp_se
     .custom_method(protocol::TRANSCRIPT_CHUNK, Backend::transcript_chunk)
     .custom_method(protocol::HISTORIAN_RESULT, Backend::historian_result)
     .custom_method(protocol::DISTILL, Backend::distill)
+    .custom_method(protocol::SKILLS_INSTALL, Backend::skills_install)
+    .custom_method(protocol::SKILLS_UPDATE, Backend::skills_update)
+    .custom_method(protocol::SKILLS_REMOVE, Backend::skills_remove)
+    .custom_method(protocol::SKILLS_LIST, Backend::skills_list)
+    .custom_method(protocol::SKILLS_RESOLVE, Backend::skills_resolve)
+    .custom_method(protocol::SKILLS_SEED, Backend::skills_seed)
     .finish()
 }
 

@@ -1,0 +1,348 @@
+//! `skillmem skills ...`, `skillmem seed` and `skillmem bench skills`: the session-skill
+//! commands, calling the same engine methods as the server's `skillmem/skills/*`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use skillmem::config::Config;
+use skillmem::engine::Engine;
+use skillmem::protocol::skills::*;
+use skillmem::skills::Progress;
+
+use super::{emit, engine, out, Global};
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Install (or reinstall) the skills of a git repository, pinned to a commit.
+    Install {
+        /// https, ssh, file:// URL or local path of the repository.
+        url: String,
+        /// Branch, tag or commit (default: HEAD).
+        #[arg(long = "ref", value_name = "R")]
+        r#ref: Option<String>,
+    },
+    /// Re-fetch an installed source and re-pin it.
+    Update {
+        source: String,
+        /// Re-pin to this ref instead of the one installed with.
+        #[arg(long = "ref", value_name = "R")]
+        r#ref: Option<String>,
+    },
+    /// Remove an installed source and its skills.
+    Remove { source: String },
+    /// The installed sources and their skills.
+    List,
+    /// global ∪ list ∪ task, without duplicates; names not installed are dropped.
+    Resolve {
+        #[arg(long)]
+        global: Vec<String>,
+        #[arg(long)]
+        list: Vec<String>,
+        #[arg(long)]
+        task: Vec<String>,
+    },
+}
+
+/// `skillmem seed --cwd DIR NAME...`.
+#[derive(Debug, Args)]
+pub struct SeedArgs {
+    /// The session's working folder.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: PathBuf,
+    /// The skills to seed (installed names).
+    pub names: Vec<String>,
+    /// Folder under cwd (default .claude/skills; .opencode/skills and .agents/skills work too).
+    #[arg(long, value_name = "T")]
+    pub target: Option<String>,
+    /// Print the actions without writing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Time installing and seeding a generated bundle (a local git repository).
+    Skills {
+        /// Skills in the bundle.
+        #[arg(long, default_value_t = 20)]
+        count: usize,
+        /// Runs of each step (the median and the minimum are printed).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
+}
+
+/// A progress bar on stderr when it is a terminal; nothing otherwise.
+struct Bar {
+    on: bool,
+}
+
+impl Bar {
+    fn new() -> Bar {
+        Bar { on: std::io::stderr().is_terminal() }
+    }
+
+    fn show(&self, p: Progress) {
+        if !self.on {
+            return;
+        }
+        let pct = p.percent.unwrap_or(0).min(100) as usize;
+        let filled = pct * 30 / 100;
+        let mut e = std::io::stderr().lock();
+        let msg: String = p.message.chars().take(60).collect();
+        let _ = write!(e, "\r\x1b[2K[{}{}] {pct:>3}% {msg}", "#".repeat(filled), ".".repeat(30 - filled));
+        let _ = e.flush();
+    }
+
+    fn done(&self) {
+        if self.on {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::path::absolute(p).with_context(|| format!("cannot resolve {}", p.display()))
+}
+
+/// A URL argument: a relative local path that exists is made absolute.
+fn url_arg(url: &str) -> Result<String> {
+    if !url.contains("://") && !url.starts_with('-') && Path::new(url).exists() {
+        return Ok(absolute(Path::new(url))?.display().to_string());
+    }
+    Ok(url.to_string())
+}
+
+fn human_skills(skills: &[SkillInfo], removed: &[String]) -> String {
+    let mut t = String::new();
+    for s in skills {
+        let desc: String = s.description.chars().take(70).collect();
+        t.push_str(&format!("  {:<28} {}  {}\n", s.name, &s.pinned_ref[..s.pinned_ref.len().min(12)], desc));
+        for w in &s.warnings {
+            t.push_str(&format!("      warning: {w}\n"));
+        }
+    }
+    for r in removed {
+        t.push_str(&format!("  removed {r}\n"));
+    }
+    t.trim_end().to_string()
+}
+
+/// Runs `skillmem skills ...`.
+pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
+    let e = engine(g)?;
+    match what {
+        SkillsCommand::Install { url, r#ref } => {
+            let bar = Bar::new();
+            let r =
+                e.skills_install(InstallParams { url: url_arg(&url)?, r#ref, work_done_token: None }, &|p| bar.show(p));
+            bar.done();
+            let r = r?;
+            emit(g, &r, |r| {
+                let source = r.skills.first().map(|s| s.source.as_str()).unwrap_or("");
+                format!("installed {} skill(s) from {source}\n{}", r.skills.len(), human_skills(&r.skills, &r.removed))
+            })?;
+        }
+        SkillsCommand::Update { source, r#ref } => {
+            let bar = Bar::new();
+            let r = e.skills_update(UpdateParams { source: url_arg(&source)?, r#ref, work_done_token: None }, &|p| {
+                bar.show(p)
+            });
+            bar.done();
+            let r = r?;
+            emit(g, &r, |r| format!("updated: {} skill(s)\n{}", r.skills.len(), human_skills(&r.skills, &r.removed)))?;
+        }
+        SkillsCommand::Remove { source } => {
+            let r = e.skills_remove(RemoveParams { source: url_arg(&source)? })?;
+            emit(g, &r, |r| {
+                format!("removed {}", if r.removed.is_empty() { "-".into() } else { r.removed.join(", ") })
+            })?;
+        }
+        SkillsCommand::List => {
+            let r = e.skills_list()?;
+            emit(g, &r, |r| {
+                if r.sources.is_empty() {
+                    return "no skills installed (skillmem skills install URL)".into();
+                }
+                r.sources
+                    .iter()
+                    .map(|s| {
+                        let at = s.requested_ref.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+                        format!("{} @ {}{at}\n{}", s.source, s.pinned_ref, human_skills(&s.skills, &[]))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })?;
+        }
+        SkillsCommand::Resolve { global, list, task } => {
+            let r = e.skills_resolve(ResolveParams { global, list, task })?;
+            emit(g, &r, |r| {
+                let mut t = r.skills.join("\n");
+                if !r.dropped.is_empty() {
+                    t.push_str(&format!("\n(dropped, not installed: {})", r.dropped.join(", ")));
+                }
+                t
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `skillmem seed`.
+pub fn seed(g: &Global, a: SeedArgs) -> Result<()> {
+    let e = engine(g)?;
+    let r = e.skills_seed(SeedParams {
+        cwd: absolute(&a.cwd)?.display().to_string(),
+        skills: a.names,
+        target: a.target,
+        dry_run: a.dry_run,
+    })?;
+    emit(g, &r, |r| {
+        let mut t: Vec<String> = r
+            .actions
+            .iter()
+            .map(|x| {
+                let op =
+                    serde_json::to_value(x.op).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                match &x.reason {
+                    Some(why) if x.op == SeedOp::Skip => format!("{op:<6} {:<24} {}  ({why})", x.skill, x.path),
+                    _ => format!("{op:<6} {:<24} {}", x.skill, x.path),
+                }
+            })
+            .collect();
+        t.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
+        if a.dry_run {
+            t.push("(dry run: nothing written)".into());
+        }
+        t.join("\n")
+    })?;
+    Ok(())
+}
+
+// ---- bench ------------------------------------------------------------------------------
+
+fn git(dir: &Path, args: &[&str]) -> Result<()> {
+    let st = std::process::Command::new("git")
+        .args(["-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .context("cannot run git (needed by the benchmark to build a repository)")?;
+    anyhow::ensure!(st.success(), "git {args:?} failed");
+    Ok(())
+}
+
+fn bundle(dir: &Path, count: usize) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    git(dir, &["init", "-q"])?;
+    for i in 0..count {
+        let s = dir.join(format!("skills/skill-{i:02}"));
+        std::fs::create_dir_all(s.join("scripts"))?;
+        std::fs::write(
+            s.join("SKILL.md"),
+            format!(
+                "---\nname: skill-{i:02}\ndescription: Benchmark skill number {i}.\n---\n# skill {i}\n\n{}\n",
+                "Step. ".repeat(200)
+            ),
+        )?;
+        std::fs::write(s.join("reference.md"), "reference text\n".repeat(400))?;
+        std::fs::write(s.join("scripts/run.sh"), "#!/bin/sh\necho run\n")?;
+    }
+    git(dir, &["add", "-A"])?;
+    git(dir, &["commit", "-q", "-m", "bundle"])?;
+    Ok(())
+}
+
+fn stats(mut v: Vec<Duration>) -> (f64, f64) {
+    v.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    (ms(v[v.len() / 2]), ms(v[0]))
+}
+
+/// Runs `skillmem bench skills`.
+pub fn bench(g: &Global, what: BenchCommand) -> Result<()> {
+    let BenchCommand::Skills { count, runs } = what;
+    let runs = runs.max(1);
+    let tmp = tempfile::tempdir()?;
+    let repo = tmp.path().join("bundle");
+    bundle(&repo, count)?;
+    let url = format!("file://{}", repo.display());
+    let names: Vec<String> = (0..count).map(|i| format!("skill-{i:02}")).collect();
+    let mut rows: Vec<(&str, Vec<Duration>)> = vec![
+        ("install (cold data dir)", vec![]),
+        ("reinstall (same commit)", vec![]),
+        ("seed (fresh plain folder)", vec![]),
+        ("reseed (replace all copies)", vec![]),
+        ("seed (fresh git checkout)", vec![]),
+        ("seed --dry-run", vec![]),
+    ];
+    for run in 0..runs {
+        let data = tmp.path().join(format!("data-{run}"));
+        let opts = json!({ "dataDir": data.display().to_string(), "embedding": { "provider": "off" } });
+        let resolved = Config::resolve(Some(tmp.path()), Some(&opts))?;
+        let e = Engine::open(resolved.config, Some(tmp.path().to_path_buf()))?;
+        let t = Instant::now();
+        let r = e.skills_install(InstallParams { url: url.clone(), r#ref: None, work_done_token: None }, &|_| {})?;
+        rows[0].1.push(t.elapsed());
+        anyhow::ensure!(r.skills.len() == count, "installed {} skills, expected {count}", r.skills.len());
+        let t = Instant::now();
+        e.skills_install(InstallParams { url: url.clone(), r#ref: None, work_done_token: None }, &|_| {})?;
+        rows[1].1.push(t.elapsed());
+        let plain = tmp.path().join(format!("plain-{run}"));
+        std::fs::create_dir_all(&plain)?;
+        let p = |cwd: &Path, dry_run| SeedParams {
+            cwd: cwd.display().to_string(),
+            skills: names.clone(),
+            target: None,
+            dry_run,
+        };
+        let t = Instant::now();
+        e.skills_seed(p(&plain, false))?;
+        rows[2].1.push(t.elapsed());
+        let t = Instant::now();
+        e.skills_seed(p(&plain, false))?;
+        rows[3].1.push(t.elapsed());
+        let checkout = tmp.path().join(format!("checkout-{run}"));
+        std::fs::create_dir_all(&checkout)?;
+        git(&checkout, &["init", "-q"])?;
+        std::fs::write(checkout.join("README.md"), "x")?;
+        git(&checkout, &["add", "-A"])?;
+        git(&checkout, &["commit", "-q", "-m", "init"])?;
+        let t = Instant::now();
+        e.skills_seed(p(&checkout, false))?;
+        rows[4].1.push(t.elapsed());
+        let t = Instant::now();
+        e.skills_seed(p(&checkout, true))?;
+        rows[5].1.push(t.elapsed());
+    }
+    let figures: Vec<_> = rows
+        .into_iter()
+        .map(|(what, v)| {
+            let (median, min) = stats(v);
+            json!({ "step": what, "medianMs": (median * 10.0).round() / 10.0, "minMs": (min * 10.0).round() / 10.0 })
+        })
+        .collect();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let result = json!({ "skills": count, "filesPerSkill": 3, "runs": runs, "cores": cores, "figures": figures });
+    if g.json {
+        out(&serde_json::to_string_pretty(&result)?);
+    } else {
+        out(&format!("{count}-skill bundle (3 files each), file:// URL, {runs} runs, {cores} cores"));
+        for f in &figures {
+            out(&format!(
+                "  {:<30} median {:>8.1} ms   min {:>8.1} ms",
+                f["step"].as_str().unwrap_or(""),
+                f["medianMs"],
+                f["minMs"]
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,339 @@
+//! Session skills: install, pin, update, remove, list, resolve and seed skills from git.
+//!
+//! Owns the registry tables, the store under `<dataDir>/store`, git fetching (git2) and
+//! seeding into a session's working folder. Knows nothing of JSON-RPC: [`Skills`] takes and
+//! returns plain types, and both the server and the CLI reach it through the engine.
+//!
+//! Order of an install: fetch (no lock held), detect the layout, read and validate every
+//! skill (every name checked before anything is written), write each skill's store folder
+//! (staged, then renamed), then record the source in one transaction (a collision aborts it),
+//! then drop the store folders nothing refers to any more.
+
+pub mod fetch;
+pub mod layout;
+pub mod registry;
+pub mod seed;
+pub mod store;
+pub mod validate;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::Connection;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::db;
+use crate::error::{Error, Result};
+use crate::memory::frontmatter;
+
+pub use seed::{SeedAction, SeedOp};
+
+/// One installed skill (PROTOCOL.md `SkillInfo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillInfo {
+    pub name: String,
+    pub description: String,
+    /// The source it was installed from (normalised URL or absolute path).
+    pub source: String,
+    /// The full 40-hex commit it is pinned to.
+    pub pinned_ref: String,
+    /// Its folder in the repository (`skills/<name>`, or empty for a root SKILL.md).
+    pub subpath: String,
+    /// SHA-256 of its files (relative path, executable bit, bytes).
+    pub content_hash: String,
+    /// Its immutable folder in the store.
+    pub path: String,
+    pub installed_at: i64,
+    pub warnings: Vec<String>,
+}
+
+/// A step of a long operation, for `$/progress` and the CLI's progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub message: String,
+    pub percent: Option<u32>,
+}
+
+/// Session skills over one data directory and its database connection.
+pub struct Skills<'a> {
+    pub data_dir: &'a Path,
+    pub conn: &'a Mutex<Connection>,
+    pub home: Option<PathBuf>,
+}
+
+fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A skill read from a commit and checked, not yet stored.
+struct Prepared {
+    info: SkillInfo,
+    files: Vec<store::FileEntry>,
+}
+
+impl Skills<'_> {
+    /// Installs (or reinstalls, which updates) every skill of `url` at `rref`. Returns the
+    /// source's skills and the names it no longer has.
+    pub fn install(
+        &self,
+        url: &str,
+        rref: Option<&str>,
+        progress: &dyn Fn(Progress),
+    ) -> Result<(Vec<SkillInfo>, Vec<String>)> {
+        let source = fetch::normalize(url)?;
+        let rref = rref.map(str::trim).filter(|r| !r.is_empty());
+        store::sweep_staging(self.data_dir);
+        progress(Progress { message: format!("cloning {source}"), percent: Some(0) });
+        let fetched = fetch::fetch(&source, rref, &self.data_dir.join("tmp"), progress)?;
+        let repo = &fetched.repo;
+        let commit = repo.find_commit(fetched.commit)?;
+        let pinned = commit.id().to_string();
+        let root = commit.tree()?;
+        let (candidates, layout_warnings) = layout::detect(repo, &root)?;
+        for w in &layout_warnings {
+            tracing::warn!(source = %source, "{w}");
+        }
+        progress(Progress {
+            message: format!("checking {} skill(s) at {}", candidates.len(), &pinned[..12]),
+            percent: Some(55),
+        });
+        let now = db::now_ms();
+        let mut prepared = vec![];
+        for c in &candidates {
+            prepared.push(self.prepare(repo, &source, &pinned, c, now)?);
+        }
+        let mut seen = HashSet::new();
+        for p in &prepared {
+            if !seen.insert(p.info.name.clone()) {
+                return Err(Error::InvalidSkillRepo(format!("{source} provides the name {:?} twice", p.info.name)));
+            }
+        }
+        registry::check_collisions(&lock(self.conn), &source, prepared.iter().map(|p| p.info.name.as_str()))?;
+        let n = prepared.len().max(1);
+        let mut records = vec![];
+        let result = (|| {
+            for (i, p) in prepared.iter().enumerate() {
+                progress(Progress {
+                    message: format!("storing {} ({}/{})", p.info.name, i + 1, prepared.len()),
+                    percent: Some(60 + (35 * i / n) as u32),
+                });
+                let hash = store::write(repo, &p.files, self.data_dir, &p.info.name)?;
+                let rel = store::rel_path(&p.info.name, &hash);
+                let mut info = p.info.clone();
+                info.path = self.data_dir.join(&rel).display().to_string();
+                info.content_hash = hash;
+                records.push(registry::NewSkill { info, store_path: rel });
+            }
+            registry::replace_source(&mut lock(self.conn), &source, rref, &pinned, &records)
+        })();
+        let mut involved: Vec<String> = prepared.iter().map(|p| p.info.name.clone()).collect();
+        if let Ok(removed) = &result {
+            involved.extend(removed.iter().cloned());
+        }
+        self.gc(&involved);
+        let removed = result?;
+        progress(Progress {
+            message: format!("installed {} skill(s) from {source}", records.len()),
+            percent: Some(100),
+        });
+        let skills = registry::skills_of(&lock(self.conn), self.data_dir, &source)?;
+        Ok((skills, removed))
+    }
+
+    fn prepare(
+        &self,
+        repo: &git2::Repository,
+        source: &str,
+        pinned: &str,
+        c: &layout::Candidate,
+        now: i64,
+    ) -> Result<Prepared> {
+        let label = if c.subpath.is_empty() { "at the repository root".to_string() } else { c.subpath.clone() };
+        let tree = repo.find_tree(c.tree)?;
+        let md = tree.get_name("SKILL.md").ok_or_else(|| Error::InvalidSkillRepo(format!("{label}: no SKILL.md")))?;
+        let blob = repo.find_blob(md.id())?;
+        if blob.size() > 1024 * 1024 {
+            return Err(Error::InvalidSkillRepo(format!("{label}/SKILL.md is over 1 MB; refused")));
+        }
+        let text = std::str::from_utf8(blob.content())
+            .map_err(|_| Error::InvalidSkillRepo(format!("{label}/SKILL.md is not UTF-8 text; refused")))?;
+        let fm = frontmatter::parse(text)
+            .map_err(|why| Error::InvalidSkillRepo(format!("the SKILL.md {label} has a bad frontmatter: {why}")))?;
+        let name = match &c.folder {
+            Some(folder) => folder.clone(),
+            None => fm.name.clone().map(|n| n.trim().to_string()).unwrap_or_else(|| fetch::basename(source)),
+        };
+        validate::check_name(&name).map_err(|why| {
+            Error::InvalidSkillRepo(format!(
+                "skill {name:?} ({label}) has an invalid name: {why}; nothing was installed"
+            ))
+        })?;
+        let mut warnings = validate::frontmatter_warnings(&fm, text, c.folder.as_deref());
+        let files = store::collect(repo, &tree, &name, store::CAPS, &mut warnings)?;
+        let exec: Vec<&str> = files.iter().filter(|f| f.exec).map(|f| f.rel.as_str()).collect();
+        if !exec.is_empty() {
+            warnings.push(format!("executable files: {}", exec.join(", ")));
+        }
+        Ok(Prepared {
+            info: SkillInfo {
+                name,
+                description: fm.description.unwrap_or_default().trim().to_string(),
+                source: source.to_string(),
+                pinned_ref: pinned.to_string(),
+                subpath: c.subpath.clone(),
+                content_hash: String::new(),
+                path: String::new(),
+                installed_at: now,
+                warnings,
+            },
+            files,
+        })
+    }
+
+    fn gc(&self, names: &[String]) {
+        for name in names {
+            let keep =
+                lock(self.conn).query_row("SELECT store_path FROM installed_skills WHERE name = ?1", [name], |r| {
+                    r.get::<_, String>(0)
+                });
+            match keep {
+                Ok(k) => store::gc(self.data_dir, name, Some(&k)),
+                Err(rusqlite::Error::QueryReturnedNoRows) => store::gc(self.data_dir, name, None),
+                Err(e) => tracing::warn!("store cleanup skipped for {name}: {e}"),
+            }
+        }
+    }
+
+    /// The installed source matching what the user typed (normalised, else as typed).
+    fn find_source(&self, source: &str) -> Result<registry::SourceRow> {
+        let conn = lock(self.conn);
+        if let Ok(norm) = fetch::normalize(source) {
+            if let Some(row) = registry::source(&conn, &norm)? {
+                return Ok(row);
+            }
+        }
+        registry::source(&conn, source.trim())?.ok_or_else(|| registry::not_installed(source))
+    }
+
+    /// Re-fetches an installed source at the ref it was installed with (or `rref`).
+    pub fn update(
+        &self,
+        source: &str,
+        rref: Option<&str>,
+        progress: &dyn Fn(Progress),
+    ) -> Result<(Vec<SkillInfo>, Vec<String>)> {
+        let row = self.find_source(source)?;
+        let rref = rref.map(str::to_string).or(row.requested_ref.clone());
+        self.install(&row.source, rref.as_deref(), progress)
+    }
+
+    /// Removes a source, its skills and their store folders; returns the names removed.
+    pub fn remove(&self, source: &str) -> Result<Vec<String>> {
+        let row = self.find_source(source)?;
+        let removed = registry::delete_source(&mut lock(self.conn), &row.source)?;
+        self.gc(&removed);
+        Ok(removed)
+    }
+
+    /// Every source with its skills.
+    pub fn list(&self) -> Result<Vec<(registry::SourceRow, Vec<SkillInfo>)>> {
+        let conn = lock(self.conn);
+        let mut out = vec![];
+        for row in registry::sources(&conn)? {
+            let skills = registry::skills_of(&conn, self.data_dir, &row.source)?;
+            out.push((row, skills));
+        }
+        Ok(out)
+    }
+
+    /// global ∪ list ∪ task, first-seen order, no duplicates; names not installed are dropped.
+    pub fn resolve(&self, global: &[String], list: &[String], task: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+        let installed: HashSet<String> = registry::names(&lock(self.conn))?.into_iter().collect();
+        let mut seen = HashSet::new();
+        let (mut skills, mut dropped) = (vec![], vec![]);
+        for name in global.iter().chain(list).chain(task) {
+            let name = name.trim();
+            if !seen.insert(name.to_string()) {
+                continue;
+            }
+            if installed.contains(name) {
+                skills.push(name.to_string());
+            } else {
+                tracing::warn!(skill = name, "resolve: not installed; dropped");
+                dropped.push(name.to_string());
+            }
+        }
+        Ok((skills, dropped))
+    }
+
+    /// The store folder of an installed skill.
+    pub fn store_dir(&self, name: &str) -> Option<PathBuf> {
+        let rel = registry::store_path(&lock(self.conn), name).ok().flatten()?;
+        Some(self.data_dir.join(rel))
+    }
+
+    /// Seeds `names` into `<cwd>/<target>`. Every name must be installed.
+    pub fn seed(
+        &self,
+        cwd: &Path,
+        names: &[String],
+        target: Option<&str>,
+        dry_run: bool,
+    ) -> Result<(Vec<SeedAction>, Vec<String>)> {
+        if !cwd.is_absolute() {
+            return Err(Error::invalid(format!("cwd {} must be an absolute path", cwd.display())));
+        }
+        if !cwd.is_dir() {
+            return Err(Error::invalid(format!(
+                "cwd {} does not exist or is not a folder; create it first",
+                cwd.display()
+            )));
+        }
+        let target = target.map(str::trim).filter(|t| !t.is_empty()).unwrap_or(seed::DEFAULT_TARGET);
+        seed::check_target(target)?;
+        for n in names {
+            validate::check_name(n)
+                .map_err(|why| Error::invalid(format!("skills: {n:?} is not a skill name: {why}")))?;
+        }
+        // A concurrent update may swap a skill's store folder while we copy; look again then.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let wanted = self.wanted(names)?;
+            match seed::seed(cwd, target, &wanted, self.home.as_deref(), dry_run) {
+                Err(Error::NotFound(m)) if attempt < 3 && m.contains("removed from the store") => continue,
+                other => return other,
+            }
+        }
+    }
+
+    fn wanted(&self, names: &[String]) -> Result<Vec<seed::Wanted>> {
+        let conn = lock(self.conn);
+        let mut out: Vec<seed::Wanted> = vec![];
+        let mut missing = vec![];
+        for n in names {
+            if out.iter().any(|w| &w.name == n) {
+                continue;
+            }
+            match registry::skill(&conn, self.data_dir, n)? {
+                Some(i) => out.push(seed::Wanted {
+                    name: i.name,
+                    store_dir: PathBuf::from(i.path),
+                    source: i.source,
+                    content_hash: i.content_hash,
+                }),
+                None => missing.push(format!("{n:?}")),
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Error::NotFound(format!(
+                "skill {} not installed; install it with `skillmem skills install URL`",
+                if missing.len() == 1 { format!("{} is", missing[0]) } else { format!("{} are", missing.join(", ")) }
+            )));
+        }
+        Ok(out)
+    }
+}
