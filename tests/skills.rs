@@ -1,0 +1,703 @@
+//! Session skills end to end: repositories built on the fly with the `git` CLI, installed by
+//! `file://` URL or local path through a real `skillmem serve`, and seeded into plain folders,
+//! main checkouts and linked worktrees that `git add -A` must not pick up.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{json, Value};
+use skillmem::client::Client;
+
+fn git_in(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"])
+        .args(["-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn md(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n")
+}
+
+/// Writes files (`@target` makes a symlink, `!body` an executable; `-` deletes).
+fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    use std::os::unix::fs::PermissionsExt;
+    for (path, content) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        if *content == "-" {
+            let _ = std::fs::remove_dir_all(&p);
+            let _ = std::fs::remove_file(&p);
+        } else if let Some(target) = content.strip_prefix('@') {
+            std::os::unix::fs::symlink(target, &p).unwrap();
+        } else if let Some(body) = content.strip_prefix('!') {
+            std::fs::write(&p, body).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        } else {
+            std::fs::write(&p, content).unwrap();
+        }
+    }
+}
+
+struct T {
+    w: World,
+}
+
+impl T {
+    fn new() -> T {
+        T { w: World::new() }
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        git_in(&self.w.home, dir, args)
+    }
+
+    /// A repository under the temp dir with one commit of `files`; returns its folder.
+    fn repo(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir = self.w.tmp.path().join("repos").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        self.git(&dir, &["init", "-q"]);
+        self.commit(&dir, files, "first");
+        dir
+    }
+
+    /// Commits `files` (changes) in `dir`; returns the new HEAD.
+    fn commit(&self, dir: &Path, files: &[(&str, &str)], msg: &str) -> String {
+        write_files(dir, files);
+        self.git(dir, &["add", "-A"]);
+        self.git(dir, &["commit", "-q", "--allow-empty", "-m", msg]);
+        self.git(dir, &["rev-parse", "HEAD"])
+    }
+
+    fn store_dirs(&self) -> Vec<String> {
+        let mut out = vec![];
+        let Ok(names) = std::fs::read_dir(self.w.data.join("store")) else { return out };
+        for n in names.flatten() {
+            let name = n.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            for v in std::fs::read_dir(n.path()).unwrap().flatten() {
+                out.push(format!("{name}/{}", v.file_name().to_string_lossy()));
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn url(dir: &Path) -> String {
+    format!("file://{}", dir.display())
+}
+
+fn install(c: &mut Client, url: &str, r#ref: Option<&str>) -> Value {
+    let mut p = json!({ "url": url });
+    if let Some(r) = r#ref {
+        p["ref"] = json!(r);
+    }
+    c.request("skillmem/skills/install", p).unwrap()
+}
+
+fn names(skills: &Value) -> Vec<String> {
+    skills.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_string()).collect()
+}
+
+fn seed(c: &mut Client, cwd: &Path, skills: &[&str], extra: Value) -> Value {
+    let mut p = json!({ "cwd": cwd.display().to_string(), "skills": skills });
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            p[k] = v;
+        }
+    }
+    c.request("skillmem/skills/seed", p).unwrap()
+}
+
+fn ops(result: &Value) -> Vec<(String, String)> {
+    result["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["op"].as_str().unwrap().to_string(), a["skill"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn op(o: &str, s: &str) -> (String, String) {
+    (o.to_string(), s.to_string())
+}
+
+fn assert_err(r: Value, code: i64, kind: &str, mentions: &[&str]) -> String {
+    let e = err(r);
+    assert_eq!(e["code"], json!(code), "{e}");
+    assert_eq!(e["data"]["kind"], json!(kind), "{e}");
+    let msg = e["message"].as_str().unwrap().to_string();
+    for m in mentions {
+        assert!(msg.contains(m), "{msg:?} should mention {m:?}");
+    }
+    msg
+}
+
+fn list(c: &mut Client) -> Value {
+    ok(c.request("skillmem/skills/list", json!({})).unwrap())
+}
+
+// ---- install, layouts, refs --------------------------------------------------------------
+
+#[test]
+fn bundle_is_installed_pinned_and_stored_without_symlinks_or_git() {
+    let t = T::new();
+    let repo = t.repo(
+        "bundle",
+        &[
+            ("skills/pdf/SKILL.md", &md("pdf")),
+            ("skills/pdf/scripts/run.sh", "!#!/bin/sh\necho hi\n"),
+            ("skills/pdf/reference.md", "ref"),
+            ("skills/jq/SKILL.md", &md("jq")),
+            ("skills/jq/pw", "@/etc/passwd"),
+            ("skills/jq/up", "@../../.."),
+            ("skills/deep/inner/SKILL.md", &md("inner")),
+            (".openclaw/skills/ghost/SKILL.md", &md("ghost")),
+            ("README.md", "a bundle"),
+        ],
+    );
+    let head = t.git(&repo, &["rev-parse", "HEAD"]);
+    let mut c = t.w.spawn();
+    let r = ok(install(&mut c, &url(&repo), None));
+    assert_eq!(names(&r["skills"]), ["jq", "pdf"]);
+    let pdf = &r["skills"][1];
+    assert_eq!(pdf["pinnedRef"], json!(head));
+    assert_eq!(pdf["subpath"], json!("skills/pdf"));
+    assert_eq!(pdf["source"], json!(url(&repo)));
+    assert_eq!(pdf["description"], json!("The pdf skill."));
+    assert_eq!(pdf["contentHash"].as_str().unwrap().len(), 64);
+    assert!(pdf["warnings"].to_string().contains("executable files: scripts/run.sh"), "{pdf}");
+    let jq = &r["skills"][0];
+    assert!(jq["warnings"].to_string().contains("pw is a symlink"), "{jq}");
+    assert!(jq["warnings"].to_string().contains("up is a symlink"), "{jq}");
+
+    let dir = PathBuf::from(pdf["path"].as_str().unwrap());
+    assert!(dir.starts_with(t.w.data.join("store/pdf")));
+    assert!(dir.ends_with(pdf["contentHash"].as_str().unwrap()));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir.join("scripts/run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0o111, "the executable bit is kept");
+    assert!(!dir.join(".git").exists());
+    let jq_dir = PathBuf::from(jq["path"].as_str().unwrap());
+    assert!(jq_dir.join("SKILL.md").is_file());
+    assert!(std::fs::symlink_metadata(jq_dir.join("pw")).is_err(), "symlinks are not copied");
+    assert!(std::fs::symlink_metadata(jq_dir.join("up")).is_err());
+
+    let l = list(&mut c);
+    assert_eq!(l["sources"].as_array().unwrap().len(), 1);
+    assert_eq!(l["sources"][0]["source"], json!(url(&repo)));
+    assert_eq!(l["sources"][0]["pinnedRef"], json!(head));
+    assert_eq!(names(&l["sources"][0]["skills"]), ["jq", "pdf"]);
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+#[test]
+fn single_by_local_path_and_bundle_wins_over_root() {
+    let t = T::new();
+    let single = t.repo("solo-repo", &[("SKILL.md", &md("solo")), ("notes/more.md", "x")]);
+    let both = t.repo("both", &[("SKILL.md", &md("rooted")), ("skills/inner/SKILL.md", &md("inner"))]);
+    let mut c = t.w.spawn();
+    let r = ok(install(&mut c, &single.display().to_string(), None));
+    assert_eq!(names(&r["skills"]), ["solo"]);
+    assert_eq!(r["skills"][0]["subpath"], json!(""));
+    assert_eq!(r["skills"][0]["source"], json!(single.canonicalize().unwrap().display().to_string()));
+    assert!(PathBuf::from(r["skills"][0]["path"].as_str().unwrap()).join("notes/more.md").is_file());
+    let r = ok(install(&mut c, &url(&both), None));
+    assert_eq!(names(&r["skills"]), ["inner"], "the bundle wins over the root SKILL.md");
+    // A single skill without a name in its frontmatter takes the repository's name.
+    let unnamed = t.repo("unnamed-skill.git", &[("SKILL.md", "---\ndescription: d\n---\n")]);
+    let r = ok(install(&mut c, &url(&unnamed), None));
+    assert_eq!(names(&r["skills"]), ["unnamed-skill"]);
+}
+
+#[test]
+fn no_layout_is_invalid_skill_repo_and_writes_nothing() {
+    let t = T::new();
+    let none = t.repo(
+        "none",
+        &[("README.md", "x"), (".openclaw/skills/a/SKILL.md", &md("a")), ("skills/a/b/SKILL.md", &md("b"))],
+    );
+    let mut c = t.w.spawn();
+    assert_err(install(&mut c, &url(&none), None), -32005, "invalidSkillRepo", &["skills/<name>/SKILL.md"]);
+    let linked = t.repo("linked", &[("SKILL.md", "@/etc/passwd")]);
+    assert_err(install(&mut c, &url(&linked), None), -32005, "invalidSkillRepo", &["not a regular file"]);
+    assert_eq!(list(&mut c)["sources"], json!([]));
+    assert!(t.store_dirs().is_empty());
+}
+
+#[test]
+fn annotated_tags_commits_and_branches_pin_full_commits() {
+    let t = T::new();
+    let repo = t.repo("refs", &[("skills/a/SKILL.md", &md("a")), ("skills/a/v.txt", "1")]);
+    let c1 = t.git(&repo, &["rev-parse", "HEAD"]);
+    t.git(&repo, &["tag", "-a", "v1", "-m", "release 1"]);
+    let c2 = t.commit(&repo, &[("skills/a/v.txt", "2")], "two");
+    t.git(&repo, &["checkout", "-q", "-b", "dev"]);
+    let c3 = t.commit(&repo, &[("skills/a/v.txt", "3")], "three");
+    t.git(&repo, &["checkout", "-q", "main"]);
+    let mut c = t.w.spawn();
+    let v = |r: &Value| {
+        std::fs::read_to_string(PathBuf::from(r["skills"][0]["path"].as_str().unwrap()).join("v.txt")).unwrap()
+    };
+
+    let r = ok(install(&mut c, &url(&repo), Some("v1")));
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(c1), "the annotated tag is peeled to its commit");
+    assert_eq!(v(&r), "1");
+    let r = ok(install(&mut c, &url(&repo), None));
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(c2), "HEAD by default; reinstalling updates");
+    assert_eq!(v(&r), "2");
+    let r = ok(install(&mut c, &url(&repo), Some("dev")));
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(c3));
+    let r = ok(install(&mut c, &url(&repo), Some(&c1)));
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(c1), "a full commit id");
+    let r = ok(install(&mut c, &url(&repo), Some(&c2[..10])));
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(c2), "an abbreviated commit id");
+    assert_eq!(t.store_dirs().len(), 1, "old versions leave the store: {:?}", t.store_dirs());
+
+    assert_err(install(&mut c, &url(&repo), Some("no-such-ref")), -32004, "git", &["no-such-ref"]);
+    assert_err(install(&mut c, &url(&repo), Some("--upload-pack=x")), -32602, "invalidParams", &[]);
+    let l = list(&mut c);
+    assert_eq!(l["sources"][0]["pinnedRef"], json!(c2), "a failed install changes nothing");
+}
+
+#[test]
+fn a_name_from_another_source_is_a_collision_naming_both() {
+    let t = T::new();
+    let a = t.repo("a", &[("skills/shared/SKILL.md", &md("shared")), ("skills/only-a/SKILL.md", &md("only-a"))]);
+    let b = t.repo(
+        "b",
+        &[
+            ("skills/shared/SKILL.md", "---\nname: shared\ndescription: other\n---\n"),
+            ("skills/only-b/SKILL.md", &md("only-b")),
+        ],
+    );
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&a), None));
+    let before = t.store_dirs();
+    assert_err(install(&mut c, &url(&b), None), -32003, "nameCollision", &[&url(&a), &url(&b), "shared"]);
+    let l = list(&mut c);
+    assert_eq!(l["sources"].as_array().unwrap().len(), 1);
+    assert_eq!(t.store_dirs(), before, "nothing of b was stored");
+}
+
+#[test]
+fn update_reports_new_skills_and_removes_dropped_ones_then_remove() {
+    let t = T::new();
+    let repo = t.repo("up", &[("skills/a/SKILL.md", &md("a")), ("skills/b/SKILL.md", &md("b"))]);
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let head = t.commit(&repo, &[("skills/b", "-"), ("skills/c/SKILL.md", &md("c"))], "swap b for c");
+    let r = ok(c.request("skillmem/skills/update", json!({ "source": url(&repo) })).unwrap());
+    assert_eq!(names(&r["skills"]), ["a", "c"]);
+    assert_eq!(r["removed"], json!(["b"]));
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(head));
+    assert!(t.store_dirs().iter().all(|d| !d.starts_with("b/")), "{:?}", t.store_dirs());
+    let r =
+        ok(c.request("skillmem/skills/resolve", json!({ "global": ["b", "a"], "list": [], "task": ["c"] })).unwrap());
+    assert_eq!(r, json!({ "skills": ["a", "c"], "dropped": ["b"] }));
+
+    assert_err(
+        c.request("skillmem/skills/update", json!({ "source": "file:///nowhere" })).unwrap(),
+        -32002,
+        "notFound",
+        &["skills list"],
+    );
+    let r = ok(c.request("skillmem/skills/remove", json!({ "source": url(&repo) })).unwrap());
+    assert_eq!(r["removed"], json!(["a", "c"]));
+    assert!(t.store_dirs().is_empty());
+    assert_eq!(list(&mut c)["sources"], json!([]));
+    assert_err(c.request("skillmem/skills/remove", json!({ "source": url(&repo) })).unwrap(), -32002, "notFound", &[]);
+}
+
+#[test]
+fn resolve_is_a_first_seen_union_that_drops_unknown_names() {
+    let t = T::new();
+    let repo = t.repo(
+        "r",
+        &[("skills/a/SKILL.md", &md("a")), ("skills/b/SKILL.md", &md("b")), ("skills/c/SKILL.md", &md("c"))],
+    );
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let r = ok(c
+        .request(
+            "skillmem/skills/resolve",
+            json!({ "global": ["c", "x"], "list": ["a", "c"], "task": ["y", "b", "a", "x"] }),
+        )
+        .unwrap());
+    assert_eq!(r, json!({ "skills": ["c", "a", "b"], "dropped": ["x", "y"] }));
+    let r = ok(c.request("skillmem/skills/resolve", json!({})).unwrap());
+    assert_eq!(r, json!({ "skills": [], "dropped": [] }));
+}
+
+// ---- hostile input -----------------------------------------------------------------------
+
+#[test]
+fn hostile_names_oversize_and_bad_urls_are_refused_and_the_server_keeps_serving() {
+    let t = T::new();
+    let mut c = t.w.spawn();
+    for (i, name) in ["../../evil", "Evil", "con", "lpt3", "synced", "a--b", &"x".repeat(65)].iter().enumerate() {
+        let repo =
+            t.repo(&format!("hostile-{i}"), &[("SKILL.md", &format!("---\nname: \"{name}\"\ndescription: d\n---\n"))]);
+        assert_err(install(&mut c, &url(&repo), None), -32005, "invalidSkillRepo", &["invalid name"]);
+    }
+    let bad_folder =
+        t.repo("bad-folder", &[("skills/good/SKILL.md", &md("good")), ("skills/Bad_Name/SKILL.md", &md("x"))]);
+    assert_err(install(&mut c, &url(&bad_folder), None), -32005, "invalidSkillRepo", &["Bad_Name"]);
+    let bad_yaml = t.repo("bad-yaml", &[("SKILL.md", "---\nname: [unclosed\n---\n")]);
+    assert_err(install(&mut c, &url(&bad_yaml), None), -32005, "invalidSkillRepo", &["frontmatter"]);
+
+    let big = t.w.tmp.path().join("repos/big");
+    std::fs::create_dir_all(big.join("skills/big")).unwrap();
+    std::fs::write(big.join("skills/big/SKILL.md"), md("big")).unwrap();
+    let f = std::fs::File::create(big.join("skills/big/blob.bin")).unwrap();
+    f.set_len(51 * 1024 * 1024).unwrap();
+    drop(f);
+    t.git(&big, &["init", "-q"]);
+    t.git(&big, &["add", "-A"]);
+    t.git(&big, &["commit", "-q", "-m", "big"]);
+    assert_err(install(&mut c, &url(&big), None), -32005, "invalidSkillRepo", &["50 MB", "blob.bin"]);
+
+    assert_err(install(&mut c, "-uhttps://example.com/x", None), -32602, "invalidParams", &["'-'"]);
+    assert_err(install(&mut c, "--upload-pack=touch /tmp/pwned", None), -32602, "invalidParams", &[]);
+    assert_err(install(&mut c, "relative/path", None), -32602, "invalidParams", &["absolute"]);
+    assert_err(install(&mut c, "", None), -32602, "invalidParams", &[]);
+    let missing = t.w.tmp.path().join("no-such-repo");
+    assert_err(install(&mut c, &url(&missing), None), -32004, "git", &["cannot clone"]);
+    assert_err(install(&mut c, &missing.display().to_string(), None), -32004, "git", &[]);
+    assert_err(install(&mut c, "https://127.0.0.1:9/nothing.git", None), -32004, "git", &["cannot clone"]);
+    assert_err(c.request("skillmem/skills/install", json!({ "ref": "x" })).unwrap(), -32602, "invalidParams", &["url"]);
+
+    assert_eq!(list(&mut c)["sources"], json!([]));
+    assert!(t.store_dirs().is_empty(), "{:?}", t.store_dirs());
+    assert_eq!(c.shutdown().unwrap(), 0, "still serving after every refusal");
+}
+
+// ---- seeding -----------------------------------------------------------------------------
+
+fn bundle_abc(t: &T) -> PathBuf {
+    t.repo(
+        "abc",
+        &[
+            ("skills/a/SKILL.md", &md("a")),
+            ("skills/a/scripts/go.sh", "!echo go"),
+            ("skills/a/.gitignore", "node_modules\n"),
+            ("skills/b/SKILL.md", &md("b")),
+            ("skills/c/SKILL.md", &md("c")),
+            ("skills/own/SKILL.md", &md("own")),
+            ("skills/mine/SKILL.md", &md("mine")),
+        ],
+    )
+}
+
+#[test]
+fn seed_plain_folder_dry_run_reseed_fewer_and_no_stale_files() {
+    let t = T::new();
+    let repo = bundle_abc(&t);
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let cwd = t.w.tmp.path().join("plain");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let skills_dir = cwd.join(".claude/skills");
+
+    let dry = ok(seed(&mut c, &cwd, &["a", "b"], json!({ "dryRun": true })));
+    assert_eq!(ops(&dry), [op("copy", "a"), op("ignore", "a"), op("copy", "b"), op("ignore", "b")]);
+    assert!(!cwd.join(".claude").exists(), "a dry run writes nothing");
+
+    let r = ok(seed(&mut c, &cwd, &["a", "b"], json!({})));
+    assert_eq!(r["actions"], dry["actions"], "the dry run announced exactly this");
+    assert_eq!(r["actions"][0]["path"], json!(skills_dir.join("a").display().to_string()));
+    assert_eq!(std::fs::read_to_string(skills_dir.join("a/SKILL.md")).unwrap(), md("a"));
+    assert!(
+        std::fs::read_to_string(skills_dir.join("a/.gitignore")).unwrap().lines().any(|l| l == "*"),
+        "ours, not the skill's"
+    );
+    assert!(skills_dir.join("a/.skillmem-seeded").is_file());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(skills_dir.join("a/scripts/go.sh")).unwrap().permissions().mode() & 0o111, 0o111);
+
+    std::fs::write(skills_dir.join("a/stale.txt"), "left by the session").unwrap();
+    std::fs::write(skills_dir.join("a/SKILL.md"), "edited").unwrap();
+    let dry = ok(seed(&mut c, &cwd, &["a"], json!({ "dryRun": true })));
+    assert_eq!(ops(&dry), [op("copy", "a"), op("ignore", "a"), op("remove", "b")]);
+    assert!(skills_dir.join("b").exists() && skills_dir.join("a/stale.txt").exists(), "dry run");
+    let r = ok(seed(&mut c, &cwd, &["a"], json!({})));
+    assert_eq!(r["actions"], dry["actions"]);
+    assert!(!skills_dir.join("b").exists(), "a seeded skill no longer wanted is removed");
+    assert!(!skills_dir.join("a/stale.txt").exists(), "a replaced copy keeps no stale file");
+    assert_eq!(std::fs::read_to_string(skills_dir.join("a/SKILL.md")).unwrap(), md("a"));
+    let leftovers: Vec<_> = std::fs::read_dir(&skills_dir).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(leftovers, ["a"], "no staging folder left behind");
+
+    let r = ok(seed(&mut c, &cwd, &[], json!({})));
+    assert_eq!(ops(&r), [op("remove", "a")]);
+    assert!(!skills_dir.join("a").exists());
+}
+
+#[test]
+fn seed_into_main_checkout_stages_nothing_even_with_a_negation() {
+    let t = T::new();
+    let repo = bundle_abc(&t);
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let proj = t.repo(
+        "project",
+        &[
+            (".gitignore", "*.log\n!.claude/skills/**\n"),
+            (".claude/skills/own/SKILL.md", "the project's own"),
+            ("src.txt", "x"),
+        ],
+    );
+    std::fs::write(proj.join(".git/info/exclude"), "!.claude/\n!.claude/skills/**\n").unwrap();
+    write_files(&proj, &[(".claude/skills/mine/SKILL.md", "untracked but the project's"), ("notes.txt", "new")]);
+    let exclude_before = std::fs::read_to_string(proj.join(".git/info/exclude")).unwrap();
+
+    let r = ok(seed(&mut c, &proj, &["a", "b", "own", "mine"], json!({})));
+    let o = ops(&r);
+    assert_eq!(o[..4], [op("copy", "a"), op("ignore", "a"), op("copy", "b"), op("ignore", "b")]);
+    assert_eq!(o[4..], [op("skip", "own"), op("skip", "mine")]);
+    let reasons: Vec<&str> =
+        r["actions"].as_array().unwrap()[4..].iter().map(|a| a["reason"].as_str().unwrap()).collect();
+    assert!(reasons[0].contains("tracked"), "{reasons:?}");
+    assert!(reasons[1].contains("not seeded"), "{reasons:?}");
+    assert_eq!(std::fs::read_to_string(proj.join(".claude/skills/own/SKILL.md")).unwrap(), "the project's own");
+    assert_eq!(
+        std::fs::read_to_string(proj.join(".claude/skills/mine/SKILL.md")).unwrap(),
+        "untracked but the project's"
+    );
+
+    t.git(&proj, &["add", "-A"]);
+    let staged = t.git(&proj, &["diff", "--cached", "--name-only"]);
+    let staged: Vec<&str> = staged.lines().collect();
+    assert_eq!(
+        staged,
+        [".claude/skills/mine/SKILL.md", "notes.txt"],
+        "the project's untracked files stay visible; nothing seeded"
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.join(".git/info/exclude")).unwrap(),
+        exclude_before,
+        "shared files untouched"
+    );
+
+    // Reseeding with fewer removes only our folders; the project's stay.
+    let r = ok(seed(&mut c, &proj, &["b"], json!({})));
+    assert_eq!(ops(&r), [op("copy", "b"), op("ignore", "b"), op("remove", "a")]);
+    assert!(proj.join(".claude/skills/own/SKILL.md").exists() && proj.join(".claude/skills/mine/SKILL.md").exists());
+    t.git(&proj, &["add", "-A"]);
+    assert_eq!(
+        t.git(&proj, &["status", "--porcelain", "--untracked-files=all"])
+            .lines()
+            .filter(|l| !l.starts_with('A'))
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn seed_into_linked_worktree_stages_nothing_in_either_checkout() {
+    let t = T::new();
+    let repo = bundle_abc(&t);
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let main = t.repo("main-checkout", &[(".gitignore", "!.claude/skills/**\n"), ("README.md", "x")]);
+    let wt = t.w.tmp.path().join("linked-wt");
+    t.git(&main, &["worktree", "add", "-q", "-b", "session", wt.to_str().unwrap()]);
+    write_files(&main, &[("main-notes.txt", "untracked in main")]);
+
+    let r = ok(seed(&mut c, &wt, &["a", "c"], json!({ "target": ".agents/skills" })));
+    assert_eq!(ops(&r), [op("copy", "a"), op("ignore", "a"), op("copy", "c"), op("ignore", "c")]);
+    assert!(wt.join(".agents/skills/c/SKILL.md").is_file());
+    t.git(&wt, &["add", "-A"]);
+    assert_eq!(t.git(&wt, &["diff", "--cached", "--name-only"]), "", "nothing seeded is staged in the worktree");
+    t.git(&main, &["add", "-A"]);
+    assert_eq!(t.git(&main, &["diff", "--cached", "--name-only"]), "main-notes.txt");
+
+    // A same-named folder in the main checkout is not hidden by the worktree's seed.
+    write_files(&main, &[(".agents/skills/a/SKILL.md", "main's own a")]);
+    t.git(&main, &["add", "-A"]);
+    assert!(t.git(&main, &["diff", "--cached", "--name-only"]).contains(".agents/skills/a/SKILL.md"));
+}
+
+#[test]
+fn seed_targets_errors_and_shadow_warning() {
+    let t = T::new();
+    let repo = bundle_abc(&t);
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let cwd = t.w.tmp.path().join("s");
+    std::fs::create_dir_all(&cwd).unwrap();
+    write_files(&t.w.home, &[(".claude/skills/a/SKILL.md", "the user's a")]);
+
+    let r = ok(seed(&mut c, &cwd, &["a"], json!({})));
+    assert!(r["warnings"].to_string().contains(".claude/skills/a"), "{r}");
+    let r = ok(seed(&mut c, &cwd, &["b"], json!({ "target": ".opencode/skills" })));
+    assert_eq!(ops(&r), [op("copy", "b"), op("ignore", "b")]);
+    assert!(cwd.join(".opencode/skills/b/SKILL.md").is_file());
+    assert!(cwd.join(".claude/skills/a/SKILL.md").is_file(), "another target is left alone");
+
+    assert_err(seed(&mut c, &cwd.join("missing"), &["a"], json!({})), -32602, "invalidParams", &["does not exist"]);
+    assert_err(seed(&mut c, Path::new("relative"), &["a"], json!({})), -32602, "invalidParams", &["absolute"]);
+    assert_err(seed(&mut c, &cwd, &["a", "zzz"], json!({})), -32002, "notFound", &["zzz", "not installed"]);
+    assert_err(seed(&mut c, &cwd, &["../a"], json!({})), -32602, "invalidParams", &["not a skill name"]);
+    assert_err(seed(&mut c, &cwd, &["a"], json!({ "target": "../out" })), -32602, "invalidParams", &["target"]);
+    assert_err(seed(&mut c, &cwd, &["a"], json!({ "target": "/etc" })), -32602, "invalidParams", &["target"]);
+    assert!(!t.w.tmp.path().join("out").exists());
+    let r = ok(c.request("skillmem/skills/list", json!({})).unwrap());
+    assert_eq!(r["sources"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn two_seeds_at_once_into_different_folders() {
+    let t = T::new();
+    let repo = bundle_abc(&t);
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let one = t.w.tmp.path().join("one");
+    let two = t.w.tmp.path().join("two");
+    std::fs::create_dir_all(&one).unwrap();
+    std::fs::create_dir_all(&two).unwrap();
+    let id1 = c
+        .send_request("skillmem/skills/seed", json!({ "cwd": one.display().to_string(), "skills": ["a", "b"] }))
+        .unwrap();
+    let id2 = c
+        .send_request("skillmem/skills/seed", json!({ "cwd": two.display().to_string(), "skills": ["b", "c"] }))
+        .unwrap();
+    let mut got = std::collections::HashMap::new();
+    while got.len() < 2 {
+        let msg = c.read().unwrap().expect("a response");
+        if let Some(id) = msg.get("id").and_then(Value::as_i64) {
+            if msg.get("method").is_none() {
+                got.insert(id, msg);
+            }
+        }
+    }
+    assert_eq!(ops(&ok(got[&id1].clone())), [op("copy", "a"), op("ignore", "a"), op("copy", "b"), op("ignore", "b")]);
+    assert_eq!(ops(&ok(got[&id2].clone())), [op("copy", "b"), op("ignore", "b"), op("copy", "c"), op("ignore", "c")]);
+
+    // And two CLI processes at once.
+    let three = t.w.tmp.path().join("three");
+    let four = t.w.tmp.path().join("four");
+    let spawn = |cwd: &Path, names: &[&str]| {
+        std::fs::create_dir_all(cwd).unwrap();
+        std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"))
+            .args(["seed", "--json", "--cwd", cwd.to_str().unwrap()])
+            .args(names)
+            .envs(t.w.envs())
+            .current_dir(&t.w.ws)
+            .output()
+    };
+    let (r3, r4) = std::thread::scope(|s| {
+        let h3 = s.spawn(|| spawn(&three, &["a", "c"]));
+        let h4 = s.spawn(|| spawn(&four, &["a", "b"]));
+        (h3.join().unwrap().unwrap(), h4.join().unwrap().unwrap())
+    });
+    assert!(
+        r3.status.success() && r4.status.success(),
+        "{} {}",
+        String::from_utf8_lossy(&r3.stderr),
+        String::from_utf8_lossy(&r4.stderr)
+    );
+    for (dir, names) in [(&three, ["a", "c"]), (&four, ["a", "b"])] {
+        for n in names {
+            assert!(dir.join(".claude/skills").join(n).join("SKILL.md").is_file());
+        }
+    }
+}
+
+// ---- progress, memory, CLI ---------------------------------------------------------------
+
+#[test]
+fn install_reports_progress_under_the_work_done_token() {
+    let t = T::new();
+    let repo = bundle_abc(&t);
+    let mut c = t.w.spawn();
+    let r = c.request("skillmem/skills/install", json!({ "url": url(&repo), "workDoneToken": "tok-1" })).unwrap();
+    ok(r);
+    let kinds: Vec<String> = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == json!("$/progress") && n["params"]["token"] == json!("tok-1"))
+        .map(|n| n["params"]["value"]["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("begin"), "{kinds:?}");
+    assert_eq!(kinds.last().map(String::as_str), Some("end"), "{kinds:?}");
+    assert!(kinds.iter().any(|k| k == "report"), "{kinds:?}");
+    let before = c.notifications.len();
+    ok(c.request("skillmem/skills/update", json!({ "source": url(&repo), "workDoneToken": 7 })).unwrap());
+    assert!(c.notifications[before..].iter().any(|n| n["params"]["token"] == json!(7)));
+    let before = c.notifications.len();
+    ok(install(&mut c, &url(&repo), None));
+    assert!(c.notifications[before..].iter().all(|n| n["method"] != json!("$/progress")), "no token, no progress");
+}
+
+#[test]
+fn installed_skills_are_found_by_the_memory_side() {
+    let t = T::new();
+    let repo = t.repo(
+        "mem",
+        &[("skills/remember/SKILL.md", "---\nname: remember\ndescription: d\nskill-memory:\n  enabled: true\n---\n")],
+    );
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), None));
+    let r = ok(c
+        .request(
+            "skillmem/note",
+            json!({ "skill": "remember", "kind": "gotcha", "delta": "installed skills have memory too" }),
+        )
+        .unwrap());
+    assert_eq!(r["status"], json!("inserted"));
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "remember" })).unwrap());
+    assert!(r["block"].as_str().unwrap().contains("installed skills have memory too"));
+}
+
+#[test]
+fn cli_installs_lists_seeds_and_removes() {
+    let t = T::new();
+    let repo = bundle_abc(&t);
+    let (code, out, errs) = t.w.cli(&["skills", "install", repo.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{errs}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(names(&r["skills"]), ["a", "b", "c", "mine", "own"]);
+    let (code, out, _) = t.w.cli(&["skills", "list"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(repo.to_str().unwrap()) && out.contains("executable files"), "{out}");
+    let (code, out, _) = t.w.cli(&["skills", "resolve", "--global", "a", "--task", "zz", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), json!({ "skills": ["a"], "dropped": ["zz"] }));
+
+    let cwd = t.w.ws.join("session");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let (code, out, errs) = t.w.cli(&["seed", "--cwd", "session", "a", "b", "--dry-run"]);
+    assert_eq!(code, 0, "{errs}");
+    assert!(out.contains("dry run") && !cwd.join(".claude").exists(), "{out}");
+    let (code, out, _) = t.w.cli(&["seed", "--cwd", "session", "a", "b", "--target", ".opencode/skills"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("copy") && cwd.join(".opencode/skills/b/SKILL.md").is_file(), "{out}");
+    let (code, _, errs) = t.w.cli(&["seed", "--cwd", "session", "nope"]);
+    assert_ne!(code, 0);
+    assert!(errs.contains("not installed"), "{errs}");
+    let (code, _, errs) = t.w.cli(&["skills", "install", "-x"]);
+    assert_ne!(code, 0, "{errs}");
+
+    let (code, out, errs) = t.w.cli(&["skills", "update", repo.to_str().unwrap()]);
+    assert_eq!(code, 0, "{errs}");
+    assert!(out.contains("updated"), "{out}");
+    let (code, out, _) = t.w.cli(&["skills", "remove", repo.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["removed"], json!(["a", "b", "c", "mine", "own"]));
+    let (code, _, errs) = t.w.cli(&["skills", "remove", repo.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(errs.contains("not installed"), "{errs}");
+}
