@@ -625,21 +625,40 @@ fn install_reports_progress_under_the_work_done_token() {
     let mut c = t.w.spawn();
     let r = c.request("skillmem/skills/install", json!({ "url": url(&repo), "workDoneToken": "tok-1" })).unwrap();
     ok(r);
-    let kinds: Vec<String> = c
-        .notifications
-        .iter()
-        .filter(|n| n["method"] == json!("$/progress") && n["params"]["token"] == json!("tok-1"))
-        .map(|n| n["params"]["value"]["kind"].as_str().unwrap().to_string())
-        .collect();
+    // Notifications and responses travel on separate queues: the end may trail the response.
+    let kinds = progress_until_end(&mut c, json!("tok-1"));
     assert_eq!(kinds.first().map(String::as_str), Some("begin"), "{kinds:?}");
     assert_eq!(kinds.last().map(String::as_str), Some("end"), "{kinds:?}");
     assert!(kinds.iter().any(|k| k == "report"), "{kinds:?}");
-    let before = c.notifications.len();
     ok(c.request("skillmem/skills/update", json!({ "source": url(&repo), "workDoneToken": 7 })).unwrap());
-    assert!(c.notifications[before..].iter().any(|n| n["params"]["token"] == json!(7)));
-    let before = c.notifications.len();
+    let kinds = progress_until_end(&mut c, json!(7));
+    assert_eq!(kinds.first().map(String::as_str), Some("begin"), "{kinds:?}");
     ok(install(&mut c, &url(&repo), None));
-    assert!(c.notifications[before..].iter().all(|n| n["method"] != json!("$/progress")), "no token, no progress");
+    ok(c.request("skillmem/skills/list", json!({})).unwrap());
+    let tokens: std::collections::BTreeSet<String> = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == json!("$/progress"))
+        .map(|n| n["params"]["token"].to_string())
+        .collect();
+    assert_eq!(tokens.into_iter().collect::<Vec<_>>(), ["\"tok-1\"", "7"], "no token, no progress");
+}
+
+/// The `$/progress` kinds seen for `token`, reading on until its `end` arrives.
+fn progress_until_end(c: &mut Client, token: Value) -> Vec<String> {
+    loop {
+        let kinds: Vec<String> = c
+            .notifications
+            .iter()
+            .filter(|n| n["method"] == json!("$/progress") && n["params"]["token"] == token)
+            .map(|n| n["params"]["value"]["kind"].as_str().unwrap().to_string())
+            .collect();
+        if kinds.iter().any(|k| k == "end") {
+            return kinds;
+        }
+        let msg = c.read().unwrap().expect("the server closed before the progress ended");
+        c.notifications.push(msg);
+    }
 }
 
 #[test]
