@@ -297,7 +297,15 @@ fn update_reports_new_skills_and_removes_dropped_ones_then_remove() {
     let t = T::new();
     let repo = t.repo("up", &[("skills/a/SKILL.md", &md("a")), ("skills/b/SKILL.md", &md("b"))]);
     let mut c = t.w.spawn();
-    ok(install(&mut c, &url(&repo), None));
+    let first = ok(install(&mut c, &url(&repo), None));
+    let again = ok(install(&mut c, &url(&repo), None));
+    assert_eq!(again, first, "a reinstall at the same commit changes nothing");
+    std::fs::remove_dir_all(first["skills"][0]["path"].as_str().unwrap()).unwrap();
+    let again = ok(install(&mut c, &url(&repo), None));
+    assert!(
+        PathBuf::from(again["skills"][0]["path"].as_str().unwrap()).join("SKILL.md").is_file(),
+        "a lost store folder is restored"
+    );
     let head = t.commit(&repo, &[("skills/b", "-"), ("skills/c/SKILL.md", &md("c"))], "swap b for c");
     let r = ok(c.request("skillmem/skills/update", json!({ "source": url(&repo) })).unwrap());
     assert_eq!(names(&r["skills"]), ["a", "c"]);

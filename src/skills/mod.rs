@@ -91,6 +91,10 @@ impl Skills<'_> {
         let repo = &fetched.repo;
         let commit = repo.find_commit(fetched.commit)?;
         let pinned = commit.id().to_string();
+        if let Some(skills) = self.unchanged(&source, rref, &pinned)? {
+            progress(Progress { message: format!("{source} is already at {}", &pinned[..12]), percent: Some(100) });
+            return Ok((skills, vec![]));
+        }
         let root = commit.tree()?;
         let (candidates, layout_warnings) = layout::detect(repo, &root)?;
         for w in &layout_warnings {
@@ -141,6 +145,19 @@ impl Skills<'_> {
         });
         let skills = registry::skills_of(&lock(self.conn), self.data_dir, &source)?;
         Ok((skills, removed))
+    }
+
+    /// The source's skills when it is already installed at `pinned` with the same requested
+    /// ref and every store folder is in place: a reinstall with nothing to do.
+    fn unchanged(&self, source: &str, rref: Option<&str>, pinned: &str) -> Result<Option<Vec<SkillInfo>>> {
+        let conn = lock(self.conn);
+        let Some(row) = registry::source(&conn, source)? else { return Ok(None) };
+        if row.pinned_ref != pinned || row.requested_ref.as_deref() != rref {
+            return Ok(None);
+        }
+        let skills = registry::skills_of(&conn, self.data_dir, source)?;
+        let intact = !skills.is_empty() && skills.iter().all(|s| Path::new(&s.path).join("SKILL.md").is_file());
+        Ok(intact.then_some(skills))
     }
 
     fn prepare(
