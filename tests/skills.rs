@@ -728,3 +728,37 @@ fn cli_installs_lists_seeds_and_removes() {
     assert_ne!(code, 0);
     assert!(errs.contains("not installed"), "{errs}");
 }
+
+#[test]
+fn seeds_during_updates_always_see_one_whole_version() {
+    let t = T::new();
+    let repo = t.repo("flip", &[("skills/a/SKILL.md", &md("a")), ("skills/a/data.txt", "1")]);
+    t.git(&repo, &["tag", "v1"]);
+    t.commit(&repo, &[("skills/a/SKILL.md", &format!("{}version 2\n", md("a"))), ("skills/a/data.txt", "2")], "two");
+    t.git(&repo, &["tag", "v2"]);
+    let mut c = t.w.spawn();
+    ok(install(&mut c, &url(&repo), Some("v1")));
+    let cwd = t.w.tmp.path().join("racing");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let u = url(&repo);
+    let mut seeds = 0;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..12 {
+                ok(install(&mut c, &u, Some(if i % 2 == 0 { "v2" } else { "v1" })));
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        while !done.load(std::sync::atomic::Ordering::SeqCst) || seeds == 0 {
+            let (code, _, errs) = t.w.cli(&["seed", "--cwd", cwd.to_str().unwrap(), "a"]);
+            assert_eq!(code, 0, "{errs}");
+            let dir = cwd.join(".claude/skills/a");
+            let data = std::fs::read_to_string(dir.join("data.txt")).unwrap();
+            let skill = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+            assert_eq!(skill.contains("version 2"), data == "2", "one whole version: {data} / {skill}");
+            seeds += 1;
+        }
+    });
+    assert!(seeds > 0);
+}

@@ -258,7 +258,8 @@ impl Backend {
     }
 
     async fn skills_resolve(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: protocol::skills::ResolveParams = parse(protocol::SKILLS_RESOLVE, params)?;
+        let p: protocol::skills::ResolveParams =
+            if params.is_null() { Default::default() } else { parse(protocol::SKILLS_RESOLVE, params)? };
         self.run(move |e| e.skills_resolve(p)).await
     }
 

@@ -273,7 +273,7 @@ impl Skills<'_> {
         let (mut skills, mut dropped) = (vec![], vec![]);
         for name in global.iter().chain(list).chain(task) {
             let name = name.trim();
-            if !seen.insert(name.to_string()) {
+            if name.is_empty() || !seen.insert(name.to_string()) {
                 continue;
             }
             if installed.contains(name) {
