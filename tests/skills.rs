@@ -562,6 +562,9 @@ fn seed_targets_errors_and_shadow_warning() {
     assert_err(seed(&mut c, &cwd, &["a"], json!({ "target": "../out" })), -32602, "invalidParams", &["target"]);
     assert_err(seed(&mut c, &cwd, &["a"], json!({ "target": "/etc" })), -32602, "invalidParams", &["target"]);
     assert!(!t.w.tmp.path().join("out").exists());
+    let stored_c = t.w.data.join("store/c");
+    std::fs::remove_dir_all(&stored_c).unwrap();
+    assert_err(seed(&mut c, &cwd, &["c"], json!({})), -32002, "notFound", &["missing", "skills update"]);
     let r = ok(c.request("skillmem/skills/list", json!({})).unwrap());
     assert_eq!(r["sources"].as_array().unwrap().len(), 1);
 }
@@ -622,6 +625,27 @@ fn two_seeds_at_once_into_different_folders() {
             assert!(dir.join(".claude/skills").join(n).join("SKILL.md").is_file());
         }
     }
+
+    // Two seeds of the same folder wait for each other; the later one's set wins whole.
+    let same = t.w.tmp.path().join("same");
+    let (r5, r6) = std::thread::scope(|s| {
+        let h5 = s.spawn(|| spawn(&same, &["a", "b", "c"]));
+        let h6 = s.spawn(|| spawn(&same, &["own", "mine"]));
+        (h5.join().unwrap().unwrap(), h6.join().unwrap().unwrap())
+    });
+    assert!(
+        r5.status.success() && r6.status.success(),
+        "{} {}",
+        String::from_utf8_lossy(&r5.stderr),
+        String::from_utf8_lossy(&r6.stderr)
+    );
+    let mut left: Vec<String> = std::fs::read_dir(same.join(".claude/skills"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert!(left == ["a", "b", "c"] || left == ["mine", "own"], "{left:?}");
 }
 
 // ---- progress, memory, CLI ---------------------------------------------------------------

@@ -11,6 +11,7 @@
 
 pub mod fetch;
 pub mod layout;
+pub mod lock;
 pub mod registry;
 pub mod seed;
 pub mod store;
@@ -115,6 +116,9 @@ impl Skills<'_> {
                 return Err(Error::InvalidSkillRepo(format!("{source} provides the name {:?} twice", p.info.name)));
             }
         }
+        // Store, record and clean up under one data-dir-wide lock: a concurrent install's
+        // cleanup must not drop a folder this one has stored but not yet recorded.
+        let _guard = lock::exclusive(self.data_dir, "install")?;
         registry::check_collisions(&lock(self.conn), &source, prepared.iter().map(|p| p.info.name.as_str()))?;
         let n = prepared.len().max(1);
         let mut records = vec![];
@@ -250,6 +254,7 @@ impl Skills<'_> {
     /// Removes a source, its skills and their store folders; returns the names removed.
     pub fn remove(&self, source: &str) -> Result<Vec<String>> {
         let row = self.find_source(source)?;
+        let _guard = lock::exclusive(self.data_dir, "install")?;
         let removed = registry::delete_source(&mut lock(self.conn), &row.source)?;
         self.gc(&removed);
         Ok(removed)
@@ -315,14 +320,35 @@ impl Skills<'_> {
             validate::check_name(n)
                 .map_err(|why| Error::invalid(format!("skills: {n:?} is not a skill name: {why}")))?;
         }
+        // Two seeds of one folder wait for each other (the lock lives in the data dir).
+        let _guard = if dry_run {
+            None
+        } else {
+            let key = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()).join(target);
+            Some(lock::exclusive(self.data_dir, &format!("seed:{}", key.display()))?)
+        };
         // A concurrent update may swap a skill's store folder while we copy; look again then.
         let mut attempt = 0;
         loop {
             attempt += 1;
             let wanted = self.wanted(names)?;
             match seed::seed(cwd, target, &wanted, self.home.as_deref(), dry_run) {
-                Err(Error::NotFound(m)) if attempt < 3 && m.contains("removed from the store") => continue,
-                other => return other,
+                Err(e) if attempt < 3 && wanted.iter().any(|w| !w.store_dir.is_dir()) => {
+                    tracing::info!("a stored skill changed while seeding ({e}); seeding again");
+                    continue;
+                }
+                Err(e) => {
+                    if let Some(w) = wanted.iter().find(|w| !w.store_dir.is_dir()) {
+                        return Err(Error::NotFound(format!(
+                            "the stored copy of skill {:?} is missing ({}); run `skillmem skills update {}`",
+                            w.name,
+                            w.store_dir.display(),
+                            w.source
+                        )));
+                    }
+                    return Err(e);
+                }
+                ok => return ok,
             }
         }
     }

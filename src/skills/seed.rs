@@ -217,13 +217,7 @@ fn copy_one(w: &Wanted, target_dir: &Path, dest: &Path) -> Result<()> {
     let staging = tempfile::Builder::new().prefix(&format!("{TEMP_PREFIX}{}-", w.name)).tempdir_in(target_dir)?;
     // The ignore file first: a crash at any later point leaves nothing git would stage.
     std::fs::write(staging.path().join(IGNORE_FILE), IGNORE_ALL)?;
-    copy_tree(&w.store_dir, staging.path(), true).map_err(|e| {
-        if !w.store_dir.exists() {
-            Error::NotFound(format!("skill {:?} was removed from the store while seeding", w.name))
-        } else {
-            e
-        }
-    })?;
+    copy_tree(&w.store_dir, staging.path(), true)?;
     let marker = serde_json::json!({
         "skill": w.name,
         "source": w.source,

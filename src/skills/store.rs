@@ -186,10 +186,10 @@ pub fn gc(data_dir: &Path, name: &str, keep: Option<&str>) {
     let _ = std::fs::remove_dir(&dir); // only when empty
 }
 
-/// Removes staging folders a crashed install left behind (older than an hour).
+/// Removes staging folders and clones a crashed install left behind (older than an hour).
 pub fn sweep_staging(data_dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(data_dir.join(STORE).join(".staging")) else { return };
-    for e in entries.flatten() {
+    let dirs = [data_dir.join(STORE).join(".staging"), data_dir.join("tmp")];
+    for e in dirs.iter().filter_map(|d| std::fs::read_dir(d).ok()).flat_map(|r| r.flatten()) {
         let old = e
             .metadata()
             .and_then(|m| m.modified())
