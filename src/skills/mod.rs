@@ -172,17 +172,18 @@ impl Skills<'_> {
         c: &layout::Candidate,
         now: i64,
     ) -> Result<Prepared> {
-        let label = if c.subpath.is_empty() { "at the repository root".to_string() } else { c.subpath.clone() };
+        let md_path = if c.subpath.is_empty() { "SKILL.md".to_string() } else { format!("{}/SKILL.md", c.subpath) };
+        let label = if c.subpath.is_empty() { "the repository root" } else { c.subpath.as_str() };
         let tree = repo.find_tree(c.tree)?;
-        let md = tree.get_name("SKILL.md").ok_or_else(|| Error::InvalidSkillRepo(format!("{label}: no SKILL.md")))?;
+        let md = tree.get_name("SKILL.md").ok_or_else(|| Error::InvalidSkillRepo(format!("{md_path} is missing")))?;
         let blob = repo.find_blob(md.id())?;
         if blob.size() > 1024 * 1024 {
-            return Err(Error::InvalidSkillRepo(format!("{label}/SKILL.md is over 1 MB; refused")));
+            return Err(Error::InvalidSkillRepo(format!("{md_path} is over 1 MB; refused")));
         }
         let text = std::str::from_utf8(blob.content())
-            .map_err(|_| Error::InvalidSkillRepo(format!("{label}/SKILL.md is not UTF-8 text; refused")))?;
+            .map_err(|_| Error::InvalidSkillRepo(format!("{md_path} is not UTF-8 text; save it as UTF-8")))?;
         let fm = frontmatter::parse(text)
-            .map_err(|why| Error::InvalidSkillRepo(format!("the SKILL.md {label} has a bad frontmatter: {why}")))?;
+            .map_err(|why| Error::InvalidSkillRepo(format!("{md_path} has a bad frontmatter: {why}")))?;
         let name = match &c.folder {
             Some(folder) => folder.clone(),
             None => fm.name.clone().map(|n| n.trim().to_string()).unwrap_or_else(|| fetch::basename(source)),
