@@ -347,6 +347,11 @@ fn resolve_is_a_first_seen_union_that_drops_unknown_names() {
     assert_eq!(r, json!({ "skills": ["c", "a", "b"], "dropped": ["x", "y"] }));
     let r = ok(c.request("skillmem/skills/resolve", json!({})).unwrap());
     assert_eq!(r, json!({ "skills": [], "dropped": [] }));
+    // Requests without params.
+    let r = ok(c.request("skillmem/skills/resolve", Value::Null).unwrap());
+    assert_eq!(r, json!({ "skills": [], "dropped": [] }));
+    let r = ok(c.request("skillmem/skills/list", Value::Null).unwrap());
+    assert_eq!(names(&r["sources"][0]["skills"]), ["a", "b", "c"]);
 }
 
 // ---- hostile input -----------------------------------------------------------------------
@@ -785,4 +790,32 @@ fn seeds_during_updates_always_see_one_whole_version() {
         }
     });
     assert!(seeds > 0);
+}
+
+#[test]
+fn a_server_asking_for_credentials_gets_an_error_never_a_prompt() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let t = T::new();
+    let mut c = t.w.spawn();
+    let started = std::time::Instant::now();
+    let msg = assert_err(install(&mut c, &format!("http://127.0.0.1:{port}/private.git"), None), -32004, "git", &[]);
+    assert!(msg.contains("never prompts"), "{msg}");
+    assert!(hits.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert_eq!(list(&mut c)["sources"], json!([]));
 }
