@@ -555,8 +555,10 @@ fn seed_targets_errors_and_shadow_warning() {
 
     let r = ok(seed(&mut c, &cwd, &["a"], json!({})));
     assert!(r["warnings"].to_string().contains(".claude/skills/a"), "{r}");
+    write_files(&t.w.home, &[(".config/opencode/skills/b/SKILL.md", "the user's b")]);
     let r = ok(seed(&mut c, &cwd, &["b"], json!({ "target": ".opencode/skills" })));
     assert_eq!(ops(&r), [op("copy", "b"), op("ignore", "b")]);
+    assert!(r["warnings"].to_string().contains(".config/opencode/skills/b"), "{r}");
     assert!(cwd.join(".opencode/skills/b/SKILL.md").is_file());
     assert!(cwd.join(".claude/skills/a/SKILL.md").is_file(), "another target is left alone");
 

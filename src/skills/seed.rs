@@ -106,7 +106,9 @@ fn seeded(dir: &Path) -> bool {
 }
 
 /// Plans a seed and, unless `dry_run`, carries it out. `cwd` must be an existing absolute
-/// folder; `home` is the user's home (for the shadowing warning).
+/// folder; `home` is the user's home (for the shadowing warning: `~/.claude/skills/<name>`,
+/// `~/<target>/<name>`, and OpenCode's `~/.config/opencode/skill(s)/<name>` for `.opencode`
+/// targets).
 pub fn seed(
     cwd: &Path,
     target: &str,
@@ -151,9 +153,15 @@ pub fn seed(
         });
         if let Some(home) = home {
             let mut shadows = vec![home.join(".claude/skills").join(&w.name)];
-            let same_target = home.join(&target_rel).join(&w.name);
-            if !shadows.contains(&same_target) {
-                shadows.push(same_target);
+            let mut more = vec![home.join(&target_rel).join(&w.name)];
+            if target_rel.starts_with(".opencode") {
+                more.push(home.join(".config/opencode/skills").join(&w.name));
+                more.push(home.join(".config/opencode/skill").join(&w.name));
+            }
+            for m in more {
+                if !shadows.contains(&m) {
+                    shadows.push(m);
+                }
             }
             for s in shadows.into_iter().filter(|s| s.join("SKILL.md").exists()) {
                 warnings.push(format!(
