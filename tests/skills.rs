@@ -441,6 +441,10 @@ fn seed_plain_folder_dry_run_reseed_fewer_and_no_stale_files() {
     assert_eq!(std::fs::metadata(skills_dir.join("a/scripts/go.sh")).unwrap().permissions().mode() & 0o111, 0o111);
 
     std::fs::write(skills_dir.join("a/stale.txt"), "left by the session").unwrap();
+    write_files(
+        &skills_dir,
+        &[(".skillmem-tmp-a-crashed/.gitignore", "*\n"), (".skillmem-tmp-a-crashed/SKILL.md", "half")],
+    );
     std::fs::write(skills_dir.join("a/SKILL.md"), "edited").unwrap();
     let dry = ok(seed(&mut c, &cwd, &["a"], json!({ "dryRun": true })));
     assert_eq!(ops(&dry), [op("copy", "a"), op("ignore", "a"), op("remove", "b")]);

@@ -181,7 +181,9 @@ pub fn seed(
         for e in entries {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with(TEMP_PREFIX) {
-                leftovers.push(e.path());
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    leftovers.push(e.path());
+                }
                 continue;
             }
             if wanted_names.contains(name.as_str()) || !seeded(&e.path()) {
@@ -207,41 +209,47 @@ pub fn seed(
     for p in leftovers {
         let _ = std::fs::remove_dir_all(p);
     }
-    if !copies.is_empty() {
-        std::fs::create_dir_all(&target_dir)
-            .map_err(|e| Error::storage(format!("cannot create {}: {e}", target_dir.display())))?;
+    if copies.is_empty() && removes.is_empty() {
+        return Ok((actions, warnings));
     }
-    for (w, dest) in copies {
-        copy_one(w, &target_dir, &dest)?;
+    std::fs::create_dir_all(&target_dir)
+        .map_err(|e| Error::storage(format!("cannot create {}: {e}", target_dir.display())))?;
+    // One work folder per seed, beside the copies (same file system, so renames are atomic),
+    // ignored by git from its first byte. Skills are staged one level inside it, where a host
+    // scanning `<target>/*/SKILL.md` does not see them; replaced and removed copies are moved
+    // into it and deleted with it at the end.
+    let work = tempfile::Builder::new().prefix(TEMP_PREFIX).tempdir_in(&target_dir)?;
+    std::fs::write(work.path().join(IGNORE_FILE), IGNORE_ALL)?;
+    for (i, (w, dest)) in copies.into_iter().enumerate() {
+        copy_one(w, work.path(), i, &dest)?;
     }
-    for p in removes {
-        std::fs::remove_dir_all(&p)
+    for (i, p) in removes.iter().enumerate() {
+        std::fs::rename(p, work.path().join(format!("removed-{i}")))
             .map_err(|e| Error::storage(format!("cannot remove the seeded copy {}: {e}", p.display())))?;
+    }
+    let work = work.keep();
+    if let Err(e) = std::fs::remove_dir_all(&work) {
+        tracing::warn!(path = %work.display(), "cannot remove the seed's work folder (the next seed will): {e}");
     }
     Ok((actions, warnings))
 }
 
-fn copy_one(w: &Wanted, target_dir: &Path, dest: &Path) -> Result<()> {
-    let staging = tempfile::Builder::new().prefix(&format!("{TEMP_PREFIX}{}-", w.name)).tempdir_in(target_dir)?;
-    // The ignore file first: a crash at any later point leaves nothing git would stage.
-    std::fs::write(staging.path().join(IGNORE_FILE), IGNORE_ALL)?;
-    copy_tree(&w.store_dir, staging.path(), true)?;
+fn copy_one(w: &Wanted, work: &Path, i: usize, dest: &Path) -> Result<()> {
+    let staging = work.join(format!("new-{i}"));
+    std::fs::create_dir(&staging)?;
+    std::fs::write(staging.join(IGNORE_FILE), IGNORE_ALL)?;
+    copy_tree(&w.store_dir, &staging, true)?;
     let marker = serde_json::json!({
         "skill": w.name,
         "source": w.source,
         "contentHash": w.content_hash,
         "seededAt": crate::db::now_ms(),
     });
-    std::fs::write(staging.path().join(MARKER), serde_json::to_string_pretty(&marker).unwrap_or_default())?;
+    std::fs::write(staging.join(MARKER), serde_json::to_string_pretty(&marker).unwrap_or_default())?;
     if std::fs::symlink_metadata(dest).is_ok() {
-        let old = tempfile::Builder::new().prefix(&format!("{TEMP_PREFIX}{}-old-", w.name)).tempdir_in(target_dir)?;
-        let old_path = old.path().join("x");
-        std::fs::rename(dest, &old_path)?;
-        std::fs::rename(staging.path(), dest)?;
-        drop(old); // removes the previous copy
-    } else {
-        std::fs::rename(staging.path(), dest)?;
+        std::fs::rename(dest, work.join(format!("old-{i}")))?;
     }
+    std::fs::rename(&staging, dest)?;
     Ok(())
 }
 
