@@ -130,7 +130,9 @@ pub enum Command {
         #[command(subcommand)]
         host: HookHost,
     },
-    /// Serve the note tools over MCP on stdio (skill_note, skill_recall, skill_pin, skill_forget).
+    /// Serve the note tools (skill_note, skill_recall, skill_pin, skill_forget) and the session-skills
+    /// tools (skills_list, skills_install, skills_update, skills_remove, skills_resolve, skills_seed)
+    /// over MCP on stdio.
     Mcp,
     /// Install, update, remove, list and resolve session skills from git.
     Skills {

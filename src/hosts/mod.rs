@@ -1,5 +1,5 @@
 //! Doors for agent hosts that cannot keep a sidecar running: Claude Code's short-lived hook
-//! processes ([`claude_code`]) and the MCP server for note tools ([`mcp`]).
+//! processes ([`claude_code`]) and the MCP server for the note and session-skills tools ([`mcp`]).
 //!
 //! Both work directly on the data directory through [`crate::engine::Engine`], the same room
 //! the sidecar and the CLI use (SQLite in WAL mode lets them share it). Neither knows the

@@ -14,7 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 const here = dirname(fileURLToPath(import.meta.url))
 const BIN = resolve(process.env.SKILLMEM_BIN ?? join(here, "../../../target/debug/skillmem"))
 
-test("the TypeScript SDK client lists and calls the note tools", async () => {
+test("the TypeScript SDK client lists and calls the tools", async () => {
   const root = mkdtempSync(join(tmpdir(), "skillmem-mcp-"))
   const ws = join(root, "ws")
   const skill = join(ws, ".claude/skills/jq")
@@ -32,7 +32,12 @@ test("the TypeScript SDK client lists and calls the note tools", async () => {
   try {
     assert.equal(client.getServerVersion()?.name, "skillmem")
     const { tools } = await client.listTools()
-    assert.deepEqual(tools.map((t) => t.name).sort(), ["skill_forget", "skill_note", "skill_pin", "skill_recall"])
+    assert.deepEqual(tools.map((t) => t.name).sort(), [
+      "skill_forget", "skill_note", "skill_pin", "skill_recall",
+      "skills_install", "skills_list", "skills_remove", "skills_resolve", "skills_seed", "skills_update",
+    ])
+    const seed = tools.find((t) => t.name === "skills_seed")
+    assert.deepEqual(seed.inputSchema.required, ["cwd", "skills"])
     const note = tools.find((t) => t.name === "skill_note")
     assert.deepEqual(note.inputSchema.required, ["skill", "kind", "delta"])
     assert.match(note.description, /gotcha/)
@@ -48,6 +53,15 @@ test("the TypeScript SDK client lists and calls the note tools", async () => {
     const refused = await client.callTool({ name: "skill_note", arguments: { skill: "jq", kind: "fix", delta: "  " } })
     assert.equal(refused.isError, true)
     assert.match(refused.content[0].text, /delta/)
+
+    // Session skills (installs are covered by tests/mcp.rs): results and refusals.
+    const listed = await client.callTool({ name: "skills_list", arguments: {} })
+    assert.deepEqual(listed.structuredContent, { sources: [] })
+    const resolved = await client.callTool({ name: "skills_resolve", arguments: { task: ["ghost"] } })
+    assert.deepEqual(resolved.structuredContent, { skills: [], dropped: ["ghost"] })
+    const unseeded = await client.callTool({ name: "skills_seed", arguments: { cwd: ws, skills: ["ghost"] } })
+    assert.equal(unseeded.isError, true)
+    assert.match(unseeded.content[0].text, /ghost/)
   } finally {
     await client.close()
   }
