@@ -18,7 +18,8 @@ use crate::config::Config;
 use crate::db;
 use crate::embed::{self, Embedder};
 use crate::error::{Error, Result};
-use crate::index::{ExactIndex, VectorIndex};
+use crate::index::catalog::Catalog;
+use crate::index::{ExactIndex, HnswIndex, VectorIndex};
 use crate::memory::block::{self, Budget};
 use crate::memory::frontmatter::{self, MemorySettings, Ranking};
 use crate::memory::recall::{self, Query, Rungs};
@@ -42,6 +43,10 @@ pub struct Engine {
     conn: Mutex<Connection>,
     embedder: Option<Arc<dyn Embedder>>,
     index: Option<Arc<dyn VectorIndex>>,
+    /// The same index when it is the HNSW one (readiness, flushing).
+    hnsw: Option<Arc<HnswIndex>>,
+    /// What recall ranks by, in memory (see [`crate::index::catalog`]).
+    catalog: Catalog,
     config: Config,
     project_id: String,
     workspace: Option<PathBuf>,
@@ -90,18 +95,13 @@ impl Engine {
             b.add(glob);
         }
         let enabled_globs = b.build().map_err(|e| Error::invalid(format!("memory.enabledSkills: {e}")))?;
-        let index: Option<Arc<dyn VectorIndex>> = match &embedder {
-            Some(e) => {
-                let ix = ExactIndex::new(e.model_id());
-                store::load_index(&conn, &ix)?;
-                Some(Arc::new(ix))
-            }
-            None => None,
-        };
+        let (index, hnsw) = open_index(&conn, &config, embedder.as_deref())?;
         Ok(Engine {
             conn: Mutex::new(conn),
             embedder,
             index,
+            hnsw,
+            catalog: Catalog::default(),
             config,
             project_id,
             workspace,
@@ -309,7 +309,24 @@ impl Engine {
 
     fn embed_note(&self, intent: &str, delta: &str) -> Result<Option<Vec<f32>>> {
         match &self.embedder {
-            Some(e) => Ok(Some(e.embed_one(&note_text(intent, delta))?)),
+            // A failing embedder never loses a note: it is stored without a vector, found by
+            // its words, and embedded by `distill` later.
+            Some(e) => match e.embed_one(&note_text(intent, delta)) {
+                Ok(v) if v.len() == e.dim() => Ok(Some(v)),
+                Ok(v) => {
+                    tracing::warn!(
+                        "embedder {} returned {} numbers, not {}; note stored without a vector",
+                        e.model_id(),
+                        v.len(),
+                        e.dim()
+                    );
+                    Ok(None)
+                }
+                Err(why) => {
+                    tracing::warn!("{why}; note stored without a vector");
+                    Ok(None)
+                }
+            },
             None => Ok(None),
         }
     }
@@ -338,7 +355,23 @@ impl Engine {
             _ => None,
         };
         let mut conn = lock(&self.conn);
-        let (id, status) = store::write(&mut conn, &self.project_id, &new, embedded, threshold, self.index.as_deref())?;
+        // Near duplicates are looked for among the partition's notes the catalog knows, once
+        // the index is known to hold their vectors; otherwise the store asks SQLite.
+        let pkey = store::partition(new.scope, &self.project_id).to_string();
+        let part = self.catalog.partition_ids(&conn, &new.skill, new.scope, &pkey)?;
+        let ids: Option<Vec<i64>> = (part.vectors_checked && self.index.as_ref().is_some_and(|ix| !ix.warming()))
+            .then(|| part.candidates.iter().map(|c| c.id).collect());
+        let before = self.catalog.before_write(&conn);
+        let (id, status) = store::write_among(
+            &mut conn,
+            &self.project_id,
+            &new,
+            embedded,
+            threshold,
+            self.index.as_deref(),
+            ids.as_deref(),
+        )?;
+        self.catalog.after_write(&conn, before, &[id]);
         Ok(NoteResult { id, status })
     }
 
@@ -370,13 +403,19 @@ impl Engine {
 
     /// `skillmem/pin`.
     pub fn pin(&self, p: PinParams) -> Result<IdResult> {
-        store::set_pinned(&mut lock(&self.conn), p.id, p.pinned)?;
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::set_pinned(&mut conn, p.id, p.pinned)?;
+        self.catalog.after_write(&conn, before, &[p.id]);
         Ok(IdResult { id: p.id })
     }
 
     /// `skillmem/forget`.
     pub fn forget(&self, p: ForgetParams) -> Result<IdResult> {
-        store::forget(&mut lock(&self.conn), p.id, self.index.as_deref())?;
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::forget(&mut conn, p.id, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &[p.id]);
         Ok(IdResult { id: p.id })
     }
 
@@ -396,7 +435,10 @@ impl Engine {
             (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
             _ => None,
         };
-        store::edit(&mut lock(&self.conn), p.id, delta, embedded, self.index.as_deref())?;
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::edit(&mut conn, p.id, delta, embedded, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &[p.id]);
         Ok(IdResult { id: p.id })
     }
 
@@ -428,16 +470,42 @@ impl Engine {
             use_vectors: true,
             use_fts: true,
         };
-        let out = recall::rank(&conn, &q, &rungs)?;
         let budget = Budget {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
             max_pinned_tokens: ctx.settings.max_pinned_tokens.unwrap_or(self.config.memory.max_pinned_tokens),
             limit,
         };
-        let b = block::render(&ctx.name, out.mode, &out.notes, budget, &self.note_tool, ctx.version.as_deref());
-        if let Some(b) = &b {
-            store::mark_recalled(&mut conn, &b.note_ids)?;
+        let t0 = Instant::now();
+        let read = self.catalog.candidates(&conn, &ctx.name, &self.project_id)?;
+        let t_catalog = t0.elapsed();
+        let warming = self.index.as_ref().is_some_and(|ix| ix.warming());
+        let prepared = recall::Prepared {
+            candidates: read.candidates,
+            vectors_checked: read.vectors_checked,
+            // A block never holds more notes than this (each note's markup alone is more than
+            // 16 tokens), so only the head of the ranking is loaded.
+            keep: budget.max_tokens / 16 + 32,
+        };
+        let out = recall::rank_prepared(&conn, &q, &rungs, prepared)?;
+        let t_rank = t0.elapsed();
+        if !read.vectors_checked && !warming {
+            self.catalog.mark_checked(&ctx.name);
         }
+        let b = block::render(&ctx.name, out.mode, &out.notes, budget, &self.note_tool, ctx.version.as_deref());
+        let t_render = t0.elapsed();
+        if let Some(b) = &b {
+            let before = self.catalog.before_write(&conn);
+            store::mark_recalled(&mut conn, &b.note_ids)?;
+            self.catalog.after_write(&conn, before, &[]);
+        }
+        tracing::debug!(
+            "recall {}: catalog {:?}, rank {:?}, render {:?}, total {:?}",
+            ctx.name,
+            t_catalog,
+            t_rank - t_catalog,
+            t_render - t_rank,
+            t0.elapsed()
+        );
         Ok((b, out.mode, out.notes))
     }
 
@@ -493,6 +561,65 @@ impl Engine {
     pub fn vector_index(&self) -> Option<&Arc<dyn VectorIndex>> {
         self.index.as_ref()
     }
+
+    /// The HNSW index, when that is the one in use.
+    pub fn hnsw(&self) -> Option<&Arc<HnswIndex>> {
+        self.hnsw.as_ref()
+    }
+
+    /// Asks the index to write its files when it has unsaved inserts (at `shutdown`).
+    pub fn flush_index(&self) {
+        if let Some(h) = &self.hnsw {
+            h.flush(std::time::Duration::from_secs(5));
+        }
+    }
+}
+
+/// The index in use, and the same index when it is the HNSW one.
+type OpenedIndex = (Option<Arc<dyn VectorIndex>>, Option<Arc<HnswIndex>>);
+
+/// Opens the vector index for `embedder`: the column-major exact index for the hash
+/// embedder, the HNSW index persisted under the data dir for the others (vectors and graph
+/// loaded in the background). `SKILLMEM_INDEX=exact|columns|hnsw` forces one.
+/// `SKILLMEM_INDEX_BLOCKING=1` waits until the graph is ready (benchmarks, tests).
+fn open_index(conn: &Connection, config: &Config, embedder: Option<&dyn Embedder>) -> Result<OpenedIndex> {
+    let Some(e) = embedder else { return Ok((None, None)) };
+    if std::env::var("SKILLMEM_INDEX").is_ok_and(|v| v == "exact") {
+        let ix = ExactIndex::new(e.model_id());
+        store::load_index(conn, &ix)?;
+        return Ok((Some(Arc::new(ix)), None));
+    }
+    let data_dir = config.data_dir.clone();
+    let model = e.model_id().to_string();
+    let loader: crate::index::hnsw::Loader = Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
+        let c = db::open(&data_dir)?;
+        store::stream_vectors(&c, &model, sink)
+    });
+    let choice = std::env::var("SKILLMEM_INDEX").unwrap_or_default();
+    // The hash embedder's vectors are hashed words: nearly orthogonal, no neighbourhoods for
+    // a graph to walk, and sparse queries; they get the column-major exact index.
+    if choice == "columns" || (choice != "hnsw" && e.lexical()) {
+        let ix = Arc::new(crate::index::ColumnIndex::new(e.model_id(), e.dim()));
+        ix.start(Some(loader));
+        if std::env::var("SKILLMEM_INDEX_BLOCKING").is_ok_and(|v| v == "1") {
+            ix.wait_ready();
+        }
+        return Ok((Some(ix), None));
+    }
+    let dir = crate::index::hnsw::index_dir(&config.data_dir, e.model_id());
+    let mut params = crate::index::HnswParams::default();
+    if let Some(n) = std::env::var("SKILLMEM_INDEX_EXACT_MAX").ok().and_then(|v| v.parse().ok()) {
+        // Tests set 0 to send every search through the graph.
+        params.exact_max = n;
+        params.min_selectivity = 0.0;
+    }
+    let ix = Arc::new(HnswIndex::new(e.model_id(), e.dim(), Some(dir), params));
+    ix.start(Some(loader));
+    if std::env::var("SKILLMEM_INDEX_BLOCKING").is_ok_and(|v| v == "1") {
+        ix.wait_ready();
+    }
+    let dynix: Arc<dyn VectorIndex> = ix.clone();
+    Ok((Some(dynix), Some(ix)))
 }
 
 /// The text a note is embedded by: its intent and its lesson.

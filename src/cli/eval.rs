@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::{out, Global};
 use skillmem::config::Config;
 use skillmem::db;
-use skillmem::embed::{hash::HashEmbedder, Embedder};
+use skillmem::embed::Embedder;
 use skillmem::engine::note_text;
 use skillmem::index::{ExactIndex, VectorIndex};
 use skillmem::memory::frontmatter::Ranking;
@@ -79,12 +79,28 @@ impl Score {
     }
 }
 
-pub fn run(g: &Global, file: &Path) -> Result<()> {
+/// The embedder of `--embedding`: `hash` (default), `model:PATH` (a local model folder, with
+/// the `local-model` feature) or `http:URL#MODEL` (an OpenAI-compatible endpoint).
+pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
+    use skillmem::config::EmbeddingConfig as C;
+    let cfg = match spec.unwrap_or("hash") {
+        "hash" => C::Hash,
+        s if s.starts_with("model:") => C::Model { path: s["model:".len()..].into() },
+        s if s.starts_with("http:") || s.starts_with("https:") => {
+            let (url, model) = s.split_once('#').context("--embedding http: give URL#MODEL")?;
+            C::Http { url: url.into(), model: model.into(), api_key_env: None, dim: None }
+        }
+        s => anyhow::bail!("--embedding {s:?}: use hash, model:PATH or http:URL#MODEL"),
+    };
+    skillmem::embed::from_config(&cfg)?.context("the embedder is not available (see the log)")
+}
+
+pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let set: Set = serde_json::from_str(&text).with_context(|| format!("{} is not a recall set", file.display()))?;
     let tmp = tempfile::tempdir()?;
     let mut conn = db::open(tmp.path())?;
-    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
+    let embedder = embedder_of(embedding)?;
     let index = ExactIndex::new(embedder.model_id());
     let project = "eval";
     let now = db::now_ms();

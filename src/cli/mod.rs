@@ -3,6 +3,7 @@
 //! Every command takes `--json` (machine-readable output) and `--data-dir`. Output goes to
 //! stdout through [`out`]; errors go to stderr with a non-zero exit code.
 
+mod bench;
 mod demo;
 mod eval;
 mod historian;
@@ -141,10 +142,10 @@ pub enum Command {
     },
     /// Copy installed skills into a session's working folder, hidden from git.
     Seed(skills::SeedArgs),
-    /// Programs that print figures.
+    /// Programs that print figures (run them on a release build).
     Bench {
         #[command(subcommand)]
-        what: skills::BenchCommand,
+        what: BenchCommand,
     },
 }
 
@@ -156,11 +157,64 @@ pub enum HookHost {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Session skills: install and seed timings.
+    #[command(flatten)]
+    Skills(skills::BenchCommand),
+    /// The HNSW index alone: build, recall@10 vs exact, QPS per core, latency, reload, RSS.
+    Index {
+        /// Sizes of the synthetic clustered sets.
+        #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+        n: Vec<usize>,
+        #[arg(long, default_value_t = 384)]
+        dim: usize,
+        /// Queries per set (exact ground truth is computed for each).
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Raw little-endian f32 rows of `dim` floats to index instead of synthetic data.
+        #[arg(long, value_name = "FILE")]
+        vectors: Option<PathBuf>,
+        /// Raw little-endian f32 query rows (default: rows drawn from --vectors).
+        #[arg(long = "queries-file", value_name = "FILE")]
+        queries_file: Option<PathBuf>,
+        #[arg(long, default_value_t = 16)]
+        m: usize,
+        #[arg(long, default_value_t = 64)]
+        ef_construction: usize,
+        /// Search list sizes to measure.
+        #[arg(long, value_delimiter = ',', default_value = "32,64,128")]
+        ef: Vec<usize>,
+    },
+    /// `skillmem serve` as a host sees it: toolAfter round trips, spawn to first recall, writes, RSS.
+    Recall {
+        /// Note counts.
+        #[arg(long, value_delimiter = ',', default_value = "1000,100000")]
+        notes: Vec<usize>,
+        /// Skill counts the notes are spread over.
+        #[arg(long, value_delimiter = ',', default_value = "1,100")]
+        skills: Vec<usize>,
+        /// toolAfter round trips measured per setting.
+        #[arg(long, default_value_t = 1000)]
+        rounds: usize,
+        /// Notes written through the protocol per setting.
+        #[arg(long, default_value_t = 1000)]
+        writes: usize,
+        /// Keep the populated data dirs under this folder and reuse them on the next run
+        /// (the written notes accumulate).
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// MRR@10 and recall@5 of the full cascade and of the bm25 rung alone.
     Recall {
         /// A labelled recall set (the format of shared/bench/recall-dev.json).
         file: PathBuf,
+        /// The embedder: hash (default), model:PATH (local-model feature) or http:URL#MODEL.
+        #[arg(long)]
+        embedding: Option<String>,
     },
 }
 
@@ -240,7 +294,25 @@ pub fn run(cli: Cli) -> Result<u8> {
             emit(g, &r, human_stats)?;
         }
         Command::Demo => demo::run()?,
-        Command::Eval { what: EvalCommand::Recall { file } } => eval::run(g, &file)?,
+        Command::Eval { what: EvalCommand::Recall { file, embedding } } => eval::run(g, &file, embedding.as_deref())?,
+        Command::Bench {
+            what: BenchCommand::Index { n, dim, queries, vectors, queries_file, m, ef_construction, ef },
+        } => bench::index(
+            g,
+            bench::IndexOpts {
+                sizes: n,
+                dim,
+                queries,
+                vectors,
+                query_file: queries_file,
+                m,
+                ef_construction,
+                ef_search: ef,
+            },
+        )?,
+        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep } } => {
+            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep })?
+        }
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
@@ -269,7 +341,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Command::Skills { what } => skills::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,
-        Command::Bench { what } => skills::bench(g, what)?,
+        Command::Bench { what: BenchCommand::Skills(what) } => skills::bench(g, what)?,
     }
     Ok(0)
 }

@@ -6,6 +6,9 @@
 //! never compared.
 
 pub mod hash;
+pub mod http;
+#[cfg(feature = "local-model")]
+pub mod model;
 
 use crate::error::Result;
 
@@ -54,14 +57,38 @@ pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
     Some(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
-/// Builds the embedder a configuration asks for.
+/// Builds the embedder a configuration asks for. A configuration error (a bad URL, an unset
+/// API key variable, a model folder without its files) is an error that names the key; an
+/// `http` endpoint that cannot be reached to learn its dimension is logged and recall uses
+/// the lexical rungs (notes are stored without vectors; `distill` embeds them later).
 pub fn from_config(cfg: &crate::config::EmbeddingConfig) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
     use crate::config::EmbeddingConfig as C;
     match cfg {
         C::Hash => Ok(Some(std::sync::Arc::new(hash::HashEmbedder::default()))),
         C::Off => Ok(None),
-        C::Http { .. } | C::Model { .. } => Err(crate::error::Error::invalid(
-            "embedding.provider: this build supports \"hash\" and \"off\"; \"http\" and \"model\" are not available yet",
-        )),
+        C::Http { url, model, api_key_env, dim } => {
+            match http::HttpEmbedder::new(url, model, api_key_env.as_deref(), *dim, http::TIMEOUT) {
+                Ok(e) => Ok(Some(std::sync::Arc::new(e))),
+                Err(crate::error::Error::Storage(why)) => {
+                    tracing::warn!("{why}; recall uses the lexical rungs until the endpoint answers at a later start");
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        C::Model { path } => model_embedder(path),
     }
+}
+
+#[cfg(feature = "local-model")]
+fn model_embedder(path: &std::path::Path) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
+    Ok(Some(std::sync::Arc::new(model::ModelEmbedder::load(path)?)))
+}
+
+#[cfg(not(feature = "local-model"))]
+fn model_embedder(path: &std::path::Path) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
+    Err(crate::error::Error::invalid(format!(
+        "embedding.provider \"model\" ({}) needs a build with the local-model feature: cargo install skillmem --features local-model",
+        path.display()
+    )))
 }

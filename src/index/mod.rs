@@ -5,10 +5,35 @@
 //! candidate set with exact cosine; it is correct at any size and fast for the per-skill
 //! candidate sets recall asks about.
 
+pub mod catalog;
+pub mod columns;
+pub mod hnsw;
+
 use std::collections::HashMap;
 use std::sync::RwLock;
 
 use crate::embed::dot;
+
+pub use columns::ColumnIndex;
+pub use hnsw::{HnswIndex, HnswParams};
+
+/// Dot product with eight accumulators, so that the compiler vectorises it (the plain
+/// [`dot`] sums in order and is several times slower on long vectors). Differs from [`dot`]
+/// only by float rounding.
+pub fn fast_dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f32; 8];
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
+}
 
 /// A searchable set of unit vectors keyed by note id.
 pub trait VectorIndex: Send + Sync {
@@ -25,6 +50,11 @@ pub trait VectorIndex: Send + Sync {
     /// True when empty.
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    /// True while the stored vectors are still being loaded in the background: callers skip
+    /// the vector rung for large candidate sets rather than load vectors one by one.
+    fn warming(&self) -> bool {
+        false
     }
     /// The `k` most similar of `candidates` to `query`, best first, with their cosine.
     /// Candidates without a vector here are passed over.

@@ -59,9 +59,38 @@ pub struct Rungs<'a> {
     pub use_fts: bool,
 }
 
+/// Candidates gathered by the caller (from [`crate::index::catalog`], say) instead of
+/// SQLite.
+pub struct Prepared {
+    /// Every visible note of the skill, by id (shared: the catalog caches it).
+    pub candidates: std::sync::Arc<Vec<Candidate>>,
+    /// The index is known to hold the vector of every candidate that has one of its model
+    /// (skips the per-query check for notes written by another process).
+    pub vectors_checked: bool,
+    /// Rank fully but load and return only the first `keep` notes.
+    pub keep: usize,
+}
+
+/// Skills with more visible notes than this prune the bm25 rung's most common words
+/// ([`store::fts_pruned`]) so that bm25 scores at most [`FTS_MAX_MATCHES`] notes.
+pub const FTS_PRUNE_MIN: usize = 5000;
+/// See [`FTS_PRUNE_MIN`].
+pub const FTS_MAX_MATCHES: i64 = 500;
+
+/// Candidate sets larger than this skip the vector rung while the index is still loading
+/// its vectors (loading them one by one would cost more than the lexical rungs).
+pub const WARMING_EXACT_MAX: usize = 2048;
+
 /// Ranks the visible notes of `q.skill` for `q.intent`.
 pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outcome> {
-    let cands = store::candidates(conn, q.skill, q.project)?;
+    let candidates = store::candidates(conn, q.skill, q.project)?;
+    rank_prepared(conn, q, rungs, Prepared { candidates: candidates.into(), vectors_checked: false, keep: usize::MAX })
+}
+
+/// [`rank`] over candidates the caller gathered; same ranking.
+pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Prepared) -> Result<Outcome> {
+    let t0 = std::time::Instant::now();
+    let cands = p.candidates;
     if cands.is_empty() {
         return Ok(Outcome { mode: RecallMode::None, notes: vec![] });
     }
@@ -73,15 +102,33 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
         let mut vec_hits = vec![];
         if let (true, Some(e), Some(ix)) = (rungs.use_vectors, rungs.embedder, rungs.index) {
             if e.model_id() == ix.model_id() {
-                let qv = e.embed_one(intent)?;
-                if qv.iter().any(|x| *x != 0.0) {
-                    store::ensure_vectors(conn, ix, &ids)?;
+                // An embedder that fails leaves the lexical rungs to answer.
+                let qv = e.embed_one(intent).unwrap_or_else(|why| {
+                    tracing::warn!("{why}; recall uses the lexical rungs");
+                    vec![]
+                });
+                let warming = ix.warming() && ids.len() > WARMING_EXACT_MAX;
+                if warming {
+                    tracing::debug!("recall: vector index still loading; {} candidates ranked lexically", ids.len());
+                }
+                if qv.iter().any(|x| *x != 0.0) && !warming {
+                    if !p.vectors_checked {
+                        store::ensure_vectors(conn, ix, &ids)?;
+                    }
                     vec_hits = ix.search(&qv, &ids, RUNG_DEPTH);
                     vec_hits.retain(|(_, s)| *s > 0.0);
                 }
             }
         }
-        let fts_hits = if rungs.use_fts { store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)? } else { vec![] };
+        let t_vec = t0.elapsed();
+        let fts_hits = if !rungs.use_fts {
+            vec![]
+        } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
+            store::fts_pruned(conn, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
+        } else {
+            store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?
+        };
+        tracing::trace!("rank: vector rung {:?}, bm25 rung {:?}", t_vec, t0.elapsed() - t_vec);
         let wv = if rungs.embedder.is_some_and(|e| e.lexical()) { LEXICAL_VECTOR_WEIGHT } else { 1.0 };
         for (r, (id, _)) in vec_hits.iter().enumerate() {
             *rel.entry(*id).or_default() += wv / (RRF_K + r as f32 + 1.0);
@@ -97,6 +144,7 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
             RecallMode::Recent
         };
     }
+    let t_rungs = t0.elapsed();
     let max_rel = rel.values().copied().fold(0.0f32, f32::max);
     let max_hits = cands.iter().map(|c| c.hits).max().unwrap_or(0);
     let w = if mode == RecallMode::Recent {
@@ -110,25 +158,74 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
     } else {
         q.ranking
     };
-    let mut scored: Vec<(Candidate, f32)> = cands
+    // The notes to score: all of them without relevance, else the pinned and the relevant
+    // ones (found by id rather than by looking every candidate up in `rel`).
+    let kept: Vec<Candidate> = if mode == RecallMode::Recent {
+        std::sync::Arc::try_unwrap(cands).unwrap_or_else(|shared| (*shared).clone())
+    } else {
+        let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
+        let mut kept: Vec<Candidate> = cands.iter().filter(|c| c.pinned).cloned().collect();
+        for id in rel.keys() {
+            let found = if sorted {
+                cands.binary_search_by_key(id, |c| c.id).ok().map(|i| &cands[i])
+            } else {
+                cands.iter().find(|c| c.id == *id)
+            };
+            if let Some(c) = found.filter(|c| !c.pinned) {
+                kept.push(c.clone());
+            }
+        }
+        kept
+    };
+    // hit_score per small hit count, computed once (same values).
+    let mut hit_memo = [f32::NAN; 256];
+    let mut hits_of = |h: i64| {
+        if (0..256).contains(&h) {
+            let m = &mut hit_memo[h as usize];
+            if m.is_nan() {
+                *m = hit_score(h, max_hits);
+            }
+            *m
+        } else {
+            hit_score(h, max_hits)
+        }
+    };
+    let mut scored: Vec<(Candidate, f32)> = kept
         .into_iter()
-        .filter(|c| mode == RecallMode::Recent || c.pinned || rel.contains_key(&c.id))
         .map(|c| {
             let r = if max_rel > 0.0 { rel.get(&c.id).copied().unwrap_or(0.0) / max_rel } else { 0.0 };
-            let s = w.relevance * r + w.recency * recency(c.created_at, q.now_ms) + w.hit * hit_score(c.hits, max_hits);
+            let h = hits_of(c.hits);
+            let s = w.relevance * r + w.recency * recency(c.created_at, q.now_ms) + w.hit * h;
             (c, s)
         })
         .collect();
-    scored.sort_by(|a, b| {
+    let order = |a: &(Candidate, f32), b: &(Candidate, f32)| {
         b.0.pinned
             .cmp(&a.0.pinned)
             .then(b.1.total_cmp(&a.1))
             .then(b.0.hits.cmp(&a.0.hits))
             .then(b.0.created_at.cmp(&a.0.created_at))
             .then(a.0.id.cmp(&b.0.id))
-    });
+    };
+    if p.keep < scored.len() {
+        // Ids are unique, so the order is total: selecting then sorting the head gives the
+        // same head as sorting everything.
+        if p.keep > 0 {
+            scored.select_nth_unstable_by(p.keep - 1, order);
+        }
+        scored.truncate(p.keep);
+    }
+    scored.sort_by(order);
+    let t_score = t0.elapsed();
     let ids: Vec<i64> = scored.iter().map(|(c, _)| c.id).collect();
     let notes = store::load(conn, &ids)?;
+    tracing::trace!(
+        "rank: rungs {:?}, score {:?}, load {:?} ({} notes)",
+        t_rungs,
+        t_score - t_rungs,
+        t0.elapsed() - t_score,
+        ids.len()
+    );
     let notes = notes.into_iter().zip(scored).map(|(note, (_, score))| Ranked { note, score }).collect();
     Ok(Outcome { mode, notes })
 }

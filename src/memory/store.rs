@@ -62,6 +62,20 @@ pub fn write(
     dedup_threshold: f32,
     index: Option<&dyn VectorIndex>,
 ) -> Result<(i64, WriteStatus)> {
+    write_among(conn, project, new, embedded, dedup_threshold, index, None)
+}
+
+/// [`write`], with the ids of the notes in the note's skill, scope and partition given by the
+/// caller (whose index is known to hold their vectors), for near-duplicate detection.
+pub fn write_among(
+    conn: &mut Connection,
+    project: &str,
+    new: &NewNote,
+    embedded: Option<Embedded<'_>>,
+    dedup_threshold: f32,
+    index: Option<&dyn VectorIndex>,
+    partition_ids: Option<&[i64]>,
+) -> Result<(i64, WriteStatus)> {
     let hash = norm_hash(&new.delta);
     let pkey = partition(new.scope, project);
     let now = now_ms();
@@ -75,7 +89,12 @@ pub fn write(
         .optional()?;
     let near = match (exact, &embedded) {
         (None, Some(e)) if e.vector.iter().any(|x| *x != 0.0) => {
-            near_duplicate(&tx, &new.skill, new.scope, pkey, e, dedup_threshold, index)?
+            match (index.filter(|ix| ix.model_id() == e.model), partition_ids) {
+                (Some(ix), Some(ids)) => {
+                    ix.search(e.vector, ids, 1).first().filter(|(_, s)| *s >= dedup_threshold).map(|(id, _)| *id)
+                }
+                _ => near_duplicate(&tx, &new.skill, new.scope, pkey, e, dedup_threshold, index)?,
+            }
         }
         _ => None,
     };
@@ -190,6 +209,21 @@ pub fn load_index(conn: &Connection, index: &dyn VectorIndex) -> Result<usize> {
     Ok(n)
 }
 
+/// Streams every stored vector of `model` into `sink` (the index's background loader).
+pub fn stream_vectors(conn: &Connection, model: &str, sink: &mut dyn FnMut(i64, Vec<f32>)) -> Result<usize> {
+    let mut stmt = conn.prepare("SELECT id, vector FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL")?;
+    let mut rows = stmt.query([model])?;
+    let mut n = 0;
+    while let Some(r) = rows.next()? {
+        let blob: Vec<u8> = r.get(1)?;
+        if let Some(v) = from_blob(&blob) {
+            sink(r.get(0)?, v);
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// One note by id.
 pub fn get(conn: &Connection, id: i64) -> Result<Option<Note>> {
     Ok(conn.query_row(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"), [id], note_from_row).optional()?)
@@ -289,12 +323,76 @@ pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<C
 /// The visible notes of `skill` that match `intent` in full text, best (lowest bm25) first.
 pub fn fts(conn: &Connection, skill: &str, project: &str, intent: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
     let Some(q) = fts_query(intent) else { return Ok(vec![]) };
+    fts_match(conn, skill, project, &q, limit)
+}
+
+fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT notes.id, bm25(notes_fts, 2.0, 1.0) AS score FROM notes_fts JOIN notes ON notes.id = notes_fts.rowid
          WHERE notes_fts MATCH ?3 AND notes.{VISIBLE} ORDER BY score, notes.id LIMIT ?4",
     ))?;
     let rows = stmt.query_map(params![skill, project, q, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// [`fts`] for very large skills: the words of `intent` that match the most notes are left
+/// out, rarest first, until the words kept match at most `max_matches` notes in all (the
+/// rarest word is always kept). bm25 must score every matching note, and a few common words
+/// can match a third of 100k notes; they also weigh least in bm25, so the head of the
+/// ranking barely moves. Each word's count is read up to the cap only.
+/// `visible` are the ids of the skill's visible notes, sorted: with at most `max_matches`
+/// matches, bm25 runs on the full-text table alone and visibility is checked in memory.
+pub fn fts_pruned(
+    conn: &Connection,
+    visible: &[i64],
+    intent: &str,
+    limit: usize,
+    max_matches: i64,
+) -> Result<Vec<(i64, f64)>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let words: Vec<String> = crate::embed::hash::words(intent)
+        .into_iter()
+        .filter(|w| !crate::embed::hash::is_stop(w))
+        .filter(|w| seen.insert(w.clone()))
+        .collect();
+    if words.is_empty() {
+        return Ok(vec![]);
+    }
+    // How many notes each word matches, counted up to the cap (reading at most that much
+    // of its posting list).
+    let mut count =
+        conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)")?;
+    let mut dfs: Vec<(i64, String)> = vec![];
+    for w in words {
+        let df: i64 = count.query_row(params![format!("\"{w}\""), max_matches + 1], |r| r.get(0))?;
+        dfs.push((df, w));
+    }
+    dfs.sort();
+    let mut kept = vec![];
+    let mut total = 0;
+    for (df, w) in dfs {
+        if !kept.is_empty() && total + df > max_matches {
+            break;
+        }
+        total += df;
+        kept.push(w);
+    }
+    let q = kept.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, bm25(notes_fts, 2.0, 1.0) AS score FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY score, rowid",
+    )?;
+    let mut rows = stmt.query([q])?;
+    let mut out = vec![];
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        if visible.binary_search(&id).is_ok() {
+            out.push((id, r.get(1)?));
+            if out.len() == limit {
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// An FTS5 query that ORs the meaningful words of `text`, each quoted (so no word can be

@@ -322,6 +322,7 @@ impl LanguageServer for Backend {
         self.shut_down.store(true, Ordering::SeqCst);
         if let Some(engine) = self.engine.get().cloned() {
             let _ = tokio::task::spawn_blocking(move || {
+                engine.flush_index();
                 let conn = engine.conn();
                 let _ = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
             })

@@ -1,0 +1,530 @@
+//! `skillmem bench index` and `skillmem bench recall`: programs that print figures (never
+//! assertions). Run them on a release build.
+//!
+//! - `bench index`: the HNSW index alone over clustered unit vectors (or raw little-endian
+//!   f32 rows from files): build time, recall@10 against exact search, single-thread QPS,
+//!   latency percentiles, save and reload time, RSS.
+//! - `bench recall`: `skillmem serve` as a host sees it: notes are loaded into a data dir,
+//!   the server is spawned, and `toolAfter` round trips, spawn-to-first-recall, write
+//!   throughput through the protocol and the server's RSS are measured.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{out, Global};
+use skillmem::embed::{hash::HashEmbedder, normalize, to_blob, Embedder};
+use skillmem::index::{fast_dot, top_k, HnswIndex, HnswParams, VectorIndex};
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 11) as f32 / (1u64 << 53) as f32
+    }
+    fn gauss(&mut self) -> f32 {
+        let (u, v) = (self.unit().max(1e-9), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// `n` unit vectors of `dim` around `n / 100` (at least 10) cluster centres.
+pub fn clustered(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut r = Rng::new(seed);
+    let k = (n / 100).max(10);
+    let centres: Vec<Vec<f32>> = (0..k).map(|_| (0..dim).map(|_| r.gauss()).collect()).collect();
+    (0..n)
+        .map(|_| {
+            let c = &centres[r.below(k)];
+            let mut v: Vec<f32> = c.iter().map(|x| x + 0.6 * r.gauss()).collect();
+            normalize(&mut v);
+            v
+        })
+        .collect()
+}
+
+fn read_rows(path: &Path, dim: usize) -> Result<Vec<Vec<f32>>> {
+    let b = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if b.len() % (dim * 4) != 0 {
+        bail!("{}: {} bytes is not a whole number of {dim}-float rows", path.display(), b.len());
+    }
+    Ok(b.chunks_exact(dim * 4)
+        .map(|row| {
+            let mut v: Vec<f32> = row.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            normalize(&mut v);
+            v
+        })
+        .collect())
+}
+
+/// VmRSS and VmHWM of a process, in MB.
+fn rss_mb(pid: Option<u32>) -> (f64, f64) {
+    let path = match pid {
+        Some(p) => format!("/proc/{p}/status"),
+        None => "/proc/self/status".into(),
+    };
+    let s = std::fs::read_to_string(path).unwrap_or_default();
+    let field = |name: &str| {
+        s.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+            .unwrap_or(0.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[derive(Serialize)]
+struct IndexFigures {
+    n: usize,
+    dim: usize,
+    queries: usize,
+    m: usize,
+    ef_construction: usize,
+    ef_search: usize,
+    build_s: f64,
+    recall_at_10: f64,
+    qps_per_core: f64,
+    p50_ms: f64,
+    p95_ms: f64,
+    p99_ms: f64,
+    exact_qps_per_core: f64,
+    save_s: f64,
+    reload_s: f64,
+    rss_mb: f64,
+    peak_rss_mb: f64,
+}
+
+/// Vectors to index and the queries to ask.
+type DataAndQueries = (Vec<Vec<f32>>, Vec<Vec<f32>>);
+
+/// Options of `bench index`.
+pub struct IndexOpts {
+    pub sizes: Vec<usize>,
+    pub dim: usize,
+    pub queries: usize,
+    pub vectors: Option<PathBuf>,
+    pub query_file: Option<PathBuf>,
+    pub m: usize,
+    pub ef_construction: usize,
+    pub ef_search: Vec<usize>,
+}
+
+/// `skillmem bench index`.
+pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
+    let mut all = vec![];
+    let sets: Vec<DataAndQueries> = match &o.vectors {
+        Some(vf) => {
+            let data = read_rows(vf, o.dim)?;
+            let qs = match &o.query_file {
+                Some(qf) => read_rows(qf, o.dim)?,
+                None => {
+                    let mut r = Rng::new(7);
+                    (0..o.queries).map(|_| data[r.below(data.len())].clone()).collect()
+                }
+            };
+            vec![(data, qs)]
+        }
+        None => o
+            .sizes
+            .iter()
+            .map(|&n| {
+                // Queries come from the same distribution (the same centres), not from the data.
+                let mut both = clustered(n + o.queries, o.dim, n as u64);
+                let qs = both.split_off(n);
+                (both, qs)
+            })
+            .collect(),
+    };
+    for (data, qs) in sets {
+        let n = data.len();
+        let dir = tempfile::tempdir()?;
+        let idir = dir.path().join("ix");
+        let params = HnswParams {
+            m: o.m,
+            ef_construction: o.ef_construction,
+            exact_max: 0,
+            min_selectivity: 0.0,
+            ..HnswParams::default()
+        };
+        let ix = HnswIndex::new("bench", o.dim, Some(idir.clone()), params);
+        for (i, v) in data.iter().enumerate() {
+            ix.insert(i as i64, v);
+        }
+        let t = Instant::now();
+        ix.build_now();
+        let build_s = t.elapsed().as_secs_f64();
+        // Ground truth and the exact scan's speed.
+        let t = Instant::now();
+        let truth: Vec<Vec<i64>> = qs
+            .iter()
+            .map(|q| {
+                let mut s: Vec<(i64, f32)> = data.iter().enumerate().map(|(i, v)| (i as i64, fast_dot(q, v))).collect();
+                top_k(&mut s, 10);
+                s.into_iter().map(|x| x.0).collect()
+            })
+            .collect();
+        let exact_qps = qs.len() as f64 / t.elapsed().as_secs_f64();
+        let (rss, peak) = rss_mb(None);
+        let t = Instant::now();
+        ix.save()?;
+        let save_s = t.elapsed().as_secs_f64();
+        let again = HnswIndex::new("bench", o.dim, Some(idir.clone()), params);
+        for (i, v) in data.iter().enumerate() {
+            again.insert(i as i64, v);
+        }
+        let t = Instant::now();
+        let reloaded = again.reload_now();
+        let reload_s = t.elapsed().as_secs_f64();
+        if !reloaded {
+            bail!("the saved index did not reload");
+        }
+        drop(again);
+        for &ef in &o.ef_search {
+            let mut lat = Vec::with_capacity(qs.len());
+            let mut hit = 0usize;
+            for (q, want) in qs.iter().zip(&truth) {
+                let t = Instant::now();
+                let got = ix.search_graph(q, 10, ef).unwrap_or_default();
+                lat.push(ms(t.elapsed()));
+                hit += got.iter().filter(|(id, _)| want.contains(id)).count();
+            }
+            let total: f64 = lat.iter().sum();
+            lat.sort_by(f64::total_cmp);
+            let f = IndexFigures {
+                n,
+                dim: o.dim,
+                queries: qs.len(),
+                m: o.m,
+                ef_construction: o.ef_construction,
+                ef_search: ef,
+                build_s,
+                recall_at_10: hit as f64 / (qs.len() * 10) as f64,
+                qps_per_core: qs.len() as f64 / (total / 1000.0),
+                p50_ms: pct(&lat, 0.5),
+                p95_ms: pct(&lat, 0.95),
+                p99_ms: pct(&lat, 0.99),
+                exact_qps_per_core: exact_qps,
+                save_s,
+                reload_s,
+                rss_mb: rss,
+                peak_rss_mb: peak,
+            };
+            if !g.json {
+                out(&format!(
+                    "index n={} dim={} ef={}: build {:.1} s, recall@10 {:.3}, {:.0} QPS/core (exact {:.0}), p50 {:.3} ms p95 {:.3} ms p99 {:.3} ms, save {:.2} s, reload {:.2} s, RSS {:.0} MB (peak {:.0} MB)",
+                    f.n, f.dim, f.ef_search, f.build_s, f.recall_at_10, f.qps_per_core, f.exact_qps_per_core, f.p50_ms, f.p95_ms, f.p99_ms, f.save_s, f.reload_s, f.rss_mb, f.peak_rss_mb
+                ));
+                let _ = std::io::stdout().flush();
+            }
+            all.push(f);
+        }
+    }
+    if g.json {
+        out(&serde_json::to_string_pretty(&all)?);
+    }
+    Ok(())
+}
+
+// ---- bench recall ------------------------------------------------------------------------
+
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "di", "fu", "go", "he", "ji", "ku", "la", "mo", "nu",
+    "pe", "ri", "so", "tu", "ve", "wa", "xi", "yo", "zu", "bra", "cle", "dri", "fro", "gla", "plu", "str", "tha",
+];
+
+/// A vocabulary of pseudo-words and a Zipf-like sampler over it.
+struct Words {
+    words: Vec<String>,
+}
+
+impl Words {
+    fn new(n: usize) -> Words {
+        let mut r = Rng::new(99);
+        let mut seen = std::collections::HashSet::new();
+        let mut words = vec![];
+        while words.len() < n {
+            let k = 2 + r.below(3);
+            let w: String = (0..k).map(|_| SYLLABLES[r.below(SYLLABLES.len())]).collect();
+            if seen.insert(w.clone()) {
+                words.push(w);
+            }
+        }
+        Words { words }
+    }
+    fn pick(&self, r: &mut Rng) -> &str {
+        // Zipf-like: the square of a uniform favours low ranks.
+        let u = r.unit();
+        &self.words[((u * u) * self.words.len() as f32) as usize % self.words.len()]
+    }
+    fn phrase(&self, r: &mut Rng, n: usize) -> String {
+        (0..n).map(|_| self.pick(r)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+#[derive(Serialize)]
+struct RecallFigures {
+    notes: usize,
+    skills: usize,
+    index_build_s: f64,
+    spawn_to_first_recall_ms: f64,
+    first_recall_mode: String,
+    reload_ready_ms: f64,
+    tool_after_p50_ms: f64,
+    tool_after_p95_ms: f64,
+    tool_after_p99_ms: f64,
+    tool_after_no_intent_p50_ms: f64,
+    modes: std::collections::BTreeMap<String, usize>,
+    writes_per_s: f64,
+    server_rss_mb: f64,
+    server_peak_rss_mb: f64,
+}
+
+/// Options of `bench recall`.
+pub struct RecallOpts {
+    pub notes: Vec<usize>,
+    pub skills: Vec<usize>,
+    pub rounds: usize,
+    pub writes: usize,
+    /// Keep (and reuse) the populated data dirs under this folder.
+    pub keep: Option<PathBuf>,
+}
+
+fn skill_name(i: usize) -> String {
+    format!("bench-skill-{i:03}")
+}
+
+/// Loads `n` global notes over `skills` skills straight into the database (the fixture; the
+/// protocol's write path is measured separately), with hash vectors.
+fn populate(data: &Path, n: usize, skills: usize, words: &Words) -> Result<()> {
+    let mut conn = skillmem::db::open(data)?;
+    let e = HashEmbedder::default();
+    let mut r = Rng::new(n as u64 + skills as u64);
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare(
+            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, norm_hash,
+                                created_at, updated_at, vector, vector_model)
+             VALUES (?1, 'global', '', 'bench', 'agent', 'gotcha', ?2, ?3, '[]', ?4, ?5, ?5, ?6, ?7)",
+        )?;
+        let now = skillmem::db::now_ms();
+        for i in 0..n {
+            let skill = skill_name(i % skills);
+            let k = 3 + r.below(3);
+            let intent = words.phrase(&mut r, k);
+            let k = 10 + r.below(10);
+            let delta = format!("{} {}", words.phrase(&mut r, k), i);
+            let v = e.embed_one(&skillmem::engine::note_text(&intent, &delta))?;
+            let created = now - (r.below(90) as i64) * 86_400_000;
+            stmt.execute(rusqlite::params![
+                skill,
+                intent,
+                delta,
+                skillmem::memory::norm_hash(&delta),
+                created,
+                to_blob(&v),
+                e.model_id()
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+fn workspace(root: &Path, skills: usize) -> Result<PathBuf> {
+    let ws = root.join("ws");
+    for i in 0..skills {
+        let name = skill_name(i);
+        let d = ws.join(".claude/skills").join(&name);
+        std::fs::create_dir_all(&d)?;
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: bench\nskill-memory:\n  enabled: true\n---\n# {name}\n"),
+        )?;
+    }
+    Ok(ws)
+}
+
+struct Server {
+    client: skillmem::client::Client,
+}
+
+fn spawn(data: &Path, ws: &Path, blocking: bool) -> Result<(Server, Duration)> {
+    let exe = std::env::current_exe()?;
+    let home = data.parent().unwrap_or(data).join("home");
+    std::fs::create_dir_all(&home)?;
+    let data_s = data.display().to_string();
+    let home_s = home.display().to_string();
+    let mut envs = vec![("SKILLMEM_HOME", data_s.as_str()), ("HOME", home_s.as_str())];
+    if blocking {
+        envs.push(("SKILLMEM_INDEX_BLOCKING", "1"));
+    }
+    let t = Instant::now();
+    // SKILLMEM_BENCH_STDERR=1 shows the servers' logs (with SKILLMEM_LOG set).
+    let quiet = std::env::var_os("SKILLMEM_BENCH_STDERR").is_none();
+    let mut client = skillmem::client::Client::spawn(&exe, &envs, quiet)?;
+    let r = client.initialize(ws, json!({}))?;
+    if r.get("result").is_none() {
+        bail!("initialize failed: {r}");
+    }
+    Ok((Server { client }, t.elapsed()))
+}
+
+fn tool_after(s: &mut Server, ws: &Path, call: usize, skill: &str, intent: Option<&str>) -> Result<Value> {
+    let mut args = json!({ "name": skill });
+    if let Some(i) = intent {
+        args["intent"] = json!(i);
+    }
+    let dir = ws.join(".claude/skills").join(skill);
+    let r = s.client.request(
+        "skillmem/toolAfter",
+        json!({ "sessionId": "bench", "callId": format!("c{call}"), "tool": "skill", "args": args,
+                "output": "", "metadata": { "dir": dir.display().to_string() } }),
+    )?;
+    if let Some(e) = r.get("error") {
+        bail!("toolAfter failed: {e}");
+    }
+    Ok(r["result"].clone())
+}
+
+/// `skillmem bench recall`.
+pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
+    let words = Words::new(3000);
+    let mut all = vec![];
+    for &n in &o.notes {
+        for &skills in &o.skills {
+            if skills > n {
+                continue;
+            }
+            let tmp = tempfile::tempdir()?;
+            let root = match &o.keep {
+                Some(k) => k.join(format!("{n}-{skills}")),
+                None => tmp.path().to_path_buf(),
+            };
+            let data = root.join("data");
+            let fresh = !data.join(".populated").exists();
+            if fresh {
+                let _ = std::fs::remove_dir_all(&root);
+            }
+            std::fs::create_dir_all(&data)?;
+            let ws = workspace(&root, skills)?;
+            if fresh {
+                populate(&data, n, skills, &words)?;
+                std::fs::write(data.join(".populated"), b"")?;
+            }
+            // 1. Build and persist the index once (what a long-running server leaves behind).
+            let (mut s, build) = spawn(&data, &ws, true)?;
+            tool_after(&mut s, &ws, 0, &skill_name(0), Some("warm up"))?;
+            s.client.request("shutdown", Value::Null)?;
+            s.client.notify("exit", Value::Null)?;
+            let _ = s.client.child.wait();
+            // 2. Spawn to first answered recall, with the persisted index loading behind it.
+            let mut r = Rng::new(5);
+            let t = Instant::now();
+            let (mut s, _) = spawn(&data, &ws, false)?;
+            let intent = words.phrase(&mut r, 3);
+            let first = tool_after(&mut s, &ws, 1, &skill_name(0), Some(&intent))?;
+            let spawn_first = ms(t.elapsed());
+            let first_mode = first["mode"].as_str().unwrap_or("").to_string();
+            drop(s);
+            // 3. A server whose index is ready: round trips, writes, RSS.
+            let t = Instant::now();
+            let (mut s, _) = spawn(&data, &ws, true)?;
+            let reload_ready = ms(t.elapsed());
+            let mut lat = vec![];
+            let mut modes = std::collections::BTreeMap::new();
+            for i in 0..o.rounds {
+                let skill = skill_name(r.below(skills));
+                let k = 2 + r.below(3);
+                let intent = words.phrase(&mut r, k);
+                let t = Instant::now();
+                let res = tool_after(&mut s, &ws, 10 + i, &skill, Some(&intent))?;
+                lat.push(ms(t.elapsed()));
+                *modes.entry(res["mode"].as_str().unwrap_or("").to_string()).or_insert(0) += 1;
+            }
+            lat.sort_by(f64::total_cmp);
+            let mut plain = vec![];
+            for i in 0..(o.rounds / 5).max(10) {
+                let skill = skill_name(r.below(skills));
+                let t = Instant::now();
+                tool_after(&mut s, &ws, 100_000 + i, &skill, None)?;
+                plain.push(ms(t.elapsed()));
+            }
+            plain.sort_by(f64::total_cmp);
+            let t = Instant::now();
+            for i in 0..o.writes {
+                let skill = skill_name(r.below(skills));
+                let res = s.client.request(
+                    "skillmem/note",
+                    json!({ "skill": skill, "kind": "fix", "intent": words.phrase(&mut r, 3),
+                            "delta": format!("{} written {i}", words.phrase(&mut r, 12)) }),
+                )?;
+                if let Some(e) = res.get("error") {
+                    bail!("note failed: {e}");
+                }
+            }
+            let writes_per_s = o.writes as f64 / t.elapsed().as_secs_f64().max(1e-9);
+            let (rss, peak) = rss_mb(Some(s.client.child.id()));
+            s.client.request("shutdown", Value::Null)?;
+            s.client.notify("exit", Value::Null)?;
+            let _ = s.client.child.wait();
+            let f = RecallFigures {
+                notes: n,
+                skills,
+                index_build_s: build.as_secs_f64(),
+                spawn_to_first_recall_ms: spawn_first,
+                first_recall_mode: first_mode,
+                reload_ready_ms: reload_ready,
+                tool_after_p50_ms: pct(&lat, 0.5),
+                tool_after_p95_ms: pct(&lat, 0.95),
+                tool_after_p99_ms: pct(&lat, 0.99),
+                tool_after_no_intent_p50_ms: pct(&plain, 0.5),
+                modes,
+                writes_per_s,
+                server_rss_mb: rss,
+                server_peak_rss_mb: peak,
+            };
+            if !g.json {
+                out(&format!(
+                    "recall notes={} skills={}: toolAfter p50 {:.2} ms p95 {:.2} ms p99 {:.2} ms (no intent p50 {:.2} ms; modes {:?}); spawn to first recall {:.0} ms ({}); ready after reload {:.0} ms; first build {:.1} s; writes {:.0}/s; server RSS {:.0} MB (peak {:.0} MB)",
+                    f.notes, f.skills, f.tool_after_p50_ms, f.tool_after_p95_ms, f.tool_after_p99_ms, f.tool_after_no_intent_p50_ms, f.modes, f.spawn_to_first_recall_ms, f.first_recall_mode, f.reload_ready_ms, f.index_build_s, f.writes_per_s, f.server_rss_mb, f.server_peak_rss_mb
+                ));
+                let _ = std::io::stdout().flush();
+            }
+            all.push(f);
+        }
+    }
+    if g.json {
+        out(&serde_json::to_string_pretty(&all)?);
+    }
+    Ok(())
+}

@@ -1,0 +1,316 @@
+//! An in-memory catalog of the facts recall ranks by (skill, scope, partition, pinned, hits,
+//! created_at), so that a recall over a skill with 100k notes does not read 100k rows from
+//! SQLite each time.
+//!
+//! SQLite stays the source of truth. The catalog is valid only while nothing it has not seen
+//! has written to the database: it remembers `PRAGMA data_version` (which moves when another
+//! connection commits) and this connection's `total_changes()` (which moves on every write
+//! through it). The engine reports its own writes with [`Catalog::after_write`], which
+//! re-reads the touched rows and accepts the new change count; any other write (another
+//! process, another module writing through the same connection) makes the catalog reload
+//! in full at the next read.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::error::Result;
+use crate::memory::store::Candidate;
+use crate::memory::Scope;
+
+#[derive(Debug, Clone)]
+struct Meta {
+    id: i64,
+    global: bool,
+    partition: Arc<str>,
+    pinned: bool,
+    hits: i64,
+    created_at: i64,
+}
+
+struct State {
+    data_version: i64,
+    changes: u64,
+    /// skill → its notes, by id.
+    skills: HashMap<String, Vec<Meta>>,
+    /// note id → skill.
+    skill_of: HashMap<i64, String>,
+    partitions: HashMap<String, Arc<str>>,
+    /// Skills whose candidates' vectors were checked against the index since the last load.
+    checked: std::collections::HashSet<String>,
+    /// (skill, project) → its candidates, until the skill's notes change.
+    cache: HashMap<(String, String), Arc<Vec<Candidate>>>,
+}
+
+/// The catalog; see the module docs.
+#[derive(Default)]
+pub struct Catalog {
+    state: Mutex<Option<State>>,
+}
+
+/// What a read found.
+pub struct Read {
+    pub candidates: Arc<Vec<Candidate>>,
+    /// The index holds the vector of every candidate (the skill was checked since the catalog
+    /// was last loaded; a load may bring notes written by another process).
+    pub vectors_checked: bool,
+}
+
+fn data_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+}
+
+impl State {
+    fn intern(&mut self, p: &str) -> Arc<str> {
+        if let Some(a) = self.partitions.get(p) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(p);
+        self.partitions.insert(p.to_string(), a.clone());
+        a
+    }
+
+    fn remove(&mut self, id: i64) {
+        if let Some(skill) = self.skill_of.remove(&id) {
+            self.cache.retain(|k, _| k.0 != skill);
+            if let Some(v) = self.skills.get_mut(&skill) {
+                if let Ok(i) = v.binary_search_by_key(&id, |m| m.id) {
+                    v.remove(i);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn upsert(
+        &mut self,
+        skill: String,
+        scope: &str,
+        partition: &str,
+        pinned: bool,
+        hits: i64,
+        created_at: i64,
+        id: i64,
+    ) {
+        self.remove(id);
+        let partition = self.intern(partition);
+        let meta = Meta { id, global: scope == Scope::Global.as_str(), partition, pinned, hits, created_at };
+        self.cache.retain(|k, _| k.0 != skill);
+        let v = self.skills.entry(skill.clone()).or_default();
+        match v.binary_search_by_key(&id, |m| m.id) {
+            Ok(i) => v[i] = meta,
+            Err(i) => v.insert(i, meta),
+        }
+        self.skill_of.insert(id, skill);
+    }
+
+    fn refresh(&mut self, conn: &Connection, id: i64) -> Result<()> {
+        let row = conn
+            .query_row(
+                "SELECT skill, scope, project_id, pinned, hits, created_at FROM notes WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)? != 0,
+                        r.get::<_, i64>(4)?,
+                        r.get::<_, i64>(5)?,
+                    ))
+                },
+            )
+            .optional()?;
+        match row {
+            Some((skill, scope, pkey, pinned, hits, created)) => {
+                self.upsert(skill, &scope, &pkey, pinned, hits, created, id)
+            }
+            None => self.remove(id),
+        }
+        Ok(())
+    }
+}
+
+fn load(conn: &Connection) -> Result<State> {
+    let mut st = State {
+        data_version: data_version(conn)?,
+        changes: conn.total_changes(),
+        skills: HashMap::new(),
+        skill_of: HashMap::new(),
+        partitions: HashMap::new(),
+        checked: Default::default(),
+        cache: HashMap::new(),
+    };
+    let mut stmt =
+        conn.prepare("SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes ORDER BY id")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let skill: String = r.get(1)?;
+        let scope: String = r.get(2)?;
+        let pkey: String = r.get(3)?;
+        let partition = st.intern(&pkey);
+        let meta = Meta {
+            id,
+            global: scope == Scope::Global.as_str(),
+            partition,
+            pinned: r.get::<_, i64>(4)? != 0,
+            hits: r.get(5)?,
+            created_at: r.get(6)?,
+        };
+        st.skill_of.insert(id, skill.clone());
+        st.skills.entry(skill).or_default().push(meta);
+    }
+    Ok(st)
+}
+
+impl Catalog {
+    fn fresh<'a>(&self, conn: &Connection, guard: &'a mut Option<State>) -> Result<&'a mut State> {
+        let dv = data_version(conn)?;
+        let valid = guard.as_ref().is_some_and(|s| s.data_version == dv && s.changes == conn.total_changes());
+        if !valid {
+            *guard = Some(load(conn)?);
+        }
+        Ok(guard.as_mut().expect("loaded above"))
+    }
+
+    /// Records that the vectors of `skill`'s notes were checked against the index.
+    pub fn mark_checked(&self, skill: &str) {
+        if let Some(st) = self.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            st.checked.insert(skill.to_string());
+        }
+    }
+
+    /// Every note of `skill` visible from `project` (its own plus global), by id.
+    pub fn candidates(&self, conn: &Connection, skill: &str, project: &str) -> Result<Read> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.fresh(conn, &mut g)?;
+        let vectors_checked = st.checked.contains(skill);
+        let key = (skill.to_string(), project.to_string());
+        if let Some(c) = st.cache.get(&key) {
+            return Ok(Read { candidates: c.clone(), vectors_checked });
+        }
+        // Partitions are interned: the project's is one pointer.
+        let mine = st.partitions.get(project).cloned();
+        let candidates: Vec<Candidate> = st
+            .skills
+            .get(skill)
+            .map(|v| {
+                v.iter()
+                    .filter(|m| m.global || mine.as_ref().is_some_and(|p| Arc::ptr_eq(p, &m.partition)))
+                    .map(|m| Candidate { id: m.id, pinned: m.pinned, hits: m.hits, created_at: m.created_at })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let candidates = Arc::new(candidates);
+        if st.cache.len() > 64 {
+            st.cache.clear();
+        }
+        st.cache.insert(key, candidates.clone());
+        Ok(Read { candidates, vectors_checked })
+    }
+
+    /// The ids of the notes of `skill` in one scope and partition (duplicate detection).
+    pub fn partition_ids(&self, conn: &Connection, skill: &str, scope: Scope, partition: &str) -> Result<Read> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.fresh(conn, &mut g)?;
+        let vectors_checked = st.checked.contains(skill);
+        let global = scope == Scope::Global;
+        let candidates = st
+            .skills
+            .get(skill)
+            .map(|v| {
+                v.iter()
+                    .filter(|m| m.global == global && &*m.partition == partition)
+                    .map(|m| Candidate { id: m.id, pinned: m.pinned, hits: m.hits, created_at: m.created_at })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let candidates = Arc::new(candidates);
+        Ok(Read { candidates, vectors_checked })
+    }
+
+    /// The current change count of `conn`, to pass to [`Catalog::after_write`].
+    pub fn before_write(&self, conn: &Connection) -> u64 {
+        conn.total_changes()
+    }
+
+    /// Records a write through `conn` that touched `ids` (written, pinned, edited, deleted):
+    /// when the catalog was in step before it (`before` from [`Catalog::before_write`]), the
+    /// rows are re-read and the new change count accepted; otherwise it reloads later.
+    pub fn after_write(&self, conn: &Connection, before: u64, ids: &[i64]) {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(st) = g.as_mut() else { return };
+        let ok = st.changes == before
+            && data_version(conn).ok() == Some(st.data_version)
+            && ids.iter().try_for_each(|id| st.refresh(conn, *id)).is_ok();
+        if ok {
+            st.changes = conn.total_changes();
+        } else {
+            *g = None;
+        }
+    }
+
+    /// Forgets everything (the next read reloads).
+    pub fn invalidate(&self) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::store;
+    use rusqlite::params;
+
+    fn conn() -> (tempfile::TempDir, Connection) {
+        let d = tempfile::tempdir().unwrap();
+        let c = crate::db::open(d.path()).unwrap();
+        (d, c)
+    }
+
+    fn add(c: &Connection, skill: &str, scope: &str, pkey: &str, delta: &str) -> i64 {
+        c.execute(
+            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, norm_hash,
+                                created_at, updated_at) VALUES (?1, ?2, ?3, ?3, 'agent', 'fix', '', ?4, '[]', ?4, 5, 5)",
+            params![skill, scope, pkey, delta],
+        )
+        .unwrap();
+        c.last_insert_rowid()
+    }
+
+    #[test]
+    fn matches_sqlite_through_own_and_foreign_writes() {
+        let (d, c) = conn();
+        let cat = Catalog::default();
+        add(&c, "jq", "project", "p1", "a");
+        add(&c, "jq", "global", "", "b");
+        add(&c, "jq", "project", "p2", "c");
+        let check = |c: &Connection| {
+            for p in ["p1", "p2", "p3"] {
+                let got = cat.candidates(c, "jq", p).unwrap().candidates;
+                assert_eq!(*got, store::candidates(c, "jq", p).unwrap(), "{p}");
+            }
+        };
+        check(&c);
+        // An unreported write through the same connection.
+        let id = add(&c, "jq", "project", "p1", "d");
+        check(&c);
+        // A reported one.
+        let before = cat.before_write(&c);
+        c.execute("UPDATE notes SET pinned = 1, hits = 4 WHERE id = ?1", [id]).unwrap();
+        cat.after_write(&c, before, &[id]);
+        cat.mark_checked("jq");
+        assert!(cat.candidates(&c, "jq", "p1").unwrap().vectors_checked);
+        check(&c);
+        // Another connection.
+        let other = crate::db::open(d.path()).unwrap();
+        other.execute("DELETE FROM notes WHERE id = ?1", [id]).unwrap();
+        assert!(!cat.candidates(&c, "jq", "p1").unwrap().vectors_checked);
+        check(&c);
+        let ids: Vec<i64> =
+            cat.partition_ids(&c, "jq", Scope::Global, "").unwrap().candidates.iter().map(|c| c.id).collect();
+        assert_eq!(ids, vec![2]);
+    }
+}

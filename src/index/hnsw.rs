@@ -1,0 +1,808 @@
+//! The HNSW index (hnsw_rs) over the note vectors of one embedder model, persisted in the data
+//! directory and rebuilt from SQLite whenever it cannot be trusted.
+//!
+//! [`HnswIndex`] keeps every current vector in memory (exact search, and the source for a
+//! rebuild) and an approximate graph over them. The graph is an accelerator only:
+//!
+//! - each note id maps to a *slot* (the id hnsw_rs knows); an edited or forgotten note's old
+//!   slot is a tombstone, filtered out of every search; when tombstones pile up the graph is
+//!   rebuilt without them (compaction);
+//! - new vectors are *pending* until a background worker has inserted them; pending vectors
+//!   are searched exactly and merged with the graph's answer, so a write is visible at once;
+//! - small candidate sets (a skill with few notes, or a skill that is a small share of the
+//!   index) are scanned exactly: filtering inside HNSW is slow at low selectivity;
+//! - every call into hnsw_rs runs under `catch_unwind`: a panic inside the crate (it asserts
+//!   on data it does not like) disables the graph, logs, and search falls back to exact.
+//!
+//! Files, under `<data dir>/index/<model id>/`: `notes.hnsw.graph` and `notes.hnsw.data`
+//! (hnsw_rs's dump), `slots.bin` (slot → note id, little-endian i64), and `manifest.json`
+//! (format, model id, dimension, count, highest note id, slots). They are written to a
+//! temporary folder and renamed into place, so a crash leaves the old files or the new ones.
+//! A missing, mismatched, truncated or otherwise unreadable set is ignored and the graph is
+//! rebuilt from the vectors SQLite holds, in the background.
+//!
+//! hnsw_rs prints to stdout in places; the server keeps frames on a duplicate of fd 1 and
+//! points fd 1 at stderr, so such output can never reach the frame stream.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Instant;
+
+use hnsw_rs::anndists::dist::Distance;
+use hnsw_rs::api::AnnT;
+use hnsw_rs::hnsw::{Hnsw, Point};
+use hnsw_rs::hnswio::HnswIo;
+use serde::{Deserialize, Serialize};
+
+use super::{fast_dot, top_k, VectorIndex};
+
+/// Cosine distance `1 - a·b` for unit vectors, clamped at 0. hnsw_rs's own `DistDot` asserts
+/// the distance is non-negative, and rounding makes a unit vector's distance to itself
+/// slightly negative: a query equal to a stored vector would panic.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClampedDot;
+
+impl Distance<f32> for ClampedDot {
+    fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
+        (1.0 - fast_dot(a, b)).max(0.0)
+    }
+}
+
+/// Graph parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct HnswParams {
+    /// Links per node (hnsw_rs's `max_nb_connection`).
+    pub m: usize,
+    /// Candidate list size while building.
+    pub ef_construction: usize,
+    /// Candidate list size while searching (at least `2k`).
+    pub ef_search: usize,
+    /// Candidate sets of at most this many ids are scanned exactly.
+    pub exact_max: usize,
+    /// Candidate sets smaller than this share of the index are scanned exactly.
+    pub min_selectivity: f32,
+}
+
+impl Default for HnswParams {
+    fn default() -> Self {
+        Self { m: 16, ef_construction: 64, ef_search: 64, exact_max: 2048, min_selectivity: 0.1 }
+    }
+}
+
+/// hnsw_rs's `file_dump` only works with the maximum number of layers.
+const MAX_LAYER: usize = 16;
+const TOMB: i64 = -1;
+const FORMAT: u32 = 1;
+const BASENAME: &str = "notes";
+/// Inserts per worker batch (the graph takes them in parallel).
+const BATCH: usize = 1024;
+
+/// The manifest stored beside the graph files.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub format: u32,
+    pub model_id: String,
+    pub dim: usize,
+    /// Live notes in the graph.
+    pub count: usize,
+    /// Slots in the graph (live and tombstoned).
+    pub slots: usize,
+    /// The highest note id in the graph.
+    pub max_note_id: i64,
+}
+
+type Graph = Hnsw<'static, f32, ClampedDot>;
+
+/// A vector held by the index: owned until the graph holds it, then the graph's own copy
+/// (so that 100k vectors are held once, not twice).
+enum Stored {
+    Own(Vec<f32>),
+    Graph(Arc<Point<'static, f32>>),
+}
+
+impl Stored {
+    fn v(&self) -> &[f32] {
+        match self {
+            Stored::Own(v) => v,
+            Stored::Graph(p) => p.get_v(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Maps {
+    /// Every current vector, by note id.
+    vectors: HashMap<i64, Stored>,
+    /// Points of each graph layer already adopted into `vectors`.
+    adopted: Vec<usize>,
+    /// slot → note id (`TOMB` when superseded or forgotten).
+    slots: Vec<i64>,
+    /// note id → its live slot.
+    slot_of: HashMap<i64, usize>,
+    /// Not yet handed to the worker.
+    pending: HashSet<i64>,
+    /// Handed to the worker, not yet searchable in the graph.
+    inflight: HashSet<i64>,
+    tombstones: usize,
+    /// Inserts since the files were last written.
+    dirty: usize,
+    /// Forgotten while the vectors were still loading (the loader must not bring them back).
+    removed: HashSet<i64>,
+}
+
+/// Streams the stored vectors into the sink it is given (run once, in the worker).
+pub type Loader = Box<dyn FnOnce(&mut dyn FnMut(i64, Vec<f32>)) -> crate::error::Result<usize> + Send>;
+
+struct Shared {
+    model_id: String,
+    dim: usize,
+    dir: Option<PathBuf>,
+    params: HnswParams,
+    maps: RwLock<Maps>,
+    graph: RwLock<Option<Arc<Graph>>>,
+    /// Vectors are all loaded (before that, big candidate sets skip the vector rung).
+    loaded: AtomicBool,
+    /// The worker is building or loading the graph.
+    building: AtomicBool,
+    /// The graph panicked once: stay exact.
+    broken: AtomicBool,
+    wake: (Mutex<bool>, Condvar),
+    stop: AtomicBool,
+    save_requested: AtomicBool,
+    searches: AtomicUsize,
+}
+
+/// The HNSW-backed [`VectorIndex`]; see the module docs.
+pub struct HnswIndex {
+    shared: Arc<Shared>,
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// The folder of one model's index under `data_dir`.
+pub fn index_dir(data_dir: &Path, model_id: &str) -> PathBuf {
+    let safe: String =
+        model_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+    data_dir.join("index").join(safe)
+}
+
+impl HnswIndex {
+    /// An empty index for vectors of `model_id` of dimension `dim`, persisted under `dir`
+    /// (none: in memory only). Call [`HnswIndex::start`] once the vectors are inserted (or
+    /// [`HnswIndex::mark_loaded`]) to let the worker load or build the graph.
+    pub fn new(model_id: impl Into<String>, dim: usize, dir: Option<PathBuf>, params: HnswParams) -> Self {
+        let shared = Arc::new(Shared {
+            model_id: model_id.into(),
+            dim,
+            dir,
+            params,
+            maps: RwLock::new(Maps::default()),
+            graph: RwLock::new(None),
+            loaded: AtomicBool::new(false),
+            building: AtomicBool::new(false),
+            broken: AtomicBool::new(false),
+            wake: (Mutex::new(false), Condvar::new()),
+            stop: AtomicBool::new(false),
+            save_requested: AtomicBool::new(false),
+            searches: AtomicUsize::new(0),
+        });
+        HnswIndex { shared, worker: Mutex::new(None) }
+    }
+
+    /// Starts the background worker: it runs `loader` (none: the vectors are all inserted
+    /// already), reloads the persisted graph when it matches, else builds one, then keeps
+    /// inserting new vectors.
+    pub fn start(&self, loader: Option<Loader>) {
+        if loader.is_none() {
+            self.shared.loaded.store(true, Ordering::SeqCst);
+        }
+        self.shared.building.store(true, Ordering::SeqCst);
+        let shared = self.shared.clone();
+        let handle = std::thread::Builder::new().name("skillmem-index".into()).spawn(move || worker(shared, loader));
+        match handle {
+            Ok(h) => *self.worker.lock().unwrap_or_else(|e| e.into_inner()) = Some(h),
+            Err(e) => {
+                tracing::error!("vector index: cannot start the index worker ({e}); vectors are not searched");
+                self.shared.building.store(false, Ordering::SeqCst);
+                self.shared.broken.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Marks the vectors loaded without a worker (exact search only).
+    pub fn mark_loaded(&self) {
+        self.shared.loaded.store(true, Ordering::SeqCst);
+    }
+
+    /// Blocks until the graph holds every vector inserted so far (or the worker gave up).
+    pub fn wait_ready(&self) {
+        loop {
+            if self.is_ready() || self.shared.broken.load(Ordering::SeqCst) || self.worker_gone() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    fn worker_gone(&self) -> bool {
+        self.worker.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_none_or(|h| h.is_finished())
+    }
+
+    /// True when the graph exists and nothing is waiting to be inserted.
+    pub fn is_ready(&self) -> bool {
+        if self.shared.building.load(Ordering::SeqCst) || read(&self.shared.graph).is_none() {
+            return false;
+        }
+        let m = read(&self.shared.maps);
+        m.pending.is_empty() && m.inflight.is_empty()
+    }
+
+    /// Vectors waiting for the graph.
+    pub fn pending(&self) -> usize {
+        let m = read(&self.shared.maps);
+        m.pending.len() + m.inflight.len()
+    }
+
+    /// Tombstoned slots in the graph.
+    pub fn tombstones(&self) -> usize {
+        read(&self.shared.maps).tombstones
+    }
+
+    /// Writes the graph files now. Only while no worker runs (benchmarks, tests); a running
+    /// worker is asked with [`HnswIndex::request_save`].
+    pub fn save(&self) -> std::io::Result<()> {
+        save(&self.shared)
+    }
+
+    /// Asks the worker to write the files when it has unsaved inserts, and waits for it at
+    /// most `wait` (a build in progress is not waited for).
+    pub fn flush(&self, wait: std::time::Duration) {
+        self.shared.save_requested.store(true, Ordering::SeqCst);
+        self.notify();
+        let t = Instant::now();
+        while t.elapsed() < wait && !self.worker_gone() && !self.shared.building.load(Ordering::SeqCst) {
+            if read(&self.shared.maps).dirty == 0 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// The manifest of the persisted files, when readable.
+    pub fn manifest(dir: &Path) -> Option<Manifest> {
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).ok()?).ok()
+    }
+
+    /// Searches the graph only (no exact merge), for benchmarks: `k` nearest note ids.
+    pub fn search_graph(&self, query: &[f32], k: usize, ef: usize) -> Option<Vec<(i64, f32)>> {
+        let graph = read(&self.shared.graph).clone()?;
+        let maps = read(&self.shared.maps);
+        let found = catch_unwind(AssertUnwindSafe(|| graph.search(query, k, ef.max(k)))).ok()?;
+        Some(
+            found
+                .into_iter()
+                .filter_map(|n| {
+                    let id = *maps.slots.get(n.d_id)?;
+                    (id != TOMB).then_some((id, 1.0 - n.distance))
+                })
+                .collect(),
+        )
+    }
+
+    /// Builds the graph over the current vectors in the calling thread (benchmarks, tests).
+    pub fn build_now(&self) {
+        self.shared.loaded.store(true, Ordering::SeqCst);
+        build(&self.shared);
+    }
+
+    /// Reloads the persisted graph in the calling thread; false when it is unusable.
+    pub fn reload_now(&self) -> bool {
+        self.shared.loaded.store(true, Ordering::SeqCst);
+        reload(&self.shared)
+    }
+
+    fn exact(&self, maps: &Maps, query: &[f32], ids: impl Iterator<Item = i64>, k: usize) -> Vec<(i64, f32)> {
+        let mut scored: Vec<(i64, f32)> = ids
+            .filter_map(|id| {
+                maps.vectors
+                    .get(&id)
+                    .map(Stored::v)
+                    .filter(|v| v.len() == query.len())
+                    .map(|v| (id, fast_dot(query, v)))
+            })
+            .collect();
+        top_k(&mut scored, k);
+        scored
+    }
+
+    fn notify(&self) {
+        let (lock, cv) = &self.shared.wake;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_one();
+    }
+}
+
+impl Drop for HnswIndex {
+    /// Stops the worker without waiting for it: a build in progress must not hold up the
+    /// end of a one-shot command (the files are rebuilt or completed at the next start).
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.notify();
+    }
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn tombstone(m: &mut Maps, id: i64) {
+    if let Some(slot) = m.slot_of.remove(&id) {
+        m.slots[slot] = TOMB;
+        m.tombstones += 1;
+    }
+}
+
+impl VectorIndex for HnswIndex {
+    fn model_id(&self) -> &str {
+        &self.shared.model_id
+    }
+
+    fn insert(&self, id: i64, v: &[f32]) {
+        if v.len() != self.shared.dim {
+            tracing::warn!(
+                "vector index: note {id} has dimension {} instead of {}; not indexed",
+                v.len(),
+                self.shared.dim
+            );
+            return;
+        }
+        {
+            let mut m = write(&self.shared.maps);
+            if m.vectors.get(&id).is_some_and(|old| old.v() == v) {
+                return;
+            }
+            tombstone(&mut m, id);
+            m.vectors.insert(id, Stored::Own(v.to_vec()));
+            m.pending.insert(id);
+        }
+        self.notify();
+    }
+
+    fn remove(&self, id: i64) {
+        let mut m = write(&self.shared.maps);
+        if !self.shared.loaded.load(Ordering::SeqCst) {
+            m.removed.insert(id);
+        }
+        m.vectors.remove(&id);
+        m.pending.remove(&id);
+        m.inflight.remove(&id);
+        tombstone(&mut m, id);
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        read(&self.shared.maps).vectors.contains_key(&id)
+    }
+
+    fn len(&self) -> usize {
+        read(&self.shared.maps).vectors.len()
+    }
+
+    fn warming(&self) -> bool {
+        !self.shared.loaded.load(Ordering::SeqCst)
+    }
+
+    fn search(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+        if k == 0 || candidates.is_empty() {
+            return vec![];
+        }
+        let s = &self.shared;
+        let graph = if s.broken.load(Ordering::Relaxed) { None } else { read(&s.graph).clone() };
+        let maps = read(&s.maps);
+        let total = maps.vectors.len().max(1);
+        let small = candidates.len() <= s.params.exact_max
+            || (candidates.len() as f32) < s.params.min_selectivity * total as f32;
+        let graph = match graph {
+            Some(g) if !small && query.len() == s.dim => g,
+            _ => return self.exact(&maps, query, candidates.iter().copied(), k),
+        };
+        let sorted = candidates.windows(2).all(|w| w[0] < w[1]);
+        let owned;
+        let cands: &[i64] = if sorted {
+            candidates
+        } else {
+            let mut c = candidates.to_vec();
+            c.sort_unstable();
+            c.dedup();
+            owned = c;
+            &owned
+        };
+        let slots = &maps.slots;
+        let filter = |slot: &usize| {
+            let id = slots.get(*slot).copied().unwrap_or(TOMB);
+            id != TOMB && cands.binary_search(&id).is_ok()
+        };
+        let ef = s.params.ef_search.max(2 * k);
+        s.searches.fetch_add(1, Ordering::Relaxed);
+        let found = catch_unwind(AssertUnwindSafe(|| graph.search_filter(query, k, ef, Some(&filter))));
+        let found = match found {
+            Ok(f) => f,
+            Err(_) => {
+                drop(maps);
+                tracing::error!("vector index: hnsw_rs panicked during a search; searching exactly from now on");
+                s.broken.store(true, Ordering::SeqCst);
+                *write(&s.graph) = None;
+                let maps = read(&s.maps);
+                return self.exact(&maps, query, candidates.iter().copied(), k);
+            }
+        };
+        let mut out: Vec<(i64, f32)> = found
+            .into_iter()
+            .filter_map(|n| {
+                let id = *slots.get(n.d_id)?;
+                let v = maps.vectors.get(&id)?;
+                Some((id, fast_dot(query, v.v())))
+            })
+            .collect();
+        let extra =
+            maps.pending.iter().chain(maps.inflight.iter()).copied().filter(|id| cands.binary_search(id).is_ok());
+        out.extend(self.exact(&maps, query, extra, k));
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.dedup_by_key(|x| x.0);
+        top_k(&mut out, k);
+        out
+    }
+}
+
+// ---- the worker ------------------------------------------------------------------------
+
+fn worker(s: Arc<Shared>, loader: Option<Loader>) {
+    let t = Instant::now();
+    if let Some(load) = loader {
+        let loaded = catch_unwind(AssertUnwindSafe(|| {
+            load(&mut |id, v| {
+                if v.len() != s.dim {
+                    return;
+                }
+                let mut m = write(&s.maps);
+                if !m.removed.contains(&id) && !m.vectors.contains_key(&id) {
+                    m.vectors.insert(id, Stored::Own(v));
+                }
+            })
+        }));
+        match loaded {
+            Ok(Ok(n)) => tracing::debug!("vector index: {n} stored vectors loaded in {} ms", t.elapsed().as_millis()),
+            Ok(Err(e)) => tracing::warn!("vector index: cannot load the stored vectors ({e}); notes missing from the index are found by their words"),
+            Err(_) => tracing::error!("vector index: the vector loader panicked"),
+        }
+        write(&s.maps).removed.clear();
+        s.loaded.store(true, Ordering::SeqCst);
+    }
+    if s.stop.load(Ordering::SeqCst) {
+        return;
+    }
+    if !reload(&s) {
+        build(&s);
+    }
+    s.building.store(false, Ordering::SeqCst);
+    tracing::info!(
+        "vector index ready: {} vectors of {} in {} ms",
+        read(&s.maps).vectors.len(),
+        s.model_id,
+        t.elapsed().as_millis()
+    );
+    loop {
+        if s.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let inserted = drain(&s);
+        if s.broken.load(Ordering::SeqCst) {
+            return;
+        }
+        let (compact, save_now) = {
+            let m = read(&s.maps);
+            let live = m.slot_of.len();
+            let asked = s.save_requested.swap(false, Ordering::SeqCst) && m.dirty > 0;
+            (
+                m.tombstones > 1000 && m.tombstones > live / 4,
+                m.pending.is_empty() && (asked || m.dirty >= 1000.max(live / 10)),
+            )
+        };
+        if compact {
+            tracing::info!("vector index: compacting ({} tombstones)", read(&s.maps).tombstones);
+            build(&s);
+            continue;
+        }
+        if save_now {
+            if let Err(e) = save(&s) {
+                tracing::warn!("vector index: cannot write the index files ({e}); they will be rebuilt next start");
+            }
+        }
+        if inserted > 0 {
+            continue;
+        }
+        let (lock, cv) = &s.wake;
+        let mut woken = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !*woken && !s.stop.load(Ordering::SeqCst) {
+            woken = cv.wait_timeout(woken, std::time::Duration::from_secs(5)).unwrap_or_else(|e| e.into_inner()).0;
+            if read(&s.maps).pending.is_empty() && !s.save_requested.load(Ordering::SeqCst) {
+                continue;
+            }
+            break;
+        }
+        *woken = false;
+    }
+    let dirty = read(&s.maps).dirty;
+    if dirty > 0 && !s.broken.load(Ordering::SeqCst) {
+        let _ = save(&s);
+    }
+}
+
+/// Inserts a batch of pending vectors into the graph; returns how many.
+fn drain(s: &Shared) -> usize {
+    let Some(graph) = read(&s.graph).clone() else { return 0 };
+    let batch: Vec<(usize, Vec<f32>)> = {
+        let mut m = write(&s.maps);
+        let ids: Vec<i64> = m.pending.iter().copied().take(BATCH).collect();
+        let mut batch = Vec::with_capacity(ids.len());
+        for id in ids {
+            m.pending.remove(&id);
+            let Some(v) = m.vectors.get(&id).map(|s| s.v().to_vec()) else { continue };
+            let slot = m.slots.len();
+            m.slots.push(id);
+            m.slot_of.insert(id, slot);
+            m.inflight.insert(id);
+            batch.push((slot, v));
+        }
+        batch
+    };
+    if batch.is_empty() {
+        return 0;
+    }
+    let data: Vec<(&[f32], usize)> = batch.iter().map(|(slot, v)| (v.as_slice(), *slot)).collect();
+    let ok = catch_unwind(AssertUnwindSafe(|| {
+        if data.len() > 16 {
+            graph.parallel_insert_slice(&data);
+        } else {
+            for d in &data {
+                graph.insert_slice(*d);
+            }
+        }
+    }))
+    .is_ok();
+    let mut m = write(&s.maps);
+    for (slot, _) in &batch {
+        let id = m.slots[*slot];
+        if id != TOMB {
+            m.inflight.remove(&id);
+        }
+    }
+    m.dirty += batch.len();
+    if ok {
+        adopt(&graph, &mut m);
+    }
+    if !ok {
+        tracing::error!("vector index: hnsw_rs panicked while inserting; searching exactly from now on");
+        s.broken.store(true, Ordering::SeqCst);
+        *write(&s.graph) = None;
+    }
+    batch.len()
+}
+
+/// Replaces the owned copies of the vectors the graph now holds with the graph's points.
+/// Only the worker inserts, so the layers' new tails are exactly the points not seen yet.
+fn adopt(graph: &Graph, m: &mut Maps) {
+    let pi = graph.get_point_indexation();
+    let top = graph.get_max_level_observed() as usize;
+    let mut adopted = std::mem::take(&mut m.adopted);
+    adopted.resize(adopted.len().max(top + 1), 0);
+    for (layer, seen) in adopted.iter_mut().enumerate().take(top + 1) {
+        for p in pi.get_layer_iterator(layer).skip(*seen) {
+            *seen += 1;
+            let slot = p.get_origin_id();
+            let Some(&id) = m.slots.get(slot) else { continue };
+            if id == TOMB || m.slot_of.get(&id) != Some(&slot) {
+                continue;
+            }
+            if let Some(st) = m.vectors.get_mut(&id) {
+                // Owned copies, and points of a graph this one replaced (compaction).
+                if st.v() == p.get_v() {
+                    *st = Stored::Graph(p);
+                }
+            }
+        }
+    }
+    m.adopted = adopted;
+}
+
+fn new_graph(s: &Shared, n: usize) -> Graph {
+    Hnsw::new(s.params.m, n.max(1024), MAX_LAYER, s.params.ef_construction, ClampedDot)
+}
+
+/// Builds a fresh graph over every current vector (also compacts: tombstones are left out).
+fn build(s: &Shared) {
+    let t = Instant::now();
+    let (ids, vecs): (Vec<i64>, Vec<Vec<f32>>) = {
+        let m = read(&s.maps);
+        m.vectors.iter().map(|(id, v)| (*id, v.v().to_vec())).unzip()
+    };
+    let graph = new_graph(s, ids.len());
+    let data: Vec<(&[f32], usize)> = vecs.iter().enumerate().map(|(slot, v)| (v.as_slice(), slot)).collect();
+    let ok = catch_unwind(AssertUnwindSafe(|| graph.parallel_insert_slice(&data))).is_ok();
+    drop(data);
+    if !ok {
+        tracing::error!("vector index: hnsw_rs panicked while building; searching exactly");
+        s.broken.store(true, Ordering::SeqCst);
+        return;
+    }
+    let mut m = write(&s.maps);
+    let mut slots = ids.clone();
+    let mut slot_of = HashMap::with_capacity(ids.len());
+    let mut tombstones = 0;
+    let mut pending: HashSet<i64> = m.pending.drain().collect();
+    pending.extend(m.inflight.drain());
+    for (slot, (id, v)) in ids.iter().zip(&vecs).enumerate() {
+        // A vector changed or forgotten while the graph was being built is a tombstone.
+        if m.vectors.get(id).map(Stored::v) == Some(v.as_slice()) {
+            slot_of.insert(*id, slot);
+            pending.remove(id);
+        } else {
+            slots[slot] = TOMB;
+            tombstones += 1;
+        }
+    }
+    for id in m.vectors.keys() {
+        if !slot_of.contains_key(id) {
+            pending.insert(*id);
+        }
+    }
+    m.slots = slots;
+    m.slot_of = slot_of;
+    m.pending = pending;
+    m.tombstones = tombstones;
+    m.dirty = ids.len().max(1);
+    m.adopted.clear();
+    drop(vecs);
+    adopt(&graph, &mut m);
+    drop(m);
+    *write(&s.graph) = Some(Arc::new(graph));
+    tracing::info!("vector index: built over {} vectors in {} ms", ids.len(), t.elapsed().as_millis());
+    if let Err(e) = save(s) {
+        tracing::warn!("vector index: cannot write the index files ({e}); they will be rebuilt next start");
+    }
+}
+
+/// Loads the persisted graph when its manifest matches; reconciles it with the vectors.
+fn reload(s: &Shared) -> bool {
+    let Some(dir) = s.dir.clone() else { return false };
+    let t = Instant::now();
+    let Some(man) = HnswIndex::manifest(&dir) else {
+        if dir.exists() {
+            tracing::info!("vector index: no readable manifest in {}; rebuilding", dir.display());
+        }
+        return false;
+    };
+    if man.format != FORMAT || man.model_id != s.model_id || man.dim != s.dim {
+        tracing::info!("vector index: {} is for another model or format; rebuilding", dir.display());
+        return false;
+    }
+    let slots: Vec<i64> = match std::fs::read(dir.join("slots.bin")) {
+        Ok(b) if b.len() == man.slots * 8 => {
+            b.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0xff; 8]))).collect()
+        }
+        _ => {
+            tracing::warn!("vector index: {} has a missing or truncated slots file; rebuilding", dir.display());
+            return false;
+        }
+    };
+    let loaded = catch_unwind(AssertUnwindSafe(|| -> Option<Graph> {
+        // The reloader must outlive the graph; it is small, so it lives for the process.
+        let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(&dir, BASENAME)));
+        let g: Graph = io.load_hnsw::<f32, ClampedDot>().ok()?;
+        (g.get_nb_point() == man.slots).then_some(g)
+    }));
+    let graph = match loaded {
+        Ok(Some(g)) => g,
+        _ => {
+            tracing::warn!("vector index: the files in {} are unreadable or truncated; rebuilding", dir.display());
+            return false;
+        }
+    };
+    // Check the graph's vectors against the current ones: a slot whose note is gone or whose
+    // vector changed is a tombstone; current vectors without a slot are inserted.
+    let stored: Option<HashMap<usize, Arc<Point<'static, f32>>>> = catch_unwind(AssertUnwindSafe(|| {
+        let mut out = HashMap::with_capacity(man.slots);
+        for p in graph.get_point_indexation() {
+            out.insert(p.get_origin_id(), p);
+        }
+        out
+    }))
+    .ok();
+    let Some(stored) = stored else { return false };
+    let mut m = write(&s.maps);
+    let mut slots = slots;
+    let mut slot_of = HashMap::with_capacity(slots.len());
+    let mut tombstones = 0;
+    for (slot, id) in slots.iter_mut().enumerate() {
+        let same = *id != TOMB
+            && !slot_of.contains_key(id)
+            && m.vectors.get(id).zip(stored.get(&slot)).is_some_and(|(a, b)| a.v() == b.get_v());
+        if same {
+            slot_of.insert(*id, slot);
+        } else {
+            if *id != TOMB {
+                *id = TOMB;
+            }
+            tombstones += 1;
+        }
+    }
+    let live = slot_of.len();
+    if live * 2 < m.vectors.len() {
+        tracing::info!("vector index: persisted graph covers {live} of {} vectors; rebuilding", m.vectors.len());
+        return false;
+    }
+    let pending: HashSet<i64> = m.vectors.keys().copied().filter(|id| !slot_of.contains_key(id)).collect();
+    m.dirty = pending.len() + usize::from(tombstones > 0);
+    m.slots = slots;
+    m.slot_of = slot_of;
+    m.pending = pending;
+    m.inflight.clear();
+    m.tombstones = tombstones;
+    m.adopted.clear();
+    drop(stored);
+    adopt(&graph, &mut m);
+    drop(m);
+    *write(&s.graph) = Some(Arc::new(graph));
+    tracing::info!("vector index: reloaded {live} vectors from {} in {} ms", dir.display(), t.elapsed().as_millis());
+    true
+}
+
+/// Writes the graph, the slots and the manifest into a temporary folder, then swaps it in.
+fn save(s: &Shared) -> std::io::Result<()> {
+    let Some(dir) = s.dir.clone() else { return Ok(()) };
+    let Some(graph) = read(&s.graph).clone() else { return Ok(()) };
+    let parent = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&parent)?;
+    let tmp = tempfile::Builder::new().prefix(".tmp-index-").tempdir_in(&parent)?;
+    let (slots, count, max_note_id) = {
+        let mut m = write(&s.maps);
+        m.dirty = 0;
+        let max = m.slot_of.keys().copied().max().unwrap_or(0);
+        (m.slots.clone(), m.slot_of.len(), max)
+    };
+    // Slots past the graph's count are still being inserted: leave them out.
+    let n = graph.get_nb_point().min(slots.len());
+    let dumped = catch_unwind(AssertUnwindSafe(|| graph.file_dump(tmp.path(), BASENAME)));
+    match dumped {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(std::io::Error::other(format!("hnsw_rs dump: {e}"))),
+        Err(_) => return Err(std::io::Error::other("hnsw_rs panicked while dumping")),
+    }
+    let slots = &slots[..n];
+    let bytes: Vec<u8> = slots.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(tmp.path().join("slots.bin"), bytes)?;
+    let man = Manifest {
+        format: FORMAT,
+        model_id: s.model_id.clone(),
+        dim: s.dim,
+        count: count.min(n),
+        slots: n,
+        max_note_id,
+    };
+    std::fs::write(tmp.path().join("manifest.json"), serde_json::to_vec_pretty(&man).map_err(std::io::Error::other)?)?;
+    let tmp = tmp.keep();
+    let old = parent.join(format!(".old-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&old);
+    if dir.exists() {
+        std::fs::rename(&dir, &old)?;
+    }
+    std::fs::rename(&tmp, &dir)?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}

@@ -1,0 +1,285 @@
+//! The HNSW index: agreement with exact search, persistence, corrupt files, tombstones, a
+//! query equal to a stored vector, and a clean frame stream while the index works.
+
+mod common;
+
+use skillmem::index::{ExactIndex, HnswIndex, HnswParams, VectorIndex};
+
+/// Clustered unit vectors (deterministic): `n` of dimension `dim` around `clusters` centres.
+fn clustered(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f32 / (1u64 << 53) as f32 - 0.5
+    };
+    let centres: Vec<Vec<f32>> = (0..clusters).map(|_| (0..dim).map(|_| rnd()).collect()).collect();
+    (0..n)
+        .map(|i| {
+            let c = &centres[i % clusters];
+            let mut v: Vec<f32> = c.iter().map(|x| x + 0.35 * rnd()).collect();
+            skillmem::embed::normalize(&mut v);
+            v
+        })
+        .collect()
+}
+
+/// Always search the graph (no exact shortcut for small sets).
+fn graph_params() -> HnswParams {
+    HnswParams { exact_max: 0, min_selectivity: 0.0, ef_search: 64, ..HnswParams::default() }
+}
+
+fn filled(dir: Option<std::path::PathBuf>, vs: &[Vec<f32>]) -> HnswIndex {
+    let ix = HnswIndex::new("test-model", vs[0].len(), dir, graph_params());
+    for (i, v) in vs.iter().enumerate() {
+        ix.insert(i as i64 + 1, v);
+    }
+    ix.build_now();
+    ix
+}
+
+fn ids(r: &[(i64, f32)]) -> Vec<i64> {
+    r.iter().map(|x| x.0).collect()
+}
+
+#[test]
+fn ann_agrees_with_exact_on_small_sets() {
+    let vs = clustered(600, 32, 12, 1);
+    let ix = filled(None, &vs);
+    let ex = ExactIndex::new("test-model");
+    for (i, v) in vs.iter().enumerate() {
+        ex.insert(i as i64 + 1, v);
+    }
+    let all: Vec<i64> = (1..=vs.len() as i64).collect();
+    let queries = clustered(40, 32, 12, 2);
+    let mut hit = 0;
+    for q in &queries {
+        let a = ids(&ix.search(q, &all, 10));
+        let e = ids(&ex.search(q, &all, 10));
+        hit += a.iter().filter(|x| e.contains(x)).count();
+    }
+    let recall = hit as f32 / (queries.len() * 10) as f32;
+    assert!(recall >= 0.9, "recall@10 {recall}");
+    // A subset filter is honoured.
+    let half: Vec<i64> = (1..=300).collect();
+    for q in &queries {
+        assert!(ix.search(q, &half, 10).iter().all(|(id, _)| *id <= 300));
+    }
+}
+
+#[test]
+fn query_equal_to_a_stored_vector_finds_it_first() {
+    let vs = clustered(300, 24, 5, 3);
+    let ix = filled(None, &vs);
+    let all: Vec<i64> = (1..=300).collect();
+    for i in [0usize, 17, 299] {
+        let got = ix.search(&vs[i], &all, 5);
+        assert_eq!(got[0].0, i as i64 + 1);
+        assert!((got[0].1 - 1.0).abs() < 1e-4, "{}", got[0].1);
+    }
+}
+
+#[test]
+fn persist_reload_same_answers_and_truncated_files_are_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let idir = dir.path().join("ix");
+    let vs = clustered(500, 16, 8, 4);
+    let ix = filled(Some(idir.clone()), &vs);
+    let all: Vec<i64> = (1..=500).collect();
+    let queries = clustered(10, 16, 8, 5);
+    let before: Vec<_> = queries.iter().map(|q| ids(&ix.search(q, &all, 10))).collect();
+    ix.save().unwrap();
+    let man = HnswIndex::manifest(&idir).unwrap();
+    assert_eq!((man.count, man.dim, man.max_note_id), (500, 16, 500));
+    drop(ix);
+
+    let again = HnswIndex::new("test-model", 16, Some(idir.clone()), graph_params());
+    for (i, v) in vs.iter().enumerate() {
+        again.insert(i as i64 + 1, v);
+    }
+    assert!(again.reload_now(), "a good dump reloads");
+    assert_eq!(again.pending(), 0);
+    let after: Vec<_> = queries.iter().map(|q| ids(&again.search(q, &all, 10))).collect();
+    assert_eq!(before, after);
+
+    // Another model's files are not trusted.
+    let other = HnswIndex::new("other-model", 16, Some(idir.clone()), graph_params());
+    other.insert(1, &vs[0]);
+    assert!(!other.reload_now());
+
+    // Truncate the graph file: reload refuses, a build over the vectors answers again.
+    let graph = idir.join("notes.hnsw.graph");
+    let len = std::fs::metadata(&graph).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&graph).unwrap();
+    f.set_len(len / 3).unwrap();
+    drop(f);
+    let third = HnswIndex::new("test-model", 16, Some(idir.clone()), graph_params());
+    for (i, v) in vs.iter().enumerate() {
+        third.insert(i as i64 + 1, v);
+    }
+    assert!(!third.reload_now(), "a truncated dump is not trusted");
+    third.build_now();
+    assert_eq!(ids(&third.search(&vs[9], &all, 1)), vec![10]);
+    // The rebuild rewrote good files.
+    let fourth = HnswIndex::new("test-model", 16, Some(idir), graph_params());
+    for (i, v) in vs.iter().enumerate() {
+        fourth.insert(i as i64 + 1, v);
+    }
+    assert!(fourth.reload_now());
+}
+
+#[test]
+fn tombstones_never_surface_and_edits_replace() {
+    let vs = clustered(400, 16, 4, 6);
+    let ix = filled(None, &vs);
+    let all: Vec<i64> = (1..=400).collect();
+    for id in 1..=200 {
+        ix.remove(id);
+    }
+    // Moving note 300 onto note 5's old vector: the old slot of 300 is a tombstone.
+    ix.insert(300, &vs[4]);
+    assert!(ix.tombstones() >= 201);
+    for q in vs.iter().take(50) {
+        let got = ix.search(q, &all, 10);
+        assert!(got.iter().all(|(id, _)| *id > 200), "{got:?}");
+    }
+    let got = ix.search(&vs[4], &all, 1);
+    assert_eq!(got[0].0, 300, "a pending vector is searched exactly");
+    assert!(!ix.contains(3));
+}
+
+#[test]
+fn worker_builds_in_the_background_and_persists() {
+    let dir = tempfile::tempdir().unwrap();
+    let idir = dir.path().join("ix");
+    let vs = clustered(300, 16, 4, 7);
+    let ix = HnswIndex::new("test-model", 16, Some(idir.clone()), graph_params());
+    let data = vs.clone();
+    ix.start(Some(Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
+        for (i, v) in data.into_iter().enumerate() {
+            sink(i as i64 + 1, v);
+        }
+        Ok(300)
+    })));
+    ix.wait_ready();
+    assert!(ix.is_ready());
+    ix.insert(1000, &vs[0]);
+    ix.wait_ready();
+    let all: Vec<i64> = (1..=300).chain([1000]).collect();
+    let got = ids(&ix.search(&vs[0], &all, 2));
+    assert!(got.contains(&1) && got.contains(&1000), "{got:?}");
+    assert!(HnswIndex::manifest(&idir).is_some());
+}
+
+fn frame(v: serde_json::Value) -> Vec<u8> {
+    let body = serde_json::to_vec(&v).unwrap();
+    let mut f = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    f.extend(body);
+    f
+}
+
+/// Reads one frame strictly: exactly one `Content-Length` header, then a JSON body.
+fn strict_frame(r: &mut impl std::io::BufRead) -> Option<serde_json::Value> {
+    let mut header = vec![];
+    while !header.ends_with(b"\r\n\r\n") {
+        let mut b = [0u8; 1];
+        if r.read(&mut b).unwrap() == 0 {
+            assert!(header.is_empty(), "stream ended inside a header: {:?}", String::from_utf8_lossy(&header));
+            return None;
+        }
+        header.push(b[0]);
+    }
+    let text = String::from_utf8_lossy(&header);
+    let n: usize = text
+        .strip_prefix("Content-Length: ")
+        .unwrap_or_else(|| panic!("stray output on the frame stream: {text:?}"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("stray output on the frame stream: {text:?}"));
+    let mut body = vec![0; n];
+    r.read_exact(&mut body).unwrap();
+    Some(serde_json::from_slice(&body).expect("a JSON body"))
+}
+
+/// Runs one session of `skillmem serve`: each message is sent, and for a request every frame
+/// up to its response is read strictly. Returns the responses by id.
+fn session(w: &common::World, msgs: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    use std::io::Write;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"));
+    cmd.arg("serve").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    cmd.stderr(std::process::Stdio::null());
+    for (k, v) in w.envs() {
+        cmd.env(k, v);
+    }
+    cmd.env("SKILLMEM_INDEX", "hnsw")
+        .env("SKILLMEM_INDEX_EXACT_MAX", "0")
+        .env("SKILLMEM_INDEX_BLOCKING", "1")
+        .env("SKILLMEM_LOG", "debug");
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut responses = vec![];
+    for m in msgs {
+        stdin.write_all(&frame(m.clone())).unwrap();
+        stdin.flush().unwrap();
+        if let Some(id) = m.get("id") {
+            loop {
+                let f = strict_frame(&mut out).expect("a response");
+                if f.get("id") == Some(id) && f.get("method").is_none() {
+                    responses.push(f);
+                    break;
+                }
+            }
+        }
+    }
+    drop(stdin);
+    while strict_frame(&mut out).is_some() {}
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    responses
+}
+
+/// Notes written and recalled through the binary while the HNSW graph is built, searched,
+/// saved and reloaded: every byte on stdout is a well-formed frame.
+#[test]
+fn frame_stream_stays_clean_while_the_index_works() {
+    use serde_json::json;
+    let w = common::World::new();
+    let dir = w.enabled_skill("jq");
+    let init = |id: i64| {
+        let uri = format!("file://{}", w.ws.display());
+        vec![
+            json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+                "params": {"processId": null, "rootUri": uri, "capabilities": {}}}),
+            json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        ]
+    };
+    let load = |id: i64, intent: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "skillmem/toolAfter", "params": {
+            "sessionId": "s", "callId": format!("c{id}"), "tool": "skill",
+            "args": {"name": "jq", "intent": intent}, "output": "", "metadata": {"dir": dir.display().to_string()}}})
+    };
+    let end = |id: i64| {
+        vec![json!({"jsonrpc": "2.0", "id": id, "method": "shutdown"}), json!({"jsonrpc": "2.0", "method": "exit"})]
+    };
+    let mut input = init(1);
+    for i in 0..80 {
+        input.push(json!({"jsonrpc": "2.0", "id": 100 + i, "method": "skillmem/note", "params": {
+            "skill": "jq", "kind": "gotcha", "intent": format!("intent {i}"),
+            "delta": format!("lesson number {i} about filters {}", i * 7)}}));
+    }
+    for i in 0..5 {
+        input.push(load(200 + i, "filters lesson"));
+    }
+    input.extend(end(999));
+    let frames = session(&w, input);
+    assert!(frames.iter().all(|f| f.get("error").is_none()), "{frames:?}");
+    // A second session reloads the persisted graph and searches it.
+    let mut input = init(1);
+    input.push(load(2, "lesson about filters"));
+    input.extend(end(3));
+    let frames = session(&w, input);
+    let r = frames.iter().find(|f| f["id"] == 2).unwrap();
+    assert!(r["result"]["append"].is_string(), "{r}");
+    assert_eq!(r["result"]["mode"], "vector");
+}
