@@ -122,6 +122,8 @@ struct IndexFigures {
     reload_s: f64,
     rss_mb: f64,
     peak_rss_mb: f64,
+    /// RSS growth from building the index (the index's own memory, roughly).
+    index_rss_mb: f64,
 }
 
 /// Vectors to index and the queries to ask.
@@ -176,6 +178,7 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
             min_selectivity: 0.0,
             ..HnswParams::default()
         };
+        let (rss_before, _) = rss_mb(None);
         let ix = HnswIndex::new("bench", o.dim, Some(idir.clone()), params);
         for (i, v) in data.iter().enumerate() {
             ix.insert(i as i64, v);
@@ -183,6 +186,7 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
         let t = Instant::now();
         ix.build_now();
         let build_s = t.elapsed().as_secs_f64();
+        let index_rss = rss_mb(None).0 - rss_before;
         // Ground truth and the exact scan's speed.
         let t = Instant::now();
         let truth: Vec<Vec<i64>> = qs
@@ -238,11 +242,12 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
                 reload_s,
                 rss_mb: rss,
                 peak_rss_mb: peak,
+                index_rss_mb: index_rss,
             };
             if !g.json {
                 out(&format!(
-                    "index n={} dim={} ef={}: build {:.1} s, recall@10 {:.3}, {:.0} QPS/core (exact {:.0}), p50 {:.3} ms p95 {:.3} ms p99 {:.3} ms, save {:.2} s, reload {:.2} s, RSS {:.0} MB (peak {:.0} MB)",
-                    f.n, f.dim, f.ef_search, f.build_s, f.recall_at_10, f.qps_per_core, f.exact_qps_per_core, f.p50_ms, f.p95_ms, f.p99_ms, f.save_s, f.reload_s, f.rss_mb, f.peak_rss_mb
+                    "index n={} dim={} ef={}: build {:.1} s, recall@10 {:.3}, {:.0} QPS/core (exact {:.0}), p50 {:.3} ms p95 {:.3} ms p99 {:.3} ms, save {:.2} s, reload {:.2} s, index RSS {:.0} MB (process {:.0} MB, peak {:.0} MB)",
+                    f.n, f.dim, f.ef_search, f.build_s, f.recall_at_10, f.qps_per_core, f.exact_qps_per_core, f.p50_ms, f.p95_ms, f.p99_ms, f.save_s, f.reload_s, f.index_rss_mb, f.rss_mb, f.peak_rss_mb
                 ));
                 let _ = std::io::stdout().flush();
             }

@@ -595,6 +595,16 @@ fn drain(s: &Shared) -> usize {
     batch.len()
 }
 
+/// Hands the memory freed by a build or reload (the vectors' transient copies) back to the
+/// system, so that the resident size reflects what the index holds.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free heap pages; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Replaces the owned copies of the vectors the graph now holds with the graph's points.
 /// Only the worker inserts, so the layers' new tails are exactly the points not seen yet.
 fn adopt(graph: &Graph, m: &mut Maps) {
@@ -672,6 +682,7 @@ fn build(s: &Shared) {
     adopt(&graph, &mut m);
     drop(m);
     *write(&s.graph) = Some(Arc::new(graph));
+    release_free_memory();
     tracing::info!("vector index: built over {} vectors in {} ms", ids.len(), t.elapsed().as_millis());
     if let Err(e) = save(s) {
         tracing::warn!("vector index: cannot write the index files ({e}); they will be rebuilt next start");
@@ -759,6 +770,7 @@ fn reload(s: &Shared) -> bool {
     adopt(&graph, &mut m);
     drop(m);
     *write(&s.graph) = Some(Arc::new(graph));
+    release_free_memory();
     tracing::info!("vector index: reloaded {live} vectors from {} in {} ms", dir.display(), t.elapsed().as_millis());
     true
 }
