@@ -485,6 +485,7 @@ impl Engine {
             // A block never holds more notes than this (each note's markup alone is more than
             // 16 tokens), so only the head of the ranking is loaded.
             keep: budget.max_tokens / 16 + 32,
+            corpus: read.corpus,
         };
         let out = recall::rank_prepared(&conn, &q, &rungs, prepared)?;
         let t_rank = t0.elapsed();

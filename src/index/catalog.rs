@@ -55,6 +55,8 @@ pub struct Read {
     /// The index holds the vector of every candidate (the skill was checked since the catalog
     /// was last loaded; a load may bring notes written by another process).
     pub vectors_checked: bool,
+    /// Notes in the whole store.
+    pub corpus: usize,
 }
 
 fn data_version(conn: &Connection) -> Result<i64> {
@@ -189,7 +191,7 @@ impl Catalog {
         let vectors_checked = st.checked.contains(skill);
         let key = (skill.to_string(), project.to_string());
         if let Some(c) = st.cache.get(&key) {
-            return Ok(Read { candidates: c.clone(), vectors_checked });
+            return Ok(Read { candidates: c.clone(), vectors_checked, corpus: st.skill_of.len() });
         }
         // Partitions are interned: the project's is one pointer.
         let mine = st.partitions.get(project).cloned();
@@ -208,7 +210,7 @@ impl Catalog {
             st.cache.clear();
         }
         st.cache.insert(key, candidates.clone());
-        Ok(Read { candidates, vectors_checked })
+        Ok(Read { candidates, vectors_checked, corpus: st.skill_of.len() })
     }
 
     /// The ids of the notes of `skill` in one scope and partition (duplicate detection).
@@ -228,7 +230,7 @@ impl Catalog {
             })
             .unwrap_or_default();
         let candidates = Arc::new(candidates);
-        Ok(Read { candidates, vectors_checked })
+        Ok(Read { candidates, vectors_checked, corpus: st.skill_of.len() })
     }
 
     /// The current change count of `conn`, to pass to [`Catalog::after_write`].
@@ -278,6 +280,32 @@ mod tests {
         )
         .unwrap();
         c.last_insert_rowid()
+    }
+
+    /// The bm25 rung without the join (large stores) gives the join's answer.
+    #[test]
+    fn bm25_checked_in_memory_equals_the_join() {
+        let (_d, c) = conn();
+        let words = ["csv", "quote", "fields", "raw", "output", "null", "iterate", "filter"];
+        for i in 0..300 {
+            let skill = if i % 3 == 0 { "pdf" } else { "jq" };
+            let scope = if i % 5 == 0 { "global" } else { "project" };
+            let pkey = if scope == "global" {
+                ""
+            } else if i % 2 == 0 {
+                "p1"
+            } else {
+                "p2"
+            };
+            let delta = format!("{} {} {} note {i}", words[i % 8], words[(i * 3) % 8], words[(i * 7 + 1) % 8]);
+            add(&c, skill, scope, pkey, &delta);
+        }
+        for intent in ["csv fields", "raw null output", "iterate", "nothing here"] {
+            let visible: Vec<i64> = store::candidates(&c, "jq", "p1").unwrap().iter().map(|c| c.id).collect();
+            let join = store::fts(&c, "jq", "p1", intent, 50).unwrap();
+            let mem = store::fts_pruned(&c, &visible, intent, 50, i64::MAX).unwrap();
+            assert_eq!(join, mem, "{intent}");
+        }
     }
 
     #[test]

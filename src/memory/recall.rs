@@ -74,6 +74,9 @@ pub struct Prepared {
     pub vectors_checked: bool,
     /// Rank fully but load and return only the first `keep` notes.
     pub keep: usize,
+    /// Notes in the whole store (0: unknown). Above [`FTS_PRUNE_MIN`] the bm25 rung checks
+    /// visibility in memory instead of joining every match to the notes table.
+    pub corpus: usize,
 }
 
 /// Skills with more visible notes than this prune the bm25 rung's most common words
@@ -89,7 +92,12 @@ pub const WARMING_EXACT_MAX: usize = 2048;
 /// Ranks the visible notes of `q.skill` for `q.intent`.
 pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outcome> {
     let candidates = store::candidates(conn, q.skill, q.project)?;
-    rank_prepared(conn, q, rungs, Prepared { candidates: candidates.into(), vectors_checked: false, keep: usize::MAX })
+    rank_prepared(
+        conn,
+        q,
+        rungs,
+        Prepared { candidates: candidates.into(), vectors_checked: false, keep: usize::MAX, corpus: 0 },
+    )
 }
 
 /// [`rank`] over candidates the caller gathered; same ranking.
@@ -130,6 +138,8 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             vec![]
         } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
             store::fts_pruned(conn, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
+        } else if p.corpus > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
+            store::fts_pruned(conn, &ids, intent, RUNG_DEPTH, i64::MAX)?
         } else {
             store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?
         };

@@ -335,7 +335,8 @@ fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usiz
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// [`fts`] for very large skills: the words of `intent` that match the most notes are left
+/// [`fts`] for large corpora (`max_matches = i64::MAX`: every word, visibility checked in
+/// memory) and very large skills: the words of `intent` that match the most notes are left
 /// out, rarest first, until the words kept match at most `max_matches` notes in all (the
 /// rarest word is always kept). bm25 must score every matching note, and a few common words
 /// can match a third of 100k notes; they also weigh least in bm25, so the head of the
@@ -358,6 +359,10 @@ pub fn fts_pruned(
     if words.is_empty() {
         return Ok(vec![]);
     }
+    if max_matches == i64::MAX {
+        let q = words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
+        return fts_in_memory(conn, visible, &q, limit);
+    }
     // How many notes each word matches, counted up to the cap (reading at most that much
     // of its posting list).
     let mut count =
@@ -378,6 +383,12 @@ pub fn fts_pruned(
         kept.push(w);
     }
     let q = kept.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
+    fts_in_memory(conn, visible, &q, limit)
+}
+
+/// bm25 over the full-text table alone, visibility checked against `visible` (sorted ids):
+/// the same answer as the join in [`fts`], without a notes-table lookup per match.
+fn fts_in_memory(conn: &Connection, visible: &[i64], q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT rowid, bm25(notes_fts, 2.0, 1.0) AS score FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY score, rowid",
     )?;
