@@ -18,6 +18,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_notes", include_str!("../../migrations/0001_notes.sql")),
     ("0002_skills", include_str!("../../migrations/0002_skills.sql")),
     ("0003_hosts", include_str!("../../migrations/0003_hosts.sql")),
+    ("0004_fts_skill", include_str!("../../migrations/0004_fts_skill.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -137,9 +137,9 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         let fts_hits = if !rungs.use_fts {
             vec![]
         } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
-            store::fts_pruned(conn, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
+            store::fts_pruned(conn, q.skill, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
         } else if p.corpus > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
-            store::fts_pruned(conn, &ids, intent, RUNG_DEPTH, i64::MAX)?
+            store::fts_pruned(conn, q.skill, &ids, intent, RUNG_DEPTH, i64::MAX)?
         } else {
             store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?
         };

@@ -326,11 +326,24 @@ pub fn fts(conn: &Connection, skill: &str, project: &str, intent: &str, limit: u
     fts_match(conn, skill, project, &q, limit)
 }
 
+/// The full-text token that stands for a skill (column `skill_key`, migration 0004): `sk` and
+/// the lower-case hex of its name, so any name is one token that no word of a note spells.
+pub fn skill_token(skill: &str) -> String {
+    let hex: String = skill.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("\"sk{hex}\"")
+}
+
+/// `words` (an FTS5 OR query) restricted to the notes of `skill`.
+fn within_skill(skill: &str, words: &str) -> String {
+    format!("{} AND ({words})", skill_token(skill))
+}
+
 fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT notes.id, bm25(notes_fts, 2.0, 1.0) AS score FROM notes_fts JOIN notes ON notes.id = notes_fts.rowid
+        "SELECT notes.id, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts JOIN notes ON notes.id = notes_fts.rowid
          WHERE notes_fts MATCH ?3 AND notes.{VISIBLE} ORDER BY score, notes.id LIMIT ?4",
     ))?;
+    let q = within_skill(skill, q);
     let rows = stmt.query_map(params![skill, project, q, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -345,6 +358,7 @@ fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usiz
 /// matches, bm25 runs on the full-text table alone and visibility is checked in memory.
 pub fn fts_pruned(
     conn: &Connection,
+    skill: &str,
     visible: &[i64],
     intent: &str,
     limit: usize,
@@ -361,7 +375,7 @@ pub fn fts_pruned(
     }
     if max_matches == i64::MAX {
         let q = words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
-        return fts_in_memory(conn, visible, &q, limit);
+        return fts_in_memory(conn, visible, &within_skill(skill, &q), limit);
     }
     // How many notes each word matches, counted up to the cap (reading at most that much
     // of its posting list).
@@ -369,7 +383,8 @@ pub fn fts_pruned(
         conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)")?;
     let mut dfs: Vec<(i64, String)> = vec![];
     for w in words {
-        let df: i64 = count.query_row(params![format!("\"{w}\""), max_matches + 1], |r| r.get(0))?;
+        let df: i64 =
+            count.query_row(params![within_skill(skill, &format!("\"{w}\"")), max_matches + 1], |r| r.get(0))?;
         dfs.push((df, w));
     }
     dfs.sort();
@@ -383,14 +398,14 @@ pub fn fts_pruned(
         kept.push(w);
     }
     let q = kept.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
-    fts_in_memory(conn, visible, &q, limit)
+    fts_in_memory(conn, visible, &within_skill(skill, &q), limit)
 }
 
 /// bm25 over the full-text table alone, visibility checked against `visible` (sorted ids):
 /// the same answer as the join in [`fts`], without a notes-table lookup per match.
 fn fts_in_memory(conn: &Connection, visible: &[i64], q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT rowid, bm25(notes_fts, 2.0, 1.0) AS score FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY score, rowid",
+        "SELECT rowid, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY score, rowid",
     )?;
     let mut rows = stmt.query([q])?;
     let mut out = vec![];
@@ -482,6 +497,37 @@ pub fn stale_vectors(conn: &Connection, project: &str, model: Option<&str>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bm25_stays_within_its_skill() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let mk = |skill: &str, delta: &str| NewNote {
+            skill: skill.into(),
+            kind: super::super::Kind::Gotcha,
+            intent: String::new(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::Global,
+            source: super::super::Source::Agent,
+            session_id: None,
+            skill_hash: None,
+        };
+        let (a, _) = write(&mut conn, "p", &mk("jq", "rebase the widgets"), None, 0.9, None).unwrap();
+        write(&mut conn, "p", &mk("git-rebase", "rebase the branch"), None, 0.9, None).unwrap();
+        let (u, _) = write(&mut conn, "p", &mk("café-tools", "rebase with accents"), None, 0.9, None).unwrap();
+        let got: Vec<i64> = fts(&conn, "jq", "p", "rebase", 10).unwrap().into_iter().map(|x| x.0).collect();
+        assert_eq!(got, vec![a]);
+        let got: Vec<i64> = fts(&conn, "café-tools", "p", "rebase", 10).unwrap().into_iter().map(|x| x.0).collect();
+        assert_eq!(got, vec![u]);
+        let visible = vec![a];
+        let got: Vec<i64> =
+            fts_pruned(&conn, "jq", &visible, "rebase widgets", 10, 1).unwrap().into_iter().map(|x| x.0).collect();
+        assert_eq!(got, vec![a]);
+        // A word that spells another skill's token finds nothing of that skill.
+        let token = skill_token("git-rebase").trim_matches('"').to_string();
+        assert!(fts(&conn, "jq", "p", &token, 10).unwrap().is_empty());
+    }
 
     #[test]
     fn fts_query_table() {
