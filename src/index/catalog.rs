@@ -303,7 +303,7 @@ mod tests {
         for intent in ["csv fields", "raw null output", "iterate", "nothing here"] {
             let visible: Vec<i64> = store::candidates(&c, "jq", "p1").unwrap().iter().map(|c| c.id).collect();
             let join = store::fts(&c, "jq", "p1", intent, 50).unwrap();
-            let mem = store::fts_pruned(&c, "jq", &visible, intent, 50, i64::MAX).unwrap();
+            let mem = store::fts_pruned(&c, Some("jq"), &visible, intent, 50, i64::MAX).unwrap();
             assert_eq!(join, mem, "{intent}");
         }
     }

@@ -134,12 +134,14 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             }
         }
         let t_vec = t0.elapsed();
+        // The skill's token narrows bm25 to its notes when they are a small part of the store.
+        let narrow = (p.corpus == 0 || cands.len() * 2 < p.corpus).then_some(q.skill);
         let fts_hits = if !rungs.use_fts {
             vec![]
         } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
-            store::fts_pruned(conn, q.skill, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
+            store::fts_pruned(conn, narrow, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
         } else if p.corpus > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
-            store::fts_pruned(conn, q.skill, &ids, intent, RUNG_DEPTH, i64::MAX)?
+            store::fts_pruned(conn, narrow, &ids, intent, RUNG_DEPTH, i64::MAX)?
         } else {
             store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?
         };

@@ -333,9 +333,12 @@ pub fn skill_token(skill: &str) -> String {
     format!("\"sk{hex}\"")
 }
 
-/// `words` (an FTS5 OR query) restricted to the notes of `skill`.
-fn within_skill(skill: &str, words: &str) -> String {
-    format!("{} AND ({words})", skill_token(skill))
+/// `words` (an FTS5 OR query) restricted to the notes of `skill` (unrestricted for `None`).
+fn within_skill<'a>(skill: impl Into<Option<&'a str>>, words: &str) -> String {
+    match skill.into() {
+        Some(skill) => format!("{} AND ({words})", skill_token(skill)),
+        None => words.to_string(),
+    }
 }
 
 fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
@@ -356,9 +359,12 @@ fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usiz
 /// ranking barely moves. Each word's count is read up to the cap only.
 /// `visible` are the ids of the skill's visible notes, sorted: with at most `max_matches`
 /// matches, bm25 runs on the full-text table alone and visibility is checked in memory.
+/// `skill` ANDs the words with the skill's token: worth it when the skill is a small part of
+/// the store (bm25 then scores only its matches); `None` when the skill is most of the store,
+/// where the AND would only walk the skill's whole posting list.
 pub fn fts_pruned(
     conn: &Connection,
-    skill: &str,
+    skill: Option<&str>,
     visible: &[i64],
     intent: &str,
     limit: usize,
@@ -521,8 +527,11 @@ mod tests {
         let got: Vec<i64> = fts(&conn, "café-tools", "p", "rebase", 10).unwrap().into_iter().map(|x| x.0).collect();
         assert_eq!(got, vec![u]);
         let visible = vec![a];
-        let got: Vec<i64> =
-            fts_pruned(&conn, "jq", &visible, "rebase widgets", 10, 1).unwrap().into_iter().map(|x| x.0).collect();
+        let got: Vec<i64> = fts_pruned(&conn, Some("jq"), &visible, "rebase widgets", 10, 1)
+            .unwrap()
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
         assert_eq!(got, vec![a]);
         // A word that spells another skill's token finds nothing of that skill.
         let token = skill_token("git-rebase").trim_matches('"').to_string();
