@@ -15,7 +15,7 @@ use super::{out, Global};
 use skillmem::config::Config;
 use skillmem::db;
 use skillmem::embed::Embedder;
-use skillmem::engine::note_text;
+use skillmem::engine::embed_text;
 use skillmem::index::{ExactIndex, VectorIndex};
 use skillmem::memory::frontmatter::Ranking;
 use skillmem::memory::recall::{self, Query, Rungs};
@@ -109,7 +109,7 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
     for skill in &set.skills {
         for n in &skill.notes {
             let kind = Kind::parse(&n.kind).with_context(|| format!("note {}: unknown kind {}", n.id, n.kind))?;
-            let v = embedder.embed_one(&note_text(&n.intent, &n.delta))?;
+            let v = embedder.embed_one(&embed_text(embedder.as_ref(), &n.intent, &n.delta))?;
             let new = NewNote {
                 skill: skill.name.clone(),
                 kind,

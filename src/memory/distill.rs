@@ -12,7 +12,7 @@ use rusqlite::params;
 
 use crate::db::write_tx;
 use crate::embed::{dot, from_blob, to_blob};
-use crate::engine::{note_text, Engine};
+use crate::engine::{embed_text, Engine};
 use crate::error::{Error, Result};
 use crate::protocol::historian::{CorpusReport, DistillResult, DuplicatePair};
 
@@ -79,7 +79,7 @@ impl Engine {
             };
             let Some(last) = rows.last() else { break };
             last_id = last.0;
-            let texts: Vec<String> = rows.iter().map(|(_, i, d)| note_text(i, d)).collect();
+            let texts: Vec<String> = rows.iter().map(|(_, i, d)| embed_text(embedder.as_ref(), i, d)).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let fail = |why: String| {
                 Error::storage(format!(
