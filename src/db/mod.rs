@@ -137,6 +137,25 @@ mod tests {
     }
 
     #[test]
+    fn notes_written_before_the_skill_token_are_found_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        migrate(&mut conn, &MIGRATIONS[..3]).unwrap();
+        conn.execute(
+            "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, intent, delta, norm_hash, created_at, updated_at)
+             VALUES('jq','global','','p','agent','gotcha','zebra crossing','d','h',1,1)",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let conn = open(dir.path()).unwrap();
+        let q = format!("{} AND \"zebra\"", crate::memory::store::skill_token("jq"));
+        let n: i64 =
+            conn.query_row("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1", [q], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
     fn newer_database_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         {
