@@ -33,9 +33,9 @@ struct State {
     data_version: i64,
     changes: u64,
     /// skill → its notes, by id.
-    skills: HashMap<String, Vec<Meta>>,
+    skills: HashMap<Arc<str>, Vec<Meta>>,
     /// note id → skill.
-    skill_of: HashMap<i64, String>,
+    skill_of: HashMap<i64, Arc<str>>,
     partitions: HashMap<String, Arc<str>>,
     /// Skills whose candidates' vectors were checked against the index since the last load.
     checked: std::collections::HashSet<String>,
@@ -59,6 +59,14 @@ pub struct Read {
     pub corpus: usize,
 }
 
+/// The text of a column value read in place ("" for anything else).
+fn text(v: rusqlite::types::ValueRef<'_>) -> &str {
+    match v {
+        rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
+        _ => "",
+    }
+}
+
 fn data_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
 }
@@ -75,7 +83,7 @@ impl State {
 
     fn remove(&mut self, id: i64) {
         if let Some(skill) = self.skill_of.remove(&id) {
-            self.cache.retain(|k, _| k.0 != skill);
+            self.cache.retain(|k, _| *k.0 != *skill);
             if let Some(v) = self.skills.get_mut(&skill) {
                 if let Ok(i) = v.binary_search_by_key(&id, |m| m.id) {
                     v.remove(i);
@@ -98,7 +106,8 @@ impl State {
         self.remove(id);
         let partition = self.intern(partition);
         let meta = Meta { id, global: scope == Scope::Global.as_str(), partition, pinned, hits, created_at };
-        self.cache.retain(|k, _| k.0 != skill);
+        let skill = self.intern(&skill);
+        self.cache.retain(|k, _| *k.0 != *skill);
         let v = self.skills.entry(skill.clone()).or_default();
         match v.binary_search_by_key(&id, |m| m.id) {
             Ok(i) => v[i] = meta,
@@ -144,25 +153,23 @@ fn load(conn: &Connection) -> Result<State> {
         checked: Default::default(),
         cache: HashMap::new(),
     };
-    let mut stmt =
-        conn.prepare("SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes ORDER BY id")?;
+    let mut stmt = conn.prepare("SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes")?;
     let mut rows = stmt.query([])?;
+    // Text is read in place and interned: a load of 100k notes makes a handful of strings,
+    // not 300k.
     while let Some(r) = rows.next()? {
         let id: i64 = r.get(0)?;
-        let skill: String = r.get(1)?;
-        let scope: String = r.get(2)?;
-        let pkey: String = r.get(3)?;
-        let partition = st.intern(&pkey);
-        let meta = Meta {
-            id,
-            global: scope == Scope::Global.as_str(),
-            partition,
-            pinned: r.get::<_, i64>(4)? != 0,
-            hits: r.get(5)?,
-            created_at: r.get(6)?,
-        };
+        let skill = st.intern(text(r.get_ref(1)?));
+        let global = text(r.get_ref(2)?) == Scope::Global.as_str();
+        let partition = st.intern(text(r.get_ref(3)?));
+        let meta =
+            Meta { id, global, partition, pinned: r.get::<_, i64>(4)? != 0, hits: r.get(5)?, created_at: r.get(6)? };
         st.skill_of.insert(id, skill.clone());
         st.skills.entry(skill).or_default().push(meta);
+    }
+    // Read in the covering index's order (notes_catalog); kept by id.
+    for v in st.skills.values_mut() {
+        v.sort_unstable_by_key(|m| m.id);
     }
     Ok(st)
 }
