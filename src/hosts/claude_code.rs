@@ -100,6 +100,17 @@ fn workspace_of(event: &Value, opts: &HookOptions) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// [`open`], with a failure logged (the hook never fails the agent).
+fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<Engine> {
+    match open(ws, opts, log) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            log.push(format!("cannot open the store: {e}"));
+            None
+        }
+    }
+}
+
 fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, Error> {
     let mut o = json!({ "memory": { "noteTool": NOTE_TOOL } });
     if let Some(d) = &opts.data_dir {
@@ -173,13 +184,7 @@ struct Load {
 
 /// The skill load's block, or `None` (logged when it is a failure).
 fn load(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>, l: Load) -> Option<String> {
-    let engine = match open(ws, opts, log) {
-        Ok(e) => e,
-        Err(e) => {
-            log.push(format!("cannot open the store: {e}"));
-            return None;
-        }
-    };
+    let engine = open_or_log(ws, opts, log)?;
     let p = ToolAfterParams {
         session_id: str_field(event, "session_id").unwrap_or("").to_string(),
         call_id: str_field(event, "tool_use_id").unwrap_or("").to_string(),
@@ -258,13 +263,7 @@ fn transcript(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
         log.push(format!("session {session}: no transcript_path; transcript not read"));
         return;
     };
-    let engine = match open(ws, opts, log) {
-        Ok(e) => e,
-        Err(e) => {
-            log.push(format!("cannot open the store: {e}"));
-            return;
-        }
-    };
+    let Some(engine) = open_or_log(ws, opts, log) else { return };
     if let Err(e) = read_transcript(&engine, session, &path, log) {
         log.push(format!("session {session}: transcript {}: {e}", path.display()));
     }
@@ -279,13 +278,7 @@ fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>
     if !summary.contains("<skill_observations") {
         return;
     }
-    let engine = match open(ws, opts, log) {
-        Ok(e) => e,
-        Err(e) => {
-            log.push(format!("cannot open the store: {e}"));
-            return;
-        }
-    };
+    let Some(engine) = open_or_log(ws, opts, log) else { return };
     let p = crate::protocol::historian::HistorianResultParams {
         session_id: str_field(event, "session_id").map(str::to_string),
         output: summary.to_string(),
