@@ -13,11 +13,19 @@ export const E2E = resolve(here, "..")
 export const REPO = resolve(E2E, "../..")
 export const SKILLMEM = resolve(process.env.SKILLMEM_BIN ?? join(REPO, "target/debug/skillmem"))
 
+/** The first candidate that is there: the platform package's native binary (present even
+ * when npm did not run the wrapper's postinstall), else the wrapper's own. */
+function firstOf(...paths) {
+  const found = paths.map((p) => join(E2E, "node_modules", p)).find((p) => existsSync(p))
+  return found ?? join(E2E, "node_modules", paths.at(-1))
+}
+const plat = `${process.platform}-${process.arch}`
+
 /** The pinned hosts (package.json) and their executables. */
 export const HOSTS = {
-  claude: { version: "2.1.197", bin: join(E2E, "node_modules/@anthropic-ai/claude-code/bin/claude.exe") },
-  opencode: { version: "1.18.33", bin: join(E2E, "node_modules/opencode-ai/bin/opencode.exe") },
-  pi: { version: "0.73.1", bin: join(E2E, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js") },
+  claude: { version: "2.1.197", bin: firstOf(`@anthropic-ai/claude-code-${plat}/claude`, "@anthropic-ai/claude-code/bin/claude.exe") },
+  opencode: { version: "1.18.33", bin: firstOf(`opencode-${plat}/bin/opencode`, "opencode-ai/bin/opencode.exe") },
+  pi: { version: "0.73.1", bin: firstOf("@mariozechner/pi-coding-agent/dist/cli.js") },
 }
 
 /** The skill used everywhere, its memory on. */
