@@ -242,6 +242,36 @@ export function createExtension(pi: PiApi, mods: PiModules, options: SkillmemPiO
     }
   })
 
+  // `/skill:name args`: Pi puts the skill's body into the prompt itself (no read); the block
+  // joins the prompt as a message of its own, with the command's arguments as the intent.
+  pi.on("before_agent_start", async (event, ctx) => {
+    const m = /^<skill name="([^"]*)" location="([^"]+)">/.exec(typeof event?.prompt === "string" ? event.prompt : "")
+    if (!m || !isSkillFile(m[2])) return
+    const s = side(ctx)
+    const dir = dirname(m[2])
+    const end = event.prompt.indexOf("</skill>")
+    const intent = end >= 0 ? event.prompt.slice(end + "</skill>".length).trim().slice(0, 500) : ""
+    try {
+      const r = await s.request<{ append: string | null }>(
+        "skillmem/toolAfter",
+        {
+          sessionId: sessionId(ctx),
+          callId: `skill-command-${Date.now()}`,
+          tool: "skill",
+          args: { name: basename(dir), ...(intent ? { intent } : {}) },
+          output: "",
+          metadata: { dir },
+        },
+        budget,
+      )
+      if (typeof r?.append !== "string" || !r.append.trim()) return
+      return { message: { customType: "skillmem", content: r.append.trim(), display: true } }
+    } catch (e) {
+      s.fail("toolAfter", e)
+      return
+    }
+  })
+
   const { Type, StringEnum } = mods
   pi.registerTool({
     name: NOTE_TOOL,

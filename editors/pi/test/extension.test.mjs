@@ -85,7 +85,7 @@ test("Pi messages render with a skill marker per SKILL.md read, and no text can 
   )
 })
 
-test("a SKILL.md read shows what was noted, ranked by what the agent said; compaction feeds the historian; shutdown stops the sidecar", async () => {
+test("a SKILL.md read shows what was noted, ranked by what the agent said; compaction feeds the historian; shutdown stops the sidecar", async (t) => {
   assert.ok(existsSync(BIN), `build skillmem first (cargo build): ${BIN}`)
   const w = world()
   const logs = []
@@ -96,6 +96,8 @@ test("a SKILL.md read shows what was noted, ranked by what the agent said; compa
     return { content: [{ type: "text", text: "<skill_observations>\n* jq | workflow | Validate with jq empty before filtering a large file.\n</skill_observations>" }] }
   }
   const ext = createExtension(h.pi, { Type, StringEnum, complete }, { bin: BIN, env: w.env, timeoutMs: 5000, log: (level, msg) => level !== "debug" && logs.push(msg) })
+  // A failed assertion must not leave the sidecar holding this process open.
+  t.after(() => ext.sidecar()?.stop())
   assert.deepEqual([...h.tools.keys()], ["skill_note", "skill_recall"])
   await h.fire("session_start", { reason: "startup" })
 
@@ -116,12 +118,21 @@ test("a SKILL.md read shows what was noted, ranked by what the agent said; compa
   const second = await read("c2", "Loading jq to print raw strings without quotes for a shell loop.")
   const text = second.out.content.at(-1).text
   assert.ok(text.startsWith("---\nname: jq\n---\n# jq\n\n\n<skill-memory skill=\"jq\""), text)
-  assert.ok(text.indexOf("without quotes") < text.indexOf("--slurp"), `the intent ranks: ${text}`)
+  const slurp = text.indexOf("--slurp")
+  assert.ok(text.includes("without quotes") && (slurp < 0 || text.indexOf("without quotes") < slurp), `the intent ranks: ${text}`)
   assert.doesNotMatch(text, /mode="recent"/)
   assert.match(text, /skill_note/, "the guidance names Pi's tool")
   assert.equal((await read("c3", "Reading on.", { path: ".pi/skills/jq/SKILL.md", offset: 40 })).out, undefined, "a later part of the file is not a load")
   const other = await h.fire("tool_result", { toolName: "read", toolCallId: "c4", input: { path: "README.md" }, content: [{ type: "text", text: "x" }], isError: false })
   assert.equal(other, undefined, "other files are not skills")
+
+  // /skill:jq args: Pi expands the body into the prompt; the block comes as a message of its own.
+  const expanded = `<skill name="jq" location="${join(w.dir, "SKILL.md")}">\nReferences are relative to ${w.dir}.\n\n# jq\n</skill>\n\nread several documents with --slurp`
+  const injected = await h.fire("before_agent_start", { prompt: expanded, systemPrompt: "" })
+  assert.equal(injected?.message?.customType, "skillmem")
+  const quotes = injected.message.content.indexOf("without quotes")
+  assert.ok(injected.message.content.includes("--slurp") && (quotes < 0 || injected.message.content.indexOf("--slurp") < quotes), injected.message.content)
+  assert.equal(await h.fire("before_agent_start", { prompt: "just a prompt", systemPrompt: "" }), undefined)
 
   const recall = await h.tools.get("skill_recall").execute("r", { skill: "jq", intent: "slurp" }, undefined, undefined, h.ctx)
   assert.match(recall.content[0].text, /<skill-memory/)
@@ -148,11 +159,12 @@ test("a SKILL.md read shows what was noted, ranked by what the agent said; compa
   assert.deepEqual(logs, [])
 })
 
-test("a missing binary leaves every read as it was, and the tools say why", async () => {
+test("a missing binary leaves every read as it was, and the tools say why", async (t) => {
   const w = world()
   const logs = []
   const h = fakePi(w.ws)
-  createExtension(h.pi, { Type, StringEnum }, { bin: join(w.ws, "no-such-skillmem"), env: w.env, log: (level, msg) => level !== "debug" && logs.push(msg) })
+  const ext = createExtension(h.pi, { Type, StringEnum }, { bin: join(w.ws, "no-such-skillmem"), env: w.env, log: (level, msg) => level !== "debug" && logs.push(msg) })
+  t.after(() => ext.sidecar()?.stop())
   await h.fire("session_start", {})
   const content = [{ type: "text", text: "# jq" }]
   const out = await h.fire("tool_result", { toolName: "read", toolCallId: "c1", input: { path: ".pi/skills/jq/SKILL.md" }, content, isError: false })
