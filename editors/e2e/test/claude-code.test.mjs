@@ -7,6 +7,7 @@
 // sessions' skill use, and the hook log must be empty.
 
 import { test } from "node:test"
+import { rmSync } from "node:fs"
 import assert from "node:assert/strict"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -89,6 +90,7 @@ test(`Claude Code ${HOSTS.claude.version}: a lesson noted in one session comes b
     assert.equal(jq?.notes, 2, stats.stdout)
     const log = join(w.data, "logs/claude-code-hook.log")
     assert.equal(existsSync(log) ? readFileSync(log, "utf8") : "", "", "the hook log stays empty")
+    rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()
   }

@@ -6,6 +6,7 @@
 // must carry the `<skill-memory>` block in the tool result, the matching lesson first.
 
 import { test } from "node:test"
+import { rmSync } from "node:fs"
 import assert from "node:assert/strict"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -88,6 +89,7 @@ test(`OpenCode ${HOSTS.opencode.version}: the skill tool takes an intent, and a 
     assert.ok(slurp < 0 || quotes < slurp, `the lesson matching the intent comes first: ${block}`)
     assert.doesNotMatch(block, /mode=\\"recent\\"/, "ranked by the intent the model gave")
     assert.doesNotMatch(second.stderr, /service=skillmem.*level=WARN|skillmem: .* failed/, "no plugin warnings")
+    rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()
   }

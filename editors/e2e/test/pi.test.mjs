@@ -7,6 +7,7 @@
 // matching lesson first. `pi -p` must end on its own: the sidecar stops at session_shutdown.
 
 import { test } from "node:test"
+import { rmSync } from "node:fs"
 import assert from "node:assert/strict"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -76,6 +77,7 @@ test(`Pi ${HOSTS.pi.version}: a lesson noted in one session comes back when the 
     assert.ok(slurp < 0 || quotes < slurp, `the lesson matching the intent comes first: ${block}`)
     assert.doesNotMatch(block, /mode=\\"recent\\"/, "ranked by what the agent said with the read")
     assert.match(text, /skill_note/, "the guidance names Pi's note tool")
+    rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()
   }
