@@ -9,9 +9,10 @@
 
 import http from "node:http"
 
-/** @typedef {{ text?: string, tools?: { name: string, input: object }[] }} Reply */
+/** @typedef {{ text?: string, tools?: { name: string, input: object }[], promptTokens?: number }} Reply */
 
-export async function startModelServer({ script, isAgent }) {
+/** `side(body)`, if given, answers the requests that are not agent turns (else "ok"). */
+export async function startModelServer({ script, isAgent, side = () => ({ text: "ok" }) }) {
   const requests = []
   let ids = 0
   const server = http.createServer(async (req, res) => {
@@ -40,7 +41,7 @@ export async function startModelServer({ script, isAgent }) {
         const step = (body?.messages ?? []).filter((m) => m.role === "assistant").length
         record.kind = agent ? "agent" : "side"
         record.step = step
-        const reply = agent ? script(step, body, "anthropic") : { text: "ok" }
+        const reply = agent ? script(step, body, "anthropic") : side(body)
         return anthropic(res, body, reply, () => `toolu_${++ids}`)
       }
       if (req.method === "POST" && url.endsWith("/chat/completions")) {
@@ -49,7 +50,7 @@ export async function startModelServer({ script, isAgent }) {
         const step = (body?.messages ?? []).filter((m) => m.role === "assistant").length
         record.kind = agent ? "agent" : "side"
         record.step = step
-        const reply = agent ? script(step, body, "openai") : { text: "ok" }
+        const reply = agent ? script(step, body, "openai") : side(body)
         return openai(res, body, reply, () => `call_${++ids}`)
       }
       json(res, 404, { error: { type: "not_found", message: `no route ${req.method} ${url}` } })
@@ -87,7 +88,7 @@ function anthropic(res, body, reply, nextId) {
   if (reply.text) blocks.push({ type: "text", text: reply.text })
   for (const t of reply.tools ?? []) blocks.push({ type: "tool_use", id: nextId(), name: t.name, input: t.input })
   const stop = reply.tools?.length ? "tool_use" : "end_turn"
-  const usage = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+  const usage = { input_tokens: reply.promptTokens ?? 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
   const message = { id: `msg_${Date.now()}`, type: "message", role: "assistant", model, content: blocks, stop_reason: stop, stop_sequence: null, usage }
   if (!body?.stream) return json(res, 200, message)
   sse(res)
@@ -115,7 +116,8 @@ function openai(res, body, reply, nextId) {
   const created = Math.floor(Date.now() / 1000)
   const calls = (reply.tools ?? []).map((t) => ({ id: nextId(), type: "function", function: { name: t.name, arguments: JSON.stringify(t.input) } }))
   const finish = calls.length ? "tool_calls" : "stop"
-  const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 }
+  const prompt = reply.promptTokens ?? 100
+  const usage = { prompt_tokens: prompt, completion_tokens: 20, total_tokens: prompt + 20 }
   if (!body?.stream) {
     return json(res, 200, {
       id, object: "chat.completion", created, model, usage,
