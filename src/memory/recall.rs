@@ -5,9 +5,11 @@
 //! surfaces through its words: with a semantic embedder, relevance is the cosine plus a boost
 //! for notes that contain most of the intent's words ([`COVERAGE_WEIGHT`]); with a lexical
 //! (hash) embedder, the two rungs are fused by reciprocal rank. Relevance is blended with
-//! recency and hits by the skill's ranking weights. Without an intent, or when nothing
-//! matches it, notes are ranked by recency × hits. Pinned notes always come first; ties are
-//! broken by hits, then recency, then id, so the order is total and deterministic.
+//! recency and hits by the skill's ranking weights. Every other visible note follows, ranked by
+//! recency × hits (all of them without an intent, or when nothing matches it), so that the
+//! block fills its budget: with few notes the whole memory fits. Pinned notes always come
+//! first; ties are broken by hits, then recency, then id, so the order is total and
+//! deterministic.
 
 use rusqlite::Connection;
 
@@ -58,7 +60,11 @@ pub struct Query<'a> {
 #[derive(Debug, Clone)]
 pub struct Ranked {
     pub note: Note,
+    /// The note's score within its tier: relevance blended by the skill's weights for notes a
+    /// rung found, recency and hits for the rest.
     pub score: f32,
+    /// A rung (vector or bm25) found this note for the intent; these come first.
+    pub matched: bool,
 }
 
 /// The ranking of one recall, best first, pinned notes first.
@@ -190,35 +196,16 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let t_rungs = t0.elapsed();
     let max_rel = rel.values().copied().fold(0.0f32, f32::max);
     let max_hits = cands.iter().map(|c| c.hits).max().unwrap_or(0);
-    let w = if mode == RecallMode::Recent {
-        // Nothing to be relevant to: recency and hits decide alone.
+    // The notes no rung found (all of them without relevance) are ranked by recency and hits
+    // alone, after the ones a rung found: a must-not-skip note that shares no word with
+    // today's intent still fills the room the block has.
+    let rest = {
         let s = q.ranking.recency + q.ranking.hit;
         if s > 0.0 {
             Ranking { relevance: 0.0, recency: q.ranking.recency / s, hit: q.ranking.hit / s }
         } else {
             Ranking { relevance: 0.0, recency: 0.5, hit: 0.5 }
         }
-    } else {
-        q.ranking
-    };
-    // The notes to score: all of them without relevance, else the pinned and the relevant
-    // ones (found by id rather than by looking every candidate up in `rel`).
-    let kept: Vec<Candidate> = if mode == RecallMode::Recent {
-        std::sync::Arc::try_unwrap(cands).unwrap_or_else(|shared| (*shared).clone())
-    } else {
-        let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
-        let mut kept: Vec<Candidate> = cands.iter().filter(|c| c.pinned).cloned().collect();
-        for id in rel.keys() {
-            let found = if sorted {
-                cands.binary_search_by_key(id, |c| c.id).ok().map(|i| &cands[i])
-            } else {
-                cands.iter().find(|c| c.id == *id)
-            };
-            if let Some(c) = found.filter(|c| !c.pinned) {
-                kept.push(c.clone());
-            }
-        }
-        kept
     };
     // hit_score per small hit count, computed once (same values).
     let mut hit_memo = [f32::NAN; 256];
@@ -233,19 +220,37 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             hit_score(h, max_hits)
         }
     };
-    let mut scored: Vec<(Candidate, f32)> = kept
-        .into_iter()
-        .map(|c| {
-            let r = if max_rel > 0.0 { rel.get(&c.id).copied().unwrap_or(0.0) / max_rel } else { 0.0 };
-            let h = hits_of(c.hits);
-            let s = w.relevance * r + w.recency * recency(c.created_at, q.now_ms) + w.hit * h;
-            (c, s)
-        })
-        .collect();
-    let order = |a: &(Candidate, f32), b: &(Candidate, f32)| {
+    // Which candidates a rung found: a merge walk over ids when the candidates are sorted by
+    // id (the catalog's and SQLite's order), so that 100k candidates cost no hash lookups.
+    let mut found: Vec<i64> = rel.keys().copied().collect();
+    found.sort_unstable();
+    let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
+    let mut next = 0;
+    let mut scored: Vec<(Candidate, bool, f32)> = Vec::with_capacity(cands.len());
+    for c in cands.iter() {
+        let matched = if sorted {
+            while next < found.len() && found[next] < c.id {
+                next += 1;
+            }
+            next < found.len() && found[next] == c.id
+        } else {
+            found.binary_search(&c.id).is_ok()
+        };
+        let h = hits_of(c.hits);
+        let r = recency(c.created_at, q.now_ms);
+        let s = if matched {
+            let rv = if max_rel > 0.0 { rel.get(&c.id).copied().unwrap_or(0.0) / max_rel } else { 0.0 };
+            q.ranking.relevance * rv + q.ranking.recency * r + q.ranking.hit * h
+        } else {
+            rest.recency * r + rest.hit * h
+        };
+        scored.push((c.clone(), matched, s));
+    }
+    let order = |a: &(Candidate, bool, f32), b: &(Candidate, bool, f32)| {
         b.0.pinned
             .cmp(&a.0.pinned)
-            .then(b.1.total_cmp(&a.1))
+            .then(b.1.cmp(&a.1))
+            .then(b.2.total_cmp(&a.2))
             .then(b.0.hits.cmp(&a.0.hits))
             .then(b.0.created_at.cmp(&a.0.created_at))
             .then(a.0.id.cmp(&b.0.id))
@@ -260,7 +265,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     scored.sort_by(order);
     let t_score = t0.elapsed();
-    let ids: Vec<i64> = scored.iter().map(|(c, _)| c.id).collect();
+    let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).collect();
     let notes = store::load(conn, &ids)?;
     tracing::trace!(
         "rank: rungs {:?}, score {:?}, load {:?} ({} notes)",
@@ -269,7 +274,11 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         t0.elapsed() - t_score,
         ids.len()
     );
-    let notes = notes.into_iter().zip(scored).map(|(note, (_, score))| Ranked { note, score }).collect();
+    let notes = notes
+        .into_iter()
+        .zip(scored)
+        .map(|(note, (_, matched, score))| Ranked { note, score, matched })
+        .collect();
     Ok(Outcome { mode, notes })
 }
 
