@@ -301,7 +301,8 @@ fn a_colon_in_the_description_keeps_memory_on() {
     );
     let mut c = w.spawn();
     for (skill, dir) in [("jq", &flow), ("yq", &block)] {
-        let r = note(&mut c, skill, "gotcha", "filter arrays", &format!("{skill}: use map(select(...)) to keep an array."));
+        let r =
+            note(&mut c, skill, "gotcha", "filter arrays", &format!("{skill}: use map(select(...)) to keep an array."));
         assert_eq!(r["status"], "inserted", "{r}");
         let r = load(&mut c, &format!("c-{skill}"), skill, dir, Some("filter arrays"));
         assert!(block_of(&r).contains("map(select(...))"), "{r}");

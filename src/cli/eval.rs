@@ -102,7 +102,8 @@ pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
 }
 
 /// The plain-bm25 baseline's table, beside the store's own (see the module docs).
-const PLAIN_SETUP: &str = "CREATE VIRTUAL TABLE plain_fts USING fts5 (skill UNINDEXED, intent, delta, tokenize = 'porter unicode61')";
+const PLAIN_SETUP: &str =
+    "CREATE VIRTUAL TABLE plain_fts USING fts5 (skill UNINDEXED, intent, delta, tokenize = 'porter unicode61')";
 
 /// The plain-bm25 baseline: the skill's notes matching any word of `intent`, best first.
 fn plain_bm25(conn: &rusqlite::Connection, skill: &str, intent: &str) -> Result<Vec<i64>> {
@@ -179,8 +180,7 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
                 use_fts: true,
             };
             let out = recall::rank(&conn, &query, &rungs)?;
-            let kept: Vec<i64> =
-                out.notes.iter().filter(|r| r.matched || !matched_only).map(|r| r.note.id).collect();
+            let kept: Vec<i64> = out.notes.iter().filter(|r| r.matched || !matched_only).map(|r| r.note.id).collect();
             Ok(label(&kept))
         };
         let style = q.style.clone().unwrap_or_else(|| "all".into());

@@ -89,7 +89,9 @@ pub fn parse(text: &str) -> Result<Frontmatter, String> {
     let Some((yaml, _body)) = split(text) else {
         let t = text.strip_prefix('\u{feff}').unwrap_or(text);
         if t.starts_with("---") {
-            return Err("the frontmatter starts with --- but has no closing --- line; add a line with --- after it".into());
+            return Err(
+                "the frontmatter starts with --- but has no closing --- line; add a line with --- after it".into()
+            );
         }
         return Ok(Frontmatter::default());
     };
@@ -129,9 +131,7 @@ pub fn parse(text: &str) -> Result<Frontmatter, String> {
     // A bad setting names its own line when it has one (`skill-memory.enabled must be ...`).
     let located = |path: &[&str], e: String| {
         let sub = e.strip_prefix("skill-memory.").and_then(|r| r.split([' ', ':']).next());
-        let line = sub
-            .and_then(|k| key_line(&yaml, &[path, &[k]].concat()))
-            .or_else(|| key_line(&yaml, path));
+        let line = sub.and_then(|k| key_line(&yaml, &[path, &[k]].concat())).or_else(|| key_line(&yaml, path));
         format!("{}{e}", at(line))
     };
     if let Some(v) = map.get("skill-memory") {
@@ -499,7 +499,9 @@ mod tests {
 
     #[test]
     fn lenient_reading_keeps_names_descriptions_and_settings() {
-        let cases: &[(&str, Option<&str>, Option<&str>, Option<usize>)] = &[
+        // (SKILL.md, name, description, max_tokens)
+        type Case<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<usize>);
+        let cases: &[Case] = &[
             (
                 "---\nname: jq\ndescription: Use for jq work: filtering arrays\nskill-memory: { enabled: true, max_tokens: 700 }\n---\n",
                 Some("jq"),

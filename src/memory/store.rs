@@ -548,7 +548,10 @@ mod tests {
             ("the of", Some("\"the\" OR \"of\"")),
             ("", None),
             (" -- ?! ", None),
-            ("AND OR NOT \"quoted\" col:umn*", Some("\"and\" OR \"or\" OR \"not\" OR \"quoted\" OR \"col\" OR \"umn\"")),
+            (
+                "AND OR NOT \"quoted\" col:umn*",
+                Some("\"and\" OR \"or\" OR \"not\" OR \"quoted\" OR \"col\" OR \"umn\""),
+            ),
             ("jq jq JQ", Some("\"jq\" OR \"jq\" OR \"jq\"")),
         ];
         for (text, want) in cases {
