@@ -236,7 +236,10 @@ fn entries(lines: &[(usize, String)]) -> Result<Vec<Entry>, String> {
             }
             continue;
         }
-        let split = body.find(": ").or_else(|| body.strip_suffix(':').map(|k| k.len()));
+        // The key ends at the first `:` followed by a space, a tab or the end of the line.
+        let split = body.char_indices().find_map(|(k, c)| {
+            (c == ':' && body[k + 1..].chars().next().is_none_or(|n| n == ' ' || n == '\t')).then_some(k)
+        });
         match split {
             Some(k) if !body[..k].trim().is_empty() => out.push(Entry {
                 key: body[..k].trim().trim_matches(['"', '\'']).to_string(),
@@ -477,6 +480,8 @@ mod tests {
             ("---\ndescription: a: b\nskill-memory:\n  enabled: true # on\n  note: x: y\n---\n", Ok(true)),
             ("---\ndescription: a: b\n  wrapped: onto a second line\nskill-memory: true\n---\n", Ok(true)),
             ("---\ndescription: a: b\n---\n", Ok(false)),
+            ("---\ndescription: a: b\nskill-memory:\ttrue\n---\n", Ok(true)),
+            ("---\ndescription: see https://x.io/a:b: c\nskill-memory: true\n---\n", Ok(true)),
             // Cannot be read at all: the error names the line and what to write.
             ("---\nname: a\n", Err("no closing")),
             ("---\n- a\n- b\n---\n", Err("mapping")),
