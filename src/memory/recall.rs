@@ -4,12 +4,12 @@
 //! model) and the bm25 rung (FTS5) are combined, so that a note with no current vector still
 //! surfaces through its words: with a semantic embedder, relevance is the cosine plus a boost
 //! for notes that contain most of the intent's words ([`COVERAGE_WEIGHT`]); with a lexical
-//! (hash) embedder, bm25 ranks its matches and the vector rung's other notes follow ([`RRF_K`]). Relevance is blended with
-//! recency and hits by the skill's ranking weights. Every other visible note follows, ranked by
-//! recency × hits (all of them without an intent, or when nothing matches it), so that the
-//! block fills its budget: with few notes the whole memory fits. Pinned notes always come
-//! first; ties are broken by hits, then recency, then id, so the order is total and
-//! deterministic.
+//! (hash) embedder, bm25 ranks its matches and the vector rung's other notes follow them
+//! ([`RRF_K`]). Relevance is blended with recency and hits by the skill's ranking weights.
+//! Every other visible note follows, ranked by recency × hits (all of them without an intent,
+//! or when nothing matches it), so that the block fills its budget: with few notes the whole
+//! memory fits. Pinned notes always come first; ties are broken by hits, then recency, then
+//! id, so the order is total and deterministic.
 
 use rusqlite::Connection;
 
