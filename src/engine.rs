@@ -50,6 +50,8 @@ pub struct Engine {
     hnsw: Option<Arc<HnswIndex>>,
     /// What recall ranks by, in memory (see [`crate::index::catalog`]).
     catalog: Catalog,
+    /// The head of each skill's recency × hits order (see [`recall::RestCache`]).
+    rest_cache: recall::RestCache,
     config: Config,
     project_id: String,
     workspace: Option<PathBuf>,
@@ -105,6 +107,7 @@ impl Engine {
             index,
             hnsw,
             catalog: Catalog::default(),
+            rest_cache: recall::RestCache::default(),
             config,
             project_id,
             workspace,
@@ -491,6 +494,7 @@ impl Engine {
             // 16 tokens), so only the head of the ranking is loaded.
             keep: budget.max_tokens / 16 + 32,
             corpus: read.corpus,
+            rest_cache: Some(&self.rest_cache),
         };
         let out = recall::rank_prepared(&conn, &q, &rungs, prepared)?;
         let t_rank = t0.elapsed();
