@@ -7,6 +7,7 @@ mod bench;
 mod demo;
 mod eval;
 mod historian;
+mod model;
 mod skills;
 
 use std::io::Write;
@@ -142,6 +143,11 @@ pub enum Command {
     },
     /// Copy installed skills into a session's working folder, hidden from git.
     Seed(skills::SeedArgs),
+    /// The embedding model: fetch it, see what is in use, distill the static table.
+    Model {
+        #[command(subcommand)]
+        what: model::ModelCommand,
+    },
     /// Programs that print figures (run them on a release build).
     Bench {
         #[command(subcommand)]
@@ -212,7 +218,7 @@ pub enum EvalCommand {
     Recall {
         /// A labelled recall set (the format of shared/bench/recall-dev.json).
         file: PathBuf,
-        /// The embedder: hash (default), model:PATH (local-model feature) or http:URL#MODEL.
+        /// The embedder: static (default), hash, model:PATH (local-model feature) or http:URL#MODEL.
         #[arg(long)]
         embedding: Option<String>,
     },
@@ -340,6 +346,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
         }
         Command::Skills { what } => skills::run(g, what)?,
+        Command::Model { what } => model::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,
         Command::Bench { what: BenchCommand::Skills(what) } => skills::bench(g, what)?,
     }
