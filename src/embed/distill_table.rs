@@ -94,7 +94,10 @@ pub fn distill(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result
     let tok_bytes = read("tokenizer.json")?;
     let weights = read("model.safetensors")?;
     let config: Config = serde_json::from_slice(&cfg_bytes).map_err(|e| bad(dir, format!("config.json: {e}")))?;
-    let tokenizer = Tokenizer::from_bytes(&tok_bytes).map_err(|e| bad(dir, format!("tokenizer.json: {e}")))?;
+    let mut tokenizer = Tokenizer::from_bytes(&tok_bytes).map_err(|e| bad(dir, format!("tokenizer.json: {e}")))?;
+    // The model's file pads to 128 tokens; compare the pieces alone.
+    tokenizer.with_padding(None);
+    tokenizer.with_truncation(None).map_err(|e| bad(dir, format!("tokenizer.json: {e}")))?;
     let mut by_id: Vec<(u32, String)> = tokenizer.get_vocab(true).into_iter().map(|(t, i)| (i, t)).collect();
     by_id.sort();
     if by_id.iter().enumerate().any(|(i, (id, t))| *id as usize != i || t.contains('\n')) {
@@ -105,7 +108,14 @@ pub fn distill(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result
     for text in AGREEMENT_TEXTS {
         let theirs = tokenizer.encode(*text, false).map_err(|e| bad(dir, format!("tokenizer: {e}")))?;
         if ours.encode(text) != theirs.get_ids() {
-            return Err(bad(dir, format!("the built-in WordPiece splits {text:?} differently from tokenizer.json")));
+            return Err(bad(
+                dir,
+                format!(
+                    "the built-in WordPiece splits {text:?} differently from tokenizer.json: {:?} against {:?}",
+                    ours.encode(text),
+                    theirs.get_ids()
+                ),
+            ));
         }
     }
     let id_of = |t: &str| vocab.iter().position(|v| v == t).map(|i| i as u32);
@@ -215,7 +225,9 @@ mod tests {
     #[test]
     fn wordpiece_agrees_with_tokenizers_when_a_model_is_present() {
         let Ok(dir) = std::env::var("SKILLMEM_TEST_MODEL_DIR") else { return };
-        let tokenizer = Tokenizer::from_file(Path::new(&dir).join("tokenizer.json")).unwrap();
+        let mut tokenizer = Tokenizer::from_file(Path::new(&dir).join("tokenizer.json")).unwrap();
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).unwrap();
         let mut by_id: Vec<(u32, String)> = tokenizer.get_vocab(true).into_iter().map(|(t, i)| (i, t)).collect();
         by_id.sort();
         let vocab: Vec<String> = by_id.into_iter().map(|(_, t)| t).collect();
