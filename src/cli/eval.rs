@@ -85,6 +85,9 @@ pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
     use skillmem::config::EmbeddingConfig as C;
     let cfg = match spec.unwrap_or("static") {
         "static" => C::Static,
+        s if s.starts_with("static:") => {
+            return Ok(Arc::new(skillmem::embed::static_table::StaticEmbedder::from_file(Path::new(&s[7..]))?))
+        }
         "hash" => C::Hash,
         s if s.starts_with("model:") => {
             let path = std::path::PathBuf::from(&s["model:".len()..]);
@@ -95,7 +98,7 @@ pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
             let (url, model) = s.split_once('#').context("--embedding http: give URL#MODEL")?;
             C::Http { url: url.into(), model: model.into(), api_key_env: None, dim: None }
         }
-        s => anyhow::bail!("--embedding {s:?}: use static, hash, model:PATH or http:URL#MODEL"),
+        s => anyhow::bail!("--embedding {s:?}: use static, static:TABLE, hash, model:PATH or http:URL#MODEL"),
     };
     skillmem::embed::from_config(&cfg)?.context("the embedder is not available (see the log)")
 }

@@ -209,6 +209,9 @@ pub enum BenchCommand {
         /// (the written notes accumulate).
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
+        /// The embedding provider of the servers: static (default) or hash.
+        #[arg(long, default_value = "static")]
+        provider: String,
     },
 }
 
@@ -316,8 +319,8 @@ pub fn run(cli: Cli) -> Result<u8> {
                 ef_search: ef,
             },
         )?,
-        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep } } => {
-            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep })?
+        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider } } => {
+            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider })?
         }
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,

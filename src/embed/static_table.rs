@@ -141,6 +141,18 @@ impl StaticEmbedder {
         .map_err(|e| Error::Storage(format!("the built-in static embedding table: {e}")))
     }
 
+    /// A table from a file (to measure a freshly distilled one before committing it), stamped
+    /// with the first 8 hex digits of its SHA-256.
+    pub fn from_file(path: &std::path::Path) -> Result<StaticEmbedder> {
+        use sha2::{Digest, Sha256};
+        let bytes = std::fs::read(path).map_err(|e| Error::invalid(format!("static table {}: {e}", path.display())))?;
+        let tag: String = Sha256::digest(&bytes).iter().take(4).map(|b| format!("{b:02x}")).collect();
+        let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let table = Table::parse(Cow::Owned(bytes))
+            .map_err(|e| Error::invalid(format!("static table {}: {e}", path.display())))?;
+        Ok(StaticEmbedder::new(table, &name, &tag))
+    }
+
     /// The tokenizer (the distillation checks it against the model's).
     pub fn tokenizer(&self) -> &WordPiece {
         &self.tokenizer
