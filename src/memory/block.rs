@@ -156,6 +156,7 @@ mod tests {
                 updated_at: 0,
             },
             score: 1.0,
+            matched: true,
         }
     }
 
