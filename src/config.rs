@@ -18,7 +18,9 @@ pub const WORKSPACE_FILE: &str = "skillmem.toml";
 /// Which embedder to use.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbeddingConfig {
-    /// The in-process hash embedder (default).
+    /// The static embedder compiled in (default): token vectors distilled from all-MiniLM-L6-v2.
+    Static,
+    /// The in-process hash embedder (words only).
     Hash,
     /// No vectors: recall uses the lexical rungs only.
     Off,
@@ -70,7 +72,7 @@ impl Default for Config {
         Self {
             data_dir: default_data_dir(),
             project_id: None,
-            embedding: EmbeddingConfig::Hash,
+            embedding: EmbeddingConfig::Static,
             memory: MemoryConfig::default(),
             historian: HistorianConfig::default(),
         }
@@ -177,14 +179,14 @@ impl Config {
 fn embedding(v: &Value, warnings: &mut Vec<String>) -> Result<EmbeddingConfig> {
     let obj = object(v, "embedding")?;
     let provider =
-        obj.get("provider").map(|p| string(p, "embedding.provider")).transpose()?.unwrap_or_else(|| "hash".into());
+        obj.get("provider").map(|p| string(p, "embedding.provider")).transpose()?.unwrap_or_else(|| "static".into());
     let allowed: &[&str] = match provider.as_str() {
-        "hash" | "off" => &["provider"],
+        "static" | "hash" | "off" => &["provider"],
         "http" => &["provider", "url", "model", "apiKeyEnv", "dim"],
         "model" => &["provider", "path"],
         other => {
             return Err(Error::invalid(format!(
-                "embedding.provider must be one of \"hash\", \"http\", \"model\", \"off\"; got {other:?}"
+                "embedding.provider must be one of \"static\", \"hash\", \"http\", \"model\", \"off\"; got {other:?}"
             )))
         }
     };
@@ -198,6 +200,7 @@ fn embedding(v: &Value, warnings: &mut Vec<String>) -> Result<EmbeddingConfig> {
             .ok_or_else(|| Error::invalid(format!("embedding.{k} is required for provider {provider:?}")))
     };
     Ok(match provider.as_str() {
+        "static" => EmbeddingConfig::Static,
         "hash" => EmbeddingConfig::Hash,
         "off" => EmbeddingConfig::Off,
         "http" => EmbeddingConfig::Http {

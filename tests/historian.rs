@@ -326,8 +326,8 @@ fn distill_after_switching_embedders_with_progress() {
     let mut c = w.spawn();
     let stats = ok(c.request("skillmem/stats", json!({})).unwrap());
     assert_eq!(stats["embedding"]["stale"], 4, "{stats}");
-    assert_eq!(stats["embedding"]["model"], "hash-v1-512");
-    assert_eq!(stats["embedding"]["dim"], 512);
+    assert!(stats["embedding"]["model"].as_str().unwrap().starts_with("static:minilm-l6-v2#256-"), "{stats}");
+    assert_eq!(stats["embedding"]["dim"], 256);
 
     let r = ok(c.request("skillmem/distill", json!({ "workDoneToken": "tok-1", "batchSize": 3 })).unwrap());
     assert_eq!(r["reembedded"], 4, "{r}");

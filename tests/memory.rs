@@ -345,7 +345,9 @@ fn enabled_skills_globs_turn_memory_on() {
 fn budget_is_respected_framing_included() {
     let w = World::new();
     w.enabled_skill("big");
-    let mut c = w.spawn();
+    // Synthetic lessons that differ by one made-up word are near-duplicates to a semantic
+    // embedder (the default, static): the hash embedder keeps them apart.
+    let mut c = w.spawn_with(json!({ "embedding": { "provider": "hash" } }));
     for i in 0..40 {
         let words: String = (0..25).map(|j| format!("w{}x{} ", i * 31 + j, j * 7 + i)).collect();
         note(&mut c, "big", "discovery", &format!("topic {i}"), &format!("Lesson {i}: {words}"));
@@ -464,8 +466,10 @@ fn notes_survive_a_restart() {
 fn two_sidecars_write_to_one_data_dir_at_once() {
     let w = World::new();
     w.enabled_skill("shared");
-    let mut a = w.spawn();
-    let mut b = w.spawn();
+    // Synthetic lessons that differ by one made-up word are near-duplicates to a semantic
+    // embedder (the default, static): the hash embedder keeps them apart.
+    let mut a = w.spawn_with(json!({ "embedding": { "provider": "hash" } }));
+    let mut b = w.spawn_with(json!({ "embedding": { "provider": "hash" } }));
     let n = 150;
     let mut pa = vec![];
     let mut pb = vec![];
@@ -505,7 +509,9 @@ fn two_sidecars_write_to_one_data_dir_at_once() {
 fn sigkill_mid_burst_loses_no_acknowledged_note() {
     let w = World::new();
     w.enabled_skill("k");
-    let mut c = w.spawn();
+    // Synthetic lessons that differ by one made-up word are near-duplicates to a semantic
+    // embedder (the default, static): the hash embedder keeps them apart.
+    let mut c = w.spawn_with(json!({ "embedding": { "provider": "hash" } }));
     let mut sent = vec![];
     for i in 0..400 {
         sent.push(
@@ -572,7 +578,7 @@ fn wrong_config_types_fail_initialize_and_unknown_keys_warn() {
 #[test]
 fn workspace_toml_is_read_and_init_options_win() {
     let w = World::new();
-    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nmax_tokens = 120\nenabled_skills = [\"t*\"]\n").unwrap();
+    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nmax_tokens = 120\nenabled_skills = [\"t*\"]\n\n# near-identical synthetic lessons: see budget_is_respected_framing_included\n[embedding]\nprovider = \"hash\"\n").unwrap();
     let dir = w.skill("tiny", "---\nname: tiny\n---\n");
     let mut c = w.spawn();
     for i in 0..5 {

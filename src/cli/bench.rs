@@ -322,6 +322,8 @@ pub struct RecallOpts {
     pub writes: usize,
     /// Keep (and reuse) the populated data dirs under this folder.
     pub keep: Option<PathBuf>,
+    /// The embedding provider the servers are initialized with (`static`, `hash`, ...).
+    pub provider: String,
 }
 
 fn skill_name(i: usize) -> String {
@@ -383,7 +385,7 @@ struct Server {
     client: skillmem::client::Client,
 }
 
-fn spawn(data: &Path, ws: &Path, blocking: bool) -> Result<(Server, Duration)> {
+fn spawn(data: &Path, ws: &Path, blocking: bool, provider: &str) -> Result<(Server, Duration)> {
     let exe = std::env::current_exe()?;
     let home = data.parent().unwrap_or(data).join("home");
     std::fs::create_dir_all(&home)?;
@@ -397,7 +399,7 @@ fn spawn(data: &Path, ws: &Path, blocking: bool) -> Result<(Server, Duration)> {
     // SKILLMEM_BENCH_STDERR=1 shows the servers' logs (with SKILLMEM_LOG set).
     let quiet = std::env::var_os("SKILLMEM_BENCH_STDERR").is_none();
     let mut client = skillmem::client::Client::spawn(&exe, &envs, quiet)?;
-    let r = client.initialize(ws, json!({}))?;
+    let r = client.initialize(ws, json!({ "embedding": { "provider": provider } }))?;
     if r.get("result").is_none() {
         bail!("initialize failed: {r}");
     }
@@ -447,7 +449,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 std::fs::write(data.join(".populated"), b"")?;
             }
             // 1. Build and persist the index once (what a long-running server leaves behind).
-            let (mut s, build) = spawn(&data, &ws, true)?;
+            let (mut s, build) = spawn(&data, &ws, true, &o.provider)?;
             tool_after(&mut s, &ws, 0, &skill_name(0), Some("warm up"))?;
             s.client.request("shutdown", Value::Null)?;
             s.client.notify("exit", Value::Null)?;
@@ -455,7 +457,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             // 2. Spawn to first answered recall, with the persisted index loading behind it.
             let mut r = Rng::new(5);
             let t = Instant::now();
-            let (mut s, _) = spawn(&data, &ws, false)?;
+            let (mut s, _) = spawn(&data, &ws, false, &o.provider)?;
             let intent = words.phrase(&mut r, 3);
             let first = tool_after(&mut s, &ws, 1, &skill_name(0), Some(&intent))?;
             let spawn_first = ms(t.elapsed());
@@ -463,7 +465,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             drop(s);
             // 3. A server whose index is ready: round trips, writes, RSS.
             let t = Instant::now();
-            let (mut s, _) = spawn(&data, &ws, true)?;
+            let (mut s, _) = spawn(&data, &ws, true, &o.provider)?;
             let reload_ready = ms(t.elapsed());
             let mut lat = vec![];
             let mut modes = std::collections::BTreeMap::new();

@@ -84,19 +84,27 @@ impl Score {
     }
 }
 
-/// The embedder of `--embedding`: `hash` (default), `model:PATH` (a local model folder, with
+/// The embedder of `--embedding`: `static` (default), `hash`, `model:PATH` (a local model folder, with
 /// the `local-model` feature) or `http:URL#MODEL` (an OpenAI-compatible endpoint).
 pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
     use skillmem::config::EmbeddingConfig as C;
-    let cfg = match spec.unwrap_or("hash") {
+    let cfg = match spec.unwrap_or("static") {
         "off" => anyhow::bail!("--embedding off has no embedder"),
+        "static" => C::Static,
+        s if s.starts_with("static:") => {
+            return Ok(Arc::new(skillmem::embed::static_table::StaticEmbedder::from_file(Path::new(&s[7..]))?))
+        }
         "hash" => C::Hash,
-        s if s.starts_with("model:") => C::Model { path: s["model:".len()..].into() },
+        s if s.starts_with("model:") => {
+            let path = std::path::PathBuf::from(&s["model:".len()..]);
+            anyhow::ensure!(skillmem::embed::fetch::is_model_folder(&path), "--embedding {s}: not a model folder");
+            C::Model { path }
+        }
         s if s.starts_with("http:") || s.starts_with("https:") => {
             let (url, model) = s.split_once('#').context("--embedding http: give URL#MODEL")?;
             C::Http { url: url.into(), model: model.into(), api_key_env: None, dim: None }
         }
-        s => anyhow::bail!("--embedding {s:?}: use hash, model:PATH or http:URL#MODEL"),
+        s => anyhow::bail!("--embedding {s:?}: use static, static:TABLE, hash, model:PATH or http:URL#MODEL"),
     };
     skillmem::embed::from_config(&cfg)?.context("the embedder is not available (see the log)")
 }

@@ -7,6 +7,7 @@ mod bench;
 mod demo;
 mod eval;
 mod historian;
+mod model;
 mod skills;
 
 use std::io::Write;
@@ -145,6 +146,11 @@ pub enum Command {
     },
     /// Copy installed skills into a session's working folder, hidden from git.
     Seed(skills::SeedArgs),
+    /// The embedding model: fetch it, see what is in use, distill the static table.
+    Model {
+        #[command(subcommand)]
+        what: model::ModelCommand,
+    },
     /// Programs that print figures (run them on a release build).
     Bench {
         #[command(subcommand)]
@@ -206,6 +212,9 @@ pub enum BenchCommand {
         /// (the written notes accumulate).
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
+        /// The embedding provider of the servers: static (default) or hash.
+        #[arg(long, default_value = "static")]
+        provider: String,
     },
 }
 
@@ -215,7 +224,8 @@ pub enum EvalCommand {
     Recall {
         /// A labelled recall set (the format of shared/bench/recall-dev.json).
         file: PathBuf,
-        /// The embedder: hash (default), off, model:PATH (local-model feature) or http:URL#MODEL.
+        /// The embedder: static (default), static:TABLE, hash, off, model:PATH (local-model feature)
+        /// or http:URL#MODEL.
         #[arg(long)]
         embedding: Option<String>,
     },
@@ -313,8 +323,8 @@ pub fn run(cli: Cli) -> Result<u8> {
                 ef_search: ef,
             },
         )?,
-        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep } } => {
-            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep })?
+        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider } } => {
+            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider })?
         }
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
@@ -343,6 +353,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
         }
         Command::Skills { what } => skills::run(g, what)?,
+        Command::Model { what } => model::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,
         Command::Bench { what: BenchCommand::Skills(what) } => skills::bench(g, what)?,
     }

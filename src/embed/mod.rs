@@ -1,14 +1,20 @@
 //! Embedders: text in, unit vector out, stamped with a model id.
 //!
-//! [`Embedder`] is the one trait; [`hash::HashEmbedder`] is the embedded default (no download,
-//! deterministic, in-process). Vectors are always L2-normalised so that cosine similarity is a
+//! [`Embedder`] is the one trait. [`static_table::StaticEmbedder`] is the default: a table of
+//! token vectors distilled from all-MiniLM-L6-v2, compiled in (no download, deterministic,
+//! in-process); [`hash::HashEmbedder`] hashes words. Vectors are always L2-normalised so that cosine similarity is a
 //! dot product. The model id of a vector travels with it: vectors of different model ids are
 //! never compared.
 
+#[cfg(feature = "local-model")]
+pub mod distill_table;
+pub mod fetch;
 pub mod hash;
 pub mod http;
 #[cfg(feature = "local-model")]
 pub mod model;
+pub mod static_table;
+pub mod wordpiece;
 
 use crate::error::Result;
 
@@ -64,6 +70,7 @@ pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
 pub fn from_config(cfg: &crate::config::EmbeddingConfig) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
     use crate::config::EmbeddingConfig as C;
     match cfg {
+        C::Static => Ok(Some(static_table::StaticEmbedder::builtin()?)),
         C::Hash => Ok(Some(std::sync::Arc::new(hash::HashEmbedder::default()))),
         C::Off => Ok(None),
         C::Http { url, model, api_key_env, dim } => {
@@ -76,7 +83,30 @@ pub fn from_config(cfg: &crate::config::EmbeddingConfig) -> Result<Option<std::s
                 Err(e) => Err(e),
             }
         }
-        C::Model { path } => model_embedder(path),
+        C::Model { path } => {
+            // Never download on a host's critical path: a missing model is replaced by the
+            // static embedder until someone fetches it.
+            let fallback = |why: String| -> Result<Option<std::sync::Arc<dyn Embedder>>> {
+                tracing::warn!(
+                    "{why}; recall uses the built-in static embedder meanwhile. Run `skillmem model fetch` (it prints the embedding.path to set), or `skillmem model status` to see what is configured"
+                );
+                Ok(Some(static_table::StaticEmbedder::builtin()?))
+            };
+            if !cfg!(feature = "local-model") {
+                return fallback(format!(
+                    "embedding.provider \"model\" ({}) needs a build with the local-model feature (cargo install skillmem --features local-model)",
+                    path.display()
+                ));
+            }
+            if !fetch::is_model_folder(path) {
+                return fallback(format!(
+                    "embedding.path {} is not a model folder (it needs {})",
+                    path.display(),
+                    fetch::FILES.join(", ")
+                ));
+            }
+            model_embedder(path)
+        }
     }
 }
 
@@ -86,9 +116,27 @@ fn model_embedder(path: &std::path::Path) -> Result<Option<std::sync::Arc<dyn Em
 }
 
 #[cfg(not(feature = "local-model"))]
-fn model_embedder(path: &std::path::Path) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
-    Err(crate::error::Error::invalid(format!(
-        "embedding.provider \"model\" ({}) needs a build with the local-model feature: cargo install skillmem --features local-model",
-        path.display()
-    )))
+fn model_embedder(_: &std::path::Path) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
+    unreachable!("checked by from_config")
+}
+
+/// The name a model folder goes by: its own name, or its parent's for the pip package's
+/// `<package>/model` layout, or the repository's for the Hugging Face cache's
+/// `models--org--name/snapshots/<rev>` layout.
+pub fn model_name(path: &std::path::Path) -> String {
+    let name = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let own = name(path);
+    let parent = path.parent();
+    let grand = parent.and_then(|p| p.parent());
+    if own == "model" {
+        if let Some(p) = parent {
+            return name(p);
+        }
+    }
+    if parent.is_some_and(|p| name(p) == "snapshots") {
+        if let Some(repo) = grand.map(name).and_then(|g| g.strip_prefix("models--").map(str::to_owned)) {
+            return repo.rsplit("--").next().unwrap_or(&repo).to_string();
+        }
+    }
+    own
 }

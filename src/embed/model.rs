@@ -63,13 +63,7 @@ impl ModelEmbedder {
         use sha2::{Digest, Sha256};
         let h = Sha256::digest(&cfg_bytes);
         let tag: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let name = if name == "model" {
-            // The pip package's layout: <package>/model; name it by the package.
-            path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().to_string()).unwrap_or(name)
-        } else {
-            name
-        };
+        let name = super::model_name(path);
         Ok(ModelEmbedder { model, tokenizer, dim, model_id: format!("model:{name}#{dim}-{tag}") })
     }
 

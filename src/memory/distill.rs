@@ -23,6 +23,36 @@ pub const MAX_PAIRWISE: usize = 1_500;
 /// At most this many duplicate pairs are reported.
 pub const MAX_PAIRS: usize = 100;
 
+/// Notes re-embedded per batch in the background.
+pub const BACKGROUND_BATCH: usize = 32;
+
+/// Which notes a re-embedding run takes.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    /// Without a vector, or with one of another model or dimension (`distill`).
+    Stale,
+    /// With a vector of another model or dimension (the background run after a start).
+    OtherModel,
+}
+
+impl Which {
+    /// The condition, over `?1` = the model id and `?2` = the vector's length in bytes.
+    fn sql(self) -> &'static str {
+        match self {
+            Which::Stale => "(vector IS NULL OR vector_model IS NOT ?1 OR length(vector) != ?2)",
+            Which::OtherModel => "(vector IS NOT NULL AND (vector_model IS NOT ?1 OR length(vector) != ?2))",
+        }
+    }
+}
+
+/// How a background run goes easy on the host: a pause between batches, and a flag that
+/// stops it (set at shutdown).
+#[derive(Debug, Default, Clone)]
+pub struct Pace {
+    pub pause: std::time::Duration,
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
 /// How far a re-embedding run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
@@ -46,18 +76,42 @@ impl Engine {
                 );
                 0
             }
-            Some(_) => self.reembed(batch, progress)?,
+            Some(_) => self.reembed(batch, Which::Stale, &Pace::default(), progress)?,
         };
         let mut report = self.corpus_report()?;
         report.warnings.extend(warnings);
         Ok(DistillResult { reembedded, report })
     }
 
-    fn reembed(&self, batch: usize, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
+    /// Re-embeds, in the background after a start, the notes whose vector was made by another
+    /// model (a changed `embedding` configuration, or a new default embedder): batches of
+    /// [`BACKGROUND_BATCH`] with `pace.pause` between them, until done or `pace.stop` is set.
+    /// Until a note is re-embedded it is found by its words (the bm25 rung): the vector index
+    /// only holds vectors of the current model. Notes without any vector (stored while the
+    /// embedder failed, or with embedding off) wait for `distill`, as before.
+    pub fn reembed_other_models(&self, pace: &Pace, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
+        if self.embedder().is_none() {
+            return Ok(0);
+        }
+        self.reembed(BACKGROUND_BATCH, Which::OtherModel, pace, progress)
+    }
+
+    /// How many notes [`Engine::reembed_other_models`] would re-embed.
+    pub fn other_model_count(&self) -> Result<usize> {
+        let Some(e) = self.embedder() else { return Ok(0) };
+        let n: i64 = self.conn().query_row(
+            &format!("SELECT count(*) FROM notes WHERE {}", Which::OtherModel.sql()),
+            params![e.model_id(), (e.dim() * 4) as i64],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    fn reembed(&self, batch: usize, which: Which, pace: &Pace, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
         let Some(embedder) = self.embedder().cloned() else { return Ok(0) };
         let model = embedder.model_id().to_string();
         let dim = embedder.dim();
-        let stale_sql = "(vector IS NULL OR vector_model IS NOT ?1 OR length(vector) != ?2)";
+        let stale_sql = which.sql();
         let total: usize = self.conn().query_row(
             &format!("SELECT count(*) FROM notes WHERE {stale_sql}"),
             params![model, (dim * 4) as i64],
@@ -67,6 +121,12 @@ impl Engine {
         let mut done = 0;
         let mut last_id = 0i64;
         loop {
+            if pace.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
+            }
+            if done > 0 && !pace.pause.is_zero() {
+                std::thread::sleep(pace.pause);
+            }
             let rows: Vec<(i64, String, String)> = {
                 let conn = self.conn();
                 let mut stmt = conn.prepare_cached(&format!(

@@ -85,6 +85,7 @@ impl Backend {
         for w in pending.into_iter().chain(engine.take_warnings()) {
             self.client.log_message(MessageType::WARNING, w).await;
         }
+        self.reembed_in_background();
     }
 
     // ---- custom methods: the routing table is `service()` below -----------------------
@@ -269,6 +270,57 @@ impl Backend {
     }
 }
 
+/// The pause between two background re-embedding batches: the host's own calls come first.
+const REEMBED_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl Backend {
+    /// Re-embeds the notes stamped with another model, after start, in the background
+    /// (throttled; stopped by `shutdown`), with `window/logMessage` at its start and end and
+    /// progress in the log. Recall finds those notes by their words meanwhile.
+    fn reembed_in_background(&self) {
+        let Some(engine) = self.engine.get().cloned() else { return };
+        let client = self.client.clone();
+        let stop = self.shut_down.clone();
+        tokio::spawn(async move {
+            let e = engine.clone();
+            let count = tokio::task::spawn_blocking(move || e.other_model_count()).await;
+            let total = match count {
+                Ok(Ok(n)) if n > 0 => n,
+                Ok(Err(err)) => {
+                    tracing::warn!("cannot count the notes to re-embed: {err}");
+                    return;
+                }
+                _ => return,
+            };
+            let model = engine.embedder().map(|e| e.model_id().to_string()).unwrap_or_default();
+            let msg = format!(
+                "skillmem: re-embedding {total} notes made by another model with {model} in the background; they are found by their words until then"
+            );
+            tracing::info!("{msg}");
+            client.log_message(MessageType::INFO, msg).await;
+            let pace = crate::memory::distill::Pace { pause: REEMBED_PAUSE, stop: Some(stop) };
+            let out = tokio::task::spawn_blocking(move || {
+                let mut last_decile = 0;
+                engine.reembed_other_models(&pace, &mut |p| {
+                    let decile = (p.done * 10).checked_div(p.total).unwrap_or(10);
+                    if decile != last_decile {
+                        last_decile = decile;
+                        tracing::info!(done = p.done, total = p.total, "background re-embedding");
+                    }
+                })
+            })
+            .await;
+            let msg = match out {
+                Ok(Ok(n)) => format!("skillmem: re-embedded {n} notes with {model}"),
+                Ok(Err(e)) => format!("skillmem: background re-embedding stopped: {e}"),
+                Err(e) => format!("skillmem: background re-embedding failed: {e}"),
+            };
+            tracing::info!("{msg}");
+            client.log_message(MessageType::INFO, msg).await;
+        });
+    }
+}
+
 fn workspace_of(p: &InitializeParams) -> Option<PathBuf> {
     #[allow(deprecated)]
     let root = p.root_uri.as_ref();
@@ -284,7 +336,15 @@ impl LanguageServer for Backend {
         let ws = workspace.clone();
         let opened = tokio::task::spawn_blocking(move || -> crate::Result<(Engine, Vec<String>)> {
             let resolved = Config::resolve(ws.as_deref(), opts.as_ref())?;
-            let mut engine = Engine::open(resolved.config, ws)?;
+            let mut resolved = resolved;
+            let wanted_model = matches!(resolved.config.embedding, crate::config::EmbeddingConfig::Model { .. });
+            let mut engine = Engine::open(resolved.config.clone(), ws)?;
+            if wanted_model && engine.embedder().is_some_and(|e| e.model_id().starts_with("static:")) {
+                resolved.warnings.push(
+                    "the configured embedding model is not available (see skillmem model status); recall uses the built-in static embedder meanwhile: run `skillmem model fetch` and set the embedding.path it prints"
+                        .into(),
+                );
+            }
             if let Some(tool) = opts.as_ref().and_then(|o| o.pointer("/memory/noteTool")).and_then(Value::as_str) {
                 engine.set_note_tool(tool);
             }
@@ -316,6 +376,7 @@ impl LanguageServer for Backend {
             tracing::warn!("{w}");
             self.client.log_message(MessageType::WARNING, w).await;
         }
+        self.reembed_in_background();
     }
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
