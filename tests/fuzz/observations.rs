@@ -18,7 +18,7 @@ use super::{ensure, gen, Target};
 
 pub const TARGET: Target = Target {
     name: "observations",
-    ci_cases: 1500,
+    ci_cases: 800,
     run: |cases, seed| super::run(cases, seed, input(), property),
     replay: |t| super::replay(t, property),
 };

@@ -5,7 +5,8 @@
 //! percent-decode back to the path written, arbitrary text never panics, and a skill looked up
 //! by any name is only ever found directly inside one of the search folders.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -121,6 +122,24 @@ fn render(l: &Line) -> String {
     format!("{head}{val}")
 }
 
+/// A workspace (a repository with a skill) and a home (with another), made once.
+fn folders() -> (&'static Path, &'static Path) {
+    static T: OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> = OnceLock::new();
+    let (_, ws, home) = T.get_or_init(|| {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().join("ws");
+        let home = t.path().join("home");
+        for d in [ws.join(".git"), ws.join(".claude/skills/pdf"), home.join(".agents/skills/jq")] {
+            std::fs::create_dir_all(&d).unwrap();
+        }
+        std::fs::write(ws.join(".claude/skills/pdf/SKILL.md"), "x").unwrap();
+        std::fs::write(home.join(".agents/skills/jq/SKILL.md"), "x").unwrap();
+        std::fs::write(t.path().join("SKILL.md"), "outside").unwrap();
+        (t, ws, home)
+    });
+    (ws, home)
+}
+
 pub fn property(input: &Input) -> Result<(), String> {
     // Arbitrary text: no panic, and percent-decoding keeps anything without a '%'.
     let _ = dir_from_output(&input.raw);
@@ -143,17 +162,9 @@ pub fn property(input: &Input) -> Result<(), String> {
         ensure(got == want, || format!("dir_from_output gave {got:?}, want {want:?} for\n{text}"))?;
     }
     // A skill found by name sits directly in one of the search folders.
-    let t = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let ws = t.path().join("ws");
-    let home = t.path().join("home");
-    for d in [ws.join(".git"), ws.join(".claude/skills/pdf"), home.join(".agents/skills/jq")] {
-        std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
-    }
-    std::fs::write(ws.join(".claude/skills/pdf/SKILL.md"), "x").map_err(|e| e.to_string())?;
-    std::fs::write(home.join(".agents/skills/jq/SKILL.md"), "x").map_err(|e| e.to_string())?;
-    std::fs::write(t.path().join("SKILL.md"), "outside").map_err(|e| e.to_string())?;
-    let dirs = search_dirs(Some(&ws), Some(&home));
-    if let Some(found) = find_by_name(&input.name, Some(&ws), Some(&home)) {
+    let (ws, home) = folders();
+    let dirs = search_dirs(Some(ws), Some(home));
+    if let Some(found) = find_by_name(&input.name, Some(ws), Some(home)) {
         ensure(found.parent().is_some_and(|p| dirs.iter().any(|d| d == p)), || {
             format!("{:?} was found at {} outside the search folders", input.name, found.display())
         })?;
