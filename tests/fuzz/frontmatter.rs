@@ -140,9 +140,58 @@ fn known() -> impl Strategy<Value = Known> {
         })
 }
 
+const SETTINGS: &[&str] = &[
+    "enabled",
+    "max_tokens",
+    "max_pinned_tokens",
+    "dedup_threshold",
+    "ranking_relevance",
+    "ranking_recency",
+    "ranking_hit",
+    "other",
+];
+
+const VALUES: &[&str] = &[
+    "true",
+    "false",
+    "\"true\"",
+    "maybe",
+    "0",
+    "1",
+    "2",
+    "-3",
+    "0.5",
+    "1.5",
+    "1e300",
+    "-1e300",
+    "3.4e38",
+    "1e-45",
+    ".inf",
+    "-.inf",
+    ".nan",
+    "18446744073709551615",
+    "18446744073709551616",
+    "0x10",
+    "null",
+    "~",
+    "[]",
+    "{}",
+    "[1, 2]",
+    "\"\"",
+];
+
+/// A `skill-memory` mapping with any of its keys set to values of every type and size.
+fn settings_md() -> impl Strategy<Value = String> {
+    vec((select(SETTINGS), select(VALUES)), 0..6).prop_map(|kv| {
+        let body: String = kv.iter().map(|(k, v)| format!("  {k}: {v}\n")).collect();
+        format!("---\nname: a\nskill-memory:\n{body}---\n")
+    })
+}
+
 pub fn input() -> impl Strategy<Value = Input> {
     prop_oneof![
         2 => gen::text(TOKENS).prop_map(Input::Text),
+        2 => settings_md().prop_map(Input::Text),
         3 => gen::soup(TOKENS, 30).prop_map(|s| Input::Text(format!("---\n{s}\n---\n"))),
         2 => known().prop_map(Input::Known),
     ]
