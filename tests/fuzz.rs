@@ -8,6 +8,13 @@
 #[path = "fuzz/mod.rs"]
 mod targets;
 
+#[rustfmt::skip] // shared file, formatted where it is owned
+mod common;
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::TestRunner;
+use serde_json::json;
+
 fn short_run(name: &str) {
     let t = targets::all().into_iter().find(|t| t.name == name).expect("a target of that name");
     let scale: f64 = std::env::var("FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
@@ -69,6 +76,34 @@ fn skills_tree() {
 #[test]
 fn hook() {
     short_run("hook");
+}
+
+/// The frame guard in the real binary: generated malformed frames, each followed by a good
+/// request, over one initialized sidecar. Every malformed frame is answered with an error
+/// before the good request's answer, the good request is served, and the sidecar exits
+/// cleanly at the end.
+#[test]
+fn frames_through_the_binary() {
+    let w = common::World::new();
+    let mut c = w.spawn();
+    let mut runner = TestRunner::deterministic();
+    let strategy = targets::frames::input();
+    for case in 0..40i64 {
+        let input = strategy.new_tree(&mut runner).unwrap().current();
+        let (bytes, want) = targets::frames::malformed_stream(&input);
+        c.send_raw(&bytes).unwrap();
+        let id = 10_000_000 + case;
+        c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "skillmem/stats", "params": {} })).unwrap();
+        let r = c.wait_for(id).unwrap();
+        assert!(r.get("result").is_some(), "case {case}: the good request after malformed frames failed: {r}");
+        let errors: Vec<_> = c.notifications.drain(..).filter(|m| m.get("error").is_some()).collect();
+        for e in &errors {
+            let code = e["error"]["code"].as_i64();
+            assert!(matches!(code, Some(-32700 | -32600)), "case {case}: {e}");
+        }
+        assert_eq!(errors.len(), want, "case {case}: {} errors for {want} malformed frames: {input:?}", errors.len());
+    }
+    assert_eq!(c.shutdown().unwrap(), 0);
 }
 
 /// Every input that ever failed still passes.

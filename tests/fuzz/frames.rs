@@ -213,6 +213,24 @@ fn stream(input: &Input) -> (Vec<u8>, Vec<Expect>) {
     (out, expect)
 }
 
+/// The malformed pieces of `input` only, without ids (their errors then carry a null id): the
+/// bytes and how many errors they must draw. For the run through the real binary.
+pub fn malformed_stream(input: &Input) -> (Vec<u8>, usize) {
+    let pieces: Vec<Piece> = input
+        .pieces
+        .iter()
+        .filter(|p| !matches!(p, Piece::Good { .. }))
+        .map(|p| match p {
+            Piece::Bad { kind, variant, text, .. } => {
+                Piece::Bad { kind: *kind, variant: *variant, id: None, text: text.clone() }
+            }
+            other => other.clone(),
+        })
+        .collect();
+    let (bytes, expect) = stream(&Input { pieces, splits: vec![], pending: false });
+    (bytes, expect.iter().filter(|e| matches!(e, Expect::Error(..))).count())
+}
+
 /// A reader that hands out `data` in chunks of the given sizes, optionally returning
 /// `Pending` (and waking itself) before every chunk.
 pub struct Chunked {
