@@ -69,6 +69,11 @@ fn config() {
 }
 
 #[test]
+fn skill_names() {
+    short_run("skill-names");
+}
+
+#[test]
 fn skills_tree() {
     short_run("skills-tree");
 }

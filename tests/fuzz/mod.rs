@@ -24,6 +24,7 @@ pub mod gen;
 pub mod hook;
 pub mod observations;
 pub mod provenance;
+pub mod skill_names;
 pub mod skills_tree;
 pub mod transcript;
 
@@ -56,6 +57,7 @@ pub fn all() -> Vec<Target> {
         transcript::TARGET,
         blocks::TARGET,
         config::TARGET,
+        skill_names::TARGET,
         skills_tree::TARGET,
         hook::TARGET,
     ]
