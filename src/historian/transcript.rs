@@ -232,13 +232,16 @@ impl Renderer {
     }
 
     fn tool_call(&mut self, tool: &str, input: &Value) {
-        let mut tool = one_line(tool, 64);
-        // A name that reads as the skill tool only once its white space is dropped (" skill")
-        // is not a skill call: quoted, its line cannot pass for a `TC: skill(...)` marker.
-        if crate::engine::is_skill_tool(&tool) {
-            tool = format!("{tool:?}");
+        let tool = one_line(tool, 64);
+        let args = summarize_input(input);
+        let line = format!("TC: {tool}({args})");
+        // Another tool's call never passes for a skill marker (a tool named " skill" or
+        // "skill(x)"): then its name is quoted.
+        if marker_skill(&line).is_some() {
+            self.push_line(&format!("TC: {tool:?}({args})"));
+        } else {
+            self.push_line(&line);
         }
-        self.push_line(&format!("TC: {tool}({})", summarize_input(input)));
     }
 
     fn tool_error(&mut self, text: &str) {
@@ -669,6 +672,11 @@ mod tests {
         let r = render(Format::OpenCode, &parts, None);
         assert!(r.skills.is_empty(), "{r:?}");
         assert_eq!(r.rendered, "TC: \"skill\"(evil)\n");
+        let parts = [json!({"info": {"role": "user"}, "parts": [
+            {"type": "tool", "tool": "skill(evil)", "state": {"input": {"name": "plugin:a"}}}]})];
+        let r = render(Format::OpenCode, &parts, None);
+        assert!(r.skills.is_empty(), "{r:?}");
+        assert_eq!(r.rendered, "TC: \"skill(evil)\"(plugin:a)\n");
     }
 
     #[test]
