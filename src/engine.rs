@@ -258,7 +258,7 @@ impl Engine {
                 });
             }
             return Err(Error::NotFound(format!(
-                "skill {name:?}: no SKILL.md found in the workspace's or the user's skill folders (.opencode/skills, .claude/skills, .agents/skills); load the skill once, or add it to memory.enabledSkills"
+                "skill {name:?}: no SKILL.md found in the workspace's or the user's skill folders (.opencode/skills, .claude/skills, .agents/skills, .pi/skills, ~/.pi/agent/skills); load the skill once, or add it to memory.enabledSkills"
             )));
         };
         let file = dir.join("SKILL.md");
@@ -541,15 +541,56 @@ impl Engine {
         let counts = store::counts(&conn, &project)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let stale = store::stale_vectors(&conn, &project, model.as_deref())?;
+        let mut skills: Vec<SkillStats> = counts
+            .into_iter()
+            .map(|c| SkillStats {
+                skill: c.skill,
+                notes: c.notes,
+                pinned: c.pinned,
+                recalls: c.recalls,
+                sessions: 0,
+                last_used: None,
+            })
+            .collect();
+        // Skills used, as hosts recorded them: the ones without notes are listed too, so that
+        // a person sees which used skills learn nothing.
+        let mut st = conn.prepare(
+            "SELECT skill, count(DISTINCT host || ' ' || session_id), max(used_at) FROM skill_uses
+             WHERE project_id = ?1 GROUP BY skill",
+        )?;
+        let used =
+            st.query_map([&project], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
+        for u in used {
+            let (skill, sessions, last) = u?;
+            match skills.iter_mut().find(|s| s.skill == skill) {
+                Some(s) => (s.sessions, s.last_used) = (sessions, Some(last)),
+                None => {
+                    skills.push(SkillStats { skill, notes: 0, pinned: 0, recalls: 0, sessions, last_used: Some(last) })
+                }
+            }
+        }
+        skills.sort_by(|a, b| a.skill.cmp(&b.skill));
+        let days = i64::from(p.days.unwrap_or(14).min(366));
+        let mut uses_by_day = vec![];
+        if days > 0 {
+            let since = db::now_ms() - days * 86_400_000;
+            let mut st = conn.prepare(
+                "SELECT date(used_at / 1000, 'unixepoch') AS day, skill, count(DISTINCT host || ' ' || session_id)
+                 FROM skill_uses WHERE project_id = ?1 AND used_at >= ?2
+                 GROUP BY day, skill ORDER BY day DESC, skill",
+            )?;
+            let rows = st.query_map(rusqlite::params![&project, since], |r| {
+                Ok(DayUses { day: r.get(0)?, skill: r.get(1)?, sessions: r.get(2)? })
+            })?;
+            uses_by_day = rows.collect::<std::result::Result<_, _>>()?;
+        }
         Ok(StatsResult {
             project_id: project,
-            notes: counts.iter().map(|c| c.notes).sum(),
-            pinned: counts.iter().map(|c| c.pinned).sum(),
-            skills: counts
-                .into_iter()
-                .map(|c| SkillStats { skill: c.skill, notes: c.notes, pinned: c.pinned, recalls: c.recalls })
-                .collect(),
+            notes: skills.iter().map(|c| c.notes).sum(),
+            pinned: skills.iter().map(|c| c.pinned).sum(),
+            skills,
             embedding: EmbeddingStats { model, dim: self.embedder.as_ref().map(|e| e.dim()), stale },
+            uses_by_day,
         })
     }
 

@@ -264,3 +264,52 @@ fn post_compact_promotes_the_summary_observations() {
     let (code, out, _) = hook(&w, &plain);
     assert_eq!((code, out.as_str(), log(&w)), (0, "", before));
 }
+
+/// Recorded from Claude Code 2.1.197 (`claude -p "/pdf ..."` whose model loads `jq` through the
+/// Skill tool, against a scripted loopback model): the hook events and the session transcript
+/// as the real host wrote them.
+#[test]
+fn a_recorded_2_1_197_session_gives_blocks_records_uses_and_logs_nothing() {
+    let w = world_with_note();
+    w.enabled_skill("jq");
+    let (code, _, err) =
+        w.cli(&["note", "jq", "--kind", "fix", "--delta", "jq -r drops the quotes; use it for shell loops"]);
+    assert_eq!(code, 0, "{err}");
+    let t = w.tmp.path().join("58c0aa3a.jsonl");
+    let rec = |f: &str| fixture(&format!("recorded-2.1.197/{f}"), &w, &t);
+    std::fs::write(&t, rec("session.jsonl")).unwrap();
+
+    let (code, out, _) = hook(&w, &rec("user_prompt_expansion.json"));
+    assert_eq!(code, 0);
+    assert!(context(&out, "UserPromptExpansion").contains("drops ligatures"), "{out}");
+    let (code, out, _) = hook(&w, &rec("post_tool_use_skill.json"));
+    assert_eq!(code, 0);
+    assert!(context(&out, "PostToolUse").contains("jq -r drops the quotes"), "{out}");
+    let (code, out, _) = hook(&w, &rec("user_prompt_submit.json"));
+    assert_eq!((code, out.as_str()), (0, ""), "UserPromptSubmit is not a skill load");
+
+    for f in ["stop.json", "session_end.json"] {
+        let (code, out, _) = hook(&w, &rec(f));
+        assert_eq!((code, out.as_str()), (0, ""), "{f}");
+    }
+    let sid = "58c0aa3a-edf4-4711-b5b3-22f08625a730".to_string();
+    assert_eq!(uses(&w), vec![(sid.clone(), "pdf".to_string()), (sid, "jq".to_string())]);
+    // attachment, last-prompt, queue-operation records are bookkeeping: nothing to act on.
+    assert_eq!(log(&w), "", "the hook log holds only what a person must act on");
+
+    // stats shows the skills used, with and without --json.
+    let (code, out, err) = w.cli(&["stats", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    let skill = |name: &str| s["skills"].as_array().unwrap().iter().find(|k| k["skill"] == name).cloned().unwrap();
+    assert_eq!((skill("pdf")["sessions"].as_i64(), skill("pdf")["notes"].as_i64()), (Some(1), Some(1)), "{s}");
+    assert!(skill("jq")["lastUsed"].as_i64().is_some(), "{s}");
+    let days = s["usesByDay"].as_array().unwrap();
+    assert_eq!(days.len(), 2, "{s}");
+    assert!(days.iter().all(|d| d["sessions"] == 1 && d["day"].as_str().unwrap().len() == 10), "{s}");
+    let (code, out, _) = w.cli(&["stats"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("skills used per day"), "{out}");
+    assert!(out.contains("jq (1)") && out.contains("pdf (1)"), "{out}");
+    assert!(out.contains("1 sessions, last "), "{out}");
+}

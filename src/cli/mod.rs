@@ -97,6 +97,9 @@ pub enum Command {
     Stats {
         #[arg(long)]
         project_id: Option<String>,
+        /// How many days of skill uses to list per day (default 14; 0: none).
+        #[arg(long)]
+        days: Option<u32>,
     },
     /// Play a short host session against a child `skillmem serve`, printing each exchange.
     Demo,
@@ -289,8 +292,8 @@ pub fn run(cli: Cli) -> Result<u8> {
             let r = engine(g)?.edit(EditParams { id, delta })?;
             emit(g, &r, |r| format!("note {} edited", r.id))?;
         }
-        Command::Stats { project_id } => {
-            let r = engine(g)?.stats(StatsParams { project_id })?;
+        Command::Stats { project_id, days } => {
+            let r = engine(g)?.stats(StatsParams { project_id, days })?;
             emit(g, &r, human_stats)?;
         }
         Command::Demo => demo::run()?,
@@ -346,13 +349,46 @@ pub fn run(cli: Cli) -> Result<u8> {
     Ok(0)
 }
 
+/// `YYYY-MM-DD` (UTC) of a time in ms since the epoch.
+fn day_of(ms: i64) -> String {
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 fn human_stats(s: &StatsResult) -> String {
     let mut t = format!("project {}\n{} notes, {} pinned\n", s.project_id, s.notes, s.pinned);
     for k in &s.skills {
+        let used = match k.last_used {
+            Some(ms) => format!("{:>4} sessions, last {}", k.sessions, day_of(ms)),
+            None => "never used".to_string(),
+        };
         t.push_str(&format!(
-            "  {:<24} {:>6} notes {:>4} pinned {:>6} recalls\n",
+            "  {:<24} {:>6} notes {:>4} pinned {:>6} recalls   {used}\n",
             k.skill, k.notes, k.pinned, k.recalls
         ));
+    }
+    if !s.uses_by_day.is_empty() {
+        t.push_str("skills used per day (sessions):\n");
+        let mut days: Vec<(&str, Vec<String>)> = vec![];
+        for u in &s.uses_by_day {
+            let item = format!("{} ({})", u.skill, u.sessions);
+            match days.last_mut() {
+                Some((d, items)) if *d == u.day => items.push(item),
+                _ => days.push((&u.day, vec![item])),
+            }
+        }
+        for (d, items) in days {
+            t.push_str(&format!("  {d}  {}\n", items.join(", ")));
+        }
     }
     t.push_str(&format!(
         "embedding {} (dim {}), {} notes without a current vector",
@@ -361,4 +397,23 @@ fn human_stats(s: &StatsResult) -> String {
         s.embedding.stale
     ));
     t
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn days_of_times() {
+        // (ms since the epoch, UTC day)
+        let cases = [
+            (0, "1970-01-01"),
+            (86_399_999, "1970-01-01"),
+            (86_400_000, "1970-01-02"),
+            (951_782_400_000, "2000-02-29"),
+            (1_796_044_589_993, "2026-11-30"),
+            (-1, "1969-12-31"),
+        ];
+        for (ms, day) in cases {
+            assert_eq!(super::day_of(ms), day, "{ms}");
+        }
+    }
 }

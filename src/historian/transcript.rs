@@ -58,7 +58,39 @@ pub struct Rendered {
     pub skills: Vec<String>,
     /// What could not be rendered, in words (empty when everything was).
     pub skipped: Vec<String>,
+    /// The part of `skipped` that may have cost a skill use (a skill call or expansion whose
+    /// skill cannot be named): what a person watching a host's log may need to act on.
+    /// Records of types this renderer does not know are in `skipped` only.
+    pub missed: Vec<String>,
 }
+
+/// Record types of a Claude Code session `.jsonl` (2.1 series, checked against 2.1.197) that
+/// are bookkeeping, not conversation: they hold no text a historian needs and no skill use
+/// (`attachment` carries skill listings, permissions and, after a compaction, the bodies of
+/// skills invoked earlier, which were marked where they were invoked).
+pub const CLAUDE_CODE_BOOKKEEPING: &[&str] = &[
+    "summary",
+    "system",
+    "attachment",
+    "last-prompt",
+    "queue-operation",
+    "progress",
+    "file-history-snapshot",
+    "attribution-snapshot",
+    "custom-title",
+    "ai-title",
+    "agent-name",
+    "tag",
+    "pr-link",
+    "relocated",
+    "content-replacement",
+    "bridge-session",
+    "frame-link",
+    "remove-by-uuid",
+    "marble-origami-commit",
+    "marble-origami-snapshot",
+    "marble-origami-reset",
+];
 
 /// The longest text block rendered, in characters; longer ones are cut.
 pub const MAX_TEXT_CHARS: usize = 2_000;
@@ -155,6 +187,7 @@ struct Renderer {
     dirs: Vec<(String, PathBuf)>,
     /// Counted reasons, rendered as "reason (n)" at the end.
     skipped: BTreeMap<String, usize>,
+    missed: BTreeMap<String, usize>,
     truncated_texts: usize,
     full: bool,
     // Claude Code state.
@@ -179,6 +212,12 @@ fn cut(s: &str, max: usize) -> String {
 impl Renderer {
     fn skip(&mut self, why: String) {
         *self.skipped.entry(why).or_default() += 1;
+    }
+
+    /// A skip that may have cost a skill use.
+    fn miss(&mut self, why: String) {
+        *self.missed.entry(why.clone()).or_default() += 1;
+        self.skip(why);
     }
 
     fn push_line(&mut self, line: &str) {
@@ -257,12 +296,15 @@ impl Renderer {
     }
 
     fn finish(self) -> (Rendered, Vec<(String, PathBuf)>) {
-        let mut skipped: Vec<String> =
-            self.skipped.into_iter().map(|(why, n)| if n == 1 { why } else { format!("{why} (×{n})") }).collect();
+        let counted = |m: BTreeMap<String, usize>| -> Vec<String> {
+            m.into_iter().map(|(why, n)| if n == 1 { why } else { format!("{why} (×{n})") }).collect()
+        };
+        let missed = counted(self.missed);
+        let mut skipped = counted(self.skipped);
         if self.truncated_texts > 0 {
             skipped.push(format!("{} long texts cut to their first {MAX_TEXT_CHARS} characters", self.truncated_texts));
         }
-        (Rendered { rendered: self.out, skills: self.skills, skipped }, self.dirs)
+        (Rendered { rendered: self.out, skills: self.skills, skipped, missed }, self.dirs)
     }
 
     // ---- text ----------------------------------------------------------------------------
@@ -316,8 +358,7 @@ impl Renderer {
             match kind {
                 "user" => self.cc_user(rec, i),
                 "assistant" => self.cc_assistant(rec, i),
-                // Bookkeeping records that carry nothing a historian needs.
-                "summary" | "system" | "file-history-snapshot" | "queue-operation" | "progress" => {}
+                k if CLAUDE_CODE_BOOKKEEPING.contains(&k) => {}
                 "" => self.skip("records without a type".to_string()),
                 other => self.skip(format!("records of unknown type {:?}", one_line(other, 40))),
             }
@@ -349,7 +390,7 @@ impl Renderer {
                             self.learn_dir(&name, &text);
                             self.skill_used(&name);
                         }
-                        None => self.skip(format!("record {}: a skill expansion without a skill name", i + 1)),
+                        None => self.miss(format!("record {}: a skill expansion without a skill name", i + 1)),
                     }
                 }
             }
@@ -432,7 +473,7 @@ impl Renderer {
                                         self.skill_used(&name);
                                     }
                                     None => {
-                                        self.skip(format!("record {}: a Skill call without a valid skill name", i + 1))
+                                        self.miss(format!("record {}: a Skill call without a valid skill name", i + 1))
                                     }
                                 }
                             } else {
@@ -729,5 +770,43 @@ mod tests {
         assert!(r.skipped.iter().any(|s| s.contains("long texts cut")), "{:?}", r.skipped);
         let r = render(Format::Text, &[], Some(&"x\u{0}é".repeat(MAX_RENDERED_CHARS)));
         assert!(r.rendered.len() <= MAX_RENDERED_CHARS + 1);
+    }
+
+    /// What is skipped quietly, what is skipped and named, and what may have cost a skill use.
+    #[test]
+    fn bookkeeping_unknown_and_missed_records() {
+        // (record, in skipped, in missed)
+        let cases = [
+            (json!({"type": "attachment", "attachment": {"type": "skill_listing"}}), false, false),
+            (json!({"type": "last-prompt", "lastPrompt": "use jq"}), false, false),
+            (json!({"type": "queue-operation", "operation": "enqueue"}), false, false),
+            (json!({"type": "custom-title", "customTitle": "x"}), false, false),
+            (json!({"type": "brand-new-2-2-type"}), true, false),
+            (
+                json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t", "name": "Skill", "input": {}}]}}),
+                true,
+                true,
+            ),
+            (
+                json!({"type": "user", "isMeta": true, "message": {"content": "Base directory for this skill:  \n"}}),
+                true,
+                true,
+            ),
+        ];
+        for (rec, skipped, missed) in cases {
+            let r = render(Format::ClaudeCode, std::slice::from_ref(&rec), None);
+            assert_eq!((!r.skipped.is_empty(), !r.missed.is_empty()), (skipped, missed), "{rec}: {r:?}");
+        }
+    }
+
+    /// A real Claude Code 2.1.197 session (tests/fixtures/claude-code/recorded-2.1.197): every
+    /// record type is known, and both skill uses (a slash command, a Skill call) are found.
+    #[test]
+    fn a_recorded_2_1_197_transcript_renders_without_skips() {
+        let text = include_str!("../../tests/fixtures/claude-code/recorded-2.1.197/session.jsonl");
+        let r = render(Format::ClaudeCode, &records_from_jsonl(text), None);
+        assert_eq!(r.skills, ["pdf", "jq"], "{}", r.rendered);
+        assert_eq!((r.skipped.clone(), r.missed.clone()), (vec![], vec![]), "{}", r.rendered);
+        assert!(r.rendered.contains("U: /pdf extract the text of report.pdf"), "{}", r.rendered);
     }
 }

@@ -368,10 +368,14 @@ fn read_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<St
 
 /// The skills used in a slice of Claude Code transcript records, in order of first use, by
 /// the historian's renderer (the one parser of Claude Code transcripts).
+///
+/// Only what may have cost a skill use is logged: the log is where a person looks for what
+/// to act on, and records of types this version does not know (Claude Code adds bookkeeping
+/// types often) are not that.
 fn skills_used(records: &[Value], log: &mut Vec<String>) -> Vec<String> {
     let r = crate::historian::transcript::render(crate::historian::transcript::Format::ClaudeCode, records, None);
-    if !r.skipped.is_empty() {
-        log.push(format!("transcript: skipped {}", r.skipped.join("; ")));
+    if !r.missed.is_empty() {
+        log.push(format!("transcript: skill uses may be missing: {}", r.missed.join("; ")));
     }
     r.skills
 }

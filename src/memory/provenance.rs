@@ -8,11 +8,14 @@
 use std::path::{Path, PathBuf};
 
 /// The skill folders searched in every directory from the workspace up to the repository root.
-pub const WORKSPACE_SKILL_DIRS: &[&str] = &[".opencode/skill", ".opencode/skills", ".claude/skills", ".agents/skills"];
+/// (`.pi/skills` is Pi's; Pi reads `.agents/skills` too.)
+pub const WORKSPACE_SKILL_DIRS: &[&str] =
+    &[".opencode/skill", ".opencode/skills", ".claude/skills", ".agents/skills", ".pi/skills"];
 
 /// The user's skill folders, relative to the home directory.
+/// (`.pi/agent/skills` is Pi's.)
 pub const USER_SKILL_DIRS: &[&str] =
-    &[".config/opencode/skill", ".config/opencode/skills", ".claude/skills", ".agents/skills"];
+    &[".config/opencode/skill", ".config/opencode/skills", ".claude/skills", ".agents/skills", ".pi/agent/skills"];
 
 /// The directory named by the tool output, if it names one.
 pub fn dir_from_output(output: &str) -> Option<PathBuf> {
@@ -153,5 +156,19 @@ mod tests {
         std::fs::create_dir_all(home.path().join(".claude/skills/x")).unwrap();
         std::fs::write(home.path().join(".claude/skills/x/SKILL.md"), "").unwrap();
         assert_eq!(find_by_name("x", None, Some(home.path())), Some(home.path().join(".claude/skills/x")));
+    }
+
+    #[test]
+    fn finds_pi_skill_folders() {
+        // Pi 0.73 reads .pi/skills and .agents/skills in the project, ~/.pi/agent/skills for the user.
+        let t = tempfile::tempdir().unwrap();
+        let (ws, home) = (t.path().join("ws"), t.path().join("home"));
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        for d in [ws.join(".pi/skills/pdf"), home.join(".pi/agent/skills/jq")] {
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("SKILL.md"), "").unwrap();
+        }
+        assert_eq!(find_by_name("pdf", Some(&ws), Some(&home)), Some(ws.join(".pi/skills/pdf")));
+        assert_eq!(find_by_name("jq", Some(&ws), Some(&home)), Some(home.join(".pi/agent/skills/jq")));
     }
 }

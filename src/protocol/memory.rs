@@ -159,6 +159,9 @@ pub struct IdResult {
 pub struct StatsParams {
     #[serde(default)]
     pub project_id: Option<String>,
+    /// How many days back `usesByDay` goes (default 14, at most 366; 0 leaves it empty).
+    #[serde(default)]
+    pub days: Option<u32>,
 }
 
 /// Per-skill figures of `skillmem/stats`.
@@ -169,6 +172,24 @@ pub struct SkillStats {
     pub notes: i64,
     pub pinned: i64,
     pub recalls: i64,
+    /// Sessions of this project that used the skill, as hosts recorded them (`skill_uses`,
+    /// written by the Claude Code `Stop`/`SessionEnd` hook), all time.
+    #[serde(default)]
+    pub sessions: i64,
+    /// When a session of this project last used the skill (ms since the epoch), if ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used: Option<i64>,
+}
+
+/// One day of `skillmem/stats`'s `usesByDay`: a skill and how many sessions used it that day.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DayUses {
+    /// The day, `YYYY-MM-DD` in UTC.
+    pub day: String,
+    pub skill: String,
+    /// Distinct sessions that used the skill that day.
+    pub sessions: i64,
 }
 
 /// The embedder part of `skillmem/stats`.
@@ -190,4 +211,7 @@ pub struct StatsResult {
     pub pinned: i64,
     pub skills: Vec<SkillStats>,
     pub embedding: EmbeddingStats,
+    /// Skills used per day over the last `days` days, newest day first, then by skill.
+    #[serde(default)]
+    pub uses_by_day: Vec<DayUses>,
 }

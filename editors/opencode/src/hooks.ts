@@ -54,6 +54,56 @@ function isJsonSchemaObject(v: unknown): v is Json {
   )
 }
 
+/** An Effect schema (effect 4, as OpenCode 1.18 gives tool parameters): a Struct with an AST. */
+function isEffectSchema(v: unknown): v is { ast: Json } {
+  const ast = (v as { ast?: Json } | null)?.ast
+  return !!v && typeof v === "object" && !!ast && typeof ast === "object" && typeof ast._tag === "string"
+}
+
+/**
+ * The JSON Schema of an Effect schema: effect's own conversion (`Schema.toJsonSchemaDocument`),
+ * else, for an object of plain fields, a schema built from the AST directly. Undefined when
+ * neither gives an object schema.
+ */
+export async function effectToJsonSchema(schema: { ast: Json }): Promise<Json | undefined> {
+  try {
+    const S: any = await import("effect/Schema")
+    const doc = S.toJsonSchemaDocument(schema)
+    const out = doc?.schema as Json | undefined
+    if (isJsonSchemaObject(out)) {
+      const defs = doc.definitions as Json | undefined
+      return defs && Object.keys(defs).length ? { ...out, $defs: defs } : { ...out }
+    }
+  } catch {
+    // An effect of another major version, or a schema it cannot convert: read the AST.
+  }
+  return fromAst(schema.ast)
+}
+
+function fromAst(ast: Json): Json | undefined {
+  if (ast?._tag !== "Objects" || !Array.isArray(ast.propertySignatures)) return undefined
+  const properties: Json = {}
+  const required: string[] = []
+  for (const ps of ast.propertySignatures as Json[]) {
+    if (typeof ps?.name !== "string") return undefined
+    const type = ps.type as Json
+    const prop = scalar(type)
+    if (!prop) return undefined
+    properties[ps.name] = prop
+    const optional = (type as any)?.context?.isOptional === true || ps.isOptional === true
+    if (!optional) required.push(ps.name)
+  }
+  return { type: "object", properties, required, additionalProperties: false }
+}
+
+function scalar(t: Json): Json | undefined {
+  const kinds: Record<string, string> = { String: "string", Number: "number", Boolean: "boolean" }
+  const type = kinds[t?._tag as string]
+  if (!type) return undefined
+  const description = (t.annotations as Json | undefined)?.description
+  return typeof description === "string" ? { type, description } : { type }
+}
+
 function defaultLog(input: Partial<PluginInput>): Log {
   const app = (input.client as any)?.app
   return (level: Level, msg: string) => {
@@ -91,6 +141,7 @@ export function createHooks(
   sidecar.start().catch((e) => sidecar.fail("start", e))
 
   let intentProperty: Json | undefined
+  let noSchemaLogged = false
   const historianMissing = { logged: false }
   const sent = new Map<string, number>() // sessionID → messages already given to the historian
   const compacting = new Set<string>()
@@ -139,10 +190,15 @@ export function createHooks(
           if (!p || "intent" in props) return schema
           return { ...schema, properties: { ...props, intent: p } }
         }
+        let derived: Json | undefined
         if (isJsonSchemaObject(out.jsonSchema)) {
           out.jsonSchema = await withIntent(out.jsonSchema)
         } else if (isJsonSchemaObject(out.parameters)) {
           out.parameters = await withIntent(out.parameters)
+        } else if (isEffectSchema(out.parameters) && (derived = await effectToJsonSchema(out.parameters))) {
+          // OpenCode 1.18 hands over an Effect schema and no jsonSchema; a jsonSchema set here is
+          // what the model sees, and OpenCode passes the extra argument on to the hooks.
+          out.jsonSchema = await withIntent(derived)
         } else if (out.parameters && typeof out.parameters.extend === "function" && out.parameters.shape) {
           // A zod object (OpenCode before Effect schemas): extend it with an optional intent.
           if (!("intent" in out.parameters.shape)) {
@@ -153,7 +209,10 @@ export function createHooks(
             }
           }
         } else {
-          log("debug", "skillmem: the skill tool's parameters have no JSON Schema to extend; intent not added")
+          if (!noSchemaLogged) {
+            noSchemaLogged = true
+            log("warn", "skillmem: the skill tool's parameters have no schema this plugin can extend; skill loads rank without an intent")
+          }
         }
       } catch (e) {
         sidecar.fail("toolDefinition", e)

@@ -4,7 +4,7 @@
 
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, existsSync } from "node:fs"
+import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, existsSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve, dirname } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import { SkillmemPlugin } from "../dist/index.js"
 import { createHooks } from "../dist/hooks.js"
 import { tool } from "@opencode-ai/plugin"
+import { Schema } from "effect"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const BIN = resolve(process.env.SKILLMEM_BIN ?? join(here, "../../../target/debug/skillmem"))
@@ -64,6 +65,32 @@ async function loadSkill(hooks, name, dir, intent) {
   return { output: output.output, original }
 }
 
+/**
+ * The skill tool's definition as OpenCode 1.18.33 hands it to `tool.definition`: built with
+ * the host's own schema library (effect 4) and checked against the recording from the real
+ * host, so that the fixture cannot drift from what the host sends.
+ */
+const RECORDED = JSON.parse(readFileSync(join(here, "fixtures/tool-definition-opencode-1.18.33.json"), "utf8"))
+function effectDefinition() {
+  const parameters = Schema.Struct({ name: Schema.String.annotate({ description: "The name of the skill from available_skills" }) })
+  const output = { description: "Load a skill", parameters, jsonSchema: undefined }
+  assert.deepEqual(Object.keys(output), RECORDED.outputKeys)
+  assert.deepEqual(Object.keys(parameters), RECORDED.parameterKeys)
+  assert.deepEqual(JSON.parse(JSON.stringify(parameters)), RECORDED.parameters)
+  return output
+}
+
+test("the Effect schema stand-in is what OpenCode 1.18.33 sends", () => {
+  effectDefinition()
+})
+
+test("an Effect schema's AST alone still gives a JSON Schema (no effect module of that version)", async () => {
+  const { effectToJsonSchema } = await import("../dist/hooks.js")
+  const s = await effectToJsonSchema({ ast: RECORDED.parameters.ast })
+  assert.deepEqual(s, { type: "object", properties: { name: { type: "string", description: "The name of the skill from available_skills" } }, required: ["name"], additionalProperties: false })
+  assert.equal(await effectToJsonSchema({ ast: { _tag: "Declaration" } }), undefined)
+})
+
 const ctx = { sessionID: "ses_1", messageID: "msg_1", agent: "build", directory: "", worktree: "", abort: new AbortController().signal, metadata() {}, async ask() {} }
 
 test("the module exports only plugin functions (OpenCode calls every export)", async () => {
@@ -84,9 +111,19 @@ test("a skill's second load shows what the agent noted after the first", async (
     await hooks["tool.definition"]({ toolID: "skill" }, def)
     assert.equal(def.parameters.properties.intent.type, "string")
     assert.deepEqual(def.parameters.required, ["name"])
-    const effectLike = { description: "x", parameters: { _tag: "schema" }, jsonSchema: { type: "object", properties: { name: { type: "string" } } } }
-    await hooks["tool.definition"]({ toolID: "skill" }, effectLike)
-    assert.ok(effectLike.jsonSchema.properties.intent)
+    // What OpenCode 1.18.33 really sends (recorded from the host, test/fixtures): an Effect
+    // schema and no jsonSchema. The hook derives the JSON Schema and sets jsonSchema.
+    const real = effectDefinition()
+    await hooks["tool.definition"]({ toolID: "skill" }, real)
+    assert.deepEqual(real.jsonSchema.required, ["name"])
+    assert.equal(real.jsonSchema.properties.name.type, "string")
+    assert.equal(real.jsonSchema.properties.name.description, "The name of the skill from available_skills")
+    assert.equal(real.jsonSchema.properties.intent.type, "string", JSON.stringify(real.jsonSchema))
+    assert.equal(real.parameters.ast._tag, "Objects", "the Effect schema itself is left as it was")
+    // A host that already gives a jsonSchema gets it extended.
+    const withJson = { description: "x", parameters: effectDefinition().parameters, jsonSchema: { type: "object", properties: { name: { type: "string" } } } }
+    await hooks["tool.definition"]({ toolID: "skill" }, withJson)
+    assert.ok(withJson.jsonSchema.properties.intent)
     // Older OpenCode hands the plugin a zod object: it is extended, not replaced.
     const zodForm = { description: "x", parameters: tool.schema.object({ name: tool.schema.string() }) }
     await hooks["tool.definition"]({ toolID: "skill" }, zodForm)
