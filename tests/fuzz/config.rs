@@ -176,7 +176,9 @@ fn to_toml(l: &Layer) -> String {
     if let Some(p) = l.provider {
         embedding.push(format!("provider = \"{}\"", ["hash", "off"][p as usize % 2]));
     }
-    for (sec, k) in &l.unknown {
+    let mut seen = std::collections::HashSet::new();
+    // A key twice in one table is not TOML.
+    for (sec, k) in l.unknown.iter().filter(|u| seen.insert((*u).clone())) {
         let line = format!("{k} = 1");
         match sec.as_str() {
             "memory" => memory.push(line),
