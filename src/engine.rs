@@ -36,6 +36,9 @@ pub struct SkillContext {
     pub enabled: bool,
     pub settings: MemorySettings,
     pub version: Option<String>,
+    /// Why memory is off although the skill may ask for it: its SKILL.md's frontmatter cannot
+    /// be read (the line, and what to fix).
+    pub problem: Option<String>,
 }
 
 /// Skill memory over one data directory, for one project.
@@ -47,6 +50,8 @@ pub struct Engine {
     hnsw: Option<Arc<HnswIndex>>,
     /// What recall ranks by, in memory (see [`crate::index::catalog`]).
     catalog: Catalog,
+    /// The head of each skill's recency × hits order (see [`recall::RestCache`]).
+    rest_cache: recall::RestCache,
     config: Config,
     project_id: String,
     workspace: Option<PathBuf>,
@@ -102,6 +107,7 @@ impl Engine {
             index,
             hnsw,
             catalog: Catalog::default(),
+            rest_cache: recall::RestCache::default(),
             config,
             project_id,
             workspace,
@@ -255,6 +261,7 @@ impl Engine {
                     enabled: true,
                     settings: MemorySettings::default(),
                     version: None,
+                    problem: None,
                 });
             }
             return Err(Error::NotFound(format!(
@@ -268,28 +275,24 @@ impl Engine {
             Error::InvalidSkillRepo(format!("skill {name:?}: {} is not UTF-8 text; save it as UTF-8", file.display()))
         })?;
         lock(&self.skill_dirs).insert(name.to_string(), dir.clone());
-        let mut settings = match frontmatter::parse(&text) {
-            Ok(f) => f.memory,
+        let (mut settings, problem) = match frontmatter::parse(&text) {
+            Ok(f) => {
+                if let Some(why) = &f.lenient {
+                    // Hosts read such a frontmatter too; nothing for a person to act on.
+                    tracing::debug!("skill {name:?}: {} read line by line: {why}", file.display());
+                }
+                (f.memory, None)
+            }
             Err(why) => {
-                self.warn_once(
-                    &format!("frontmatter:{}", file.display()),
-                    format!(
-                        "skill {name:?}: memory disabled because {} has a malformed frontmatter: {why}",
-                        file.display()
-                    ),
-                );
-                return Ok(SkillContext {
-                    name: name.into(),
-                    dir: Some(dir),
-                    enabled: false,
-                    settings: MemorySettings::default(),
-                    version: None,
-                });
+                let problem = format!("{} has a malformed frontmatter that cannot be read: {why}", file.display());
+                let what = if by_glob { "memory on by memory.enabledSkills, but" } else { "memory disabled because" };
+                self.warn_once(&format!("frontmatter:{}", file.display()), format!("skill {name:?}: {what} {problem}"));
+                (MemorySettings::default(), Some(problem))
             }
         };
         settings.enabled |= by_glob;
         let version = if settings.enabled { version::content_hash(&dir) } else { None };
-        Ok(SkillContext { name: name.into(), dir: Some(dir), enabled: settings.enabled, settings, version })
+        Ok(SkillContext { name: name.into(), dir: Some(dir), enabled: settings.enabled, settings, version, problem })
     }
 
     fn require_enabled(&self, skill: &str) -> Result<SkillContext> {
@@ -297,6 +300,11 @@ impl Engine {
             return Err(Error::invalid("skill must name a skill"));
         }
         let ctx = self.skill_context(skill, None)?;
+        if let (false, Some(problem)) = (ctx.enabled, &ctx.problem) {
+            return Err(Error::MemoryDisabled(format!(
+                "memory is off for skill {skill:?} because {problem}; fix that line (quote a value that holds \": \" or #), then call again"
+            )));
+        }
         if !ctx.enabled {
             return Err(Error::MemoryDisabled(format!(
                 "memory is not enabled for skill {skill:?}; enable it in its SKILL.md frontmatter (skill-memory: {{ enabled: true }}) or add it to memory.enabledSkills"
@@ -486,6 +494,7 @@ impl Engine {
             // 16 tokens), so only the head of the ranking is loaded.
             keep: budget.max_tokens / 16 + 32,
             corpus: read.corpus,
+            rest_cache: Some(&self.rest_cache),
         };
         let out = recall::rank_prepared(&conn, &q, &rungs, prepared)?;
         let t_rank = t0.elapsed();

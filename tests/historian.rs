@@ -315,8 +315,12 @@ fn distill_after_switching_embedders_with_progress() {
     promote(&mut off, "<skill_observations>\n* jq | workflow | Validate the input with jq empty before a long filter.\n</skill_observations>");
     let pin = ok(off.request("skillmem/pin", json!({ "id": 1, "pinned": true })).unwrap());
     assert_eq!(pin["id"], 1);
-    let r = recall(&mut off, "jq", "print raw strings");
+    // Two notes surface (a block holds every note it has room for, so the limit keeps two).
+    let r = ok(off
+        .request("skillmem/recall", json!({ "skill": "jq", "intent": "print raw strings", "limit": 2 }))
+        .unwrap());
     assert_ne!(r["mode"], "vector");
+    assert_eq!(r["notes"].as_array().unwrap().len(), 2, "{r}");
     off.shutdown().unwrap();
 
     let mut c = w.spawn();

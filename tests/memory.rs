@@ -235,7 +235,7 @@ fn provenance_in_every_form() {
 fn disabled_and_malformed_skills_get_no_block_and_one_warning() {
     let w = World::new();
     let plain = w.skill("plain", "---\nname: plain\n---\n");
-    let broken = w.skill("broken", "---\nname: [oops\nskill-memory: {enabled: true}\n---\n");
+    let broken = w.skill("broken", "---\nname: [oops\nskill-memory: {enabled: true\n---\n");
     let mut c = w.spawn();
     let r = load(&mut c, "1", "plain", &plain, None);
     assert_eq!(r["append"], Value::Null);
@@ -259,6 +259,76 @@ fn disabled_and_malformed_skills_get_no_block_and_one_warning() {
         })
         .collect();
     assert_eq!(warnings.len(), 1, "{:?}", c.notifications);
+}
+
+#[test]
+fn a_block_holds_every_note_it_has_room_for() {
+    // Three notes, an intent that matches one: the match comes first, and the two others
+    // (a must-not-skip step among them) still fill the block's room.
+    let w = World::new();
+    let dir = w.enabled_skill("deploy");
+    let mut c = w.spawn();
+    let matched = note(&mut c, "deploy", "fix", "rollback failed", "Run `kubectl rollout undo` when a rollback fails.");
+    let step = note(&mut c, "deploy", "workflow", "", "Always tag the release before pushing the image.");
+    let other = note(&mut c, "deploy", "discovery", "", "Staging shares the production database read replica.");
+    let want: Vec<i64> = [&matched, &step, &other].iter().map(|n| n["id"].as_i64().unwrap()).collect();
+    let r = load(&mut c, "c1", "deploy", &dir, Some("the rollback failed"));
+    let ids: Vec<i64> = r["noteIds"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), 3, "{r}");
+    assert_eq!(ids[0], want[0], "the matching note comes first: {r}");
+    for id in &want {
+        assert!(ids.contains(id), "note {id} left out: {r}");
+    }
+    let b = block_of(&r);
+    assert!(b.contains("tag the release") && b.contains("read replica"), "{b}");
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "deploy", "intent": "the rollback failed" })).unwrap());
+    assert_eq!(r["notes"].as_array().unwrap().len(), 3, "{r}");
+    assert_eq!(r["notes"][0]["id"].as_i64(), Some(want[0]), "{r}");
+}
+
+#[test]
+fn a_colon_in_the_description_keeps_memory_on() {
+    // `description: Use for jq work: filtering arrays` is not valid YAML (an unquoted ": "),
+    // but hosts list and load such skills; memory must stay on, in both styles.
+    let w = World::new();
+    let flow = w.skill(
+        "jq",
+        "---\nname: jq\ndescription: Use for jq work: filtering arrays\nskill-memory: { enabled: true }\n---\n# jq\n",
+    );
+    let block = w.skill(
+        "yq",
+        "---\nname: yq\ndescription: Use for yq work: editing YAML\nskill-memory:\n  enabled: true\n---\n# yq\n",
+    );
+    let mut c = w.spawn();
+    for (skill, dir) in [("jq", &flow), ("yq", &block)] {
+        let r =
+            note(&mut c, skill, "gotcha", "filter arrays", &format!("{skill}: use map(select(...)) to keep an array."));
+        assert_eq!(r["status"], "inserted", "{r}");
+        let r = load(&mut c, &format!("c-{skill}"), skill, dir, Some("filter arrays"));
+        assert!(block_of(&r).contains("map(select(...))"), "{r}");
+        let r = ok(c.request("skillmem/recall", json!({ "skill": skill, "intent": "filter arrays" })).unwrap());
+        assert_eq!(r["notes"].as_array().unwrap().len(), 1, "{r}");
+    }
+    let noisy: Vec<&Value> = c.notifications.iter().filter(|n| n["method"] == "window/logMessage").collect();
+    assert!(noisy.is_empty(), "a frontmatter hosts accept drew warnings: {noisy:?}");
+}
+
+#[test]
+fn an_unreadable_frontmatter_is_named_in_the_refusal() {
+    let w = World::new();
+    w.skill("broken", "---\nname: broken\ndescription: a: b\nskill-memory: { enabled: true\n---\n");
+    let mut c = w.spawn();
+    for (method, params) in [
+        ("skillmem/note", json!({ "skill": "broken", "kind": "gotcha", "delta": "x" })),
+        ("skillmem/recall", json!({ "skill": "broken" })),
+    ] {
+        let e = err(c.request(method, params).unwrap());
+        assert_eq!(e["code"], -32001, "{e}");
+        let msg = e["message"].as_str().unwrap();
+        assert!(msg.contains("SKILL.md") && msg.contains("line 4"), "{msg}");
+        assert!(msg.contains("skill-memory"), "{msg}");
+        assert!(!msg.contains("enable it"), "{msg}");
+    }
 }
 
 #[test]

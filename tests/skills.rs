@@ -368,7 +368,7 @@ fn hostile_names_oversize_and_bad_urls_are_refused_and_the_server_keeps_serving(
     let bad_folder =
         t.repo("bad-folder", &[("skills/good/SKILL.md", &md("good")), ("skills/Bad_Name/SKILL.md", &md("x"))]);
     assert_err(install(&mut c, &url(&bad_folder), None), -32005, "invalidSkillRepo", &["Bad_Name"]);
-    let bad_yaml = t.repo("bad-yaml", &[("SKILL.md", "---\nname: [unclosed\n---\n")]);
+    let bad_yaml = t.repo("bad-yaml", &[("SKILL.md", "---\nname: a\nskill-memory: { enabled: true\n---\n")]);
     assert_err(install(&mut c, &url(&bad_yaml), None), -32005, "invalidSkillRepo", &["frontmatter"]);
 
     let big = t.w.tmp.path().join("repos/big");

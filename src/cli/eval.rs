@@ -1,8 +1,14 @@
 //! `skillmem eval recall FILE`: recall quality on a labelled set.
 //!
 //! Loads every note of the set into a temporary store (with its age and hits), then ranks
-//! every query twice: with the full cascade (vector + bm25 fused, blended with recency and
-//! hits) and with the bm25 rung alone. Prints MRR@10 and recall@5 overall and per query style.
+//! every query three ways and prints MRR@10 and recall@5 overall and per query style:
+//!
+//! - **cascade**: what recall returns (vector + bm25 rungs, then every other note by recency ×
+//!   hits), with the embedder of `--embedding` (`off`: no vector rung);
+//! - **bm25 rung**: the notes the bm25 rung alone matches, in its order;
+//! - **plain bm25**: a baseline outside skillmem's code, a plain FTS5 table of the notes
+//!   (`intent`, `delta`, the store's `porter unicode61` tokenizer) queried with the intent's
+//!   words OR-ed as written, in `bm25()` order, matches only (issue 9's baseline).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -12,7 +18,6 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::{out, Global};
-use skillmem::config::Config;
 use skillmem::db;
 use skillmem::embed::Embedder;
 use skillmem::engine::embed_text;
@@ -84,6 +89,7 @@ impl Score {
 pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
     use skillmem::config::EmbeddingConfig as C;
     let cfg = match spec.unwrap_or("hash") {
+        "off" => anyhow::bail!("--embedding off has no embedder"),
         "hash" => C::Hash,
         s if s.starts_with("model:") => C::Model { path: s["model:".len()..].into() },
         s if s.starts_with("http:") || s.starts_with("https:") => {
@@ -95,21 +101,46 @@ pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
     skillmem::embed::from_config(&cfg)?.context("the embedder is not available (see the log)")
 }
 
+/// The plain-bm25 baseline's table, beside the store's own (see the module docs).
+const PLAIN_SETUP: &str =
+    "CREATE VIRTUAL TABLE plain_fts USING fts5 (skill UNINDEXED, intent, delta, tokenize = 'porter unicode61')";
+
+/// The plain-bm25 baseline: the skill's notes matching any word of `intent`, best first.
+fn plain_bm25(conn: &rusqlite::Connection, skill: &str, intent: &str) -> Result<Vec<i64>> {
+    let words = skillmem::embed::hash::words(intent);
+    if words.is_empty() {
+        return Ok(vec![]);
+    }
+    let q = words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid FROM plain_fts WHERE plain_fts MATCH ?1 AND skill = ?2 ORDER BY bm25(plain_fts), rowid LIMIT 10",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![q, skill], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let set: Set = serde_json::from_str(&text).with_context(|| format!("{} is not a recall set", file.display()))?;
     let tmp = tempfile::tempdir()?;
     let mut conn = db::open(tmp.path())?;
-    let embedder = embedder_of(embedding)?;
-    let index = ExactIndex::new(embedder.model_id());
+    conn.execute(PLAIN_SETUP, [])?;
+    let embedder = match embedding {
+        Some("off") => None,
+        spec => Some(embedder_of(spec)?),
+    };
+    let model = embedder.as_ref().map(|e| e.model_id().to_string()).unwrap_or_else(|| "off".into());
+    let index = ExactIndex::new(&model);
     let project = "eval";
     let now = db::now_ms();
     let mut ids: HashMap<i64, String> = HashMap::new();
-    let dedup = Config::default().memory.dedup_threshold;
     for skill in &set.skills {
         for n in &skill.notes {
             let kind = Kind::parse(&n.kind).with_context(|| format!("note {}: unknown kind {}", n.id, n.kind))?;
-            let v = embedder.embed_one(&embed_text(embedder.as_ref(), &n.intent, &n.delta))?;
+            let v = match &embedder {
+                Some(e) => Some(e.embed_one(&embed_text(e.as_ref(), &n.intent, &n.delta))?),
+                None => None,
+            };
             let new = NewNote {
                 skill: skill.name.clone(),
                 kind,
@@ -121,45 +152,59 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
                 session_id: None,
                 skill_hash: None,
             };
-            let (id, _) = store::write(
-                &mut conn,
-                project,
-                &new,
-                Some(Embedded { vector: &v, model: embedder.model_id() }),
-                1.01,
-                Some(&index as &dyn VectorIndex),
-            )?;
+            let embedded = v.as_deref().map(|v| Embedded { vector: v, model: &model });
+            let (id, _) = store::write(&mut conn, project, &new, embedded, 1.01, Some(&index as &dyn VectorIndex))?;
             conn.execute(
                 "UPDATE notes SET hits = ?2, created_at = ?3 WHERE id = ?1",
                 rusqlite::params![id, n.hits, now - n.age_days * 86_400_000],
             )?;
+            conn.execute(
+                "INSERT INTO plain_fts (rowid, skill, intent, delta) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![id, skill.name, n.intent, n.delta],
+            )?;
             ids.insert(id, n.id.clone());
         }
     }
-    let _ = dedup;
     let mut full: BTreeMap<String, Score> = BTreeMap::new();
     let mut bm25: BTreeMap<String, Score> = BTreeMap::new();
+    let mut plain: BTreeMap<String, Score> = BTreeMap::new();
+    let label = |ranked: &[i64]| -> Vec<String> { ranked.iter().filter_map(|id| ids.get(id).cloned()).collect() };
     for q in &set.queries {
         let query =
             Query { skill: &q.skill, project, intent: Some(&q.intent), ranking: Ranking::default(), now_ms: now };
-        let rank = |use_vectors: bool| -> Result<Vec<String>> {
-            let rungs = Rungs { embedder: Some(embedder.as_ref()), index: Some(&index), use_vectors, use_fts: true };
+        let rank = |use_vectors: bool, matched_only: bool| -> Result<Vec<String>> {
+            let rungs = Rungs {
+                embedder: embedder.as_deref(),
+                index: Some(&index),
+                use_vectors: use_vectors && embedder.is_some(),
+                use_fts: true,
+            };
             let out = recall::rank(&conn, &query, &rungs)?;
-            Ok(out.notes.iter().filter_map(|r| ids.get(&r.note.id).cloned()).collect())
+            let kept: Vec<i64> = out.notes.iter().filter(|r| r.matched || !matched_only).map(|r| r.note.id).collect();
+            Ok(label(&kept))
         };
         let style = q.style.clone().unwrap_or_else(|| "all".into());
         for key in ["overall".to_string(), style] {
-            full.entry(key.clone()).or_default().add(&rank(true)?, &q.relevant);
-            bm25.entry(key).or_default().add(&rank(false)?, &q.relevant);
+            full.entry(key.clone()).or_default().add(&rank(true, false)?, &q.relevant);
+            bm25.entry(key.clone()).or_default().add(&rank(false, true)?, &q.relevant);
+            plain.entry(key).or_default().add(&label(&plain_bm25(&conn, &q.skill, &q.intent)?), &q.relevant);
         }
     }
     if g.json {
-        let rows: BTreeMap<&String, (Score, Score)> =
-            full.iter().map(|(k, v)| (k, (v.mean(), bm25[k].mean()))).collect();
-        out(&serde_json::to_string_pretty(&serde_json::json!({
-            "embedding": embedder.model_id(),
-            "styles": rows.iter().map(|(k, (f, b))| serde_json::json!({ "style": k, "queries": f.queries, "cascade": { "mrr10": f.mrr10, "recall5": f.recall5 }, "bm25": { "mrr10": b.mrr10, "recall5": b.recall5 } })).collect::<Vec<_>>(),
-        }))?);
+        let styles: Vec<serde_json::Value> = full
+            .iter()
+            .map(|(k, f)| {
+                let (f, b, p) = (f.mean(), bm25[k].mean(), plain[k].mean());
+                serde_json::json!({
+                    "style": k,
+                    "queries": f.queries,
+                    "cascade": { "mrr10": f.mrr10, "recall5": f.recall5 },
+                    "bm25": { "mrr10": b.mrr10, "recall5": b.recall5 },
+                    "plainBm25": { "mrr10": p.mrr10, "recall5": p.recall5 },
+                })
+            })
+            .collect();
+        out(&serde_json::to_string_pretty(&serde_json::json!({ "embedding": model, "styles": styles }))?);
         return Ok(());
     }
     out(&format!(
@@ -167,18 +212,19 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
         file.display(),
         ids.len(),
         set.queries.len(),
-        embedder.model_id()
+        model
     ));
     out(&format!(
-        "{:<12} {:>7} | {:>9} {:>9} | {:>9} {:>9}",
-        "style", "queries", "MRR@10", "recall@5", "bm25 MRR", "bm25 r@5"
+        "{:<12} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9}",
+        "style", "queries", "MRR@10", "recall@5", "bm25 MRR", "bm25 r@5", "plain MRR", "plain r@5"
     ));
     for (k, f) in &full {
-        let (f, b) = (f.mean(), bm25[k].mean());
+        let (f, b, p) = (f.mean(), bm25[k].mean(), plain[k].mean());
         out(&format!(
-            "{:<12} {:>7} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3}",
-            k, f.queries, f.mrr10, f.recall5, b.mrr10, b.recall5
+            "{:<12} {:>7} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3}",
+            k, f.queries, f.mrr10, f.recall5, b.mrr10, b.recall5, p.mrr10, p.recall5
         ));
     }
+    out("(MRR@10 / recall@5: cascade = what recall returns; bm25 = the bm25 rung's matches alone; plain = a plain FTS5 bm25 baseline)");
     Ok(())
 }

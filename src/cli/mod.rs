@@ -211,11 +211,11 @@ pub enum BenchCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
-    /// MRR@10 and recall@5 of the full cascade and of the bm25 rung alone.
+    /// MRR@10 and recall@5 of the full cascade, of the bm25 rung alone and of a plain bm25 baseline.
     Recall {
         /// A labelled recall set (the format of shared/bench/recall-dev.json).
         file: PathBuf,
-        /// The embedder: hash (default), model:PATH (local-model feature) or http:URL#MODEL.
+        /// The embedder: hash (default), off, model:PATH (local-model feature) or http:URL#MODEL.
         #[arg(long)]
         embedding: Option<String>,
     },

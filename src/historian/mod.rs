@@ -66,11 +66,12 @@ impl Engine {
             }
             let ctx = match self.skill_context(&o.skill, None) {
                 Ok(ctx) if ctx.enabled => ctx,
-                Ok(_) => {
-                    rejected.push(RejectedObservation {
-                        line,
-                        reason: format!("memory is not enabled for skill {:?}", o.skill),
-                    });
+                Ok(ctx) => {
+                    let reason = match &ctx.problem {
+                        Some(p) => format!("memory is off for skill {:?} because {p}", o.skill),
+                        None => format!("memory is not enabled for skill {:?}", o.skill),
+                    };
+                    rejected.push(RejectedObservation { line, reason });
                     continue;
                 }
                 Err(e) => {

@@ -171,6 +171,7 @@ mod tests {
                 updated_at: 0,
             },
             score: 1.0,
+            matched: true,
         }
     }
 

@@ -3,7 +3,9 @@
 //! The frontmatter is the YAML between a leading `---` line and the next `---` line. A BOM,
 //! CRLF line ends and `#` comments are tolerated. Memory is enabled by `skill-memory: { enabled:
 //! true }` (block or inline), `skill-memory: true`, or `metadata: { skill-memory: enabled }`.
-//! A malformed frontmatter is an error the caller turns into "disabled, warned once".
+//! A frontmatter that is not valid YAML (typically an unquoted `": "` in a description) is read
+//! line by line, as hosts read it; one that cannot be read even so is an error, with the line,
+//! that the caller turns into "disabled, warned once" and into the note tools' refusal.
 
 use serde_norway::Value;
 
@@ -42,6 +44,9 @@ pub struct Frontmatter {
     pub memory: MemorySettings,
     /// The whole frontmatter, for checks of other keys (e.g. `allowed-tools`).
     pub raw: Option<serde_norway::Mapping>,
+    /// Set when the frontmatter is not valid YAML and was read line by line instead: what the
+    /// YAML parser said, with the line.
+    pub lenient: Option<String>,
 }
 
 /// Splits the frontmatter text off a SKILL.md (BOM and CRLF tolerated). `None` when the file
@@ -66,23 +71,50 @@ pub fn split(text: &str) -> Option<(String, &str)> {
     None
 }
 
-/// Parses a SKILL.md's text. `Err` says why the frontmatter is malformed.
+/// The line of SKILL.md that line `i` (0-based) of the frontmatter text is on: line 1 is the
+/// opening `---`.
+fn file_line(i: usize) -> usize {
+    i + 2
+}
+
+/// Parses a SKILL.md's text. `Err` says why the frontmatter cannot be read, with the line of
+/// SKILL.md and what to fix.
+///
+/// A strict YAML parse comes first. When it fails, the frontmatter is read the way hosts read
+/// it, line by line ([`lenient`]): top-level `key: value` lines (the value is everything after
+/// the first `": "`, so `description: Use for jq work: filtering arrays` is a description), and
+/// the `skill-memory` block (flow `{ enabled: true }` or indented lines). Only what that reading
+/// cannot make sense of is an error; [`Frontmatter::lenient`] records the YAML error otherwise.
 pub fn parse(text: &str) -> Result<Frontmatter, String> {
     let Some((yaml, _body)) = split(text) else {
         let t = text.strip_prefix('\u{feff}').unwrap_or(text);
         if t.starts_with("---") {
-            return Err("the frontmatter starts with --- but has no closing --- line".into());
+            return Err(
+                "the frontmatter starts with --- but has no closing --- line; add a line with --- after it".into()
+            );
         }
         return Ok(Frontmatter::default());
     };
     if yaml.trim().is_empty() {
         return Ok(Frontmatter::default());
     }
-    let value: Value = serde_norway::from_str(&yaml).map_err(|e| format!("the frontmatter is not valid YAML: {e}"))?;
+    let value: Value = match serde_norway::from_str(&yaml) {
+        Ok(v) => v,
+        Err(e) => {
+            let why = yaml_error(&e, 0);
+            return match lenient(&yaml) {
+                Ok(mut f) => {
+                    f.lenient = Some(why);
+                    Ok(f)
+                }
+                Err(e) => Err(format!("{e} (the frontmatter is not valid YAML either: {why})")),
+            };
+        }
+    };
     let map = match value {
         Value::Mapping(m) => m,
         Value::Null => return Ok(Frontmatter::default()),
-        _ => return Err("the frontmatter must be a YAML mapping of keys to values".into()),
+        _ => return Err("the frontmatter must be a YAML mapping of keys to values (`key: value` lines)".into()),
     };
     let text_of = |k: &str| -> Result<Option<String>, String> {
         match map.get(k) {
@@ -90,20 +122,265 @@ pub fn parse(text: &str) -> Result<Frontmatter, String> {
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(Value::Number(n)) => Ok(Some(n.to_string())),
             Some(Value::Bool(b)) => Ok(Some(b.to_string())),
-            Some(_) => Err(format!("frontmatter `{k}` must be a string")),
+            Some(_) => Err(format!("{}frontmatter `{k}` must be a string", at(key_line(&yaml, &[k])))),
         }
     };
     let name = text_of("name")?;
     let description = text_of("description")?;
     let mut memory = MemorySettings::default();
+    // A bad setting names its own line when it has one (`skill-memory.enabled must be ...`).
+    let located = |path: &[&str], e: String| {
+        let sub = e.strip_prefix("skill-memory.").and_then(|r| r.split([' ', ':']).next());
+        let line = sub.and_then(|k| key_line(&yaml, &[path, &[k]].concat())).or_else(|| key_line(&yaml, path));
+        format!("{}{e}", at(line))
+    };
     if let Some(v) = map.get("skill-memory") {
-        memory = settings(v)?;
+        memory = settings(v).map_err(|e| located(&["skill-memory"], e))?;
     } else if let Some(Value::Mapping(meta)) = map.get("metadata") {
         if let Some(v) = meta.get("skill-memory") {
-            memory = settings(v)?;
+            memory = settings(v).map_err(|e| located(&["metadata", "skill-memory"], e))?;
         }
     }
-    Ok(Frontmatter { name, description, memory, raw: Some(map) })
+    Ok(Frontmatter { name, description, memory, raw: Some(map), lenient: None })
+}
+
+/// "line N of SKILL.md: " for a known line, else nothing.
+fn at(line: Option<usize>) -> String {
+    line.map(|l| format!("line {l} of SKILL.md: ")).unwrap_or_default()
+}
+
+/// A YAML error as "line N of SKILL.md: what" (`offset`: lines of the frontmatter before the
+/// text that was parsed).
+fn yaml_error(e: &serde_norway::Error, offset: usize) -> String {
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).trim().to_string();
+    match e.location() {
+        Some(loc) => format!("line {} of SKILL.md: {msg}", file_line(offset + loc.line().saturating_sub(1))),
+        None => msg,
+    }
+}
+
+/// The SKILL.md line of the key at `path` (a top-level key, then keys nested under it).
+fn key_line(yaml: &str, path: &[&str]) -> Option<usize> {
+    let mut indent: Option<usize> = None;
+    let mut want = path.iter();
+    let mut key = want.next()?;
+    for (i, line) in yaml.lines().enumerate() {
+        let body = line.trim_start();
+        let ind = line.len() - body.len();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let here = match indent {
+            None => ind == 0,
+            Some(parent) => ind > parent,
+        };
+        if !here {
+            if indent.is_some_and(|p| ind <= p) {
+                return None;
+            }
+            continue;
+        }
+        let k = body.split(':').next().unwrap_or("").trim().trim_matches(['"', '\'']);
+        if k == *key {
+            match want.next() {
+                Some(next) => {
+                    key = next;
+                    indent = Some(ind);
+                }
+                None => return Some(file_line(i)),
+            }
+        }
+    }
+    None
+}
+
+/// One `key: value` line of a line-by-line reading, with the lines indented under it.
+#[derive(Debug)]
+struct Entry {
+    key: String,
+    value: String,
+    /// Index of the key's line in the frontmatter text.
+    line: usize,
+    /// The lines indented under the key (index, text), as written.
+    block: Vec<(usize, String)>,
+}
+
+/// Reads `lines` (index in the frontmatter, text) as `key: value` lines at the smallest
+/// indentation, each with the more-indented lines under it. A line at that indentation
+/// without `": "` continues the value above it (a wrapped line).
+fn entries(lines: &[(usize, String)]) -> Result<Vec<Entry>, String> {
+    let content = |l: &str| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#')
+    };
+    let base = lines.iter().filter(|(_, l)| content(l)).map(|(_, l)| l.len() - l.trim_start().len()).min();
+    let Some(base) = base else { return Ok(vec![]) };
+    let mut out: Vec<Entry> = vec![];
+    for (i, line) in lines {
+        let ind = line.len() - line.trim_start().len();
+        if !content(line) {
+            // Blank lines and comments inside a block keep their place (block scalars).
+            if let Some(e) = out.last_mut() {
+                if !e.block.is_empty() && line.trim().is_empty() {
+                    e.block.push((*i, String::new()));
+                }
+            }
+            continue;
+        }
+        let body = &line[ind..];
+        if ind > base || body.starts_with("- ") || body == "-" {
+            match out.last_mut() {
+                Some(e) => e.block.push((*i, line.clone())),
+                None => return Err(format!("line {}: an indented line comes before any key", file_line(*i))),
+            }
+            continue;
+        }
+        // The key ends at the first `:` followed by a space, a tab or the end of the line.
+        let split = body.char_indices().find_map(|(k, c)| {
+            (c == ':' && body[k + 1..].chars().next().is_none_or(|n| n == ' ' || n == '\t')).then_some(k)
+        });
+        match split {
+            Some(k) if !body[..k].trim().is_empty() => out.push(Entry {
+                key: body[..k].trim().trim_matches(['"', '\'']).to_string(),
+                value: body[k + 1..].trim().to_string(),
+                line: *i,
+                block: vec![],
+            }),
+            _ => match out.last_mut() {
+                Some(e) if e.block.is_empty() => {
+                    e.value.push(' ');
+                    e.value.push_str(body.trim());
+                }
+                _ => {
+                    return Err(format!(
+                        "line {}: `{}` is not a `key: value` line; write `key: value`, or indent it under the key it belongs to",
+                        file_line(*i),
+                        body.trim()
+                    ))
+                }
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// A scalar written without YAML's rules: surrounding quotes removed.
+fn unquote(v: &str) -> String {
+    let v = v.trim();
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return v[1..v.len() - 1].to_string();
+        }
+    }
+    v.to_string()
+}
+
+/// The text of an entry read line by line: its value, or the lines under it (`|` keeps line
+/// breaks, anything else folds them).
+fn entry_text(e: &Entry) -> String {
+    let v = e.value.trim();
+    let block = || e.block.iter().map(|(_, l)| l.trim()).collect::<Vec<_>>();
+    if v.starts_with('|') {
+        block().join("\n").trim().to_string()
+    } else if v.starts_with('>') || (v.is_empty() && !e.block.is_empty()) {
+        block().into_iter().filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    } else if v.starts_with(['"', '\'']) {
+        unquote(v)
+    } else {
+        // As in YAML, ` #` starts a comment.
+        v.split(" #").next().unwrap_or(v).trim().to_string()
+    }
+}
+
+/// The block under an entry with its common indentation removed.
+fn dedent(block: &[(usize, String)]) -> Vec<(usize, String)> {
+    let min = block
+        .iter()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(_, l)| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    block.iter().map(|(i, l)| (*i, l.get(min..).unwrap_or("").to_string())).collect()
+}
+
+/// The value of an entry as YAML: its inline value (`{ enabled: true }`, `true`), or the
+/// block under it parsed as YAML, or else read line by line.
+fn entry_value(e: &Entry) -> Result<Value, String> {
+    let v = e.value.trim();
+    if !v.is_empty() && !v.starts_with('#') {
+        return serde_norway::from_str::<Value>(v).map_err(|err| {
+            let msg = err.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            format!(
+                "line {}: the value of `{}` cannot be read ({msg}); write it as `{}: {{ enabled: true }}` or as indented `key: value` lines",
+                file_line(e.line),
+                e.key,
+                e.key
+            )
+        });
+    }
+    if e.block.is_empty() {
+        return Ok(Value::Null);
+    }
+    let lines = dedent(&e.block);
+    let text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    if let Ok(v) = serde_norway::from_str::<Value>(&text) {
+        return Ok(v);
+    }
+    let mut m = serde_norway::Mapping::new();
+    for sub in entries(&lines)? {
+        let v = entry_value(&sub).or_else(|err| {
+            if sub.block.is_empty() {
+                Ok(Value::String(unquote(&sub.value)))
+            } else {
+                Err(err)
+            }
+        })?;
+        m.insert(Value::String(sub.key), v);
+    }
+    Ok(Value::Mapping(m))
+}
+
+/// Reads a frontmatter that is not valid YAML line by line, as hosts do: top-level `key:
+/// value` lines, and the `skill-memory` block (flow or block style, at the top level or under
+/// `metadata`). `Err` names the line that cannot be read and what to write instead.
+pub fn lenient(yaml: &str) -> Result<Frontmatter, String> {
+    let lines: Vec<(usize, String)> = yaml.lines().map(str::to_string).enumerate().collect();
+    let top = entries(&lines)?;
+    let find = |k: &str| top.iter().find(|e| e.key == k);
+    let mut raw = serde_norway::Mapping::new();
+    for e in &top {
+        raw.insert(Value::String(e.key.clone()), Value::String(entry_text(e)));
+    }
+    let mut memory = MemorySettings::default();
+    let setting = |e: &Entry, v: &Value| settings(v).map_err(|why| format!("line {}: {why}", file_line(e.line)));
+    if let Some(e) = find("skill-memory") {
+        memory = setting(e, &entry_value(e)?)?;
+    } else if let Some(meta) = find("metadata") {
+        let inner = if meta.value.trim().is_empty() || meta.value.trim().starts_with('#') {
+            match entries(&dedent(&meta.block)) {
+                Ok(sub) => sub.into_iter().find(|e| e.key == "skill-memory"),
+                // Only an unreadable block that may hold the setting is an error.
+                Err(e) if meta.block.iter().any(|(_, l)| l.contains("skill-memory")) => return Err(e),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        match inner {
+            Some(e) => memory = setting(&e, &entry_value(&e)?)?,
+            None => {
+                if let Ok(Value::Mapping(m)) = entry_value(meta) {
+                    if let Some(v) = m.get("skill-memory") {
+                        memory = setting(meta, v)?;
+                    }
+                }
+            }
+        }
+    }
+    let text = |k: &str| find(k).map(entry_text).filter(|s| !s.is_empty());
+    Ok(Frontmatter { name: text("name"), description: text("description"), memory, raw: Some(raw), lenient: None })
 }
 
 fn settings(v: &Value) -> Result<MemorySettings, String> {
@@ -199,15 +476,32 @@ mod tests {
             ("---\nname: a\n---\n", Ok(false)),
             ("no frontmatter at all", Ok(false)),
             ("---\n---\n", Ok(false)),
-            ("---\nname: [unclosed\n---\n", Err("not valid YAML")),
+            // Not YAML, read line by line as hosts do: the value is what follows the first ": ".
+            ("---\nname: [unclosed\n---\n", Ok(false)),
+            ("---\nname: [oops\nskill-memory: {enabled: true}\n---\n", Ok(true)),
+            ("---\ndescription: Use for jq work: filtering arrays\nskill-memory: { enabled: true }\n---\n", Ok(true)),
+            ("---\ndescription: Use for jq work: filtering arrays\nskill-memory:\n  enabled: true\n  max_tokens: 800\n---\n", Ok(true)),
+            ("---\ndescription: a: b\nskill-memory:\n  enabled: false\n---\n", Ok(false)),
+            ("---\ndescription: a: b\nmetadata:\n  skill-memory: enabled\n---\n", Ok(true)),
+            ("---\ndescription: a: b\nmetadata: { skill-memory: enabled }\n---\n", Ok(true)),
+            ("---\ndescription: a: b\nskill-memory:\n  enabled: true # on\n  note: x: y\n---\n", Ok(true)),
+            ("---\ndescription: a: b\n  wrapped: onto a second line\nskill-memory: true\n---\n", Ok(true)),
+            ("---\ndescription: a: b\n---\n", Ok(false)),
+            ("---\ndescription: a: b\nskill-memory:\ttrue\n---\n", Ok(true)),
+            ("---\ndescription: see https://x.io/a:b: c\nskill-memory: true\n---\n", Ok(true)),
+            // Cannot be read at all: the error names the line and what to write.
             ("---\nname: a\n", Err("no closing")),
             ("---\n- a\n- b\n---\n", Err("mapping")),
-            ("---\nskill-memory:\n  enabled: maybe\n---\n", Err("enabled must be")),
-            ("---\nskill-memory: 7\n---\n", Err("skill-memory must be")),
+            ("---\nskill-memory:\n  enabled: maybe\n---\n", Err("line 3 of SKILL.md: skill-memory.enabled must be")),
+            ("---\nskill-memory: 7\n---\n", Err("line 2 of SKILL.md: skill-memory must be")),
             ("---\nskill-memory: {enabled: true, max_tokens: -3}\n---\n", Err("max_tokens")),
             // Found by tests/fuzz.rs (tests/corpus/frontmatter): an infinite weight made every weight NaN.
             ("---\nskill-memory: {enabled: true, ranking_relevance: 1e300}\n---\n", Err("finite")),
             ("---\nskill-memory: {enabled: true, ranking_hit: .inf}\n---\n", Err("finite")),
+            ("---\ndescription: a: b\nskill-memory: { enabled: true\n---\n", Err("line 3: the value of `skill-memory` cannot be read")),
+            ("---\ndescription: a: b\nskill-memory:\n  enabled: maybe\n---\n", Err("line 3: skill-memory.enabled must be")),
+            ("---\n  indented: first\nname: a: b\n---\n", Err("line 2: an indented line")),
+            ("---\nno colon here\nname: a: b\n---\n", Err("line 2: `no colon here` is not a `key: value` line")),
         ];
         for (text, want) in cases {
             match (enabled(text), want) {
@@ -216,6 +510,41 @@ mod tests {
                 (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn lenient_reading_keeps_names_descriptions_and_settings() {
+        // (SKILL.md, name, description, max_tokens)
+        type Case<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<usize>);
+        let cases: &[Case] = &[
+            (
+                "---\nname: jq\ndescription: Use for jq work: filtering arrays\nskill-memory: { enabled: true, max_tokens: 700 }\n---\n",
+                Some("jq"),
+                Some("Use for jq work: filtering arrays"),
+                Some(700),
+            ),
+            (
+                "---\nname: \"jq\"\ndescription: >\n  Folded: over\n  two lines\nbad: a: b\nskill-memory:\n  enabled: true\n  max_tokens: 900\n---\n",
+                Some("jq"),
+                Some("Folded: over two lines"),
+                Some(900),
+            ),
+            (
+                "---\nname: x # note\ndescription: 'quoted: yes'\nother: a: b\n---\n",
+                Some("x"),
+                Some("quoted: yes"),
+                None,
+            ),
+        ];
+        for (text, name, description, max_tokens) in cases {
+            let f = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(f.name.as_deref(), *name, "{text:?}");
+            assert_eq!(f.description.as_deref(), *description, "{text:?}");
+            assert_eq!(f.memory.max_tokens, *max_tokens, "{text:?}");
+            assert!(f.lenient.as_deref().is_some_and(|w| w.contains("line ")), "{text:?}: {:?}", f.lenient);
+        }
+        let strict = parse("---\nname: a\n---\n").unwrap();
+        assert_eq!(strict.lenient, None);
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! model) and the bm25 rung (FTS5) are combined, so that a note with no current vector still
 //! surfaces through its words: with a semantic embedder, relevance is the cosine plus a boost
 //! for notes that contain most of the intent's words ([`COVERAGE_WEIGHT`]); with a lexical
-//! (hash) embedder, the two rungs are fused by reciprocal rank. Relevance is blended with
-//! recency and hits by the skill's ranking weights. Without an intent, or when nothing
-//! matches it, notes are ranked by recency × hits. Pinned notes always come first; ties are
-//! broken by hits, then recency, then id, so the order is total and deterministic.
+//! (hash) embedder, bm25 ranks its matches and the vector rung's other notes follow them
+//! ([`RRF_K`]). Relevance is blended with recency and hits by the skill's ranking weights.
+//! Every other visible note follows, ranked by recency × hits (all of them without an intent,
+//! or when nothing matches it), so that the block fills its budget: with few notes the whole
+//! memory fits. Pinned notes always come first; ties are broken by hits, then recency, then
+//! id, so the order is total and deterministic.
 
 use rusqlite::Connection;
 
@@ -20,13 +22,15 @@ use crate::index::VectorIndex;
 
 /// How many notes each rung contributes to the fusion.
 pub const RUNG_DEPTH: usize = 50;
-/// The reciprocal-rank-fusion constant (small: the top of each rung counts most).
+/// Relevance by rank for the lexical rungs: the note at rank `r` (from 0) scores
+/// `1 / (RRF_K + r + 1)`. With a lexical embedder (hash) or none, bm25 ranks the notes it
+/// matches and the vector rung only adds the notes bm25 did not match, after them: the hash
+/// embedder sees the same words bm25 sees, without IDF or length normalisation, a weaker
+/// estimate of the same evidence, so it must not reorder bm25's matches (fused by reciprocal
+/// rank at weight 0.15 it did: on `recall-dev.json` MRR@10 0.506 against bm25's 0.513); it
+/// still finds notes that share only word pieces with the intent. A semantic embedder's rung
+/// is scored otherwise: see [`COVERAGE_WEIGHT`].
 pub const RRF_K: f32 = 10.0;
-/// The fusion weight of the vector rung when the embedder is lexical (the hash embedder sees
-/// the same words bm25 sees, without IDF, so it mostly adds noise; it stays in the fusion to
-/// surface notes that share only word pieces with the intent). A semantic embedder's rung is
-/// not fused by rank: see [`COVERAGE_WEIGHT`].
-pub const LEXICAL_VECTOR_WEIGHT: f32 = 0.15;
 /// With a semantic embedder the relevance of a note is its cosine to the intent plus
 /// `COVERAGE_WEIGHT × c²`, where `c` is the share of the intent's content words (stemmed,
 /// stop words left out) that the note contains; only notes bm25 matched are looked at. A
@@ -58,7 +62,11 @@ pub struct Query<'a> {
 #[derive(Debug, Clone)]
 pub struct Ranked {
     pub note: Note,
+    /// The note's score within its tier: relevance blended by the skill's weights for notes a
+    /// rung found, recency and hits for the rest.
     pub score: f32,
+    /// A rung (vector or bm25) found this note for the intent; these come first.
+    pub matched: bool,
 }
 
 /// The ranking of one recall, best first, pinned notes first.
@@ -79,7 +87,7 @@ pub struct Rungs<'a> {
 
 /// Candidates gathered by the caller (from [`crate::index::catalog`], say) instead of
 /// SQLite.
-pub struct Prepared {
+pub struct Prepared<'a> {
     /// Every visible note of the skill, by id (shared: the catalog caches it).
     pub candidates: std::sync::Arc<Vec<Candidate>>,
     /// The index is known to hold the vector of every candidate that has one of its model
@@ -90,6 +98,107 @@ pub struct Prepared {
     /// Notes in the whole store (0: unknown). Above [`FTS_PRUNE_MIN`] the bm25 rung checks
     /// visibility in memory instead of joining every match to the notes table.
     pub corpus: usize,
+    /// Keeps the head of the candidates' recency × hits order between calls.
+    pub rest_cache: Option<&'a RestCache>,
+}
+
+/// The head of a candidate list's order by recency × hits (the order of the notes no rung
+/// found), kept per skill and project while the list (the same `Arc`), the day and the
+/// weights are the same: a recall over a skill with 100k notes then fills its block without
+/// scoring every note again. The day is the UTC day [`recency`] counts by.
+#[derive(Default)]
+pub struct RestCache {
+    map: std::sync::Mutex<std::collections::HashMap<(String, String), RestEntry>>,
+}
+
+struct RestEntry {
+    candidates: std::sync::Arc<Vec<Candidate>>,
+    day: i64,
+    weights: (u32, u32),
+    /// Indices into `candidates`, best first; `complete` when it holds all of them.
+    head: std::sync::Arc<Vec<u32>>,
+    complete: bool,
+}
+
+impl RestCache {
+    fn head(
+        &self,
+        q: &Query<'_>,
+        cands: &std::sync::Arc<Vec<Candidate>>,
+        rest: Ranking,
+        want: usize,
+    ) -> (std::sync::Arc<Vec<u32>>, bool) {
+        let key = (q.skill.to_string(), q.project.to_string());
+        let day = q.now_ms.div_euclid(DAY_MS);
+        let weights = (rest.recency.to_bits(), rest.hit.to_bits());
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = map.get(&key) {
+            let fresh = std::sync::Arc::ptr_eq(&e.candidates, cands) && e.day == day && e.weights == weights;
+            if fresh && (e.complete || e.head.len() >= want) {
+                return (e.head.clone(), e.complete);
+            }
+        }
+        let (head, complete) = rest_head(cands, rest, q.now_ms, want);
+        let head = std::sync::Arc::new(head);
+        if map.len() >= 256 {
+            map.clear();
+        }
+        map.insert(key, RestEntry { candidates: cands.clone(), day, weights, head: head.clone(), complete });
+        (head, complete)
+    }
+}
+
+/// The first `want` candidates (indices) in the order of notes no rung found: pinned first,
+/// then recency × hits by `rest`, then hits, recency, id. `true` when that is all of them.
+fn rest_head(cands: &[Candidate], rest: Ranking, now_ms: i64, want: usize) -> (Vec<u32>, bool) {
+    let max_hits = cands.iter().map(|c| c.hits).max().unwrap_or(0);
+    let mut memo = HitMemo::new(max_hits);
+    let mut scored: Vec<(f32, u32)> = cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (rest.recency * recency(c.created_at, now_ms) + rest.hit * memo.get(c.hits), i as u32))
+        .collect();
+    let order = |a: &(f32, u32), b: &(f32, u32)| {
+        let (x, y) = (&cands[a.1 as usize], &cands[b.1 as usize]);
+        y.pinned
+            .cmp(&x.pinned)
+            .then(b.0.total_cmp(&a.0))
+            .then(y.hits.cmp(&x.hits))
+            .then(y.created_at.cmp(&x.created_at))
+            .then(x.id.cmp(&y.id))
+    };
+    let complete = want >= scored.len();
+    if !complete {
+        if want > 0 {
+            scored.select_nth_unstable_by(want - 1, order);
+        }
+        scored.truncate(want);
+    }
+    scored.sort_by(order);
+    (scored.into_iter().map(|(_, i)| i).collect(), complete)
+}
+
+/// [`hit_score`] per small hit count, computed once (same values).
+struct HitMemo {
+    max_hits: i64,
+    memo: [f32; 256],
+}
+
+impl HitMemo {
+    fn new(max_hits: i64) -> HitMemo {
+        HitMemo { max_hits, memo: [f32::NAN; 256] }
+    }
+    fn get(&mut self, h: i64) -> f32 {
+        if (0..256).contains(&h) {
+            let m = &mut self.memo[h as usize];
+            if m.is_nan() {
+                *m = hit_score(h, self.max_hits);
+            }
+            *m
+        } else {
+            hit_score(h, self.max_hits)
+        }
+    }
 }
 
 /// Skills with more visible notes than this prune the bm25 rung's most common words
@@ -109,12 +218,18 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
         conn,
         q,
         rungs,
-        Prepared { candidates: candidates.into(), vectors_checked: false, keep: usize::MAX, corpus: 0 },
+        Prepared {
+            candidates: candidates.into(),
+            vectors_checked: false,
+            keep: usize::MAX,
+            corpus: 0,
+            rest_cache: None,
+        },
     )
 }
 
 /// [`rank`] over candidates the caller gathered; same ranking.
-pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Prepared) -> Result<Outcome> {
+pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Prepared<'_>) -> Result<Outcome> {
     let t0 = std::time::Instant::now();
     let cands = p.candidates;
     if cands.is_empty() {
@@ -172,11 +287,17 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                 *rel.entry(note.id).or_default() += COVERAGE_WEIGHT * c * c;
             }
         } else {
-            for (r, (id, _)) in vec_hits.iter().enumerate() {
-                *rel.entry(*id).or_default() += LEXICAL_VECTOR_WEIGHT / (RRF_K + r as f32 + 1.0);
-            }
+            // bm25 ranks the notes it matches; a lexical embedder's notes that bm25 did not
+            // match continue its ranking (see [`RRF_K`]).
             for (r, (id, _)) in fts_hits.iter().enumerate() {
-                *rel.entry(*id).or_default() += 1.0 / (RRF_K + r as f32 + 1.0);
+                rel.insert(*id, 1.0 / (RRF_K + r as f32 + 1.0));
+            }
+            let mut r = fts_hits.len();
+            for (id, _) in &vec_hits {
+                if !rel.contains_key(id) {
+                    rel.insert(*id, 1.0 / (RRF_K + r as f32 + 1.0));
+                    r += 1;
+                }
             }
         }
         mode = if !vec_hits.is_empty() {
@@ -190,62 +311,69 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let t_rungs = t0.elapsed();
     let max_rel = rel.values().copied().fold(0.0f32, f32::max);
     let max_hits = cands.iter().map(|c| c.hits).max().unwrap_or(0);
-    let w = if mode == RecallMode::Recent {
-        // Nothing to be relevant to: recency and hits decide alone.
+    // The notes no rung found (all of them without relevance) are ranked by recency and hits
+    // alone, after the ones a rung found: a must-not-skip note that shares no word with
+    // today's intent still fills the room the block has.
+    let rest = {
         let s = q.ranking.recency + q.ranking.hit;
         if s > 0.0 {
             Ranking { relevance: 0.0, recency: q.ranking.recency / s, hit: q.ranking.hit / s }
         } else {
             Ranking { relevance: 0.0, recency: 0.5, hit: 0.5 }
         }
-    } else {
-        q.ranking
     };
-    // The notes to score: all of them without relevance, else the pinned and the relevant
-    // ones (found by id rather than by looking every candidate up in `rel`).
-    let kept: Vec<Candidate> = if mode == RecallMode::Recent {
-        std::sync::Arc::try_unwrap(cands).unwrap_or_else(|shared| (*shared).clone())
-    } else {
-        let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
-        let mut kept: Vec<Candidate> = cands.iter().filter(|c| c.pinned).cloned().collect();
-        for id in rel.keys() {
-            let found = if sorted {
-                cands.binary_search_by_key(id, |c| c.id).ok().map(|i| &cands[i])
-            } else {
-                cands.iter().find(|c| c.id == *id)
-            };
-            if let Some(c) = found.filter(|c| !c.pinned) {
-                kept.push(c.clone());
-            }
-        }
-        kept
-    };
-    // hit_score per small hit count, computed once (same values).
-    let mut hit_memo = [f32::NAN; 256];
-    let mut hits_of = |h: i64| {
-        if (0..256).contains(&h) {
-            let m = &mut hit_memo[h as usize];
-            if m.is_nan() {
-                *m = hit_score(h, max_hits);
-            }
-            *m
+    let mut hits_of = HitMemo::new(max_hits);
+    // The notes a rung found, scored by relevance (found by id, not by looking every
+    // candidate up).
+    let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
+    let index_of = |id: i64| -> Option<usize> {
+        if sorted {
+            cands.binary_search_by_key(&id, |c| c.id).ok()
         } else {
-            hit_score(h, max_hits)
+            cands.iter().position(|c| c.id == id)
         }
     };
-    let mut scored: Vec<(Candidate, f32)> = kept
-        .into_iter()
-        .map(|c| {
-            let r = if max_rel > 0.0 { rel.get(&c.id).copied().unwrap_or(0.0) / max_rel } else { 0.0 };
-            let h = hits_of(c.hits);
-            let s = w.relevance * r + w.recency * recency(c.created_at, q.now_ms) + w.hit * h;
-            (c, s)
-        })
-        .collect();
-    let order = |a: &(Candidate, f32), b: &(Candidate, f32)| {
+    let mut found: Vec<i64> = rel.keys().copied().collect();
+    found.sort_unstable();
+    let mut scored: Vec<(Candidate, bool, f32)> = Vec::with_capacity(found.len() + p.keep.min(cands.len()));
+    for id in &found {
+        if let Some(i) = index_of(*id) {
+            let c = &cands[i];
+            let rv = if max_rel > 0.0 { rel[id] / max_rel } else { 0.0 };
+            let s = q.ranking.relevance * rv
+                + q.ranking.recency * recency(c.created_at, q.now_ms)
+                + q.ranking.hit * hits_of.get(c.hits);
+            scored.push((c.clone(), true, s));
+        }
+    }
+    // Then the others, in their own order, as many as the head can hold: at most `keep` of
+    // them can be in it. The pinned ones come first in that order, so all of them are kept.
+    let want = p.keep.saturating_add(found.len());
+    let (head, _) = match p.rest_cache {
+        Some(cache) => cache.head(q, &cands, rest, want),
+        None => {
+            let (h, c) = rest_head(&cands, rest, q.now_ms, want);
+            (std::sync::Arc::new(h), c)
+        }
+    };
+    let mut others = 0;
+    for &i in head.iter() {
+        if others >= p.keep {
+            break;
+        }
+        let c = &cands[i as usize];
+        if found.binary_search(&c.id).is_ok() {
+            continue;
+        }
+        let s = rest.recency * recency(c.created_at, q.now_ms) + rest.hit * hits_of.get(c.hits);
+        scored.push((c.clone(), false, s));
+        others += 1;
+    }
+    let order = |a: &(Candidate, bool, f32), b: &(Candidate, bool, f32)| {
         b.0.pinned
             .cmp(&a.0.pinned)
-            .then(b.1.total_cmp(&a.1))
+            .then(b.1.cmp(&a.1))
+            .then(b.2.total_cmp(&a.2))
             .then(b.0.hits.cmp(&a.0.hits))
             .then(b.0.created_at.cmp(&a.0.created_at))
             .then(a.0.id.cmp(&b.0.id))
@@ -260,7 +388,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     scored.sort_by(order);
     let t_score = t0.elapsed();
-    let ids: Vec<i64> = scored.iter().map(|(c, _)| c.id).collect();
+    let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).collect();
     let notes = store::load(conn, &ids)?;
     tracing::trace!(
         "rank: rungs {:?}, score {:?}, load {:?} ({} notes)",
@@ -269,7 +397,8 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         t0.elapsed() - t_score,
         ids.len()
     );
-    let notes = notes.into_iter().zip(scored).map(|(note, (_, score))| Ranked { note, score }).collect();
+    let notes =
+        notes.into_iter().zip(scored).map(|(note, (_, matched, score))| Ranked { note, score, matched }).collect();
     Ok(Outcome { mode, notes })
 }
 
@@ -299,10 +428,14 @@ pub fn coverage(terms: &[String], intent: &str, delta: &str) -> f32 {
     terms.iter().filter(|t| have.contains(t.as_str())).count() as f32 / terms.len() as f32
 }
 
-/// Recency in (0, 1]: 1 today, ½ after [`RECENCY_DAYS`]. Whole days, so that the ranking does
-/// not move between two calls a moment apart.
+/// A day in milliseconds.
+const DAY_MS: i64 = 86_400_000;
+
+/// Recency in (0, 1]: 1 today, ½ after [`RECENCY_DAYS`]. Counted in UTC days (days between
+/// the note's day and today's), so that the ranking moves only at midnight UTC, never between
+/// two calls a moment apart.
 pub fn recency(created_at: i64, now_ms: i64) -> f32 {
-    let days = ((now_ms - created_at).max(0) / 86_400_000) as f32;
+    let days = (now_ms.div_euclid(DAY_MS) - created_at.div_euclid(DAY_MS)).max(0) as f32;
     1.0 / (1.0 + days / RECENCY_DAYS)
 }
 
@@ -339,6 +472,62 @@ mod tests {
         for (intent, ni, nd, want) in cases {
             let got = coverage(&query_terms(intent), ni, nd);
             assert!((got - want).abs() < 1e-6, "{intent:?}: {got} != {want}");
+        }
+    }
+
+    #[test]
+    fn the_cached_head_ranks_like_the_full_ranking() {
+        use crate::memory::{Kind, NewNote, Scope, Source};
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let words = ["rebase", "conflict", "branch", "stash", "commit", "push", "tag", "merge"];
+        for i in 0..60i64 {
+            let new = NewNote {
+                skill: "git".into(),
+                kind: Kind::Gotcha,
+                intent: String::new(),
+                delta: format!("note {i}: {} then {}", words[i as usize % 8], words[(i as usize * 3) % 8]),
+                tags: vec![],
+                scope: if i % 5 == 0 { Scope::Global } else { Scope::Project },
+                source: Source::Agent,
+                session_id: None,
+                skill_hash: None,
+            };
+            let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
+            conn.execute(
+                "UPDATE notes SET hits = ?2, created_at = ?3, pinned = ?4 WHERE id = ?1",
+                rusqlite::params![id, (i * 7) % 5, (i % 9) * 86_400_000, (i % 17 == 3) as i64],
+            )
+            .unwrap();
+        }
+        let cache = RestCache::default();
+        let rungs = Rungs { embedder: None, index: None, use_vectors: false, use_fts: true };
+        let ids = |o: &Outcome| o.notes.iter().map(|r| (r.note.id, r.matched)).collect::<Vec<_>>();
+        for ranking in [Ranking::default(), Ranking { relevance: 0.5, recency: 0.4, hit: 0.1 }] {
+            for intent in [None, Some("rebase conflict"), Some("tag"), Some("nothing matches zzz")] {
+                for now_day in [9, 40] {
+                    let q = Query { skill: "git", project: "p", intent, ranking, now_ms: now_day * 86_400_000 + 5 };
+                    let full = rank(&conn, &q, &rungs).unwrap();
+                    assert_eq!(full.notes.len(), 60, "every visible note is ranked");
+                    // One candidate list for every call, as the catalog shares it: the cache
+                    // answers from the second call on (and recomputes for a longer head).
+                    let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(&conn, "git", "p").unwrap().into();
+                    for keep in [1, 5, 20, 59, 60, 100, 5] {
+                        for _ in 0..2 {
+                            let p = Prepared {
+                                candidates: cands.clone(),
+                                vectors_checked: false,
+                                keep,
+                                corpus: 0,
+                                rest_cache: Some(&cache),
+                            };
+                            let got = rank_prepared(&conn, &q, &rungs, p).unwrap();
+                            let want: Vec<_> = ids(&full).into_iter().take(keep).collect();
+                            assert_eq!(ids(&got), want, "{intent:?} keep {keep} day {now_day}");
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -370,41 +370,36 @@ pub fn fts_pruned(
     limit: usize,
     max_matches: i64,
 ) -> Result<Vec<(i64, f64)>> {
-    let mut seen = std::collections::BTreeSet::new();
-    let words: Vec<String> = crate::embed::hash::words(intent)
-        .into_iter()
-        .filter(|w| !crate::embed::hash::is_stop(w))
-        .filter(|w| seen.insert(w.clone()))
-        .collect();
+    let words = query_words(intent);
     if words.is_empty() {
         return Ok(vec![]);
     }
     if max_matches == i64::MAX {
-        let q = words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
-        return fts_in_memory(conn, visible, &within_skill(skill, &q), limit);
+        return fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit);
     }
     // How many notes each word matches, counted up to the cap (reading at most that much
     // of its posting list).
     let mut count =
         conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)")?;
     let mut dfs: Vec<(i64, String)> = vec![];
-    for w in words {
+    let mut seen = std::collections::BTreeSet::new();
+    for w in words.iter().filter(|w| seen.insert(w.as_str())) {
         let df: i64 =
             count.query_row(params![within_skill(skill, &format!("\"{w}\"")), max_matches + 1], |r| r.get(0))?;
-        dfs.push((df, w));
+        dfs.push((df, w.clone()));
     }
     dfs.sort();
-    let mut kept = vec![];
+    let mut kept = std::collections::BTreeSet::new();
     let mut total = 0;
     for (df, w) in dfs {
         if !kept.is_empty() && total + df > max_matches {
             break;
         }
         total += df;
-        kept.push(w);
+        kept.insert(w);
     }
-    let q = kept.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ");
-    fts_in_memory(conn, visible, &within_skill(skill, &q), limit)
+    let words: Vec<String> = words.into_iter().filter(|w| kept.contains(w)).collect();
+    fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit)
 }
 
 /// bm25 over the full-text table alone, visibility checked against `visible` (sorted ids):
@@ -427,17 +422,25 @@ fn fts_in_memory(conn: &Connection, visible: &[i64], q: &str, limit: usize) -> R
     Ok(out)
 }
 
-/// An FTS5 query that ORs the meaningful words of `text`, each quoted (so no word can be
-/// read as FTS syntax). `None` when nothing is left.
+/// The words of an intent as the bm25 rung queries them: every word (letters and digits,
+/// lower-cased) in the order written, repeats kept. No stop-word list: bm25's IDF already
+/// weighs a word by how rare it is among the notes (a word in more than half of them counts
+/// for nothing), while a fixed English list also throws away words that carry the meaning of
+/// a coding intent ("not", "no", "out", "up", "after", "before", "again", "keeps", "all").
+/// Repeats are bm25's query-term frequency: a word said twice counts twice.
+pub fn query_words(text: &str) -> Vec<String> {
+    crate::embed::hash::words(text)
+}
+
+/// `words` as an FTS5 query: each quoted (so no word can be read as FTS syntax), OR-ed.
+fn or_query(words: &[String]) -> String {
+    words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ")
+}
+
+/// An FTS5 query that ORs the words of `text` ([`query_words`]). `None` when nothing is left.
 pub fn fts_query(text: &str) -> Option<String> {
-    let mut seen = std::collections::BTreeSet::new();
-    let terms: Vec<String> = crate::embed::hash::words(text)
-        .into_iter()
-        .filter(|w| !crate::embed::hash::is_stop(w))
-        .filter(|w| seen.insert(w.clone()))
-        .map(|w| format!("\"{w}\""))
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" OR "))
+    let words = query_words(text);
+    (!words.is_empty()).then(|| or_query(&words))
 }
 
 /// Loads notes by id, in the order given (unknown ids are skipped).
@@ -542,10 +545,14 @@ mod tests {
     fn fts_query_table() {
         let cases: &[(&str, Option<&str>)] = &[
             ("Cannot iterate over null", Some("\"cannot\" OR \"iterate\" OR \"over\" OR \"null\"")),
-            ("the of and", None),
+            ("the of", Some("\"the\" OR \"of\"")),
             ("", None),
-            ("AND OR NOT \"quoted\" col:umn*", Some("\"quoted\" OR \"col\" OR \"umn\"")),
-            ("jq jq JQ", Some("\"jq\"")),
+            (" -- ?! ", None),
+            (
+                "AND OR NOT \"quoted\" col:umn*",
+                Some("\"and\" OR \"or\" OR \"not\" OR \"quoted\" OR \"col\" OR \"umn\""),
+            ),
+            ("jq jq JQ", Some("\"jq\" OR \"jq\" OR \"jq\"")),
         ];
         for (text, want) in cases {
             assert_eq!(fts_query(text).as_deref(), *want, "{text:?}");

@@ -194,6 +194,11 @@ impl Skills<'_> {
             ))
         })?;
         let mut warnings = validate::frontmatter_warnings(&fm, text, c.folder.as_deref());
+        if let Some(why) = &fm.lenient {
+            warnings.push(format!(
+                "the frontmatter is not valid YAML ({why}); hosts and skillmem read it line by line, other tools may not: quote values that hold \": \""
+            ));
+        }
         let files = store::collect(repo, &tree, &name, store::CAPS, &mut warnings)?;
         let exec: Vec<&str> = files.iter().filter(|f| f.exec).map(|f| f.rel.as_str()).collect();
         if !exec.is_empty() {

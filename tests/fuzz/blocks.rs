@@ -341,6 +341,7 @@ pub fn property(input: &Input) -> Result<(), String> {
                 updated_at: 0,
             },
             score: 1.0,
+            matched: i % 2 == 0,
         })
         .collect();
     let budget =

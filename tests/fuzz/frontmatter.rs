@@ -41,6 +41,9 @@ pub struct Known {
     pub noise: Vec<(usize, String)>,
     pub name_first: bool,
     pub body: String,
+    /// A description with an unquoted ": " (not YAML): read line by line, as hosts read it.
+    #[serde(default)]
+    pub lenient: Option<String>,
 }
 
 const TOKENS: &[&str] = &[
@@ -125,9 +128,9 @@ fn known() -> impl Strategy<Value = Known> {
             0..4,
         ),
         any::<bool>(),
-        gen::text(TOKENS),
+        (gen::text(TOKENS), proptest::option::of("[A-Za-z][A-Za-z0-9 ,.()'-]{0,20}")),
     )
-        .prop_map(|(name, description, enabled, form, crlf, bom, noise, name_first, body)| Known {
+        .prop_map(|(name, description, enabled, form, crlf, bom, noise, name_first, (body, lenient))| Known {
             name,
             description,
             enabled,
@@ -137,6 +140,7 @@ fn known() -> impl Strategy<Value = Known> {
             noise,
             name_first,
             body,
+            lenient,
         })
 }
 
@@ -197,6 +201,14 @@ pub fn input() -> impl Strategy<Value = Input> {
     ]
 }
 
+/// The description as written: with a second `: ` part when the file is to be read leniently.
+fn description(k: &Known) -> String {
+    match &k.lenient {
+        Some(more) => format!("{}: {more}", k.description.trim_end()),
+        None => k.description.clone(),
+    }
+}
+
 fn render(k: &Known) -> String {
     let on = k.enabled;
     let word = if on { "enabled" } else { "disabled" };
@@ -211,7 +223,7 @@ fn render(k: &Known) -> String {
         _ => vec!["metadata:".into(), "  skill-memory:".into(), format!("    enabled: {on}")],
     };
     let name = format!("name: {}", k.name);
-    let desc = format!("description: {}", k.description);
+    let desc = format!("description: {}", description(k));
     let mut lines: Vec<String> = if k.name_first { vec![name, desc] } else { vec![desc, name] };
     lines.extend(memory);
     for (at, text) in k.noise.iter().rev() {
@@ -282,7 +294,8 @@ pub fn property(input: &Input) -> Result<(), String> {
             check_text(&text)?;
             let f = parse(&text).map_err(|e| format!("a well-formed SKILL.md was refused: {e}\n{text}"))?;
             ensure(f.name.as_deref() == Some(k.name.as_str()), || format!("name {:?}, want {:?}", f.name, k.name))?;
-            let want = k.description.trim_end();
+            let full = description(k);
+            let want = full.trim_end();
             ensure(f.description.as_deref() == Some(want), || {
                 format!("description {:?}, want {want:?}", f.description)
             })?;
