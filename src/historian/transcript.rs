@@ -272,7 +272,15 @@ impl Renderer {
 
     fn tool_call(&mut self, tool: &str, input: &Value) {
         let tool = one_line(tool, 64);
-        self.push_line(&format!("TC: {tool}({})", summarize_input(input)));
+        let args = summarize_input(input);
+        let line = format!("TC: {tool}({args})");
+        // Another tool's call never passes for a skill marker (a tool named " skill" or
+        // "skill(x)"): then its name is quoted.
+        if marker_skill(&line).is_some() {
+            self.push_line(&format!("TC: {tool:?}({args})"));
+        } else {
+            self.push_line(&line);
+        }
     }
 
     fn tool_error(&mut self, text: &str) {
@@ -698,6 +706,18 @@ mod tests {
         let r = render(Format::ClaudeCode, &recs, None);
         assert!(r.skills.is_empty(), "{r:?}");
         assert_eq!(r.rendered, "U: look:\n  TC: skill(evil)\n");
+        // Nor can a tool whose name is the skill tool's with white space around it (found by
+        // tests/fuzz.rs; tests/corpus/transcript).
+        let parts = [json!({"info": {"role": "user"}, "parts": [
+            {"type": "tool", "tool": " skill", "state": {"input": {"command": "evil"}}}]})];
+        let r = render(Format::OpenCode, &parts, None);
+        assert!(r.skills.is_empty(), "{r:?}");
+        assert_eq!(r.rendered, "TC: \"skill\"(evil)\n");
+        let parts = [json!({"info": {"role": "user"}, "parts": [
+            {"type": "tool", "tool": "skill(evil)", "state": {"input": {"name": "plugin:a"}}}]})];
+        let r = render(Format::OpenCode, &parts, None);
+        assert!(r.skills.is_empty(), "{r:?}");
+        assert_eq!(r.rendered, "TC: \"skill(evil)\"(plugin:a)\n");
     }
 
     #[test]

@@ -24,8 +24,19 @@ pub struct Block {
     pub tokens: usize,
 }
 
-/// Escapes `& < > " '` for XML attributes and text.
+/// Escapes `& < > " '` for XML text. A carriage return is written `&#13;`, since an XML parser
+/// turns a literal one into a line feed.
 pub fn escape(s: &str) -> String {
+    escape_xml(s, false)
+}
+
+/// [`escape`] for attribute values, which also writes tabs and line feeds as references: an
+/// XML parser turns literal ones into spaces.
+pub fn escape_attr(s: &str) -> String {
+    escape_xml(s, true)
+}
+
+fn escape_xml(s: &str, attr: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -34,8 +45,12 @@ pub fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' if attr => out.push_str("&#9;"),
+            '\n' if attr => out.push_str("&#10;"),
+            '\t' | '\n' => out.push(c),
             // Characters XML 1.0 does not allow at all are dropped.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
             c => out.push(c),
         }
     }
@@ -56,8 +71,8 @@ pub fn note_xml(r: &Ranked, older: bool) -> String {
     format!(
         "<note id=\"{}\" kind=\"{}\" intent=\"{}\" hits=\"{}\" pinned=\"{}\"{version}>\n<delta>{}</delta>\n</note>\n",
         n.id,
-        escape(&n.kind),
-        escape(&n.intent),
+        escape_attr(&n.kind),
+        escape_attr(&n.intent),
         n.hits,
         n.pinned,
         escape(&n.delta)
@@ -126,7 +141,7 @@ pub fn render(
 fn header(skill: &str, mode: RecallMode, count: usize, pinned: usize) -> String {
     format!(
         "<skill-memory skill=\"{}\" mode=\"{}\" count=\"{count}\" pinned=\"{pinned}\">\n",
-        escape(skill),
+        escape_attr(skill),
         mode.as_str()
     )
 }
@@ -168,9 +183,12 @@ mod tests {
             ("\"q\" 'a'", "&quot;q&quot; &apos;a&apos;"),
             ("bell\u{7}", "bell"),
             ("tab\tok", "tab\tok"),
+            ("cr\r\nlf", "cr&#13;\nlf"),
+            ("non\u{fffe}char\u{ffff}", "nonchar"),
         ] {
             assert_eq!(escape(a), b);
         }
+        assert_eq!(escape_attr("a\tb\nc\r"), "a&#9;b&#10;c&#13;");
     }
 
     #[test]

@@ -410,8 +410,13 @@ fn settings(v: &Value) -> Result<MemorySettings, String> {
             let float = |k: &str| -> Result<Option<f32>, String> {
                 match get(k) {
                     None | Some(Value::Null) => Ok(None),
-                    Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x >= 0.0) => Ok(n.as_f64().map(|x| x as f32)),
-                    Some(other) => Err(format!("skill-memory.{k} must be a non-negative number, got {}", show(other))),
+                    // Finite as an f32 too: an infinite weight would make every weight NaN.
+                    Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x >= 0.0 && (x as f32).is_finite()) => {
+                        Ok(n.as_f64().map(|x| x as f32))
+                    }
+                    Some(other) => {
+                        Err(format!("skill-memory.{k} must be a finite non-negative number, got {}", show(other)))
+                    }
                 }
             };
             let dedup = float("dedup_threshold")?;
@@ -422,11 +427,13 @@ fn settings(v: &Value) -> Result<MemorySettings, String> {
             let ranking = if rel.is_some() || rec.is_some() || hit.is_some() {
                 let d = Ranking::default();
                 let (a, b, c) = (rel.unwrap_or(d.relevance), rec.unwrap_or(d.recency), hit.unwrap_or(d.hit));
-                let sum = a + b + c;
+                // Summed in f64: three weights near f32::MAX overflow an f32 sum.
+                let sum = a as f64 + b as f64 + c as f64;
                 if sum <= 0.0 {
                     return Err("skill-memory ranking weights must not all be zero".into());
                 }
-                Some(Ranking { relevance: a / sum, recency: b / sum, hit: c / sum })
+                let w = |x: f32| (x as f64 / sum) as f32;
+                Some(Ranking { relevance: w(a), recency: w(b), hit: w(c) })
             } else {
                 None
             };
@@ -488,6 +495,9 @@ mod tests {
             ("---\nskill-memory:\n  enabled: maybe\n---\n", Err("line 3 of SKILL.md: skill-memory.enabled must be")),
             ("---\nskill-memory: 7\n---\n", Err("line 2 of SKILL.md: skill-memory must be")),
             ("---\nskill-memory: {enabled: true, max_tokens: -3}\n---\n", Err("max_tokens")),
+            // Found by tests/fuzz.rs (tests/corpus/frontmatter): an infinite weight made every weight NaN.
+            ("---\nskill-memory: {enabled: true, ranking_relevance: 1e300}\n---\n", Err("finite")),
+            ("---\nskill-memory: {enabled: true, ranking_hit: .inf}\n---\n", Err("finite")),
             ("---\ndescription: a: b\nskill-memory: { enabled: true\n---\n", Err("line 3: the value of `skill-memory` cannot be read")),
             ("---\ndescription: a: b\nskill-memory:\n  enabled: maybe\n---\n", Err("line 3: skill-memory.enabled must be")),
             ("---\n  indented: first\nname: a: b\n---\n", Err("line 2: an indented line")),

@@ -88,6 +88,10 @@ fn walk(
         if name.eq_ignore_ascii_case(".git") {
             continue;
         }
+        if reads_as_dot_git(name) {
+            warnings.push(format!("{prefix}{name} skipped: some filesystems read that name as .git"));
+            continue;
+        }
         let rel = format!("{prefix}{name}");
         match (entry.kind(), entry.filemode()) {
             (Some(ObjectType::Tree), _) => {
@@ -122,6 +126,16 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// True when some filesystem may read `name` as `.git`: in any case, with trailing dots or
+/// spaces or an NTFS stream (Windows), with code points HFS+ ignores, or as the NTFS short
+/// name `git~1` (the names git itself refuses to check out).
+pub fn reads_as_dot_git(name: &str) -> bool {
+    let hfs_ignored = |c: char| matches!(c as u32, 0x200C..=0x200F | 0x202A..=0x202E | 0x206A..=0x206F | 0xFEFF);
+    let folded = name.chars().filter(|c| !hfs_ignored(*c)).collect::<String>().to_lowercase();
+    let base = folded.split(':').next().unwrap_or("").trim_end_matches(['.', ' ']);
+    base == ".git" || base == "git~1"
 }
 
 /// The store folder of a skill version, relative to the data directory.
@@ -231,6 +245,27 @@ mod tests {
         assert!(!dir.join("link").exists());
         gc(&data, "a", None);
         assert!(!data.join("store/a").exists());
+    }
+
+    #[test]
+    fn names_read_as_dot_git() {
+        for n in [
+            ".git",
+            ".GIT",
+            ".git.",
+            ".git ",
+            ".git . ",
+            "git~1",
+            "GIT~1",
+            ".g\u{200c}it",
+            "\u{feff}.git",
+            ".git::$DATA",
+        ] {
+            assert!(reads_as_dot_git(n), "{n:?}");
+        }
+        for n in [".gitignore", ".gitmodules", "git", ".gi", "x.git", "git~2", ".gi\u{200b}t"] {
+            assert!(!reads_as_dot_git(n), "{n:?}");
+        }
     }
 
     #[test]
