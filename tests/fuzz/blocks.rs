@@ -18,7 +18,7 @@ use super::{ensure, gen, Target};
 
 pub const TARGET: Target = Target {
     name: "block",
-    ci_cases: 1000,
+    ci_cases: 700,
     run: |cases, seed| super::run(cases, seed, input(), property),
     replay: |t| super::replay(t, property),
 };

@@ -27,7 +27,7 @@ use super::{ensure, gen, Target};
 
 pub const TARGET: Target = Target {
     name: "frames",
-    ci_cases: 200,
+    ci_cases: 150,
     run: |cases, seed| super::run(cases, seed, input(), property),
     replay: |t| super::replay(t, property),
 };

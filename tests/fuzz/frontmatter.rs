@@ -15,7 +15,7 @@ use super::{ensure, gen, Target};
 
 pub const TARGET: Target = Target {
     name: "frontmatter",
-    ci_cases: 1500,
+    ci_cases: 1200,
     run: |cases, seed| super::run(cases, seed, input(), property),
     replay: |t| super::replay(t, property),
 };

@@ -17,7 +17,7 @@ use super::{ensure, gen, Target};
 
 pub const TARGET: Target = Target {
     name: "provenance",
-    ci_cases: 1500,
+    ci_cases: 1000,
     run: |cases, seed| super::run(cases, seed, input(), property),
     replay: |t| super::replay(t, property),
 };
