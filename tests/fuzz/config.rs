@@ -314,7 +314,8 @@ pub fn property(input: &Input) -> Result<(), String> {
             ensure(c.project_id == pid, || format!("projectId {:?} want {pid:?}", c.project_id))?;
             let provider = opts.as_ref().and_then(|l| l.provider).or_else(|| file.as_ref().and_then(|l| l.provider));
             let emb = match provider.map(|p| p % 2) {
-                None | Some(0) => EmbeddingConfig::Hash,
+                None => d.embedding.clone(),
+                Some(0) => EmbeddingConfig::Hash,
                 _ => EmbeddingConfig::Off,
             };
             ensure(c.embedding == emb, || format!("embedding {:?} want {emb:?}", c.embedding))?;
