@@ -367,8 +367,17 @@ impl Engine {
         // the index is known to hold their vectors; otherwise the store asks SQLite.
         let pkey = store::partition(new.scope, &self.project_id).to_string();
         let part = self.catalog.partition_ids(&conn, &new.skill, new.scope, &pkey)?;
-        let ids: Option<Vec<i64>> = (part.vectors_checked && self.index.as_ref().is_some_and(|ix| !ix.warming()))
-            .then(|| part.candidates.iter().map(|c| c.id).collect());
+        // Check the skill's vectors against the index once, as a recall does: otherwise every
+        // write until the first recall asks SQLite for the partition's rows (every row of a
+        // 90k-note partition, per write: writes into a fresh store slowed as it filled).
+        let ready = self.index.as_deref().filter(|ix| !ix.warming());
+        if let (Some(ix), false) = (ready, part.vectors_checked) {
+            let all = self.catalog.candidates(&conn, &new.skill, &self.project_id)?;
+            let all: Vec<i64> = all.candidates.iter().map(|c| c.id).collect();
+            store::ensure_vectors(&conn, ix, &all)?;
+            self.catalog.mark_checked(&new.skill);
+        }
+        let ids: Option<Vec<i64>> = ready.map(|_| part.candidates.iter().map(|c| c.id).collect());
         let before = self.catalog.before_write(&conn);
         let (id, status) = store::write_among(
             &mut conn,

@@ -1,9 +1,9 @@
 //! `skillmem bench index` and `skillmem bench recall`: programs that print figures (never
 //! assertions). Run them on a release build.
 //!
-//! - `bench index`: the HNSW index alone over clustered unit vectors (or raw little-endian
-//!   f32 rows from files): build time, recall@10 against exact search, single-thread QPS,
-//!   latency percentiles, save and reload time, RSS.
+//! - `bench index`: the HNSW index alone over synthetic unit vectors (low-rank, like sentence
+//!   embeddings, or clustered) or raw little-endian f32 rows from files: build time, recall@10
+//!   against exact search, single-thread QPS, latency percentiles, save and reload time, RSS.
 //! - `bench recall`: `skillmem serve` as a host sees it: notes are loaded into a data dir,
 //!   the server is spawned, and `toolAfter` round trips, spawn-to-first-recall, write
 //!   throughput through the protocol and the server's RSS are measured.
@@ -60,6 +60,35 @@ pub fn clustered(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// `n` unit vectors of `dim` with low-rank structure: a 32-dim Gaussian latent times a fixed
+/// random 32×`dim` basis (the same for every call with the same `basis_seed`), plus 0.15
+/// Gaussian noise per coordinate, normalised. Real sentence embeddings look like this (most
+/// variance in a few directions), and it is much harder for a graph index than clusters.
+pub fn lowrank(n: usize, dim: usize, basis_seed: u64, seed: u64) -> Vec<Vec<f32>> {
+    const RANK: usize = 32;
+    let mut r = Rng::new(basis_seed);
+    let basis: Vec<Vec<f32>> = (0..RANK).map(|_| (0..dim).map(|_| r.gauss()).collect()).collect();
+    let mut r = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let mut v: Vec<f32> = (0..dim).map(|_| 0.15 * r.gauss()).collect();
+            for b in &basis {
+                let z = r.gauss();
+                for (x, y) in v.iter_mut().zip(b) {
+                    *x += z * y;
+                }
+            }
+            normalize(&mut v);
+            v
+        })
+        .collect()
+}
+
+fn write_rows(path: &Path, rows: &[Vec<f32>]) -> Result<()> {
+    let bytes: Vec<u8> = rows.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
 fn read_rows(path: &Path, dim: usize) -> Result<Vec<Vec<f32>>> {
     let b = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if b.len() % (dim * 4) != 0 {
@@ -111,6 +140,8 @@ struct IndexFigures {
     m: usize,
     ef_construction: usize,
     ef_search: usize,
+    /// `flat` (skillmem's search over a flat copy of the links) or `hnsw_rs` (the crate's).
+    search: &'static str,
     build_s: f64,
     recall_at_10: f64,
     qps_per_core: f64,
@@ -132,6 +163,9 @@ type DataAndQueries = (Vec<Vec<f32>>, Vec<Vec<f32>>);
 /// Options of `bench index`.
 pub struct IndexOpts {
     pub sizes: Vec<usize>,
+    /// `lowrank` or `clustered`.
+    pub data: String,
+    pub write_data: Option<PathBuf>,
     pub dim: usize,
     pub queries: usize,
     pub vectors: Option<PathBuf>,
@@ -139,6 +173,8 @@ pub struct IndexOpts {
     pub m: usize,
     pub ef_construction: usize,
     pub ef_search: Vec<usize>,
+    /// Also measure hnsw_rs's own search on the same graph.
+    pub hnsw_rs: bool,
 }
 
 /// `skillmem bench index`.
@@ -156,17 +192,33 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
             };
             vec![(data, qs)]
         }
-        None => o
-            .sizes
-            .iter()
-            .map(|&n| {
-                // Queries come from the same distribution (the same centres), not from the data.
-                let mut both = clustered(n + o.queries, o.dim, n as u64);
-                let qs = both.split_off(n);
-                (both, qs)
-            })
-            .collect(),
+        None => {
+            if o.data != "lowrank" && o.data != "clustered" {
+                bail!("--data {}: use lowrank or clustered", o.data);
+            }
+            o.sizes
+                .iter()
+                .map(|&n| {
+                    // Queries come from the same distribution (the same centres or basis), not
+                    // from the data.
+                    let mut both = if o.data == "lowrank" {
+                        lowrank(n + o.queries, o.dim, 1, n as u64)
+                    } else {
+                        clustered(n + o.queries, o.dim, n as u64)
+                    };
+                    let qs = both.split_off(n);
+                    (both, qs)
+                })
+                .collect()
+        }
     };
+    if let Some(dir) = &o.write_data {
+        std::fs::create_dir_all(dir)?;
+        for (data, qs) in &sets {
+            write_rows(&dir.join(format!("vectors-{}.f32", data.len())), data)?;
+            write_rows(&dir.join(format!("queries-{}.f32", data.len())), qs)?;
+        }
+    }
     for (data, qs) in sets {
         let n = data.len();
         let dir = tempfile::tempdir()?;
@@ -213,12 +265,18 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
             bail!("the saved index did not reload");
         }
         drop(again);
-        for &ef in &o.ef_search {
+        let runs: Vec<(usize, bool)> = o
+            .ef_search
+            .iter()
+            .flat_map(|&ef| [(ef, false)].into_iter().chain(o.hnsw_rs.then_some((ef, true))))
+            .collect();
+        for (ef, through_hnsw_rs) in runs {
             let mut lat = Vec::with_capacity(qs.len());
             let mut hit = 0usize;
             for (q, want) in qs.iter().zip(&truth) {
                 let t = Instant::now();
-                let got = ix.search_graph(q, 10, ef).unwrap_or_default();
+                let got = if through_hnsw_rs { ix.search_hnsw_rs(q, 10, ef) } else { ix.search_graph(q, 10, ef) };
+                let got = got.unwrap_or_default();
                 lat.push(ms(t.elapsed()));
                 hit += got.iter().filter(|(id, _)| want.contains(id)).count();
             }
@@ -231,6 +289,7 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
                 m: o.m,
                 ef_construction: o.ef_construction,
                 ef_search: ef,
+                search: if through_hnsw_rs { "hnsw_rs" } else { "flat" },
                 build_s,
                 recall_at_10: hit as f64 / (qs.len() * 10) as f64,
                 qps_per_core: qs.len() as f64 / (total / 1000.0),
@@ -246,8 +305,8 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
             };
             if !g.json {
                 out(&format!(
-                    "index n={} dim={} ef={}: build {:.1} s, recall@10 {:.3}, {:.0} QPS/core (exact {:.0}), p50 {:.3} ms p95 {:.3} ms p99 {:.3} ms, save {:.2} s, reload {:.2} s, index RSS {:.0} MB (process {:.0} MB, peak {:.0} MB)",
-                    f.n, f.dim, f.ef_search, f.build_s, f.recall_at_10, f.qps_per_core, f.exact_qps_per_core, f.p50_ms, f.p95_ms, f.p99_ms, f.save_s, f.reload_s, f.index_rss_mb, f.rss_mb, f.peak_rss_mb
+                    "index n={} dim={} ef={} search={}: build {:.1} s, recall@10 {:.3}, {:.0} QPS/core (exact {:.0}), p50 {:.3} ms p95 {:.3} ms p99 {:.3} ms, save {:.2} s, reload {:.2} s, index RSS {:.0} MB (process {:.0} MB, peak {:.0} MB)",
+                    f.n, f.dim, f.ef_search, f.search, f.build_s, f.recall_at_10, f.qps_per_core, f.exact_qps_per_core, f.p50_ms, f.p95_ms, f.p99_ms, f.save_s, f.reload_s, f.index_rss_mb, f.rss_mb, f.peak_rss_mb
                 ));
                 let _ = std::io::stdout().flush();
             }

@@ -172,9 +172,18 @@ pub enum BenchCommand {
     Skills(skills::BenchCommand),
     /// The HNSW index alone: build, recall@10 vs exact, QPS per core, latency, reload, RSS.
     Index {
-        /// Sizes of the synthetic clustered sets.
+        /// Sizes of the synthetic sets.
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         n: Vec<usize>,
+        /// The synthetic data: `lowrank` (a 32-dim Gaussian latent times a fixed random
+        /// 32×dim basis plus 0.15 noise, normalised: close to real sentence embeddings and
+        /// hard for a graph) or `clustered` (unit vectors around n/100 centres: easy).
+        #[arg(long, default_value = "lowrank")]
+        data: String,
+        /// Write the generated vectors and queries as raw little-endian f32 rows into this
+        /// folder (`vectors-N.f32`, `queries-N.f32`), to run other libraries on the same data.
+        #[arg(long, value_name = "DIR")]
+        write_data: Option<PathBuf>,
         #[arg(long, default_value_t = 384)]
         dim: usize,
         /// Queries per set (exact ground truth is computed for each).
@@ -193,6 +202,10 @@ pub enum BenchCommand {
         /// Search list sizes to measure.
         #[arg(long, value_delimiter = ',', default_value = "32,64,128")]
         ef: Vec<usize>,
+        /// Also measure hnsw_rs's own search on the same graph (skillmem searches a flat
+        /// copy of its links).
+        #[arg(long)]
+        hnsw_rs: bool,
     },
     /// `skillmem serve` as a host sees it: toolAfter round trips, spawn to first recall, writes, RSS.
     Recall {
@@ -309,11 +322,26 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { file, embedding } } => eval::run(g, &file, embedding.as_deref())?,
         Command::Bench {
-            what: BenchCommand::Index { n, dim, queries, vectors, queries_file, m, ef_construction, ef },
+            what:
+                BenchCommand::Index {
+                    n,
+                    data,
+                    write_data,
+                    dim,
+                    queries,
+                    vectors,
+                    queries_file,
+                    m,
+                    ef_construction,
+                    ef,
+                    hnsw_rs,
+                },
         } => bench::index(
             g,
             bench::IndexOpts {
                 sizes: n,
+                data,
+                write_data,
                 dim,
                 queries,
                 vectors,
@@ -321,6 +349,7 @@ pub fn run(cli: Cli) -> Result<u8> {
                 m,
                 ef_construction,
                 ef_search: ef,
+                hnsw_rs,
             },
         )?,
         Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider } } => {

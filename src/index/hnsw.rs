@@ -144,6 +144,8 @@ struct Shared {
     params: HnswParams,
     maps: RwLock<Maps>,
     graph: RwLock<Option<Arc<Graph>>>,
+    /// The flat copy searched instead of the graph (see [`Flat`]).
+    flat: RwLock<Option<Arc<Flat>>>,
     /// Vectors are all loaded (before that, big candidate sets skip the vector rung).
     loaded: AtomicBool,
     /// The worker is building or loading the graph.
@@ -154,6 +156,172 @@ struct Shared {
     stop: AtomicBool,
     save_requested: AtomicBool,
     searches: AtomicUsize,
+}
+
+/// A flat copy of the graph's links, searched without hnsw_rs's per-query hash map and
+/// reference-counted heap entries (its `search` spends most of its time there, not in
+/// distances): neighbours as slot numbers in one array, a reused visited list, plain heaps.
+/// It covers the slots below `len`; the worker refreshes it as the graph grows, and the few
+/// newer slots are searched exactly until then. Links the graph gained after the copy are
+/// missing from it, which only costs a little recall until the next refresh.
+struct Flat {
+    /// Slots covered: `0..len`.
+    len: usize,
+    /// The graph's points by slot (their vectors are the graph's own copy).
+    points: Vec<Arc<Point<'static, f32>>>,
+    /// Layer-0 neighbours of slot `i`: `links[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<u32>,
+    links: Vec<u32>,
+    /// Upper layers (1..): slot → neighbours, for the greedy descent.
+    upper: Vec<HashMap<u32, Vec<u32>>>,
+    entry: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Scored(f32, u32);
+
+impl PartialEq for Scored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Scored {}
+
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
+thread_local! {
+    /// Per thread: a visit mark per slot and the current mark.
+    static VISITED: std::cell::RefCell<(Vec<u32>, u32)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
+}
+
+impl Flat {
+    /// Copies the links of `graph` (whose slots are its points' origin ids).
+    fn new(graph: &Graph) -> Option<Flat> {
+        let n = graph.get_nb_point();
+        let pi = graph.get_point_indexation();
+        let top = graph.get_max_level_observed() as usize;
+        let mut points: Vec<Option<Arc<Point<'static, f32>>>> = vec![None; n];
+        let mut layer0: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut upper: Vec<HashMap<u32, Vec<u32>>> = vec![HashMap::new(); top];
+        let mut entry = None;
+        for layer in 0..=top {
+            for p in pi.get_layer_iterator(layer) {
+                let slot = p.get_origin_id();
+                if slot >= n {
+                    // Inserted while we copy: left to the exact scan.
+                    continue;
+                }
+                if layer == top && entry.is_none() {
+                    entry = Some(slot as u32);
+                }
+                for (l, list) in p.get_neighborhood_id().into_iter().enumerate().take(top + 1) {
+                    let ids: Vec<u32> = list.iter().map(|nb| nb.d_id).filter(|&d| d < n).map(|d| d as u32).collect();
+                    if l == 0 {
+                        layer0[slot] = ids;
+                    } else if !ids.is_empty() {
+                        upper[l - 1].insert(slot as u32, ids);
+                    }
+                }
+                points[slot] = Some(p);
+            }
+        }
+        let points: Vec<Arc<Point<'static, f32>>> = points.into_iter().collect::<Option<Vec<_>>>()?;
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut links = Vec::with_capacity(layer0.iter().map(Vec::len).sum());
+        offsets.push(0u32);
+        for list in layer0 {
+            links.extend(list);
+            offsets.push(u32::try_from(links.len()).ok()?);
+        }
+        links.shrink_to_fit();
+        Some(Flat { len: n, points, offsets, links, upper, entry: entry? })
+    }
+
+    fn dist(&self, q: &[f32], slot: u32) -> f32 {
+        1.0 - fast_dot(q, self.points[slot as usize].get_v())
+    }
+
+    /// The `k` nearest slots passing `keep`, best first, as (slot, cosine); `ef` candidates.
+    fn search(&self, q: &[f32], k: usize, ef: usize, keep: &dyn Fn(usize) -> bool) -> Vec<(usize, f32)> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let ef = ef.max(k);
+        let mut ep = self.entry;
+        let mut d = self.dist(q, ep);
+        for layer in self.upper.iter().rev() {
+            loop {
+                let mut moved = false;
+                for &nb in layer.get(&ep).map(Vec::as_slice).unwrap_or(&[]) {
+                    let dn = self.dist(q, nb);
+                    if dn < d {
+                        (ep, d, moved) = (nb, dn, true);
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+        }
+        VISITED.with(|cell| {
+            let mut guard = cell.borrow_mut();
+            let (marks, mark) = &mut *guard;
+            if marks.len() < self.len {
+                marks.resize(self.len, 0);
+            }
+            *mark = mark.wrapping_add(1);
+            if *mark == 0 {
+                marks.fill(0);
+                *mark = 1;
+            }
+            let mark = *mark;
+            let mut cands: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef * 4);
+            let mut best: BinaryHeap<Scored> = BinaryHeap::with_capacity(ef + 1);
+            marks[ep as usize] = mark;
+            cands.push(Reverse(Scored(d, ep)));
+            if keep(ep as usize) {
+                best.push(Scored(d, ep));
+            }
+            while let Some(Reverse(Scored(dc, c))) = cands.pop() {
+                if best.len() >= ef && best.peek().is_some_and(|w| dc > w.0) {
+                    break;
+                }
+                let c = c as usize;
+                let list = &self.links[self.offsets[c] as usize..self.offsets[c + 1] as usize];
+                for &nb in list {
+                    let seen = &mut marks[nb as usize];
+                    if *seen == mark {
+                        continue;
+                    }
+                    *seen = mark;
+                    let dn = self.dist(q, nb);
+                    if best.len() < ef || best.peek().is_some_and(|w| dn < w.0) {
+                        cands.push(Reverse(Scored(dn, nb)));
+                        if keep(nb as usize) {
+                            best.push(Scored(dn, nb));
+                            if best.len() > ef {
+                                best.pop();
+                            }
+                        }
+                    }
+                }
+            }
+            let mut out: Vec<(usize, f32)> = best.into_iter().map(|s| (s.1 as usize, 1.0 - s.0)).collect();
+            out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            out.truncate(k);
+            out
+        })
+    }
 }
 
 /// The HNSW-backed [`VectorIndex`]; see the module docs.
@@ -181,6 +349,7 @@ impl HnswIndex {
             params,
             maps: RwLock::new(Maps::default()),
             graph: RwLock::new(None),
+            flat: RwLock::new(None),
             loaded: AtomicBool::new(false),
             building: AtomicBool::new(false),
             broken: AtomicBool::new(false),
@@ -278,6 +447,16 @@ impl HnswIndex {
 
     /// Searches the graph only (no exact merge), for benchmarks: `k` nearest note ids.
     pub fn search_graph(&self, query: &[f32], k: usize, ef: usize) -> Option<Vec<(i64, f32)>> {
+        let maps = read(&self.shared.maps);
+        let flat = read(&self.shared.flat).clone()?;
+        let slots = &maps.slots;
+        let keep = |slot: usize| slots.get(slot).is_some_and(|&id| id != TOMB);
+        let found = flat.search(query, k, ef, &keep);
+        Some(found.into_iter().map(|(slot, score)| (slots[slot], score)).collect())
+    }
+
+    /// Searches hnsw_rs's own graph (no flat copy, no exact merge), for benchmarks.
+    pub fn search_hnsw_rs(&self, query: &[f32], k: usize, ef: usize) -> Option<Vec<(i64, f32)>> {
         let graph = read(&self.shared.graph).clone()?;
         let maps = read(&self.shared.maps);
         let found = catch_unwind(AssertUnwindSafe(|| graph.search(query, k, ef.max(k)))).ok()?;
@@ -412,6 +591,8 @@ impl VectorIndex for HnswIndex {
             Some(g) if !small && query.len() == s.dim => g,
             _ => return self.exact(&maps, query, candidates.iter().copied(), k),
         };
+        // Read under the maps lock: a rebuild swaps slots and flat copy under it together.
+        let flat = read(&s.flat).clone().filter(|f| f.len <= maps.slots.len());
         let sorted = candidates.windows(2).all(|w| w[0] < w[1]);
         let owned;
         let cands: &[i64] = if sorted {
@@ -430,6 +611,21 @@ impl VectorIndex for HnswIndex {
         };
         let ef = s.params.ef_search.max(2 * k);
         s.searches.fetch_add(1, Ordering::Relaxed);
+        if let Some(flat) = flat {
+            let keep = |slot: usize| filter(&slot);
+            let mut out: Vec<(i64, f32)> =
+                flat.search(query, k, ef, &keep).into_iter().map(|(slot, score)| (slots[slot], score)).collect();
+            // Slots newer than the flat copy, and vectors not in the graph yet: exactly.
+            let newer = slots[flat.len..].iter().copied().filter(|&id| id != TOMB);
+            let extra = newer
+                .chain(maps.pending.iter().chain(maps.inflight.iter()).copied())
+                .filter(|id| cands.binary_search(id).is_ok());
+            out.extend(self.exact(&maps, query, extra, k));
+            out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            out.dedup_by_key(|x| x.0);
+            top_k(&mut out, k);
+            return out;
+        }
         let found = catch_unwind(AssertUnwindSafe(|| graph.search_filter(query, k, ef, Some(&filter))));
         let found = match found {
             Ok(f) => f,
@@ -438,6 +634,7 @@ impl VectorIndex for HnswIndex {
                 tracing::error!("vector index: hnsw_rs panicked during a search; searching exactly from now on");
                 s.broken.store(true, Ordering::SeqCst);
                 *write(&s.graph) = None;
+                *write(&s.flat) = None;
                 let maps = read(&s.maps);
                 return self.exact(&maps, query, candidates.iter().copied(), k);
             }
@@ -587,10 +784,21 @@ fn drain(s: &Shared) -> usize {
     if ok {
         adopt(&graph, &mut m);
     }
+    drop(m);
     if !ok {
         tracing::error!("vector index: hnsw_rs panicked while inserting; searching exactly from now on");
         s.broken.store(true, Ordering::SeqCst);
         *write(&s.graph) = None;
+        *write(&s.flat) = None;
+        return batch.len();
+    }
+    // Refresh the flat copy once the slots it does not cover would slow the exact merge.
+    let covered = read(&s.flat).as_ref().map_or(0, |f| f.len);
+    let n = graph.get_nb_point();
+    if n - covered.min(n) > FLAT_LAG.max(n / 50) {
+        if let Some(flat) = flat_of(&graph) {
+            *write(&s.flat) = Some(flat);
+        }
     }
     batch.len()
 }
@@ -631,6 +839,28 @@ fn adopt(graph: &Graph, m: &mut Maps) {
     m.adopted = adopted;
 }
 
+/// Slots newer than the flat copy that are searched exactly before it is refreshed (or 2% of
+/// the graph, whichever is more).
+const FLAT_LAG: usize = 1024;
+
+/// The flat copy of `graph`, logged when it cannot be made (search then uses hnsw_rs's own).
+fn flat_of(graph: &Graph) -> Option<Arc<Flat>> {
+    if graph.get_nb_point() == 0 {
+        return None;
+    }
+    let t = Instant::now();
+    match catch_unwind(AssertUnwindSafe(|| Flat::new(graph))) {
+        Ok(Some(f)) => {
+            tracing::debug!("vector index: flat copy of {} points in {} ms", f.len, t.elapsed().as_millis());
+            Some(Arc::new(f))
+        }
+        _ => {
+            tracing::warn!("vector index: cannot copy the graph's links; searching through hnsw_rs");
+            None
+        }
+    }
+}
+
 fn new_graph(s: &Shared, n: usize) -> Graph {
     Hnsw::new(s.params.m, n.max(1024), MAX_LAYER, s.params.ef_construction, ClampedDot)
 }
@@ -651,6 +881,7 @@ fn build(s: &Shared) {
         s.broken.store(true, Ordering::SeqCst);
         return;
     }
+    let flat = flat_of(&graph);
     let mut m = write(&s.maps);
     let mut slots = ids.clone();
     let mut slot_of = HashMap::with_capacity(ids.len());
@@ -680,6 +911,7 @@ fn build(s: &Shared) {
     m.adopted.clear();
     drop(vecs);
     adopt(&graph, &mut m);
+    *write(&s.flat) = flat;
     drop(m);
     *write(&s.graph) = Some(Arc::new(graph));
     release_free_memory();
@@ -736,6 +968,7 @@ fn reload(s: &Shared) -> bool {
     }))
     .ok();
     let Some(stored) = stored else { return false };
+    let flat = flat_of(&graph);
     let mut m = write(&s.maps);
     let mut slots = slots;
     let mut slot_of = HashMap::with_capacity(slots.len());
@@ -768,6 +1001,7 @@ fn reload(s: &Shared) -> bool {
     m.adopted.clear();
     drop(stored);
     adopt(&graph, &mut m);
+    *write(&s.flat) = flat;
     drop(m);
     *write(&s.graph) = Some(Arc::new(graph));
     release_free_memory();

@@ -20,7 +20,66 @@ pub use hnsw::{HnswIndex, HnswParams};
 /// Dot product with eight accumulators, so that the compiler vectorises it (the plain
 /// [`dot`] sums in order and is several times slower on long vectors). Differs from [`dot`]
 /// only by float rounding.
+///
+/// On x86-64 with AVX2 and FMA (checked at run time: the binary targets baseline x86-64) it
+/// runs a 256-bit fused multiply-add loop, about twice the speed of the SSE2 code the
+/// compiler emits for the portable loop.
+#[inline]
 pub fn fast_dot(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+            return unsafe { avx2::dot(a, b) };
+        }
+    }
+    portable_dot(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// Dot product of the common prefix of `a` and `b`, 32 floats per step.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut i = 0;
+        // SAFETY (all loads): i + 32 <= n, resp. i + 8 <= n, keep every read inside both slices.
+        while i + 32 <= n {
+            for (j, acc) in acc.iter_mut().enumerate() {
+                let x = _mm256_loadu_ps(pa.add(i + 8 * j));
+                let y = _mm256_loadu_ps(pb.add(i + 8 * j));
+                *acc = _mm256_fmadd_ps(x, y, *acc);
+            }
+            i += 32;
+        }
+        while i + 8 <= n {
+            acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc[0]);
+            i += 8;
+        }
+        let s = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        let hi = _mm256_extractf128_ps(s, 1);
+        let lo = _mm256_castps256_ps128(s);
+        let q = _mm_add_ps(hi, lo);
+        let q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+        let q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+        let mut sum = _mm_cvtss_f32(q);
+        while i < n {
+            sum += *pa.add(i) * *pb.add(i);
+            i += 1;
+        }
+        sum
+    }
+}
+
+/// [`fast_dot`] without SIMD intrinsics (eight accumulators the compiler vectorises).
+pub fn portable_dot(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0.0f32; 8];
@@ -129,5 +188,19 @@ mod tests {
         ix.remove(1);
         assert!(!ix.contains(1));
         assert_eq!(ix.len(), 2);
+    }
+
+    #[test]
+    fn fast_dot_matches_the_plain_sum_at_every_length() {
+        for n in [0usize, 1, 7, 8, 9, 31, 32, 33, 100, 384, 385] {
+            let a: Vec<f32> = (0..n).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 5.0).collect();
+            let want: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+            for got in [fast_dot(&a, &b), portable_dot(&a, &b)] {
+                assert!((f64::from(got) - want).abs() < 1e-4, "n={n}: {got} vs {want}");
+            }
+            // Unequal lengths: the common prefix.
+            assert!((fast_dot(&a, &b[..n / 2]) - portable_dot(&a[..n / 2], &b[..n / 2])).abs() < 1e-4);
+        }
     }
 }

@@ -16,12 +16,12 @@ use git2::{AutotagOption, Cred, CredentialType, FetchOptions, Oid, RemoteCallbac
 use super::Progress;
 use crate::error::{Error, Result};
 
-/// A fetched source: the bare repository (in a temporary folder removed on drop) and the
-/// commit its ref resolved to.
+/// A fetched source: the bare repository (in a temporary folder removed on drop; none when
+/// a local repository is read in place) and the commit its ref resolved to.
 pub struct Fetched {
     pub repo: Repository,
     pub commit: Oid,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 const SCHEMES: &[&str] = &["https", "http", "ssh", "git", "file"];
@@ -88,9 +88,46 @@ fn set_timeouts() {
     });
 }
 
-/// Clones `source` (bare) into a temporary folder under `tmp_parent` and resolves `rref`
-/// (branch, tag or commit; default HEAD) to a full commit.
+/// Fetches `source` and resolves `rref` (branch, tag or commit; default HEAD) to a full
+/// commit. Only one commit's tree is needed, so:
+///
+/// - a local repository (an absolute path or a `file://` URL naming a folder) is read in
+///   place, through its object database only: copying its history would be most of the cost
+///   of an install (libgit2's local clone copies every pack, and its local transport cannot
+///   fetch shallow);
+/// - a network URL is cloned bare with depth 1 (the branch tips, and the tags when a ref is
+///   named), unless the ref looks like a commit id, which may lie deep in the history: then
+///   the whole history is cloned.
 pub fn fetch(source: &str, rref: Option<&str>, tmp_parent: &Path, progress: &dyn Fn(Progress)) -> Result<Fetched> {
+    if let Some(path) = local_repo(source) {
+        if let Ok(repo) = Repository::open_ext(&path, git2::RepositoryOpenFlags::NO_SEARCH, std::iter::empty::<&str>())
+        {
+            let commit = resolve_in(&repo, source, rref, false)?;
+            return Ok(Fetched { repo, commit, _dir: None });
+        }
+    }
+    let commit_like = rref.is_some_and(|r| (4..=40).contains(&r.len()) && r.bytes().all(|b| b.is_ascii_hexdigit()));
+    let network =
+        source.contains("://") && !source.starts_with("file://") || !source.contains("://") && !source.starts_with('/');
+    clone(source, rref, tmp_parent, progress, network && !commit_like)
+}
+
+/// The folder of a local source (an absolute path, or a `file://` URL), when it exists.
+fn local_repo(source: &str) -> Option<PathBuf> {
+    let path = match source.strip_prefix("file://") {
+        Some(rest) => PathBuf::from(rest),
+        None => local_path(source)?,
+    };
+    path.is_dir().then_some(path)
+}
+
+fn clone(
+    source: &str,
+    rref: Option<&str>,
+    tmp_parent: &Path,
+    progress: &dyn Fn(Progress),
+    shallow: bool,
+) -> Result<Fetched> {
     set_timeouts();
     std::fs::create_dir_all(tmp_parent)?;
     let dir = tempfile::Builder::new().prefix("clone-").tempdir_in(tmp_parent)?;
@@ -129,19 +166,31 @@ pub fn fetch(source: &str, rref: Option<&str>, tmp_parent: &Path, progress: &dyn
         true
     });
     let mut fo = FetchOptions::new();
-    fo.remote_callbacks(callbacks).download_tags(AutotagOption::All);
+    // Tags only matter when a ref is named (it may be one).
+    let tags = if shallow && rref.is_none() { AutotagOption::None } else { AutotagOption::All };
+    fo.remote_callbacks(callbacks).download_tags(tags);
+    if shallow {
+        fo.depth(1);
+    }
     let repo = RepoBuilder::new()
         .bare(true)
         .fetch_options(fo)
         .clone(source, dir.path())
         .map_err(|e| Error::Git(format!("cannot clone {source}: {}", e.message())))?;
     let commit = resolve(&repo, source, rref)?;
-    Ok(Fetched { repo, commit, _dir: dir })
+    Ok(Fetched { repo, commit, _dir: Some(dir) })
 }
 
 /// Resolves a ref of a fresh clone to its commit: HEAD, a branch, a tag (annotated tags
 /// peeled) or a commit id (full or abbreviated hex).
 pub fn resolve(repo: &Repository, source: &str, rref: Option<&str>) -> Result<Oid> {
+    resolve_in(repo, source, rref, true)
+}
+
+/// [`resolve`] in a clone (`cloned`: its branches are `refs/remotes/origin/*`) or in the
+/// source repository itself (its own branches are `refs/heads/*`; its remote-tracking
+/// branches are someone else's and are not looked at).
+fn resolve_in(repo: &Repository, source: &str, rref: Option<&str>, cloned: bool) -> Result<Oid> {
     let Some(r) = rref.map(str::trim).filter(|r| !r.is_empty()) else {
         let head = repo.head().map_err(|e| {
             Error::Git(format!("{source} has no commit at HEAD (an empty repository?): {}", e.message()))
@@ -155,7 +204,9 @@ pub fn resolve(repo: &Repository, source: &str, rref: Option<&str>) -> Result<Oi
     if r.starts_with("refs/") {
         names.push(r.to_string());
     }
-    for prefix in ["refs/remotes/origin/", "refs/heads/", "refs/tags/"] {
+    let prefixes: &[&str] =
+        if cloned { &["refs/remotes/origin/", "refs/heads/", "refs/tags/"] } else { &["refs/heads/", "refs/tags/"] };
+    for prefix in prefixes {
         names.push(format!("{prefix}{r}"));
     }
     for name in &names {
