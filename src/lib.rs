@@ -31,5 +31,6 @@ pub mod project;
 pub mod protocol;
 pub mod server;
 pub mod skills;
+pub mod text;
 
 pub use error::{Error, Result};

@@ -115,7 +115,7 @@ const PLAIN_SETUP: &str =
 
 /// The plain-bm25 baseline: the skill's notes matching any word of `intent`, best first.
 fn plain_bm25(conn: &rusqlite::Connection, skill: &str, intent: &str) -> Result<Vec<i64>> {
-    let words = skillmem::embed::hash::words(intent);
+    let words = skillmem::text::words(intent);
     if words.is_empty() {
         return Ok(vec![]);
     }
@@ -162,10 +162,7 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
             };
             let embedded = v.as_deref().map(|v| Embedded { vector: v, model: &model });
             let (id, _) = store::write(&mut conn, project, &new, embedded, 1.01, Some(&index as &dyn VectorIndex))?;
-            conn.execute(
-                "UPDATE notes SET hits = ?2, created_at = ?3 WHERE id = ?1",
-                rusqlite::params![id, n.hits, now - n.age_days * 86_400_000],
-            )?;
+            store::set_facts(&mut conn, id, n.hits, now - n.age_days * 86_400_000, false)?;
             conn.execute(
                 "INSERT INTO plain_fts (rowid, skill, intent, delta) VALUES (?1, ?2, ?3, ?4)",
                 rusqlite::params![id, skill.name, n.intent, n.delta],

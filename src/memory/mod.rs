@@ -5,6 +5,7 @@
 //! its caller ([`crate::engine`]) and returns plain Rust values.
 
 pub mod block;
+pub mod catalog;
 pub mod distill;
 pub mod frontmatter;
 pub mod provenance;
