@@ -349,11 +349,10 @@ pub fn visible_from(n: usize) -> String {
 
 /// Every note of `skill` visible from `project` (its own plus global).
 pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
-    let mut stmt =
-        conn.prepare_cached(&format!(
-            "SELECT id, pinned, hits, created_at FROM notes WHERE skill = ?1 AND {} ORDER BY id",
-            visible_from(2)
-        ))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, pinned, hits, created_at FROM notes WHERE skill = ?1 AND {} ORDER BY id",
+        visible_from(2)
+    ))?;
     let rows = stmt.query_map(params![skill, project], |r| {
         Ok(Candidate { id: r.get(0)?, pinned: r.get::<_, i64>(1)? != 0, hits: r.get(2)?, created_at: r.get(3)? })
     })?;
@@ -666,9 +665,8 @@ pub fn stale_batch(
         "SELECT id, intent, delta FROM notes WHERE id > ?3 AND {} ORDER BY id LIMIT ?4",
         which.sql()
     ))?;
-    let rows = stmt.query_map(params![model, (dim * 4) as i64, after, limit as i64], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    })?;
+    let rows = stmt
+        .query_map(params![model, (dim * 4) as i64, after, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
