@@ -5,7 +5,6 @@
 //! its caller ([`crate::engine`]) and returns plain Rust values.
 
 pub mod block;
-pub mod distill;
 pub mod frontmatter;
 pub mod provenance;
 pub mod recall;
