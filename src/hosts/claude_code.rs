@@ -21,8 +21,9 @@ use serde_json::{json, Value};
 
 use crate::config::{default_data_dir, Config};
 use crate::db;
-use crate::engine::{is_skill_tool, skill_name_of, Engine};
+use crate::engine::Engine;
 use crate::error::Error;
+use crate::memory::provenance::{is_skill_tool, skill_name_of};
 use crate::protocol::memory::ToolAfterParams;
 
 /// The log file (under `<data dir>/logs/`) of the hook.

@@ -5,8 +5,6 @@
 //! candidate set with exact cosine; it is correct at any size and fast for the per-skill
 //! candidate sets recall asks about.
 
-// TEMPORARY (until engine.rs imports memory::catalog): the catalog moved to memory/.
-pub use crate::memory::catalog;
 pub mod columns;
 pub mod hnsw;
 

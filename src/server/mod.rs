@@ -298,7 +298,7 @@ impl Backend {
             );
             tracing::info!("{msg}");
             client.log_message(MessageType::INFO, msg).await;
-            let pace = crate::memory::distill::Pace { pause: REEMBED_PAUSE, stop: Some(stop) };
+            let pace = crate::engine::Pace { pause: REEMBED_PAUSE, stop: Some(stop) };
             let out = tokio::task::spawn_blocking(move || {
                 let mut last_decile = 0;
                 engine.reembed_other_models(&pace, &mut |p| {

@@ -10,9 +10,10 @@ use std::collections::{BTreeMap, HashSet};
 
 use rusqlite::params;
 
+use super::Engine;
 use crate::db::write_tx;
+use crate::embed::embed_text;
 use crate::embed::{dot, from_blob, to_blob};
-use crate::engine::{embed_text, Engine};
 use crate::error::{Error, Result};
 use crate::protocol::historian::{CorpusReport, DistillResult, DuplicatePair};
 
