@@ -6,7 +6,7 @@
 //! fails with `SQLITE_BUSY` despite the busy timeout. Knows nothing of notes or skills beyond
 //! the migrations it applies.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
@@ -44,11 +44,6 @@ pub fn open(data_dir: &Path) -> Result<Connection> {
     migrate(&mut conn, MIGRATIONS)?;
     heal_fts(&mut conn)?;
     Ok(conn)
-}
-
-/// The database path of a data directory.
-pub fn db_path(data_dir: &Path) -> PathBuf {
-    data_dir.join(DB_FILE)
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {

@@ -15,6 +15,7 @@ use crate::memory::provenance::{self, is_skill_tool, skill_name_of};
 use crate::memory::recall::{self, Query, Rungs};
 use crate::memory::stash;
 use crate::memory::store::{self, Embedded};
+use crate::memory::usage;
 use crate::memory::{Kind, NewNote, RecallMode, Scope, Source};
 use crate::protocol::memory::*;
 
@@ -355,14 +356,8 @@ impl Engine {
             .collect();
         // Skills used, as hosts recorded them: the ones without notes are listed too, so that
         // a person sees which used skills learn nothing.
-        let mut st = conn.prepare(
-            "SELECT skill, count(DISTINCT host || ' ' || session_id), max(used_at) FROM skill_uses
-             WHERE project_id = ?1 GROUP BY skill",
-        )?;
-        let used =
-            st.query_map([&project], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
-        for u in used {
-            let (skill, sessions, last) = u?;
+        for u in usage::by_skill(&conn, &project)? {
+            let (skill, sessions, last) = (u.skill, u.sessions, u.last_used);
             match skills.iter_mut().find(|s| s.skill == skill) {
                 Some(s) => (s.sessions, s.last_used) = (sessions, Some(last)),
                 None => {
@@ -375,15 +370,10 @@ impl Engine {
         let mut uses_by_day = vec![];
         if days > 0 {
             let since = db::now_ms() - days * 86_400_000;
-            let mut st = conn.prepare(
-                "SELECT date(used_at / 1000, 'unixepoch') AS day, skill, count(DISTINCT host || ' ' || session_id)
-                 FROM skill_uses WHERE project_id = ?1 AND used_at >= ?2
-                 GROUP BY day, skill ORDER BY day DESC, skill",
-            )?;
-            let rows = st.query_map(rusqlite::params![&project, since], |r| {
-                Ok(DayUses { day: r.get(0)?, skill: r.get(1)?, sessions: r.get(2)? })
-            })?;
-            uses_by_day = rows.collect::<std::result::Result<_, _>>()?;
+            uses_by_day = usage::by_day(&conn, &project, since)?
+                .into_iter()
+                .map(|u| DayUses { day: u.day, skill: u.skill, sessions: u.sessions })
+                .collect();
         }
         Ok(StatsResult {
             project_id: project,

@@ -16,7 +16,7 @@ mod skills;
 pub use distill::{Pace, Progress};
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -26,8 +26,8 @@ use crate::config::Config;
 use crate::db;
 use crate::embed::{self, Embedder};
 use crate::error::{Error, Result};
-use crate::memory::catalog::Catalog;
 use crate::index::{ExactIndex, HnswIndex, VectorIndex};
+use crate::memory::catalog::Catalog;
 use crate::memory::frontmatter::{self, MemorySettings};
 use crate::memory::recall;
 use crate::memory::stash::IntentStash;
@@ -146,8 +146,9 @@ impl Engine {
         self.embedder.as_ref()
     }
 
-    /// The database connection (for the domains that share it).
-    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+    /// The database connection, for the engine's own modules: callers outside the engine go
+    /// through its operations, never through SQL.
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         lock(&self.conn)
     }
 
@@ -242,19 +243,15 @@ impl Engine {
         Ok(ctx)
     }
 
-    /// The workspace this engine serves, if any.
-    pub fn workspace(&self) -> Option<&Path> {
-        self.workspace.as_deref()
-    }
-
     /// The vector index of the current embedder, if any (distill teaches it new vectors).
     pub fn vector_index(&self) -> Option<&Arc<dyn VectorIndex>> {
         self.index.as_ref()
     }
 
-    /// The HNSW index, when that is the one in use.
-    pub fn hnsw(&self) -> Option<&Arc<HnswIndex>> {
-        self.hnsw.as_ref()
+    /// Checkpoints the write-ahead log into the database file, without waiting for readers
+    /// (at `shutdown`).
+    pub fn checkpoint(&self) {
+        let _ = lock(&self.conn).execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
     }
 
     /// Asks the index to write its files when it has unsaved inserts (at `shutdown`).

@@ -11,6 +11,7 @@ pub mod provenance;
 pub mod recall;
 pub mod stash;
 pub mod store;
+pub mod usage;
 pub mod version;
 
 use schemars::JsonSchema;
