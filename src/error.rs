@@ -1,8 +1,9 @@
-//! The one error type of the library, and the only place that knows JSON-RPC error codes.
+//! The one error type of the library, and the table of its kinds and their JSON-RPC codes.
 //!
-//! Core domains return [`Error`]; `server/` turns it into a JSON-RPC error with
-//! [`Error::code`] and [`Error::kind`], the CLI prints its message. Every message says what was
-//! wrong in words a user can act on.
+//! Core domains return [`Error`]; each door reports it its own way: `server/` as a JSON-RPC
+//! error with [`Error::code`] and [`Error::kind`] (a panic in a handler it answers itself, as
+//! an internal error), the MCP door as a failed tool result, the CLI by printing its message.
+//! Every message says what was wrong in words a user can act on.
 
 use thiserror::Error;
 

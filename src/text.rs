@@ -1,5 +1,6 @@
-//! Text analysis shared by the hash embedder, the bm25 rung and recall's word coverage:
-//! words, stop words, a light stemmer, and the query terms and coverage built on them.
+//! Text analysis shared by the embedders, the bm25 rung and recall's word coverage: words,
+//! stop words, a light stemmer, the query terms and coverage built on them, and a lesson's
+//! prose without its code spans.
 //!
 //! A leaf: imports nothing from the crate, so that every domain that reads words reads them
 //! the same way without depending on another domain.
@@ -64,9 +65,52 @@ pub fn coverage(terms: &[String], intent: &str, delta: &str) -> f32 {
     terms.iter().filter(|t| have.contains(t.as_str())).count() as f32 / terms.len() as f32
 }
 
+/// `text` without its inline code spans (between backticks), whitespace collapsed. An
+/// unclosed backtick keeps the rest of the text; a text that is all code is returned whole.
+pub fn prose(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    let mut kept = String::with_capacity(text.len());
+    for (i, part) in parts.iter().enumerate() {
+        // Odd parts are inside a span, unless the last backtick is unclosed.
+        let closed = i + 1 < parts.len() || parts.len() % 2 == 1;
+        if i % 2 == 0 || !closed {
+            kept.push_str(part);
+        }
+        kept.push(' ');
+    }
+    let mut out = String::with_capacity(kept.len());
+    for w in kept.split_whitespace() {
+        let glued = w.starts_with([',', ';', '.', ':', ')']) && !out.is_empty();
+        if !out.is_empty() && !glued {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    if out.chars().any(char::is_alphanumeric) {
+        out
+    } else {
+        text.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prose_table() {
+        let cases: &[(&str, &str)] = &[
+            ("use `jq -r` for raw output, not `jq`.", "use for raw output, not."),
+            ("no code here", "no code here"),
+            ("`a` and `b`; then `c`", "and; then"),
+            ("unclosed `tick keeps the rest", "unclosed tick keeps the rest"),
+            ("`all code`", "`all code`"),
+            ("a\n `x`  b", "a b"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(prose(text), *want, "{text:?}");
+        }
+    }
 
     #[test]
     fn stems() {

@@ -4,7 +4,8 @@
 //! CLI calls can share one data directory, and the rule that every write transaction starts
 //! with `BEGIN IMMEDIATE` (see [`write_tx`]): a deferred transaction that upgrades to a writer
 //! fails with `SQLITE_BUSY` despite the busy timeout. Knows nothing of notes or skills beyond
-//! the migrations it applies.
+//! the schema: the migrations it applies, and the one self-heal of the schema's derived
+//! full-text index at open (`heal_fts`). Statements over notes are `memory::store`'s.
 
 use std::path::Path;
 use std::time::Duration;

@@ -356,7 +356,7 @@ impl Engine {
             .filter_map(|id| ranked.iter().find(|r| r.note.id == *id))
             .map(|r| RecalledNote {
                 id: r.note.id,
-                kind: r.note.kind.clone(),
+                kind: r.note.kind.as_str().to_string(),
                 intent: r.note.intent.clone(),
                 delta: r.note.delta.clone(),
                 scope: r.note.scope,

@@ -1,8 +1,8 @@
 //! The historian's output: the first `<skill_observations>` block, one observation a line,
 //! `* <skill> | <kind> | <lesson>`, and the instructions that ask a historian for it.
 //!
-//! Pure text in, plain values out: nothing here writes a note (promotion is
-//! [`crate::historian::promote`]'s job) and nothing here can panic on any input.
+//! Pure text in, plain values out: nothing here writes a note (the engine promotes the
+//! observations, `Engine::historian_result`) and nothing here can panic on any input.
 
 use crate::memory::Kind;
 

@@ -90,11 +90,20 @@ pub enum Source {
 }
 
 impl Source {
-    /// The stored spelling.
+    /// The stored and wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Agent => "agent",
             Source::Historian => "historian",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Source> {
+        match s {
+            "agent" => Some(Source::Agent),
+            "historian" => Some(Source::Historian),
+            _ => None,
         }
     }
 }
@@ -106,8 +115,8 @@ pub struct Note {
     pub skill: String,
     pub scope: Scope,
     pub origin_project: String,
-    pub source: String,
-    pub kind: String,
+    pub source: Source,
+    pub kind: Kind,
     pub intent: String,
     pub delta: String,
     pub tags: Vec<String>,

@@ -6,7 +6,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::{norm_hash, NewNote, Note, Scope, WriteStatus};
+use super::{norm_hash, Kind, NewNote, Note, Scope, Source, WriteStatus};
 use crate::db::{now_ms, write_tx};
 use crate::embed::{from_blob, to_blob};
 use crate::error::{Error, Result};
@@ -25,14 +25,18 @@ const NOTE_COLUMNS: &str =
 
 fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
     let scope: String = r.get(2)?;
+    let source: String = r.get(4)?;
+    let kind: String = r.get(5)?;
     let tags: String = r.get(8)?;
     Ok(Note {
         id: r.get(0)?,
         skill: r.get(1)?,
         scope: Scope::parse(&scope).unwrap_or(Scope::Project),
         origin_project: r.get(3)?,
-        source: r.get(4)?,
-        kind: r.get(5)?,
+        // Every row is written from the enums; a spelling this version does not know (a newer
+        // writer) reads as the most general one rather than failing the whole recall.
+        source: Source::parse(&source).unwrap_or(Source::Agent),
+        kind: Kind::parse(&kind).unwrap_or(Kind::Discovery),
         intent: r.get(6)?,
         delta: r.get(7)?,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
@@ -811,5 +815,59 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(fts_query(text).as_deref(), *want, "{text:?}");
         }
+    }
+
+    /// Every statement over a table lives in its store module: the notes (and their full-text
+    /// index) here, the skill uses in `memory/usage.rs`, the hook's sessions in
+    /// `hosts/store.rs`. Test modules are left out (schema tests write rows of older
+    /// schemas by hand), and so is the full-text self-heal at open in `db/` (schema-level).
+    #[test]
+    fn every_statement_over_a_table_lives_in_its_store() {
+        let rules: &[(&[&str], &str)] = &[
+            (&["from notes", "into notes", "update notes", "delete from notes", "notes_fts"], "src/memory/store.rs"),
+            (&["skill_uses"], "src/memory/usage.rs"),
+            (&["host_sessions"], "src/hosts/store.rs"),
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![];
+        let mut dirs = vec![root.join("src")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() > 20, "the source tree is where it was expected: {}", root.display());
+        let mut wrong = vec![];
+        for file in files {
+            let rel = file.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&file).unwrap();
+            let mut code = match text.find("#[cfg(test)]\nmod ") {
+                Some(i) => text[..i].to_string(),
+                None => text,
+            };
+            if rel == "src/db/mod.rs" {
+                if let Some(a) = code.find("fn heal_fts(") {
+                    let b = code[a..].find("\n}\n").map_or(code.len(), |b| a + b);
+                    code.replace_range(a..b, "");
+                }
+            }
+            for (n, line) in code.lines().enumerate() {
+                let lower = line.to_lowercase();
+                if lower.trim_start().starts_with("//") {
+                    continue;
+                }
+                for (patterns, home) in rules {
+                    if rel != *home && patterns.iter().any(|p| lower.contains(p)) {
+                        wrong.push(format!("{rel}:{}: {} (belongs in {home})", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "statements outside their store module:\n{}", wrong.join("\n"));
     }
 }
