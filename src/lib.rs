@@ -27,6 +27,7 @@ pub mod historian;
 pub mod hosts;
 pub mod index;
 pub mod memory;
+pub mod progress;
 pub mod project;
 pub mod protocol;
 pub mod server;

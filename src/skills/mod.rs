@@ -51,12 +51,7 @@ pub struct SkillInfo {
     pub warnings: Vec<String>,
 }
 
-/// A step of a long operation, for `$/progress` and the CLI's progress bar.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    pub message: String,
-    pub percent: Option<u32>,
-}
+pub use crate::progress::Progress;
 
 /// Session skills over one data directory and its database connection.
 pub struct Skills<'a> {
