@@ -31,7 +31,7 @@ use crate::memory::frontmatter;
 
 pub use seed::{SeedAction, SeedOp};
 
-/// One installed skill (PROTOCOL.md `SkillInfo`).
+/// One installed skill (docs/protocol.md, `SkillInfo`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillInfo {
