@@ -1,25 +1,64 @@
 //! The historian path joined to the store: enablement per skill, promotion through the
 //! same write path as `skillmem/note`.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::historian::{observations, transcript, Format};
-use crate::memory::{store, NewNote, Source};
-use crate::protocol::historian::*;
+use crate::memory::{store, NewNote, Scope, Source, WriteStatus};
+
+/// A transcript chunk rendered for the historian.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderedChunk {
+    /// The chunk as text, with a `TC: skill(<name>)` marker line per skill use.
+    pub rendered: String,
+    /// Skills used in the chunk, in first-use order.
+    pub skills: Vec<String>,
+    /// Instructions for the historian's prompt; empty when no used skill has memory.
+    pub instructions: String,
+    /// What was left out, with counts (e.g. "unknown record type (3)").
+    pub skipped: Vec<String>,
+}
+
+/// One observation stored as a note.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PromotedNote {
+    pub id: i64,
+    pub skill: String,
+    pub kind: String,
+    pub delta: String,
+    pub status: WriteStatus,
+    pub scope: Scope,
+    pub origin_project: String,
+}
+
+/// A line of the block that was not promoted, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RejectedObservation {
+    pub line: String,
+    pub reason: String,
+}
+
+/// What a historian's output promoted.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Promotion {
+    pub promoted: Vec<PromotedNote>,
+    pub rejected: Vec<RejectedObservation>,
+}
 
 impl Engine {
-    /// `skillmem/transcriptChunk`: renders a chunk, lists the skills used and, when one of
-    /// them has memory enabled, the instructions for the historian.
-    pub fn transcript_chunk(&self, p: TranscriptChunkParams) -> Result<TranscriptChunkResult> {
-        let format = Format::parse(&p.format).ok_or_else(|| {
-            Error::invalid(format!(
-                "format {:?} is not a transcript format; use opencode, claude-code or text",
-                p.format
-            ))
-        })?;
-        // An empty chunk (no messages, no text) renders as empty text: not an error.
-        let messages = p.messages.unwrap_or_default();
-        let (r, dirs) = transcript::render_full(format, &messages, p.text.as_deref());
+    /// Renders a transcript chunk, lists the skills used and, when one of them has memory
+    /// enabled, the instructions for the historian. An empty chunk (no messages, no text)
+    /// renders as empty text: not an error.
+    pub fn transcript_chunk(&self, format: Format, messages: &[Value], text: Option<&str>) -> Result<RenderedChunk> {
+        let (r, dirs) = transcript::render_full(format, messages, text);
         let mut enabled = vec![];
         for name in &r.skills {
             let dir =
@@ -30,7 +69,7 @@ impl Engine {
                 Err(e) => tracing::debug!(skill = name, "transcriptChunk: skill not resolved: {e}"),
             }
         }
-        Ok(TranscriptChunkResult {
+        Ok(RenderedChunk {
             rendered: r.rendered,
             skills: r.skills,
             instructions: observations::instructions(&enabled),
@@ -38,10 +77,10 @@ impl Engine {
         })
     }
 
-    /// `skillmem/historianResult`: promotes the observations of the first
-    /// `<skill_observations>` block; every other line is rejected with a reason.
-    pub fn historian_result(&self, p: HistorianResultParams) -> Result<HistorianResultResult> {
-        let parsed = observations::parse(&p.output);
+    /// Promotes the observations of the first `<skill_observations>` block of a historian's
+    /// output; every other line is rejected with a reason.
+    pub fn historian_result(&self, output: &str, session_id: Option<String>) -> Result<Promotion> {
+        let parsed = observations::parse(output);
         let mut rejected: Vec<RejectedObservation> =
             parsed.rejected.into_iter().map(|r| RejectedObservation { line: r.line, reason: r.reason }).collect();
         let mut promoted = vec![];
@@ -77,7 +116,7 @@ impl Engine {
                 tags: vec![],
                 scope,
                 source: Source::Historian,
-                session_id: p.session_id.clone(),
+                session_id: session_id.clone(),
                 skill_hash: None,
             };
             match self.write_note_in(&ctx, new) {
@@ -102,6 +141,6 @@ impl Engine {
                 Err(e) => rejected.push(RejectedObservation { line, reason: e.to_string() }),
             }
         }
-        Ok(HistorianResultResult { promoted, rejected })
+        Ok(Promotion { promoted, rejected })
     }
 }

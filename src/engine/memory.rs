@@ -1,9 +1,12 @@
-//! Skill memory operations: tool events, notes, recall, stats.
+//! Skill memory operations: skill loads, notes, recall, stats. Takes and returns domain types;
+//! the wire shapes of the tool events (which argument names the skill, where a host puts the
+//! skill's folder) are read by the doors (`protocol/`, `hosts/`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{lock, Engine, SkillContext};
 use crate::db;
@@ -11,44 +14,139 @@ use crate::embed::embed_text;
 use crate::error::{Error, Result};
 use crate::memory::block::{self, Budget};
 use crate::memory::frontmatter::Ranking;
-use crate::memory::provenance::{self, is_skill_tool, skill_name_of};
 use crate::memory::recall::{self, Query, Rungs};
 use crate::memory::stash;
 use crate::memory::store::{self, Embedded};
 use crate::memory::usage;
-use crate::memory::{Kind, NewNote, RecallMode, Scope, Source};
-use crate::protocol::memory::*;
+use crate::memory::{NewNote, RecallMode, Scope, WriteStatus};
+
+/// A skill the agent just loaded: what the doors know of it.
+#[derive(Debug, Clone, Default)]
+pub struct SkillLoad {
+    /// The skill's name, without a plugin prefix.
+    pub skill: String,
+    /// Where the skill lives, when the host says so (otherwise it is looked up by name).
+    pub dir: Option<PathBuf>,
+    /// What the agent is about to do with it, when known.
+    pub intent: Option<String>,
+}
+
+/// What a skill load recalls: the block to append to the tool result, if any.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadRecall {
+    /// Text to append to the tool output (starts with a blank line), or null.
+    pub append: Option<String>,
+    /// The skill named by the call, or null when the tool is not a skill tool.
+    pub skill: Option<String>,
+    pub mode: RecallMode,
+    /// Ids of the notes in the block, in block order.
+    pub note_ids: Vec<i64>,
+}
+
+impl LoadRecall {
+    /// Nothing recalled, for `skill` (or for a tool that is not a skill tool).
+    pub fn nothing(skill: Option<String>) -> Self {
+        LoadRecall { append: None, skill, mode: RecallMode::None, note_ids: vec![] }
+    }
+}
+
+/// A note written (or found to be a duplicate of an existing one).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Written {
+    pub id: i64,
+    pub status: WriteStatus,
+}
+
+/// One note of a recall, with its score.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecalledNote {
+    pub id: i64,
+    pub kind: String,
+    pub intent: String,
+    pub delta: String,
+    pub scope: Scope,
+    pub pinned: bool,
+    pub hits: i64,
+    pub score: f32,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// What a recall found: the block a skill load would append, and its notes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recalled {
+    /// The `<skill-memory>` block, or null when the skill has no notes.
+    pub block: Option<String>,
+    pub mode: RecallMode,
+    /// The notes in the block, in block order.
+    pub notes: Vec<RecalledNote>,
+}
+
+/// Counts of one skill.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillStats {
+    pub skill: String,
+    pub notes: i64,
+    pub pinned: i64,
+    pub recalls: i64,
+    /// Sessions that used the skill, as hosts recorded them (the Claude Code hook).
+    #[serde(default)]
+    pub sessions: i64,
+    /// When the skill was last used (ms since the epoch), if recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used: Option<i64>,
+}
+
+/// Sessions that used a skill on one day.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DayUses {
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    pub skill: String,
+    pub sessions: i64,
+}
+
+/// The embedder, and the notes whose vector it did not make.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddingStats {
+    pub model: Option<String>,
+    pub dim: Option<usize>,
+    /// Notes without a vector of the current model.
+    pub stale: i64,
+}
+
+/// Counts per skill for one project.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    pub project_id: String,
+    pub notes: i64,
+    pub pinned: i64,
+    pub skills: Vec<SkillStats>,
+    pub embedding: EmbeddingStats,
+    /// Skills used per day, newest first.
+    #[serde(default)]
+    pub uses_by_day: Vec<DayUses>,
+}
+
+/// The description of the `intent` argument the doors add to a host's skill tool.
+pub const INTENT_DESCRIPTION: &str = "Optional: in a few words, what you are about to do with this skill (e.g. \"parse a CSV export\"). Used to recall this skill's most relevant past lessons.";
 
 impl Engine {
-    // ---- tool events -------------------------------------------------------------------
+    // ---- skill loads -------------------------------------------------------------------
 
-    /// `skillmem/toolDefinition`: adds an optional `intent` string to the skill tool.
-    pub fn tool_definition(&self, p: ToolDefinitionParams) -> Result<ToolDefinitionResult> {
-        let mut parameters = p.parameters;
-        if is_skill_tool(&p.tool) {
-            let obj =
-                parameters.as_object_mut().ok_or_else(|| Error::invalid("parameters must be a JSON Schema object"))?;
-            let props = obj.entry("properties").or_insert_with(|| Value::Object(Default::default()));
-            if let Some(props) = props.as_object_mut() {
-                props.entry("intent").or_insert_with(|| {
-                    serde_json::json!({
-                        "type": "string",
-                        "description": "Optional: in a few words, what you are about to do with this skill (e.g. \"parse a CSV export\"). Used to recall this skill's most relevant past lessons."
-                    })
-                });
-            }
-        }
-        Ok(ToolDefinitionResult { parameters })
-    }
-
-    /// `skillmem/toolBefore`: stashes `args.intent`. Synchronous and quick: the server calls
-    /// it before its first `.await`.
-    pub fn tool_before(&self, p: &ToolBeforeParams) {
-        if !is_skill_tool(&p.tool) {
-            return;
-        }
-        if let Some(intent) = p.args.get("intent").and_then(Value::as_str).filter(|s| !s.trim().is_empty()) {
-            lock(&self.stash).put(stash::key(&p.session_id, &p.call_id), intent.to_string(), Instant::now());
+    /// Stashes the intent of a skill tool call until its result arrives. Synchronous and
+    /// quick: the server calls it before its first `.await`.
+    pub fn stash_intent(&self, session_id: &str, call_id: &str, intent: &str) {
+        if !intent.trim().is_empty() {
+            lock(&self.stash).put(stash::key(session_id, call_id), intent.to_string(), Instant::now());
         }
     }
 
@@ -57,41 +155,18 @@ impl Engine {
         lock(&self.stash).take(&stash::key(session_id, call_id), Instant::now())
     }
 
-    /// `skillmem/toolAfter`: the `<skill-memory>` block for a skill load.
-    pub fn tool_after(&self, p: &ToolAfterParams, stashed_intent: Option<String>) -> Result<ToolAfterResult> {
-        let none =
-            |skill: Option<String>| ToolAfterResult { append: None, skill, mode: RecallMode::None, note_ids: vec![] };
-        if !is_skill_tool(&p.tool) {
-            return Ok(none(None));
-        }
-        let Some(name) = skill_name_of(&p.args) else {
-            return Err(Error::invalid(
-                "args.name (OpenCode) or args.skill (Claude Code) must name the skill that was loaded",
-            ));
-        };
-        let intent = p
-            .args
-            .get("intent")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .filter(|s| !s.trim().is_empty())
-            .or(stashed_intent);
-        let dir = p
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get("dir"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| provenance::dir_from_output(&p.output));
-        let ctx = self.skill_context(&name, dir)?;
+    /// A skill was loaded: the `<skill-memory>` block to append to the tool result, ranked for
+    /// the load's intent. Counts as a recall of the notes shown.
+    pub fn skill_loaded(&self, load: SkillLoad) -> Result<LoadRecall> {
+        let ctx = self.skill_context(&load.skill, load.dir)?;
         if !ctx.enabled {
-            return Ok(none(Some(name)));
+            return Ok(LoadRecall::nothing(Some(load.skill)));
         }
+        let intent = load.intent.filter(|s| !s.trim().is_empty());
         let out = self.recall_block(&ctx, intent.as_deref(), None, None)?;
-        Ok(ToolAfterResult {
+        Ok(LoadRecall {
             append: out.0.as_ref().map(|b| format!("\n\n{}", b.text)),
-            skill: Some(name),
+            skill: Some(load.skill),
             mode: if out.0.is_some() { out.1 } else { RecallMode::None },
             note_ids: out.0.map(|b| b.note_ids).unwrap_or_default(),
         })
@@ -124,13 +199,13 @@ impl Engine {
     }
 
     /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
-    pub fn write_note(&self, new: NewNote) -> Result<NoteResult> {
+    pub fn write_note(&self, new: NewNote) -> Result<Written> {
         let ctx = self.require_enabled(&new.skill)?;
         self.write_note_in(&ctx, new)
     }
 
     /// Writes a note for a skill whose context is known.
-    pub fn write_note_in(&self, ctx: &SkillContext, mut new: NewNote) -> Result<NoteResult> {
+    pub fn write_note_in(&self, ctx: &SkillContext, mut new: NewNote) -> Result<Written> {
         if new.delta.trim().is_empty() {
             return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
         }
@@ -173,63 +248,37 @@ impl Engine {
             ids.as_deref(),
         )?;
         self.catalog.after_write(&conn, before, &[id]);
-        Ok(NoteResult { id, status })
+        Ok(Written { id, status })
     }
 
-    /// `skillmem/note`.
-    pub fn note(&self, p: NoteParams) -> Result<NoteResult> {
-        let kind = Kind::parse(&p.kind).ok_or_else(|| {
-            Error::invalid(format!("kind {:?} is not a note kind; use one of gotcha, discovery, fix, workflow", p.kind))
-        })?;
-        if p.delta.trim().is_empty() {
-            return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
-        }
-        let scope = match p.scope.as_deref() {
-            None => Scope::Project,
-            Some(s) => Scope::parse(s)
-                .ok_or_else(|| Error::invalid(format!("scope {s:?} is not a scope; use project or global")))?,
-        };
-        self.write_note(NewNote {
-            skill: p.skill,
-            kind,
-            intent: p.intent.unwrap_or_default(),
-            delta: p.delta,
-            tags: p.tags.unwrap_or_default(),
-            scope,
-            source: Source::Agent,
-            session_id: p.session_id,
-            skill_hash: None,
-        })
-    }
-
-    /// `skillmem/pin`.
-    pub fn pin(&self, p: PinParams) -> Result<IdResult> {
+    /// Pins a note (every load shows it) or unpins it.
+    pub fn pin(&self, id: i64, pinned: bool) -> Result<()> {
         let mut conn = lock(&self.conn);
         let before = self.catalog.before_write(&conn);
-        store::set_pinned(&mut conn, p.id, p.pinned)?;
-        self.catalog.after_write(&conn, before, &[p.id]);
-        Ok(IdResult { id: p.id })
+        store::set_pinned(&mut conn, id, pinned)?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(())
     }
 
-    /// `skillmem/forget`.
-    pub fn forget(&self, p: ForgetParams) -> Result<IdResult> {
+    /// Deletes a note.
+    pub fn forget(&self, id: i64) -> Result<()> {
         let mut conn = lock(&self.conn);
         let before = self.catalog.before_write(&conn);
-        store::forget(&mut conn, p.id, self.index.as_deref())?;
-        self.catalog.after_write(&conn, before, &[p.id]);
-        Ok(IdResult { id: p.id })
+        store::forget(&mut conn, id, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(())
     }
 
-    /// `skillmem/edit`: replaces the delta and re-embeds.
-    pub fn edit(&self, p: EditParams) -> Result<IdResult> {
-        if p.delta.trim().is_empty() {
+    /// Replaces a note's lesson and re-embeds it.
+    pub fn edit(&self, id: i64, delta: &str) -> Result<()> {
+        if delta.trim().is_empty() {
             return Err(Error::invalid("delta is empty; to delete a note use skillmem/forget"));
         }
         let intent = {
             let conn = lock(&self.conn);
-            store::get(&conn, p.id)?.ok_or_else(|| Error::NotFound(format!("no note with id {}", p.id)))?.intent
+            store::get(&conn, id)?.ok_or_else(|| Error::NotFound(format!("no note with id {}", id)))?.intent
         };
-        let delta = p.delta.trim();
+        let delta = delta.trim();
         let vector = self.embed_note(&intent, delta)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let embedded = match (&vector, &model) {
@@ -238,9 +287,9 @@ impl Engine {
         };
         let mut conn = lock(&self.conn);
         let before = self.catalog.before_write(&conn);
-        store::edit(&mut conn, p.id, delta, embedded, self.index.as_deref())?;
-        self.catalog.after_write(&conn, before, &[p.id]);
-        Ok(IdResult { id: p.id })
+        store::edit(&mut conn, id, delta, embedded, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(())
     }
 
     // ---- reads -------------------------------------------------------------------------
@@ -327,7 +376,7 @@ impl Engine {
         let t0 = Instant::now();
         let (out, t_catalog) = self.rank_head(&conn, ctx, intent, budget.max_tokens, true)?;
         let t_rank = t0.elapsed();
-        let b = block::render(&ctx.name, out.mode, &out.notes, budget, &self.note_tool, ctx.version.as_deref());
+        let b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
         let t_render = t0.elapsed();
         if let Some(b) = &b {
             let before = self.catalog.before_write(&conn);
@@ -345,11 +394,18 @@ impl Engine {
         Ok((b, out.mode, out.notes))
     }
 
-    /// `skillmem/recall`.
-    pub fn recall(&self, p: RecallParams) -> Result<RecallResult> {
-        let ctx = self.require_enabled(&p.skill)?;
-        let (b, mode, ranked) = self.recall_block(&ctx, p.intent.as_deref(), p.max_tokens, p.limit)?;
-        let Some(b) = b else { return Ok(RecallResult { block: None, mode: RecallMode::None, notes: vec![] }) };
+    /// The block a load of `skill` would append for `intent`, with each note's score. Counts
+    /// as a recall of the notes shown.
+    pub fn recall(
+        &self,
+        skill: &str,
+        intent: Option<&str>,
+        max_tokens: Option<usize>,
+        limit: Option<usize>,
+    ) -> Result<Recalled> {
+        let ctx = self.require_enabled(skill)?;
+        let (b, mode, ranked) = self.recall_block(&ctx, intent, max_tokens, limit)?;
+        let Some(b) = b else { return Ok(Recalled { block: None, mode: RecallMode::None, notes: vec![] }) };
         let notes = b
             .note_ids
             .iter()
@@ -366,12 +422,13 @@ impl Engine {
                 created_at: r.note.created_at,
             })
             .collect();
-        Ok(RecallResult { block: Some(b.text), mode, notes })
+        Ok(Recalled { block: Some(b.text), mode, notes })
     }
 
-    /// `skillmem/stats`.
-    pub fn stats(&self, p: StatsParams) -> Result<StatsResult> {
-        let project = p.project_id.unwrap_or_else(|| self.project_id.clone());
+    /// Counts per skill for `project` (default: this engine's), and skills used per day over
+    /// the last `days` (default 14, at most 366).
+    pub fn stats(&self, project: Option<String>, days: Option<u32>) -> Result<Stats> {
+        let project = project.unwrap_or_else(|| self.project_id.clone());
         let conn = lock(&self.conn);
         let counts = store::counts(&conn, &project)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
@@ -399,7 +456,7 @@ impl Engine {
             }
         }
         skills.sort_by(|a, b| a.skill.cmp(&b.skill));
-        let days = i64::from(p.days.unwrap_or(14).min(366));
+        let days = i64::from(days.unwrap_or(14).min(366));
         let mut uses_by_day = vec![];
         if days > 0 {
             let since = db::now_ms() - days * 86_400_000;
@@ -408,7 +465,7 @@ impl Engine {
                 .map(|u| DayUses { day: u.day, skill: u.skill, sessions: u.sessions })
                 .collect();
         }
-        Ok(StatsResult {
+        Ok(Stats {
             project_id: project,
             notes: skills.iter().map(|c| c.notes).sum(),
             pinned: skills.iter().map(|c| c.pinned).sum(),

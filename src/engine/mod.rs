@@ -13,7 +13,13 @@ mod historian;
 mod memory;
 mod skills;
 
-pub use distill::{Pace, Progress};
+pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
+pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
+pub use memory::{
+    DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
+    INTENT_DESCRIPTION,
+};
+pub use skills::{Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -66,10 +72,10 @@ pub struct Engine {
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
     warned: Mutex<HashSet<String>>,
     warnings: Mutex<Vec<String>>,
-    note_tool: String,
 }
 
-/// The name hosts know the note tool by, used in the guidance line.
+/// The note tool of the sidecar's own protocol, when neither the host nor the configuration
+/// names one.
 pub const DEFAULT_NOTE_TOOL: &str = "the skill-note tool (skillmem/note)";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -122,13 +128,13 @@ impl Engine {
             skill_dirs: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),
-            note_tool: DEFAULT_NOTE_TOOL.into(),
         })
     }
 
-    /// Sets the name of the note tool shown in the guidance line.
-    pub fn set_note_tool(&mut self, name: impl Into<String>) {
-        self.note_tool = name.into();
+    /// The name of the note tool the guidance line tells the agent to call: `memory.noteTool`,
+    /// which each door sets to its own tool's name unless the configuration names one.
+    pub fn note_tool(&self) -> &str {
+        self.config.memory.note_tool.as_deref().unwrap_or(DEFAULT_NOTE_TOOL)
     }
 
     /// The project identity notes are written and read under.
@@ -148,7 +154,7 @@ impl Engine {
 
     /// The database connection, for the engine's own modules: callers outside the engine go
     /// through its operations, never through SQL.
-    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+    fn conn(&self) -> MutexGuard<'_, Connection> {
         lock(&self.conn)
     }
 
@@ -248,17 +254,13 @@ impl Engine {
         self.index.as_ref()
     }
 
-    /// Checkpoints the write-ahead log into the database file, without waiting for readers
-    /// (at `shutdown`).
-    pub fn checkpoint(&self) {
-        let _ = lock(&self.conn).execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
-    }
-
-    /// Asks the index to write its files when it has unsaved inserts (at `shutdown`).
-    pub fn flush_index(&self) {
+    /// Asks the index to write its files when it has unsaved inserts, and checkpoints the
+    /// database's write-ahead log (at `shutdown`).
+    pub fn flush(&self) {
         if let Some(h) = &self.hnsw {
             h.flush(std::time::Duration::from_secs(5));
         }
+        let _ = lock(&self.conn).execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
     }
 }
 
