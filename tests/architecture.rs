@@ -65,3 +65,32 @@ fn the_engine_knows_no_door() {
 fn the_wire_types_know_no_transport() {
     check(&["protocol"], &["server", "hosts", "cli", "client"]);
 }
+
+#[test]
+fn text_analysis_is_a_leaf() {
+    let all = [
+        "memory",
+        "historian",
+        "skills",
+        "index",
+        "embed",
+        "db",
+        "project",
+        "progress",
+        "config",
+        "error",
+        "engine",
+        "server",
+        "protocol",
+        "hosts",
+        "cli",
+        "client",
+        "skillmd",
+    ];
+    check(&["text.rs"], &all);
+}
+
+#[test]
+fn the_vector_index_knows_no_notes() {
+    check(&["index"], &["memory"]);
+}
