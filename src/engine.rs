@@ -21,12 +21,12 @@ use crate::error::{Error, Result};
 use crate::index::catalog::Catalog;
 use crate::index::{ExactIndex, HnswIndex, VectorIndex};
 use crate::memory::block::{self, Budget};
-use crate::memory::frontmatter::{self, MemorySettings, Ranking};
 use crate::memory::recall::{self, Query, Rungs};
 use crate::memory::stash::{self, IntentStash};
 use crate::memory::store::{self, Embedded};
 use crate::memory::{provenance, version, Kind, NewNote, RecallMode, Scope, Source};
 use crate::protocol::memory::*;
+use crate::skillmd::frontmatter::{self, MemorySettings, Ranking};
 
 /// What the engine knows about one skill at the moment of a call.
 #[derive(Debug, Clone)]

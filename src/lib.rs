@@ -4,7 +4,8 @@
 //! # Architecture invariants
 //!
 //! - Only `server/` and `protocol/` know JSON-RPC. Core domains (`memory/`, `historian/`,
-//!   `skills/`, `embed/`, `index/`, `db/`) take and return plain Rust types.
+//!   `skills/`, `skillmd/`, `embed/`, `index/`, `db/`) take and return plain Rust types;
+//!   `skillmd/` (reading a SKILL.md) imports no other folder of the crate.
 //! - SQLite is the source of truth. A vector index is derived: it can be dropped and rebuilt
 //!   from the database at any time.
 //! - stdout carries frames only. Logs go to stderr through `tracing`; `print!` is denied by
@@ -30,6 +31,7 @@ pub mod memory;
 pub mod project;
 pub mod protocol;
 pub mod server;
+pub mod skillmd;
 pub mod skills;
 
 pub use error::{Error, Result};

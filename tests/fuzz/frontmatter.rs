@@ -1,4 +1,4 @@
-//! SKILL.md frontmatter (src/memory/frontmatter.rs).
+//! SKILL.md frontmatter (src/skillmd/frontmatter.rs).
 //!
 //! Arbitrary texts and YAML soups: `parse` returns settings within their ranges or an error
 //! that names the key or the frontmatter; a text that does not start with `---` has none.
@@ -9,7 +9,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde::{Deserialize, Serialize};
-use skillmem::memory::frontmatter::{parse, split};
+use skillmem::skillmd::frontmatter::{parse, split};
 
 use super::{ensure, gen, Target};
 
