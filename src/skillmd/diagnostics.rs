@@ -89,6 +89,7 @@ pub const CODES: &[(&str, Severity, &str)] = &[
     ("name-differs-from-folder", Severity::Warning, "`name` is not the folder's name"),
     ("missing-description", Severity::Error, "no `description`"),
     ("empty-description", Severity::Error, "`description` has no value"),
+    ("invalid-description", Severity::Error, "`description` is not text"),
     ("description-too-long", Severity::Warning, "`description` is over 1,024 characters"),
     ("skill-memory-invalid", Severity::Error, "a `skill-memory` value skillmem refuses (memory stays off)"),
     ("skill-memory-unknown-key", Severity::Warning, "a `skill-memory` key skillmem ignores"),
@@ -247,7 +248,7 @@ fn find_key(lines: &Lines, first: usize, from: usize, last: usize, key: &str) ->
         let mut search = start;
         while let Some(k) = l[search..].find(key).map(|k| search + k) {
             search = k + key.len();
-            let (q0, q1) = (k.checked_sub(1).and_then(|p| l[p..].chars().next()), l[k + key.len()..].chars().next());
+            let (q0, q1) = (l[..k].chars().last(), l[k + key.len()..].chars().next());
             let quoted = matches!((q0, q1), (Some('"'), Some('"')) | (Some('\''), Some('\'')));
             let (kstart, kend) = if quoted { (k - 1, k + key.len() + 1) } else { (k, k + key.len()) };
             let before = l[start..kstart].trim_end().chars().last();
@@ -458,7 +459,7 @@ pub fn diagnose(text: &str, folder: Option<&str>) -> Vec<Diagnostic> {
         Some(f) => match text_of(f) {
             Err(()) => out.push(diag(
                 f.at.value,
-                "empty-description",
+                "invalid-description",
                 "`description` must be text: what the skill does and when to use it".into(),
             )),
             Ok(None) => out.push(diag(
