@@ -5,7 +5,6 @@
 //! vector index from its caller (the engine) and returns plain Rust values.
 
 pub mod block;
-pub mod frontmatter;
 pub mod provenance;
 pub mod recall;
 pub mod stash;
