@@ -22,10 +22,10 @@ use skillmem::db;
 use skillmem::embed::embed_text;
 use skillmem::embed::Embedder;
 use skillmem::index::{ExactIndex, VectorIndex};
-use skillmem::memory::frontmatter::Ranking;
 use skillmem::memory::recall::{self, Query, Rungs};
 use skillmem::memory::store::{self, Embedded};
 use skillmem::memory::{Kind, NewNote, Scope, Source};
+use skillmem::skillmd::frontmatter::Ranking;
 
 #[derive(Deserialize)]
 struct Set {

@@ -34,11 +34,11 @@ use crate::embed::{self, Embedder};
 use crate::error::{Error, Result};
 use crate::index::catalog::Catalog;
 use crate::index::{ExactIndex, HnswIndex, VectorIndex};
-use crate::memory::frontmatter::{self, MemorySettings};
 use crate::memory::recall;
 use crate::memory::stash::IntentStash;
 use crate::memory::store;
 use crate::memory::{provenance, version};
+use crate::skillmd::frontmatter::{self, MemorySettings};
 
 /// What the engine knows about one skill at the moment of a call.
 #[derive(Debug, Clone)]
