@@ -9,11 +9,13 @@
 //! [`historian`], [`distill`] and [`skills`] (session skills).
 
 mod distill;
+mod editor;
 mod historian;
 mod memory;
 mod skills;
 
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
+pub use editor::SkillOverview;
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{
     DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
