@@ -5,7 +5,7 @@
 //! Layers, outside in: the doors (`server/`, `hosts/`, the binary's `cli/`) speak to hosts;
 //! `protocol/` is the method table they share; `engine/` is the one room every door calls,
 //! in domain types; the core domains (`memory/`, `historian/`, `skills/`, `index/`, `embed/`,
-//! `db/`, and the leaves `project`, `progress`, `config`) know nothing of the engine or the
+//! `db/`, and the leaves `skillmd/`, `project`, `progress`, `config`) know nothing of the engine or the
 //! doors. `tests/architecture.rs` checks the layering.
 
 pub mod client;
@@ -22,6 +22,7 @@ pub mod progress;
 pub mod project;
 pub mod protocol;
 pub mod server;
+pub mod skillmd;
 pub mod skills;
 pub mod text;
 

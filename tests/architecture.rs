@@ -51,7 +51,7 @@ fn check(folders: &[&str], forbidden: &[&str]) {
 #[test]
 fn core_domains_know_nothing_of_the_engine_or_the_doors() {
     check(
-        &["memory", "historian", "skills", "index", "embed", "db", "project.rs", "progress.rs", "config.rs"],
+        &["memory", "historian", "skills", "skillmd", "index", "embed", "db", "project.rs", "progress.rs", "config.rs"],
         &["engine", "server", "protocol", "hosts", "cli", "client"],
     );
 }
@@ -93,4 +93,12 @@ fn text_analysis_is_a_leaf() {
 #[test]
 fn the_vector_index_knows_no_notes() {
     check(&["index"], &["memory"]);
+}
+
+#[test]
+fn skillmd_is_a_leaf() {
+    check(
+        &["skillmd"],
+        &["memory", "historian", "skills", "index", "embed", "db", "engine", "server", "protocol", "hosts", "config"],
+    );
 }

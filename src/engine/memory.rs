@@ -13,12 +13,12 @@ use crate::db;
 use crate::embed::embed_text;
 use crate::error::{Error, Result};
 use crate::memory::block::{self, Budget};
-use crate::memory::frontmatter::Ranking;
 use crate::memory::recall::{self, Query, Rungs};
 use crate::memory::stash;
 use crate::memory::store::{self, Embedded};
 use crate::memory::usage;
 use crate::memory::{NewNote, RecallMode, Scope, WriteStatus};
+use crate::skillmd::frontmatter::Ranking;
 
 /// A skill the agent just loaded: what the doors know of it.
 #[derive(Debug, Clone, Default)]

@@ -9,11 +9,13 @@
 //! [`historian`], [`distill`] and [`skills`] (session skills).
 
 mod distill;
+mod editor;
 mod historian;
 mod memory;
 mod skills;
 
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
+pub use editor::SkillOverview;
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{
     DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
@@ -34,11 +36,11 @@ use crate::embed::{self, Embedder};
 use crate::error::{Error, Result};
 use crate::index::{ExactIndex, HnswIndex, VectorIndex};
 use crate::memory::catalog::Catalog;
-use crate::memory::frontmatter::{self, MemorySettings};
 use crate::memory::recall;
 use crate::memory::stash::IntentStash;
 use crate::memory::store;
 use crate::memory::{provenance, version};
+use crate::skillmd::frontmatter::{self, MemorySettings};
 
 /// What the engine knows about one skill at the moment of a call.
 #[derive(Debug, Clone)]

@@ -6,7 +6,6 @@
 
 pub mod block;
 pub mod catalog;
-pub mod frontmatter;
 pub mod provenance;
 pub mod recall;
 pub mod stash;

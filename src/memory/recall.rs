@@ -13,12 +13,12 @@
 
 use rusqlite::Connection;
 
-use super::frontmatter::Ranking;
 use super::store::{self, Candidate};
 use super::{Note, RecallMode};
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::index::VectorIndex;
+use crate::skillmd::frontmatter::Ranking;
 
 /// How many notes each rung contributes to the fusion.
 pub const RUNG_DEPTH: usize = 50;

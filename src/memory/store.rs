@@ -761,6 +761,32 @@ pub fn skill_vectors(
     Ok(rows.filter_map(|r| r.ok()).filter_map(|(id, b)| from_blob(&b).map(|v| (id, v))).collect())
 }
 
+// ---- editor: a skill's memory at a glance -----------------------------------------------
+
+/// A skill's notes visible from `project`, counted: `(project notes, global notes, pinned)`.
+pub fn scope_counts(conn: &Connection, skill: &str, project: &str) -> Result<(i64, i64, i64)> {
+    Ok(conn.query_row(
+        &format!(
+            "SELECT coalesce(sum(scope = 'project'), 0), coalesce(sum(scope = 'global'), 0), coalesce(sum(pinned), 0)
+             FROM notes WHERE skill = ?1 AND {}",
+            visible_from(2)
+        ),
+        rusqlite::params![skill, project],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?)
+}
+
+/// The ids of a skill's `limit` leading notes visible from `project`: pinned first, then by
+/// hits, then newest.
+pub fn leading_ids(conn: &Connection, skill: &str, project: &str, limit: usize) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id FROM notes WHERE skill = ?1 AND {} ORDER BY pinned DESC, hits DESC, created_at DESC, id DESC LIMIT ?3",
+        visible_from(2)
+    ))?;
+    let rows = stmt.query_map(rusqlite::params![skill, project, limit as i64], |r| r.get(0))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
