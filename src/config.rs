@@ -37,11 +37,20 @@ pub struct MemoryConfig {
     pub max_pinned_tokens: usize,
     pub dedup_threshold: f32,
     pub enabled_skills: Vec<String>,
+    /// The host's name for the note tool, shown in the guidance line of every block
+    /// (`memory.noteTool`). Each door sets its own default (see `Config::default_note_tool`).
+    pub note_tool: Option<String>,
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        Self { max_tokens: 1500, max_pinned_tokens: 4000, dedup_threshold: 0.92, enabled_skills: vec![] }
+        Self {
+            max_tokens: 1500,
+            max_pinned_tokens: 4000,
+            dedup_threshold: 0.92,
+            enabled_skills: vec![],
+            note_tool: None,
+        }
     }
 }
 
@@ -98,6 +107,12 @@ pub struct Resolved {
 }
 
 impl Config {
+    /// Sets the door's own name for the note tool (`skill_note` for MCP, the MCP tool's full
+    /// name for the Claude Code hook), unless the configuration names one.
+    pub fn default_note_tool(&mut self, tool: &str) {
+        self.memory.note_tool.get_or_insert_with(|| tool.to_string());
+    }
+
     /// Merges defaults ← `<workspace>/skillmem.toml` ← `init_options`.
     pub fn resolve(workspace: Option<&Path>, init_options: Option<&Value>) -> Result<Resolved> {
         let mut merged = Value::Object(Map::new());
@@ -146,10 +161,14 @@ impl Config {
                                 cfg.memory.dedup_threshold = t as f32;
                             }
                             "enabledSkills" => cfg.memory.enabled_skills = strings(x, &name)?,
-                            // The host's name for the note tool; the server reads it for the
-                            // guidance line (server::initialize), so here it is only checked.
                             "noteTool" => {
-                                string(x, &name)?;
+                                let tool = string(x, &name)?;
+                                if tool.trim().is_empty() {
+                                    return Err(Error::invalid(format!(
+                                        "{name} must name the note tool, not be empty"
+                                    )));
+                                }
+                                cfg.memory.note_tool = Some(tool);
                             }
                             _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
                         }
@@ -338,6 +357,14 @@ mod tests {
     fn note_tool_is_a_known_key() {
         let r = Config::from_value(&json!({"memory": {"noteTool": "ctx_skill_note"}})).unwrap();
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert_eq!(r.config.memory.note_tool.as_deref(), Some("ctx_skill_note"));
+        let mut cfg = r.config.clone();
+        cfg.default_note_tool("skill_note");
+        assert_eq!(cfg.memory.note_tool.as_deref(), Some("ctx_skill_note"), "the configured name wins");
+        let mut cfg = Config::default();
+        cfg.default_note_tool("skill_note");
+        assert_eq!(cfg.memory.note_tool.as_deref(), Some("skill_note"));
+        assert!(Config::from_value(&json!({"memory": {"noteTool": " "}})).is_err());
         assert!(Config::from_value(&json!({"memory": {"noteTool": 3}})).is_err());
     }
 

@@ -21,8 +21,13 @@ fn fixture(name: &str, w: &World, transcript: &Path) -> String {
 
 /// Runs the hook with `stdin`; returns (exit code, stdout, stderr).
 fn hook(w: &World, stdin: &str) -> (i32, String, String) {
+    hook_with(w, &[], stdin)
+}
+
+fn hook_with(w: &World, extra: &[&str], stdin: &str) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
         .args(["hook", "claude-code"])
+        .args(extra)
         .current_dir(&w.home)
         .envs(w.envs())
         .stdin(Stdio::piped())
@@ -74,9 +79,28 @@ fn skill_loads_get_the_block_in_every_recorded_shape() {
         let ctx = context(&out, event);
         assert!(ctx.starts_with("<skill-memory skill=\"pdf\""), "{file}: {ctx}");
         assert!(ctx.contains("drops ligatures"), "{file}: {ctx}");
-        assert!(ctx.contains("skill_note"), "{file}: the guidance names the MCP tool: {ctx}");
+        assert!(
+            ctx.contains("with mcp__plugin_skillmem_skillmem__skill_note (kind"),
+            "{file}: the guidance names the plugin's MCP tool by its full name: {ctx}"
+        );
     }
     assert_eq!(log(&w), "", "no failures logged");
+}
+
+/// The settings snippet names its MCP server `skillmem` and says so with `--note-tool`; a
+/// workspace's skillmem.toml can name the tool too, and then wins.
+#[test]
+fn the_guidance_names_the_note_tool_the_install_registered() {
+    let w = world_with_note();
+    let t = w.tmp.path().join("t.jsonl");
+    let event = fixture("post_tool_use_skill.json", &w, &t);
+    let (_, out, _) = hook_with(&w, &["--note-tool", "mcp__skillmem__skill_note"], &event);
+    let ctx = context(&out, "PostToolUse");
+    assert!(ctx.contains("with mcp__skillmem__skill_note (kind"), "{ctx}");
+    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nnote_tool = \"my_note\"\n").unwrap();
+    let (_, out, _) = hook_with(&w, &["--note-tool", "mcp__skillmem__skill_note"], &event);
+    let ctx = context(&out, "PostToolUse");
+    assert!(ctx.contains("with my_note (kind"), "{ctx}");
 }
 
 #[test]
@@ -207,7 +231,12 @@ fn the_shipped_hook_configs_match_what_the_hook_handles() {
     assert_eq!(plugin["mcpServers"]["skillmem"]["args"], serde_json::json!(["mcp"]));
     assert_eq!(read("mcp.json")["mcpServers"]["skillmem"], plugin["mcpServers"]["skillmem"]);
     let hooks = read("hooks/hooks.json")["hooks"].clone();
-    assert_eq!(read("settings.json")["hooks"], hooks, "settings.json carries the plugin's hooks");
+    // The snippet's MCP server is `skillmem`, so its hooks name that server's note tool.
+    let settings = read("settings.json")["hooks"].to_string();
+    assert_eq!(settings.matches(" --note-tool mcp__skillmem__skill_note\"").count(), 5, "{settings}");
+    let settings: Value =
+        serde_json::from_str(&settings.replace(" --note-tool mcp__skillmem__skill_note", "")).unwrap();
+    assert_eq!(settings, hooks, "settings.json carries the plugin's hooks");
     let mut events: Vec<&str> = hooks.as_object().unwrap().keys().map(String::as_str).collect();
     events.sort();
     assert_eq!(events, ["PostCompact", "PostToolUse", "SessionEnd", "Stop", "UserPromptExpansion"]);

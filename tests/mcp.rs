@@ -136,6 +136,7 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
         .unwrap();
     let block = text(&recalled);
     assert!(block.contains("pinned=\"1\"") && block.contains("UTF-8 BOM"), "{block}");
+    assert!(block.contains("with skill_note (kind"), "the guidance names this door's note tool: {block}");
 
     // Failures are tool results the agent can read, not protocol errors.
     let bad = client

@@ -28,6 +28,65 @@ fn lifecycle_advertises_methods_and_exits_cleanly() {
     assert_eq!(c.shutdown().unwrap(), 0);
 }
 
+/// The method table is the one source: every advertised method is routed (a request with
+/// bad params is an invalid-params error, never "method not found"), every one has its
+/// generated schemas, and nothing else is routed.
+#[test]
+fn every_advertised_method_is_routed_and_has_schemas() {
+    let w = World::new();
+    let mut c = w.spawn_raw();
+    let r = ok(c.initialize(&w.ws, json!({})).unwrap());
+    let methods: Vec<String> = r["capabilities"]["experimental"]["skillmem"]["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(methods, skillmem::protocol::METHODS);
+    let schemas: Vec<String> = skillmem::protocol::all_schemas().into_iter().map(|(stem, _)| stem).collect();
+    for m in &methods {
+        let stem = m.trim_start_matches("skillmem/").replace('/', ".");
+        assert!(schemas.contains(&format!("{stem}.params")), "no params schema for {m}");
+        if m == "skillmem/toolBefore" {
+            // A notification: no answer, and the next request is still served.
+            c.notify(m, json!({ "bad": true })).unwrap();
+            continue;
+        }
+        assert!(schemas.contains(&format!("{stem}.result")), "no result schema for {m}");
+        let e = err(c.request(m, json!([1, 2, 3])).unwrap());
+        assert_eq!(e["code"], -32602, "{m}: {e}");
+    }
+    let e = err(c.request("skillmem/noSuchMethod", json!({})).unwrap());
+    assert_eq!(e["code"], -32601, "{e}");
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+/// The guidance line names the host's note tool: the protocol's own by default, the host's
+/// when initializationOptions name it (OpenCode's plugin: `ctx_skill_note`), and a workspace's
+/// skillmem.toml when the host names none.
+#[test]
+fn the_guidance_line_names_the_hosts_note_tool() {
+    let w = World::new();
+    let dir = w.enabled_skill("jq");
+    let guidance = |c: &mut skillmem::client::Client, call: &str| {
+        let r = load(c, call, "jq", &dir, None);
+        let b = block_of(&r);
+        let line = b.lines().find(|l| l.contains("note only gotchas")).unwrap_or_default().to_string();
+        line
+    };
+    let mut c = w.spawn();
+    note(&mut c, "jq", "fix", "", "jq -r prints raw strings");
+    assert!(guidance(&mut c, "c1").contains("with the skill-note tool (skillmem/note) (kind"));
+    c.shutdown().unwrap();
+    let mut c = w.spawn_with(json!({ "memory": { "noteTool": "ctx_skill_note" } }));
+    assert!(guidance(&mut c, "c2").contains("with ctx_skill_note (kind"));
+    c.shutdown().unwrap();
+    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nnote_tool = \"team_note\"\n").unwrap();
+    let mut c = w.spawn();
+    assert!(guidance(&mut c, "c3").contains("with team_note (kind"));
+    c.shutdown().unwrap();
+}
+
 #[test]
 fn exit_without_shutdown_is_code_1_and_eof_ends_the_process() {
     let w = World::new();

@@ -409,7 +409,7 @@ fn populate(data: &Path, n: usize, skills: usize, words: &Words) -> Result<()> {
             let intent = words.phrase(&mut r, k);
             let k = 10 + r.below(10);
             let delta = format!("{} {}", words.phrase(&mut r, k), i);
-            let v = e.embed_one(&skillmem::engine::embed_text(&e, &intent, &delta))?;
+            let v = e.embed_one(&skillmem::embed::embed_text(&e, &intent, &delta))?;
             let created = now - (r.below(90) as i64) * 86_400_000;
             stmt.execute(rusqlite::params![
                 skill,

@@ -19,8 +19,8 @@ use serde::Deserialize;
 
 use super::{out, Global};
 use skillmem::db;
+use skillmem::embed::embed_text;
 use skillmem::embed::Embedder;
-use skillmem::engine::embed_text;
 use skillmem::index::{ExactIndex, VectorIndex};
 use skillmem::memory::recall::{self, Query, Rungs};
 use skillmem::memory::store::{self, Embedded};

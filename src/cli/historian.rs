@@ -7,9 +7,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use skillmem::engine::Distilled;
 use skillmem::engine::Engine;
 use skillmem::historian::transcript::{self, Format};
-use skillmem::protocol::historian::*;
 
 use super::{emit, Global};
 
@@ -44,17 +44,11 @@ pub fn chunk(g: &Global, engine: &Engine, format: &str, file: &Path) -> Result<(
         format!("--format {format:?} is not a transcript format; use claude-code, opencode or text")
     })?;
     let content = read_input(file)?;
-    let params = if parsed == Format::Text {
-        TranscriptChunkParams { session_id: None, format: format.into(), messages: None, text: Some(content) }
+    let r = if parsed == Format::Text {
+        engine.transcript_chunk(parsed, &[], Some(&content))?
     } else {
-        TranscriptChunkParams {
-            session_id: None,
-            format: format.into(),
-            messages: Some(messages_of(file, &content)),
-            text: None,
-        }
+        engine.transcript_chunk(parsed, &messages_of(file, &content), None)?
     };
-    let r = engine.transcript_chunk(params)?;
     if !g.json {
         for s in &r.skipped {
             eprintln!("skillmem: skipped: {s}");
@@ -78,7 +72,7 @@ pub fn chunk(g: &Global, engine: &Engine, format: &str, file: &Path) -> Result<(
 
 pub fn observe(g: &Global, engine: &Engine, file: &Path, session: Option<String>) -> Result<()> {
     let output = read_input(file)?;
-    let r = engine.historian_result(HistorianResultParams { session_id: session, output })?;
+    let r = engine.historian_result(&output, session)?;
     emit(g, &r, |r| {
         let mut t = format!("promoted {}", r.promoted.len());
         for p in &r.promoted {
@@ -104,8 +98,8 @@ pub fn observe(g: &Global, engine: &Engine, file: &Path, session: Option<String>
 pub fn distill(g: &Global, engine: &Engine, batch_size: Option<usize>) -> Result<()> {
     let quiet = g.json;
     let r = engine.distill(batch_size, &mut |p| {
-        if !quiet && p.total > 0 && p.done > 0 {
-            eprintln!("skillmem: re-embedded {}/{} notes", p.done, p.total);
+        if !quiet && p.percent.is_some_and(|pct| pct > 0) {
+            eprintln!("skillmem: re-embedded {}", p.message);
         }
     })?;
     emit(g, &r, human_distill)
@@ -118,7 +112,7 @@ fn counts(m: &std::collections::BTreeMap<String, i64>) -> String {
     m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
 }
 
-fn human_distill(r: &DistillResult) -> String {
+fn human_distill(r: &Distilled) -> String {
     let c = &r.report;
     let mut t = format!("re-embedded {} notes\n", r.reembedded);
     t.push_str(&format!("project {}: {} notes visible\n", c.project_id, c.notes));

@@ -21,6 +21,7 @@ use serde_json::Value;
 use skillmem::config::Config;
 use skillmem::engine::Engine;
 use skillmem::protocol::memory::*;
+use skillmem::protocol::{Cx, Method};
 
 /// Skill memory and session skills for AI coding agents.
 #[derive(Debug, Parser)]
@@ -162,7 +163,12 @@ pub enum Command {
 pub enum HookHost {
     /// A Claude Code hook: PostToolUse (Skill), UserPromptExpansion, Stop, SessionEnd, PostCompact.
     /// Always exits 0; failures go to <data dir>/logs/claude-code-hook.log.
-    ClaudeCode,
+    ClaudeCode {
+        /// The note tool's name in this Claude Code, for the guidance line (default: the
+        /// plugin's, mcp__plugin_skillmem_skillmem__skill_note).
+        #[arg(long, value_name = "NAME")]
+        note_tool: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -259,7 +265,19 @@ pub(crate) fn emit<T: Serialize>(g: &Global, value: &T, human: impl FnOnce(&T) -
     Ok(())
 }
 
+/// Runs a protocol method the way the server does (same params, same checks), without
+/// progress.
+pub(crate) fn call<M: Method>(engine: &Engine, p: M::Params) -> Result<M::Result> {
+    Ok(M::run(engine, p, &Cx::quiet())?)
+}
+
 pub(crate) fn engine(g: &Global) -> Result<Engine> {
+    engine_for(g, None)
+}
+
+/// The engine of the data directory and workspace `g` names; `note_tool` is the door's name
+/// for the note tool when the configuration names none.
+pub(crate) fn engine_for(g: &Global, note_tool: Option<&str>) -> Result<Engine> {
     let workspace = match &g.workspace {
         Some(w) => w.clone(),
         None => std::env::current_dir().context("cannot read the current folder")?,
@@ -268,9 +286,12 @@ pub(crate) fn engine(g: &Global) -> Result<Engine> {
     if let Some(d) = &g.data_dir {
         opts.insert("dataDir".into(), Value::String(d.display().to_string()));
     }
-    let resolved = Config::resolve(Some(&workspace), Some(&Value::Object(opts)))?;
+    let mut resolved = Config::resolve(Some(&workspace), Some(&Value::Object(opts)))?;
     for w in &resolved.warnings {
         eprintln!("skillmem: warning: {w}");
+    }
+    if let Some(tool) = note_tool {
+        resolved.config.default_note_tool(tool);
     }
     Ok(Engine::open(resolved.config, Some(workspace))?)
 }
@@ -286,37 +307,32 @@ pub fn run(cli: Cli) -> Result<u8> {
             return Ok(code as u8);
         }
         Command::Note { skill, kind, delta, intent, scope, tags } => {
-            let r = engine(g)?.note(NoteParams {
-                session_id: None,
-                skill,
-                kind,
-                delta,
-                intent,
-                tags: Some(tags),
-                scope,
-            })?;
+            let r = call::<Note>(
+                &engine(g)?,
+                NoteParams { session_id: None, skill, kind, delta, intent, tags: Some(tags), scope },
+            )?;
             emit(g, &r, |r| {
                 format!("note {} {}", r.id, serde_json::to_value(r.status).unwrap_or_default().as_str().unwrap_or(""))
             })?;
         }
         Command::Recall { skill, intent, max_tokens, limit } => {
-            let r = engine(g)?.recall(RecallParams { skill, intent, max_tokens, limit })?;
+            let r = call::<Recall>(&engine(g)?, RecallParams { skill, intent, max_tokens, limit })?;
             emit(g, &r, |r| r.block.clone().unwrap_or_else(|| "(nothing to recall)".into()))?;
         }
         Command::Pin { id, off } => {
-            let r = engine(g)?.pin(PinParams { id, pinned: !off })?;
+            let r = call::<Pin>(&engine(g)?, PinParams { id, pinned: !off })?;
             emit(g, &r, |r| format!("note {} {}", r.id, if off { "unpinned" } else { "pinned" }))?;
         }
         Command::Forget { id } => {
-            let r = engine(g)?.forget(ForgetParams { id })?;
+            let r = call::<Forget>(&engine(g)?, ForgetParams { id })?;
             emit(g, &r, |r| format!("note {} forgotten", r.id))?;
         }
         Command::Edit { id, delta } => {
-            let r = engine(g)?.edit(EditParams { id, delta })?;
+            let r = call::<Edit>(&engine(g)?, EditParams { id, delta })?;
             emit(g, &r, |r| format!("note {} edited", r.id))?;
         }
         Command::Stats { project_id, days } => {
-            let r = engine(g)?.stats(StatsParams { project_id, days })?;
+            let r = call::<Stats>(&engine(g)?, StatsParams { project_id, days })?;
             emit(g, &r, human_stats)?;
         }
         Command::Demo => demo::run()?,
@@ -358,12 +374,13 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
-        Command::Hook { host: HookHost::ClaudeCode } => {
+        Command::Hook { host: HookHost::ClaudeCode { note_tool } } => {
             use skillmem::hosts::{claude_code, log_line};
             use std::io::Read;
             let mut input = String::new();
             let read = std::io::stdin().take(16 << 20).read_to_string(&mut input);
-            let opts = claude_code::HookOptions { data_dir: g.data_dir.clone(), workspace: g.workspace.clone() };
+            let opts =
+                claude_code::HookOptions { data_dir: g.data_dir.clone(), workspace: g.workspace.clone(), note_tool };
             let answer = match read {
                 Ok(_) => claude_code::answer(&input, &opts),
                 Err(e) => claude_code::answer("", &opts).with_log(format!("cannot read stdin: {e}")),
@@ -376,7 +393,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             }
         }
         Command::Mcp => {
-            let engine = engine(g)?;
+            let engine = engine_for(g, Some(skillmem::hosts::mcp::NOTE_TOOL))?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             rt.block_on(skillmem::hosts::mcp::serve(engine))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));

@@ -11,8 +11,8 @@ use serde_json::json;
 
 use skillmem::config::Config;
 use skillmem::engine::Engine;
-use skillmem::protocol::skills::*;
 use skillmem::skills::Progress;
+use skillmem::skills::{SeedOp, SkillInfo};
 
 use super::{emit, engine, out, Global};
 
@@ -139,8 +139,7 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
     match what {
         SkillsCommand::Install { url, r#ref } => {
             let bar = Bar::new();
-            let r =
-                e.skills_install(InstallParams { url: url_arg(&url)?, r#ref, work_done_token: None }, &|p| bar.show(p));
+            let r = e.skills_install(&url_arg(&url)?, r#ref.as_deref(), &|p| bar.show(p));
             bar.done();
             let r = r?;
             emit(g, &r, |r| {
@@ -150,15 +149,13 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
         }
         SkillsCommand::Update { source, r#ref } => {
             let bar = Bar::new();
-            let r = e.skills_update(UpdateParams { source: url_arg(&source)?, r#ref, work_done_token: None }, &|p| {
-                bar.show(p)
-            });
+            let r = e.skills_update(&url_arg(&source)?, r#ref.as_deref(), &|p| bar.show(p));
             bar.done();
             let r = r?;
             emit(g, &r, |r| format!("updated: {} skill(s)\n{}", r.skills.len(), human_skills(&r.skills, &r.removed)))?;
         }
         SkillsCommand::Remove { source } => {
-            let r = e.skills_remove(RemoveParams { source: url_arg(&source)? })?;
+            let r = e.skills_remove(&url_arg(&source)?)?;
             emit(g, &r, |r| {
                 format!("removed {}", if r.removed.is_empty() { "-".into() } else { r.removed.join(", ") })
             })?;
@@ -180,7 +177,7 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
             })?;
         }
         SkillsCommand::Resolve { global, list, task } => {
-            let r = e.skills_resolve(ResolveParams { global, list, task })?;
+            let r = e.skills_resolve(&global, &list, &task)?;
             emit(g, &r, |r| {
                 let mut t = r.skills.join("\n");
                 if !r.dropped.is_empty() {
@@ -196,12 +193,7 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
 /// Runs `skillmem seed`.
 pub fn seed(g: &Global, a: SeedArgs) -> Result<()> {
     let e = engine(g)?;
-    let r = e.skills_seed(SeedParams {
-        cwd: absolute(&a.cwd)?.display().to_string(),
-        skills: a.names,
-        target: a.target,
-        dry_run: a.dry_run,
-    })?;
+    let r = e.skills_seed(&absolute(&a.cwd)?, &a.names, a.target.as_deref(), a.dry_run)?;
     emit(g, &r, |r| {
         let mut t: Vec<String> = r
             .actions
@@ -289,25 +281,26 @@ pub fn bench(g: &Global, what: BenchCommand) -> Result<()> {
         let resolved = Config::resolve(Some(tmp.path()), Some(&opts))?;
         let e = Engine::open(resolved.config, Some(tmp.path().to_path_buf()))?;
         let t = Instant::now();
-        let r = e.skills_install(InstallParams { url: url.clone(), r#ref: None, work_done_token: None }, &|_| {})?;
+        let r = e.skills_install(&url, None, &|_| {})?;
         rows[0].1.push(t.elapsed());
         anyhow::ensure!(r.skills.len() == count, "installed {} skills, expected {count}", r.skills.len());
         let t = Instant::now();
-        e.skills_install(InstallParams { url: url.clone(), r#ref: None, work_done_token: None }, &|_| {})?;
+        e.skills_install(&url, None, &|_| {})?;
         rows[1].1.push(t.elapsed());
         let plain = tmp.path().join(format!("plain-{run}"));
         std::fs::create_dir_all(&plain)?;
-        let p = |cwd: &Path, dry_run| SeedParams {
-            cwd: cwd.display().to_string(),
-            skills: names.clone(),
-            target: None,
-            dry_run,
-        };
+        let p = |cwd: &Path, dry_run| (cwd.to_path_buf(), dry_run);
         let t = Instant::now();
-        e.skills_seed(p(&plain, false))?;
+        {
+            let (cwd, dry) = p(&plain, false);
+            e.skills_seed(&cwd, &names, None, dry)
+        }?;
         rows[2].1.push(t.elapsed());
         let t = Instant::now();
-        e.skills_seed(p(&plain, false))?;
+        {
+            let (cwd, dry) = p(&plain, false);
+            e.skills_seed(&cwd, &names, None, dry)
+        }?;
         rows[3].1.push(t.elapsed());
         let checkout = tmp.path().join(format!("checkout-{run}"));
         std::fs::create_dir_all(&checkout)?;
@@ -316,10 +309,16 @@ pub fn bench(g: &Global, what: BenchCommand) -> Result<()> {
         git(&checkout, &["add", "-A"])?;
         git(&checkout, &["commit", "-q", "-m", "init"])?;
         let t = Instant::now();
-        e.skills_seed(p(&checkout, false))?;
+        {
+            let (cwd, dry) = p(&checkout, false);
+            e.skills_seed(&cwd, &names, None, dry)
+        }?;
         rows[4].1.push(t.elapsed());
         let t = Instant::now();
-        e.skills_seed(p(&checkout, true))?;
+        {
+            let (cwd, dry) = p(&checkout, true);
+            e.skills_seed(&cwd, &names, None, dry)
+        }?;
         rows[5].1.push(t.elapsed());
     }
     let figures: Vec<_> = rows

@@ -153,7 +153,7 @@ pub fn marker_skill(line: &str) -> Option<String> {
     let inner = rest[..end].trim();
     let raw = if inner.starts_with('{') {
         let v: Value = serde_json::from_str(inner).ok()?;
-        crate::engine::skill_name_of(&v)?
+        crate::memory::provenance::skill_name_of(&v)?
     } else {
         let inner = inner.strip_prefix("name=").or_else(|| inner.strip_prefix("name:")).unwrap_or(inner);
         inner.trim().trim_matches(|c| c == '"' || c == '\'' || c == '`').to_string()
@@ -450,7 +450,7 @@ impl Renderer {
                             let tool = b.get("name").and_then(Value::as_str).unwrap_or("?");
                             let input = b.get("input").cloned().unwrap_or(Value::Null);
                             let id = b.get("id").and_then(Value::as_str).unwrap_or("").to_string();
-                            if crate::engine::is_skill_tool(tool) {
+                            if crate::memory::provenance::is_skill_tool(tool) {
                                 let name = input
                                     .get("skill")
                                     .or_else(|| input.get("name"))
@@ -535,7 +535,7 @@ impl Renderer {
                 let tool = p.get("tool").and_then(Value::as_str).unwrap_or("?");
                 let state = p.get("state").cloned().unwrap_or(Value::Null);
                 let input = state.get("input").cloned().unwrap_or(Value::Null);
-                if crate::engine::is_skill_tool(tool) {
+                if crate::memory::provenance::is_skill_tool(tool) {
                     let name = input
                         .get("name")
                         .or_else(|| input.get("skill"))

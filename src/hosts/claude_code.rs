@@ -21,15 +21,18 @@ use serde_json::{json, Value};
 
 use crate::config::{default_data_dir, Config};
 use crate::db;
-use crate::engine::{is_skill_tool, skill_name_of, Engine};
+use crate::engine::{Engine, SkillLoad};
 use crate::error::Error;
-use crate::protocol::memory::ToolAfterParams;
+use crate::memory::provenance::{self, is_skill_tool, skill_name_of};
 
 /// The log file (under `<data dir>/logs/`) of the hook.
 pub const LOG_NAME: &str = "claude-code-hook";
 
-/// How the guidance line names the note tool in Claude Code (the MCP door).
-pub const NOTE_TOOL: &str = "the skill_note tool of the skillmem MCP server";
+/// How the guidance line names the note tool in Claude Code: the full name Claude Code gives
+/// the MCP door's `skill_note` when skillmem is installed as a plugin (`editors/claude-code`,
+/// server `skillmem` of plugin `skillmem`). The settings snippet, whose MCP server is called
+/// `skillmem`, passes `--note-tool mcp__skillmem__skill_note`.
+pub const NOTE_TOOL: &str = "mcp__plugin_skillmem_skillmem__skill_note";
 
 /// The host name stored with session offsets and skill uses.
 pub const HOST: &str = "claude-code";
@@ -44,6 +47,9 @@ pub struct HookOptions {
     pub data_dir: Option<PathBuf>,
     /// `--workspace`; else `$CLAUDE_PROJECT_DIR`, the event's `cwd`, the current folder.
     pub workspace: Option<PathBuf>,
+    /// `--note-tool`: the note tool's name in this Claude Code (default [`NOTE_TOOL`]);
+    /// `memory.noteTool` in the configuration still wins.
+    pub note_tool: Option<String>,
 }
 
 /// What the hook process does: print `stdout` (if any) and append `log` to the log file.
@@ -112,15 +118,12 @@ fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<E
 }
 
 fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, Error> {
-    let mut o = json!({ "memory": { "noteTool": NOTE_TOOL } });
-    if let Some(d) = &opts.data_dir {
-        o["dataDir"] = json!(d.display().to_string());
-    }
-    let resolved = Config::resolve(Some(ws), Some(&o))?;
+    let o = opts.data_dir.as_ref().map(|d| json!({ "dataDir": d.display().to_string() }));
+    let mut resolved = Config::resolve(Some(ws), o.as_ref())?;
     log.extend(resolved.warnings.into_iter().map(|w| format!("warning: {w}")));
-    let mut engine = Engine::open(resolved.config, Some(ws.to_path_buf()))?;
-    engine.set_note_tool(NOTE_TOOL);
-    Ok(engine)
+    // The agent notes through the MCP server's tool, by its full name in Claude Code.
+    resolved.config.default_note_tool(opts.note_tool.as_deref().unwrap_or(NOTE_TOOL));
+    Engine::open(resolved.config, Some(ws.to_path_buf()))
 }
 
 /// The data directory the configuration points at (for the log), without opening anything.
@@ -184,16 +187,16 @@ struct Load {
 
 /// The skill load's block, or `None` (logged when it is a failure).
 fn load(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>, l: Load) -> Option<String> {
-    let engine = open_or_log(ws, opts, log)?;
-    let p = ToolAfterParams {
-        session_id: str_field(event, "session_id").unwrap_or("").to_string(),
-        call_id: str_field(event, "tool_use_id").unwrap_or("").to_string(),
-        tool: "Skill".into(),
-        args: l.args,
-        output: l.output,
-        metadata: None,
+    let Some(skill) = skill_name_of(&l.args) else {
+        log.push(format!(
+            "{}: the event does not name the skill",
+            str_field(event, "hook_event_name").unwrap_or("hook")
+        ));
+        return None;
     };
-    match engine.tool_after(&p, l.intent) {
+    let engine = open_or_log(ws, opts, log)?;
+    let dir = provenance::dir_from_output(&l.output);
+    match engine.skill_loaded(SkillLoad { skill, dir, intent: l.intent }) {
         Ok(r) => {
             for w in engine.take_warnings() {
                 log.push(format!("warning: {w}"));
@@ -279,11 +282,7 @@ fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>
         return;
     }
     let Some(engine) = open_or_log(ws, opts, log) else { return };
-    let p = crate::protocol::historian::HistorianResultParams {
-        session_id: str_field(event, "session_id").map(str::to_string),
-        output: summary.to_string(),
-    };
-    match engine.historian_result(p) {
+    match engine.historian_result(summary, str_field(event, "session_id").map(str::to_string)) {
         Ok(r) => {
             for x in &r.rejected {
                 log.push(format!("PostCompact: observation rejected ({}): {}", x.reason, x.line));

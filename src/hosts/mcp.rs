@@ -4,8 +4,10 @@
 //! `skills_list`, `skills_install`, `skills_update`, `skills_remove`, `skills_resolve`,
 //! `skills_seed` (the `skillmem/skills/*` methods, same params and results).
 //!
-//! Built on rmcp (the official Rust SDK), tools declared by hand: fixed JSON Schemas are
-//! clearer than a macro layer. `skills_install` and `skills_update` send
+//! Built on rmcp (the official Rust SDK). Every tool is a method of the protocol's table
+//! (`protocol::for_each_method!`): its input schema is the method's generated params schema,
+//! its structured result the method's result; this file adds the tool's name, description and
+//! the text an agent reads. `skills_install` and `skills_update` send
 //! `notifications/progress` when the call carries a progress token. Tool failures are tool results with `isError` (the agent
 //! reads the message and can correct itself); only an unknown tool is a protocol error.
 //! Owns stdout for MCP frames; logs go to stderr.
@@ -20,17 +22,17 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
-use crate::engine::Engine;
+use crate::engine::{Engine, Installed, Recalled, Removed, Resolved, Seeded, Sources, Written};
 use crate::error::Error;
 use crate::memory::WriteStatus;
-use crate::protocol::memory::{ForgetParams, NoteParams, PinParams, RecallParams};
+use crate::progress::Progress;
+use crate::protocol::memory::{Forget, ForgetParams, IdResult, Note, NoteParams, Pin, PinParams, Recall, RecallParams};
 use crate::protocol::skills::{
-    InstallParams, ListResult, RemoveParams, ResolveParams, SeedOp, SeedParams, SeedResult, SkillInfo, UpdateParams,
+    Install, InstallParams, List, ListParams, Remove, RemoveParams, Resolve, ResolveParams, Seed, SeedParams, Update,
+    UpdateParams,
 };
-use crate::skills::Progress;
-
-/// Every tool name, for the unknown-tool error.
-const TOOL_NAMES: &str = "skill_note, skill_recall, skill_pin, skill_forget, skills_list, skills_install, skills_update, skills_remove, skills_resolve, skills_seed";
+use crate::protocol::{self, Cx, Method};
+use crate::skills::{SeedOp, SkillInfo};
 
 /// What session skills are, said once for the skills_* descriptions.
 const SESSION_SKILLS: &str = "Session skills are skills installed from git repositories into skillmem's store, pinned to a commit, and copied into one session's working folder by skills_seed (never installed globally, never committed by git).";
@@ -49,6 +51,9 @@ impl SkillMcp {
     }
 }
 
+/// The name the guidance line gives the note tool, unless the configuration names one.
+pub const NOTE_TOOL: &str = "skill_note";
+
 fn schema(v: Value) -> Arc<Map<String, Value>> {
     match v {
         Value::Object(m) => Arc::new(m),
@@ -56,125 +61,183 @@ fn schema(v: Value) -> Arc<Map<String, Value>> {
     }
 }
 
+/// An MCP tool: a method of the protocol's table under the name agents see, with its
+/// description and the text the agent reads. Its input schema is the method's params schema
+/// ([`input_schema`]); its structured result is the method's result.
+trait McpTool: Method {
+    const TOOL: &'static str;
+    fn description() -> String;
+    fn text(p: &Self::Params, r: &Self::Result) -> String;
+}
+
+/// The tools, in the order listed: each a method of the protocol's table.
+macro_rules! for_each_tool {
+    ($callback:ident) => {
+        $callback!(Note, Recall, Pin, Forget, List, Install, Update, Remove, Resolve, Seed)
+    };
+}
+
+/// Params an agent has no use for: progress goes through MCP's own token, and the session
+/// is the MCP connection's.
+const HIDDEN: &[&str] = &["workDoneToken", "sessionId"];
+
+/// The JSON Schema of a method's params as an MCP tool's input schema: the generated schema
+/// without the params an agent has no use for, their definitions, or the schema's title.
+pub fn input_schema<M: Method>() -> Value {
+    let mut v = serde_json::to_value(schemars::schema_for!(M::Params)).unwrap_or_else(|_| json!({}));
+    if let Some(o) = v.as_object_mut() {
+        for k in ["$schema", "title", "description"] {
+            o.remove(k);
+        }
+        if let Some(props) = o.get_mut("properties").and_then(Value::as_object_mut) {
+            for h in HIDDEN {
+                props.remove(*h);
+            }
+        }
+        if let Some(req) = o.get_mut("required").and_then(Value::as_array_mut) {
+            req.retain(|r| !r.as_str().is_some_and(|r| HIDDEN.contains(&r)));
+        }
+        let refs = serde_json::to_string(o.get("properties").unwrap_or(&Value::Null)).unwrap_or_default();
+        if !refs.contains("$ref") {
+            o.remove("$defs");
+        }
+        o.entry("properties").or_insert_with(|| json!({}));
+    }
+    v
+}
+
+macro_rules! tool_list {
+    ($($t:ty),*) => {
+        vec![$(Tool::new(<$t as McpTool>::TOOL, <$t as McpTool>::description(), schema(input_schema::<$t>()))),*]
+    };
+}
+
 /// The tools, with their input schemas.
 pub fn tools() -> Vec<Tool> {
-    vec![
-        Tool::new(
-            "skill_note",
-            format!("Save a lesson about a skill to skill memory, so that the next load of that skill shows it. Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation. {KINDS} Notes are per project unless scope is \"global\"."),
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "skill": { "type": "string", "description": "The skill the lesson is about (its name, as loaded)" },
-                    "kind": { "type": "string", "enum": ["gotcha", "discovery", "fix", "workflow"] },
-                    "delta": { "type": "string", "description": "The lesson itself, in one or two sentences" },
-                    "intent": { "type": "string", "description": "What you were doing when you learned it" },
-                    "scope": { "type": "string", "enum": ["project", "global"], "description": "project (default): this project only; global: every project" },
-                    "tags": { "type": "array", "items": { "type": "string" } }
-                },
-                "required": ["skill", "kind", "delta"]
-            })),
-        ),
-        Tool::new(
-            "skill_recall",
-            format!("Read skill memory: the lessons saved for a skill, most relevant first for the intent you give. {KINDS}"),
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "skill": { "type": "string", "description": "The skill whose lessons to read" },
-                    "intent": { "type": "string", "description": "What you are about to do (ranks the lessons)" },
-                    "maxTokens": { "type": "integer", "minimum": 1 },
-                    "limit": { "type": "integer", "minimum": 1 }
-                },
-                "required": ["skill"]
-            })),
-        ),
-        Tool::new(
-            "skill_pin",
-            "Pin a note so that every load of its skill shows it (or unpin it with pinned: false).",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "id": { "type": "integer", "description": "The note's id, as shown in <note id=...>" },
-                    "pinned": { "type": "boolean", "default": true }
-                },
-                "required": ["id"]
-            })),
-        ),
-        Tool::new(
-            "skill_forget",
-            "Delete a note that is wrong or no longer true.",
-            schema(json!({
-                "type": "object",
-                "properties": { "id": { "type": "integer", "description": "The note's id, as shown in <note id=...>" } },
-                "required": ["id"]
-            })),
-        ),
-        Tool::new(
-            "skills_list",
-            format!("List the session skills installed in skillmem's store, grouped by the git source they came from, with the commit each source is pinned to and any warnings. {SESSION_SKILLS}"),
-            schema(json!({ "type": "object", "properties": {} })),
-        ),
-        Tool::new(
-            "skills_install",
-            format!("Install every skill of a git repository into skillmem's store, pinned to the commit `ref` names (default: the repository's HEAD). Installing a source again updates it. Writes nothing into any project; use skills_seed for that. The repository must hold skills/<name>/SKILL.md folders or a root SKILL.md; every skill is validated before anything is written. {SESSION_SKILLS}"),
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "url": { "type": "string", "description": "The git repository: an https, http, ssh, git or file:// URL, user@host:path, or an absolute local path" },
-                    "ref": { "type": "string", "description": "Branch, tag or commit to pin to; default the repository's HEAD" }
-                },
-                "required": ["url"]
-            })),
-        ),
-        Tool::new(
-            "skills_update",
-            "Fetch an installed source again at the ref it was installed with (a branch moves on, a tag or commit stays), or re-pin it to `ref`. Skills the source no longer has are removed from the store.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "source": { "type": "string", "description": "The source as skills_list shows it" },
-                    "ref": { "type": "string", "description": "Re-pin to this branch, tag or commit instead" }
-                },
-                "required": ["source"]
-            })),
-        ),
-        Tool::new(
-            "skills_remove",
-            "Remove an installed source and its skills from skillmem's store. Copies already seeded into projects are left where they are (a later seed of that folder removes them).",
-            schema(json!({
-                "type": "object",
-                "properties": { "source": { "type": "string", "description": "The source as skills_list shows it" } },
-                "required": ["source"]
-            })),
-        ),
-        Tool::new(
-            "skills_resolve",
-            "Resolve the skills a session should get: the union of the global, list and task names in first-seen order without duplicates. Names that are not installed are dropped (reported in `dropped`), never an error.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "global": { "type": "array", "items": { "type": "string" }, "description": "Skills every session gets" },
-                    "list": { "type": "array", "items": { "type": "string" }, "description": "Skills of the task list" },
-                    "task": { "type": "array", "items": { "type": "string" }, "description": "Skills of this task" }
-                }
-            })),
-        ),
-        Tool::new(
-            "skills_seed",
-            "Copy installed skills into a session's working folder, <cwd>/<target>/<name>/, so that the agent started there finds them. Each copy gets a .gitignore of its own, so git never stages it, even with `git add -A`. Seeding the same folder again replaces our earlier copies and removes the ones no longer named; folders not seeded by skillmem, or tracked by git, are never touched (`skip`). Every name must be installed. Seed before the session starts: a host may read its skill folders only when it starts.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "cwd": { "type": "string", "description": "Absolute path of the session's working folder (must exist)" },
-                    "skills": { "type": "array", "items": { "type": "string" }, "description": "The skill names to seed (skills_resolve gives them)" },
-                    "target": { "type": "string", "description": "Folder under cwd, relative, without '..': .claude/skills (default), .opencode/skills, .agents/skills, ..." },
-                    "dryRun": { "type": "boolean", "default": false, "description": "Report the actions without writing anything" }
-                },
-                "required": ["cwd", "skills"]
-            })),
-        ),
-    ]
+    for_each_tool!(tool_list)
+}
+
+macro_rules! tool_names {
+    ($($t:ty),*) => {
+        &[$(<$t as McpTool>::TOOL),*]
+    };
+}
+
+/// Every tool name, for the unknown-tool error.
+const TOOL_NAMES: &[&str] = for_each_tool!(tool_names);
+
+impl McpTool for Note {
+    const TOOL: &'static str = "skill_note";
+    fn description() -> String {
+        format!("Save a lesson about a skill to skill memory, so that the next load of that skill shows it. Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation. {KINDS} Notes are per project unless scope is \"global\".")
+    }
+    fn text(_: &NoteParams, r: &Written) -> String {
+        match r.status {
+            WriteStatus::Duplicate => format!("Already known (note {}); its weight went up.", r.id),
+            _ => format!("Saved as note {}.", r.id),
+        }
+    }
+}
+
+impl McpTool for Recall {
+    const TOOL: &'static str = "skill_recall";
+    fn description() -> String {
+        format!(
+            "Read skill memory: the lessons saved for a skill, most relevant first for the intent you give. {KINDS}"
+        )
+    }
+    fn text(p: &RecallParams, r: &Recalled) -> String {
+        r.block.clone().unwrap_or_else(|| format!("No lessons saved for {} yet.", p.skill))
+    }
+}
+
+impl McpTool for Pin {
+    const TOOL: &'static str = "skill_pin";
+    fn description() -> String {
+        "Pin a note so that every load of its skill shows it (or unpin it with pinned: false).".into()
+    }
+    fn text(p: &PinParams, r: &IdResult) -> String {
+        format!("Note {} {}.", r.id, if p.pinned { "pinned" } else { "unpinned" })
+    }
+}
+
+impl McpTool for Forget {
+    const TOOL: &'static str = "skill_forget";
+    fn description() -> String {
+        "Delete a note that is wrong or no longer true.".into()
+    }
+    fn text(_: &ForgetParams, r: &IdResult) -> String {
+        format!("Note {} forgotten.", r.id)
+    }
+}
+
+impl McpTool for List {
+    const TOOL: &'static str = "skills_list";
+    fn description() -> String {
+        format!("List the session skills installed in skillmem's store, grouped by the git source they came from, with the commit each source is pinned to and any warnings. {SESSION_SKILLS}")
+    }
+    fn text(_: &ListParams, r: &Sources) -> String {
+        list_text(r)
+    }
+}
+
+impl McpTool for Install {
+    const TOOL: &'static str = "skills_install";
+    fn description() -> String {
+        format!("Install every skill of a git repository into skillmem's store, pinned to the commit `ref` names (default: the repository's HEAD). Installing a source again updates it. Writes nothing into any project; use skills_seed for that. The repository must hold skills/<name>/SKILL.md folders or a root SKILL.md; every skill is validated before anything is written. {SESSION_SKILLS}")
+    }
+    fn text(_: &InstallParams, r: &Installed) -> String {
+        installed_text("Installed", &r.skills, &r.removed)
+    }
+}
+
+impl McpTool for Update {
+    const TOOL: &'static str = "skills_update";
+    fn description() -> String {
+        "Fetch an installed source again at the ref it was installed with (a branch moves on, a tag or commit stays), or re-pin it to `ref`. Skills the source no longer has are removed from the store.".into()
+    }
+    fn text(_: &UpdateParams, r: &Installed) -> String {
+        installed_text("Updated", &r.skills, &r.removed)
+    }
+}
+
+impl McpTool for Remove {
+    const TOOL: &'static str = "skills_remove";
+    fn description() -> String {
+        "Remove an installed source and its skills from skillmem's store. Copies already seeded into projects are left where they are (a later seed of that folder removes them).".into()
+    }
+    fn text(_: &RemoveParams, r: &Removed) -> String {
+        if r.removed.is_empty() {
+            "Removed the source; it had no skills.".to_string()
+        } else {
+            format!("Removed: {}.", r.removed.join(", "))
+        }
+    }
+}
+
+impl McpTool for Resolve {
+    const TOOL: &'static str = "skills_resolve";
+    fn description() -> String {
+        "Resolve the skills a session should get: the union of the global, list and task names in first-seen order without duplicates. Names that are not installed are dropped (reported in `dropped`), never an error.".into()
+    }
+    fn text(_: &ResolveParams, r: &Resolved) -> String {
+        let mut text =
+            if r.skills.is_empty() { "No installed skill resolved.".to_string() } else { r.skills.join("\n") };
+        if !r.dropped.is_empty() {
+            text.push_str(&format!("\n(dropped, not installed: {})", r.dropped.join(", ")));
+        }
+        text
+    }
+}
+
+impl McpTool for Seed {
+    const TOOL: &'static str = "skills_seed";
+    fn description() -> String {
+        "Copy installed skills into a session's working folder, <cwd>/<target>/<name>/, so that the agent started there finds them. Each copy gets a .gitignore of its own, so git never stages it, even with `git add -A`. Seeding the same folder again replaces our earlier copies and removes the ones no longer named; folders not seeded by skillmem, or tracked by git, are never touched (`skip`). Every name must be installed. Seed before the session starts: a host may read its skill folders only when it starts.".into()
+    }
+    fn text(p: &SeedParams, r: &Seeded) -> String {
+        seed_text(r, p.dry_run)
+    }
 }
 
 /// `name (description)` lines of installed skills, with their warnings.
@@ -210,7 +273,7 @@ fn installed_text(verb: &str, skills: &[SkillInfo], removed: &[String]) -> Strin
     t
 }
 
-fn list_text(r: &ListResult) -> String {
+fn list_text(r: &Sources) -> String {
     if r.sources.is_empty() {
         return "No session skills installed.".into();
     }
@@ -223,7 +286,7 @@ fn list_text(r: &ListResult) -> String {
     t.join("\n")
 }
 
-fn seed_text(r: &SeedResult, dry_run: bool) -> String {
+fn seed_text(r: &Seeded, dry_run: bool) -> String {
     let mut t: Vec<String> = r
         .actions
         .iter()
@@ -250,78 +313,39 @@ fn seed_text(r: &SeedResult, dry_run: bool) -> String {
     t.join("\n")
 }
 
-fn parse<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> crate::Result<T> {
-    serde_json::from_value(args).map_err(|e| Error::invalid(format!("{tool}: invalid arguments: {e}")))
+/// Runs one tool's method: `(text for the agent, structured result)`.
+fn call_one<T: McpTool>(
+    engine: &Engine,
+    args: Value,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> crate::Result<(String, Value)> {
+    let p = protocol::parse::<T>(T::TOOL, args)?;
+    let r = T::run(engine, p.clone(), &Cx { progress })?;
+    let structured = serde_json::to_value(&r).map_err(|e| Error::storage(format!("cannot encode the result: {e}")))?;
+    Ok((T::text(&p, &r), structured))
 }
 
-/// Runs one tool on the engine: `(text for the agent, structured result)`. `progress` hears
-/// the progress of `skills_install` and `skills_update`.
+macro_rules! dispatch {
+    ($($t:ty),*) => {
+        |engine: &Engine, tool: &str, args: Value, progress: &(dyn Fn(Progress) + Sync)| -> Option<crate::Result<(String, Value)>> {
+            $(if tool == <$t as McpTool>::TOOL {
+                return Some(call_one::<$t>(engine, args, progress));
+            })*
+            None
+        }
+    };
+}
+
+/// Runs one tool on the engine: `(text for the agent, structured result)`, or `None` for an
+/// unknown tool. `progress` hears the progress of `skills_install` and `skills_update`.
 pub fn call(
     engine: &Engine,
     tool: &str,
     args: Value,
-    progress: &dyn Fn(Progress),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Option<crate::Result<(String, Value)>> {
-    let r = match tool {
-        "skill_note" => parse::<NoteParams>(tool, args).and_then(|p| engine.note(p)).map(|r| {
-            let text = match r.status {
-                WriteStatus::Duplicate => format!("Already known (note {}); its weight went up.", r.id),
-                _ => format!("Saved as note {}.", r.id),
-            };
-            (text, json!(r))
-        }),
-        "skill_recall" => parse::<RecallParams>(tool, args).and_then(|p| {
-            let skill = p.skill.clone();
-            engine.recall(p).map(|r| {
-                let text = r.block.clone().unwrap_or_else(|| format!("No lessons saved for {skill} yet."));
-                (text, json!(r))
-            })
-        }),
-        "skill_pin" => {
-            let mut args = args;
-            if let Some(o) = args.as_object_mut() {
-                o.entry("pinned").or_insert(json!(true));
-            }
-            parse::<PinParams>(tool, args).and_then(|p| {
-                let pinned = p.pinned;
-                engine
-                    .pin(p)
-                    .map(|r| (format!("Note {} {}.", r.id, if pinned { "pinned" } else { "unpinned" }), json!(r)))
-            })
-        }
-        "skill_forget" => parse::<ForgetParams>(tool, args)
-            .and_then(|p| engine.forget(p))
-            .map(|r| (format!("Note {} forgotten.", r.id), json!(r))),
-        "skills_list" => engine.skills_list().map(|r| (list_text(&r), json!(r))),
-        "skills_install" => parse::<InstallParams>(tool, args)
-            .and_then(|p| engine.skills_install(p, progress))
-            .map(|r| (installed_text("Installed", &r.skills, &r.removed), json!(r))),
-        "skills_update" => parse::<UpdateParams>(tool, args)
-            .and_then(|p| engine.skills_update(p, progress))
-            .map(|r| (installed_text("Updated", &r.skills, &r.removed), json!(r))),
-        "skills_remove" => parse::<RemoveParams>(tool, args).and_then(|p| engine.skills_remove(p)).map(|r| {
-            let text = if r.removed.is_empty() {
-                "Removed the source; it had no skills.".to_string()
-            } else {
-                format!("Removed: {}.", r.removed.join(", "))
-            };
-            (text, json!(r))
-        }),
-        "skills_resolve" => parse::<ResolveParams>(tool, args).and_then(|p| engine.skills_resolve(p)).map(|r| {
-            let mut text =
-                if r.skills.is_empty() { "No installed skill resolved.".to_string() } else { r.skills.join("\n") };
-            if !r.dropped.is_empty() {
-                text.push_str(&format!("\n(dropped, not installed: {})", r.dropped.join(", ")));
-            }
-            (text, json!(r))
-        }),
-        "skills_seed" => parse::<SeedParams>(tool, args).and_then(|p| {
-            let dry_run = p.dry_run;
-            engine.skills_seed(p).map(|r| (seed_text(&r, dry_run), json!(r)))
-        }),
-        _ => return None,
-    };
-    Some(r)
+    let run = for_each_tool!(dispatch);
+    run(engine, tool, args, progress)
 }
 
 impl ServerHandler for SkillMcp {
@@ -375,7 +399,10 @@ impl ServerHandler for SkillMcp {
             let _ = pump.await;
         }
         match out {
-            None => Err(McpError::invalid_params(format!("unknown tool {name:?}; the tools are {TOOL_NAMES}"), None)),
+            None => Err(McpError::invalid_params(
+                format!("unknown tool {name:?}; the tools are {}", TOOL_NAMES.join(", ")),
+                None,
+            )),
             Some(Ok((text, structured))) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(structured);

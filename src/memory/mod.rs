@@ -1,11 +1,10 @@
 //! Skill memory: notes, enablement, provenance, the intent stash, the recall cascade and the
 //! `<skill-memory>` block.
 //!
-//! Knows nothing of JSON-RPC. Takes a SQLite connection, an embedder and a vector index from
-//! its caller ([`crate::engine`]) and returns plain Rust values.
+//! Knows nothing of JSON-RPC or the engine. Takes a SQLite connection, an embedder and a
+//! vector index from its caller (the engine) and returns plain Rust values.
 
 pub mod block;
-pub mod distill;
 pub mod provenance;
 pub mod recall;
 pub mod stash;

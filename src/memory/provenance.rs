@@ -112,8 +112,38 @@ pub fn find_by_name(name: &str, workspace: Option<&Path>, home: Option<&Path>) -
     search_dirs(workspace, home).into_iter().map(|d| d.join(name)).find(|d| d.join("SKILL.md").is_file())
 }
 
+/// True for the skill tool of the hosts we know (`skill` in OpenCode, `Skill` in Claude Code).
+pub fn is_skill_tool(tool: &str) -> bool {
+    tool.eq_ignore_ascii_case("skill")
+}
+
+/// The skill named by a skill tool call: `args.name` (OpenCode) or `args.skill` (Claude Code),
+/// without a plugin prefix (`plugin:skill`).
+pub fn skill_name_of(args: &serde_json::Value) -> Option<String> {
+    let raw = args.get("name").or_else(|| args.get("skill")).and_then(serde_json::Value::as_str)?.trim();
+    let name = raw.rsplit(':').next().unwrap_or(raw).trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn skill_names() {
+        let cases = [
+            (json!({"name": "jq"}), Some("jq")),
+            (json!({"skill": "pdf"}), Some("pdf")),
+            (json!({"skill": "my-plugin:pdf"}), Some("pdf")),
+            (json!({"name": "  "}), None),
+            (json!({"name": 3}), None),
+            (json!({}), None),
+        ];
+        for (args, want) in cases {
+            assert_eq!(skill_name_of(&args).as_deref(), want, "{args}");
+        }
+    }
+
     use super::*;
 
     #[test]

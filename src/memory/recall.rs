@@ -44,7 +44,7 @@ pub const RRF_K: f32 = 10.0;
 /// surfaces through this term (below the vector matches). When the vector rung finds nothing
 /// (embedder down), bm25 ranks alone.
 ///
-/// [`embed_text`]: crate::engine::embed_text
+/// [`embed_text`]: crate::embed::embed_text
 pub const COVERAGE_WEIGHT: f32 = 0.2;
 /// The half-life-like scale of recency, in days.
 pub const RECENCY_DAYS: f32 = 30.0;

@@ -1,13 +1,19 @@
-//! Wire types of the historian and maintenance methods (PROTOCOL.md, "Historian" and
-//! "Maintenance").
-
-use std::collections::BTreeMap;
+//! The historian (`transcriptChunk`, `historianResult`) and maintenance (`distill`).
+//! docs/protocol.md, "Historian" and "Maintenance".
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::memory::{Scope, WriteStatus};
+use super::{Cx, Method, ProgressToken};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::historian::Format;
+
+pub use crate::engine::{
+    CorpusReport, Distilled as DistillResult, DuplicatePair, PromotedNote, Promotion as HistorianResultResult,
+    RejectedObservation, RenderedChunk as TranscriptChunkResult,
+};
 
 /// `skillmem/transcriptChunk` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -26,18 +32,24 @@ pub struct TranscriptChunkParams {
     pub text: Option<String>,
 }
 
-/// `skillmem/transcriptChunk` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TranscriptChunkResult {
-    /// The chunk as compact text; every skill use is a line `TC: skill(<name>)`.
-    pub rendered: String,
-    /// The skills used in the chunk, in first-use order.
-    pub skills: Vec<String>,
-    /// Text to add to the historian's prompt; empty when no skill with memory enabled was used.
-    pub instructions: String,
-    /// What could not be rendered (unknown record types, truncated lines, cut texts).
-    pub skipped: Vec<String>,
+/// Renders a transcript chunk for the historian, with `TC: skill(<name>)` markers.
+pub struct TranscriptChunk;
+
+impl Method for TranscriptChunk {
+    const NAME: &'static str = "skillmem/transcriptChunk";
+    const STEM: &'static str = "transcriptChunk";
+    type Params = TranscriptChunkParams;
+    type Result = TranscriptChunkResult;
+
+    fn run(engine: &Engine, p: TranscriptChunkParams, _: &Cx<'_>) -> Result<TranscriptChunkResult> {
+        let format = Format::parse(&p.format).ok_or_else(|| {
+            Error::invalid(format!(
+                "format {:?} is not a transcript format; use opencode, claude-code or text",
+                p.format
+            ))
+        })?;
+        engine.transcript_chunk(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())
+    }
 }
 
 /// `skillmem/historianResult` params.
@@ -50,88 +62,50 @@ pub struct HistorianResultParams {
     pub output: String,
 }
 
-/// One promoted observation.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PromotedNote {
-    pub id: i64,
-    pub skill: String,
-    pub kind: String,
-    pub delta: String,
-    /// `inserted`, or `duplicate` when an exact or near-duplicate note already existed.
-    pub status: WriteStatus,
-    pub scope: Scope,
-    /// The project the note was first written from.
-    pub origin_project: String,
+/// Promotes a historian's `<skill_observations>` to notes.
+pub struct HistorianResult;
+
+impl Method for HistorianResult {
+    const NAME: &'static str = "skillmem/historianResult";
+    const STEM: &'static str = "historianResult";
+    type Params = HistorianResultParams;
+    type Result = HistorianResultResult;
+
+    fn run(engine: &Engine, p: HistorianResultParams, _: &Cx<'_>) -> Result<HistorianResultResult> {
+        engine.historian_result(&p.output, p.session_id)
+    }
 }
 
-/// One rejected line.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RejectedObservation {
-    pub line: String,
-    pub reason: String,
-}
-
-/// `skillmem/historianResult` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct HistorianResultResult {
-    pub promoted: Vec<PromotedNote>,
-    pub rejected: Vec<RejectedObservation>,
-}
-
-/// `skillmem/distill` params.
+/// `skillmem/distill` params (all optional; may be omitted).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DistillParams {
     /// An LSP progress token: `$/progress` is reported under it while re-embedding.
     #[serde(default)]
-    pub work_done_token: Option<Value>,
+    pub work_done_token: Option<ProgressToken>,
     /// Notes embedded per batch (default 64).
     #[serde(default)]
     pub batch_size: Option<usize>,
 }
 
-/// A pair of notes of one skill whose vectors are closer than the duplicate threshold.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DuplicatePair {
-    pub skill: String,
-    pub a: i64,
-    pub b: i64,
-    pub similarity: f32,
-}
+/// Re-embeds stale notes and reports on the corpus.
+pub struct Distill;
 
-/// The corpus health summary of `skillmem/distill`, over the notes visible from the project.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CorpusReport {
-    pub project_id: String,
-    pub notes: i64,
-    pub by_skill: BTreeMap<String, i64>,
-    pub by_scope: BTreeMap<String, i64>,
-    pub by_source: BTreeMap<String, i64>,
-    pub by_kind: BTreeMap<String, i64>,
-    pub pinned: i64,
-    pub never_recalled: i64,
-    /// Notes written for an older version of their skill (when the skill is found).
-    pub older_version: i64,
-    /// Pairs above the duplicate threshold, most similar first (at most 100).
-    pub duplicates: Vec<DuplicatePair>,
-    pub duplicate_threshold: f32,
-    /// Notes still without a vector of the current model.
-    pub stale_vectors: i64,
-    pub embedding_model: Option<String>,
-    pub embedding_dim: Option<usize>,
-    pub warnings: Vec<String>,
-}
+impl Method for Distill {
+    const NAME: &'static str = "skillmem/distill";
+    const STEM: &'static str = "distill";
+    type Params = DistillParams;
+    type Result = DistillResult;
 
-/// `skillmem/distill` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DistillResult {
-    /// How many notes were re-embedded.
-    pub reembedded: usize,
-    pub report: CorpusReport,
+    fn no_params() -> Option<DistillParams> {
+        Some(DistillParams::default())
+    }
+
+    fn progress(p: &DistillParams) -> Option<(ProgressToken, &'static str)> {
+        p.work_done_token.clone().map(|t| (t, "skillmem: re-embedding notes"))
+    }
+
+    fn run(engine: &Engine, p: DistillParams, cx: &Cx<'_>) -> Result<DistillResult> {
+        engine.distill(p.batch_size, &mut |pr| (cx.progress)(pr))
+    }
 }

@@ -1,15 +1,30 @@
-//! Wire types of the skill-memory methods (PROTOCOL.md, "Skill memory: tool events").
+//! Skill memory: the tool events (`toolDefinition`, `toolBefore`, `toolAfter`) and the note
+//! methods (`note`, `recall`, `pin`, `forget`, `edit`, `stats`). docs/protocol.md, "Skill memory".
+
+use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::memory::{RecallMode, Scope, WriteStatus};
+use super::{Cx, Method, Notification};
+use crate::engine::{Engine, SkillLoad, INTENT_DESCRIPTION};
+use crate::error::{Error, Result};
+use crate::memory::provenance::{self, is_skill_tool, skill_name_of};
+use crate::memory::{Kind, NewNote, Scope, Source};
+
+pub use crate::engine::{
+    DayUses, EmbeddingStats, LoadRecall as ToolAfterResult, Recalled as RecallResult, RecalledNote, SkillStats,
+    Stats as StatsResult, Written as NoteResult,
+};
+
+// ---- skillmem/toolDefinition --------------------------------------------------------------
 
 /// `skillmem/toolDefinition` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDefinitionParams {
+    /// The tool's name as the host registers it (`skill`, `Skill`, ...).
     pub tool: String,
     /// The tool's JSON Schema parameters object.
     pub parameters: Value,
@@ -19,8 +34,36 @@ pub struct ToolDefinitionParams {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDefinitionResult {
+    /// The parameters to register: the skill tool's gain an optional `intent` string.
     pub parameters: Value,
 }
+
+/// Adds an optional `intent` string to the host's skill tool; other tools pass unchanged.
+pub struct ToolDefinition;
+
+impl Method for ToolDefinition {
+    const NAME: &'static str = "skillmem/toolDefinition";
+    const STEM: &'static str = "toolDefinition";
+    type Params = ToolDefinitionParams;
+    type Result = ToolDefinitionResult;
+
+    fn run(_: &Engine, p: ToolDefinitionParams, _: &Cx<'_>) -> Result<ToolDefinitionResult> {
+        let mut parameters = p.parameters;
+        if is_skill_tool(&p.tool) {
+            let obj =
+                parameters.as_object_mut().ok_or_else(|| Error::invalid("parameters must be a JSON Schema object"))?;
+            let props = obj.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+            if let Some(props) = props.as_object_mut() {
+                props
+                    .entry("intent")
+                    .or_insert_with(|| serde_json::json!({ "type": "string", "description": INTENT_DESCRIPTION }));
+            }
+        }
+        Ok(ToolDefinitionResult { parameters })
+    }
+}
+
+// ---- skillmem/toolBefore ------------------------------------------------------------------
 
 /// `skillmem/toolBefore` notification params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -29,9 +72,29 @@ pub struct ToolBeforeParams {
     pub session_id: String,
     pub call_id: String,
     pub tool: String,
+    /// The call's arguments; `args.intent` is stashed for the matching `toolAfter`.
     #[serde(default)]
     pub args: Value,
 }
+
+/// Stashes the intent of a skill tool call until its `toolAfter`.
+pub struct ToolBefore;
+
+impl Notification for ToolBefore {
+    const NAME: &'static str = "skillmem/toolBefore";
+    const STEM: &'static str = "toolBefore";
+    type Params = ToolBeforeParams;
+
+    fn handle(engine: &Engine, p: ToolBeforeParams) {
+        if is_skill_tool(&p.tool) {
+            if let Some(intent) = p.args.get("intent").and_then(Value::as_str) {
+                engine.stash_intent(&p.session_id, &p.call_id, intent);
+            }
+        }
+    }
+}
+
+// ---- skillmem/toolAfter -------------------------------------------------------------------
 
 /// `skillmem/toolAfter` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -40,178 +103,273 @@ pub struct ToolAfterParams {
     pub session_id: String,
     pub call_id: String,
     pub tool: String,
+    /// The call's arguments: `name` (OpenCode) or `skill` (Claude Code) names the skill;
+    /// `intent`, when the host passes it.
     #[serde(default)]
     pub args: Value,
+    /// The tool's output (a `Base directory for this skill: ...` line tells where it lives).
     #[serde(default)]
     pub output: String,
+    /// Host metadata; `metadata.dir` is the skill's folder.
     #[serde(default)]
     pub metadata: Option<Value>,
+    /// The intent stashed by `toolBefore`, taken in the handler's prologue.
+    #[serde(skip)]
+    pub stashed_intent: Option<String>,
 }
 
-/// `skillmem/toolAfter` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolAfterResult {
-    /// Text to append verbatim to the tool result (it starts with a blank line), or null.
-    pub append: Option<String>,
-    pub skill: Option<String>,
-    pub mode: RecallMode,
-    pub note_ids: Vec<i64>,
+/// The `<skill-memory>` block to append to a skill tool's result.
+pub struct ToolAfter;
+
+impl Method for ToolAfter {
+    const NAME: &'static str = "skillmem/toolAfter";
+    const STEM: &'static str = "toolAfter";
+    type Params = ToolAfterParams;
+    type Result = ToolAfterResult;
+
+    fn prologue(engine: &Engine, p: &mut ToolAfterParams) {
+        p.stashed_intent = engine.take_stashed_intent(&p.session_id, &p.call_id);
+    }
+
+    fn run(engine: &Engine, p: ToolAfterParams, _: &Cx<'_>) -> Result<ToolAfterResult> {
+        if !is_skill_tool(&p.tool) {
+            return Ok(ToolAfterResult::nothing(None));
+        }
+        let Some(skill) = skill_name_of(&p.args) else {
+            return Err(Error::invalid(
+                "args.name (OpenCode) or args.skill (Claude Code) must name the skill that was loaded",
+            ));
+        };
+        let intent = p
+            .args
+            .get("intent")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .filter(|s| !s.trim().is_empty())
+            .or(p.stashed_intent);
+        let dir = p
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("dir"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| provenance::dir_from_output(&p.output));
+        engine.skill_loaded(SkillLoad { skill, dir, intent })
+    }
 }
+
+// ---- skillmem/note ------------------------------------------------------------------------
 
 /// `skillmem/note` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NoteParams {
+    /// The host's session, kept with the note.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// The skill the lesson is about (its name, as loaded).
     pub skill: String,
-    /// `gotcha`, `discovery`, `fix` or `workflow`.
+    /// gotcha (a trap that cost time), discovery (a fact you had to find out), fix (an error
+    /// message and what fixed it), workflow (a step that must not be skipped).
+    #[schemars(extend("enum" = ["gotcha", "discovery", "fix", "workflow"]))]
     pub kind: String,
+    /// The lesson itself, in one or two sentences.
     pub delta: String,
+    /// What the agent was doing when it learned it.
     #[serde(default)]
     pub intent: Option<String>,
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// `project` (default) or `global`.
+    /// project (default): this project only; global: every project.
     #[serde(default)]
+    #[schemars(extend("enum" = ["project", "global", null]))]
     pub scope: Option<String>,
 }
 
-/// `skillmem/note` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NoteResult {
-    pub id: i64,
-    pub status: WriteStatus,
+/// Writes a note (exact and near duplicates raise the existing note's weight instead).
+pub struct Note;
+
+impl Method for Note {
+    const NAME: &'static str = "skillmem/note";
+    const STEM: &'static str = "note";
+    type Params = NoteParams;
+    type Result = NoteResult;
+
+    fn run(engine: &Engine, p: NoteParams, _: &Cx<'_>) -> Result<NoteResult> {
+        let kind = Kind::parse(&p.kind).ok_or_else(|| {
+            Error::invalid(format!("kind {:?} is not a note kind; use one of gotcha, discovery, fix, workflow", p.kind))
+        })?;
+        if p.delta.trim().is_empty() {
+            return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
+        }
+        let scope = match p.scope.as_deref() {
+            None => Scope::Project,
+            Some(s) => Scope::parse(s)
+                .ok_or_else(|| Error::invalid(format!("scope {s:?} is not a scope; use project or global")))?,
+        };
+        engine.write_note(NewNote {
+            skill: p.skill,
+            kind,
+            intent: p.intent.unwrap_or_default(),
+            delta: p.delta,
+            tags: p.tags.unwrap_or_default(),
+            scope,
+            source: Source::Agent,
+            session_id: p.session_id,
+            skill_hash: None,
+        })
+    }
 }
+
+// ---- skillmem/recall ----------------------------------------------------------------------
 
 /// `skillmem/recall` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecallParams {
+    /// The skill whose lessons to read.
     pub skill: String,
+    /// What the agent is about to do (ranks the lessons).
     #[serde(default)]
     pub intent: Option<String>,
+    /// The block's token budget (default `memory.maxTokens`).
     #[serde(default)]
     pub max_tokens: Option<usize>,
+    /// At most this many notes.
     #[serde(default)]
     pub limit: Option<usize>,
 }
 
-/// One note of a recall result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RecalledNote {
-    pub id: i64,
-    pub kind: String,
-    pub intent: String,
-    pub delta: String,
-    pub scope: Scope,
-    pub pinned: bool,
-    pub hits: i64,
-    pub score: f32,
-    pub created_at: i64,
+/// The block a load of the skill would append, with each note's score.
+pub struct Recall;
+
+impl Method for Recall {
+    const NAME: &'static str = "skillmem/recall";
+    const STEM: &'static str = "recall";
+    type Params = RecallParams;
+    type Result = RecallResult;
+
+    fn run(engine: &Engine, p: RecallParams, _: &Cx<'_>) -> Result<RecallResult> {
+        engine.recall(&p.skill, p.intent.as_deref(), p.max_tokens, p.limit)
+    }
 }
 
-/// `skillmem/recall` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RecallResult {
-    pub block: Option<String>,
-    pub mode: RecallMode,
-    pub notes: Vec<RecalledNote>,
-}
+// ---- skillmem/pin, forget, edit -----------------------------------------------------------
 
-/// `skillmem/pin` params.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PinParams {
-    pub id: i64,
-    pub pinned: bool,
-}
-
-/// `skillmem/forget` params.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ForgetParams {
-    pub id: i64,
-}
-
-/// `skillmem/edit` params.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EditParams {
-    pub id: i64,
-    pub delta: String,
-}
-
-/// The result of pin, forget and edit.
+/// The id of the note a method changed.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IdResult {
     pub id: i64,
 }
 
-/// `skillmem/stats` params.
+fn yes() -> bool {
+    true
+}
+
+/// `skillmem/pin` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PinParams {
+    /// The note's id, as shown in `<note id=...>`.
+    pub id: i64,
+    /// false unpins.
+    #[serde(default = "yes")]
+    pub pinned: bool,
+}
+
+/// Pins a note, so that every load of its skill shows it (or unpins it).
+pub struct Pin;
+
+impl Method for Pin {
+    const NAME: &'static str = "skillmem/pin";
+    const STEM: &'static str = "pin";
+    type Params = PinParams;
+    type Result = IdResult;
+
+    fn run(engine: &Engine, p: PinParams, _: &Cx<'_>) -> Result<IdResult> {
+        engine.pin(p.id, p.pinned)?;
+        Ok(IdResult { id: p.id })
+    }
+}
+
+/// `skillmem/forget` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForgetParams {
+    /// The note's id, as shown in `<note id=...>`.
+    pub id: i64,
+}
+
+/// Deletes a note.
+pub struct Forget;
+
+impl Method for Forget {
+    const NAME: &'static str = "skillmem/forget";
+    const STEM: &'static str = "forget";
+    type Params = ForgetParams;
+    type Result = IdResult;
+
+    fn run(engine: &Engine, p: ForgetParams, _: &Cx<'_>) -> Result<IdResult> {
+        engine.forget(p.id)?;
+        Ok(IdResult { id: p.id })
+    }
+}
+
+/// `skillmem/edit` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditParams {
+    /// The note's id, as shown in `<note id=...>`.
+    pub id: i64,
+    /// The new lesson (the note is re-embedded).
+    pub delta: String,
+}
+
+/// Replaces a note's lesson.
+pub struct Edit;
+
+impl Method for Edit {
+    const NAME: &'static str = "skillmem/edit";
+    const STEM: &'static str = "edit";
+    type Params = EditParams;
+    type Result = IdResult;
+
+    fn run(engine: &Engine, p: EditParams, _: &Cx<'_>) -> Result<IdResult> {
+        engine.edit(p.id, &p.delta)?;
+        Ok(IdResult { id: p.id })
+    }
+}
+
+// ---- skillmem/stats -----------------------------------------------------------------------
+
+/// `skillmem/stats` params (all optional; may be omitted).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatsParams {
+    /// Another project's id (default: this sidecar's project).
     #[serde(default)]
     pub project_id: Option<String>,
-    /// How many days back `usesByDay` goes (default 14, at most 366; 0 leaves it empty).
+    /// Days of per-day use to report (default 14, at most 366; 0 for none).
     #[serde(default)]
     pub days: Option<u32>,
 }
 
-/// Per-skill figures of `skillmem/stats`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SkillStats {
-    pub skill: String,
-    pub notes: i64,
-    pub pinned: i64,
-    pub recalls: i64,
-    /// Sessions of this project that used the skill, as hosts recorded them (`skill_uses`,
-    /// written by the Claude Code `Stop`/`SessionEnd` hook), all time.
-    #[serde(default)]
-    pub sessions: i64,
-    /// When a session of this project last used the skill (ms since the epoch), if ever.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_used: Option<i64>,
-}
+/// Counts per skill, the embedder, and skills used per day.
+pub struct Stats;
 
-/// One day of `skillmem/stats`'s `usesByDay`: a skill and how many sessions used it that day.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DayUses {
-    /// The day, `YYYY-MM-DD` in UTC.
-    pub day: String,
-    pub skill: String,
-    /// Distinct sessions that used the skill that day.
-    pub sessions: i64,
-}
+impl Method for Stats {
+    const NAME: &'static str = "skillmem/stats";
+    const STEM: &'static str = "stats";
+    type Params = StatsParams;
+    type Result = StatsResult;
 
-/// The embedder part of `skillmem/stats`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EmbeddingStats {
-    pub model: Option<String>,
-    pub dim: Option<usize>,
-    /// Visible notes without a vector of the current model.
-    pub stale: i64,
-}
+    fn no_params() -> Option<StatsParams> {
+        Some(StatsParams::default())
+    }
 
-/// `skillmem/stats` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StatsResult {
-    pub project_id: String,
-    pub notes: i64,
-    pub pinned: i64,
-    pub skills: Vec<SkillStats>,
-    pub embedding: EmbeddingStats,
-    /// Skills used per day over the last `days` days, newest day first, then by skill.
-    #[serde(default)]
-    pub uses_by_day: Vec<DayUses>,
+    fn run(engine: &Engine, p: StatsParams, _: &Cx<'_>) -> Result<StatsResult> {
+        engine.stats(p.project_id, p.days)
+    }
 }

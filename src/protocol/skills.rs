@@ -1,137 +1,191 @@
-//! Wire types of the session-skill methods (PROTOCOL.md, "Session skills").
+//! Session skills: `skillmem/skills/{install,update,remove,list,resolve,seed}`.
+//! docs/protocol.md, "Session skills".
+
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::skills::{SeedAction, SeedOp, SkillInfo};
+use super::{Cx, Method, ProgressToken};
+use crate::engine::Engine;
+use crate::error::Result;
 
-/// An LSP progress token (`workDoneToken`): a number or a string.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum ProgressToken {
-    Number(i32),
-    String(String),
-}
+pub use crate::engine::{
+    Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult, Resolved as ResolveResult,
+    Seeded as SeedResult, SourceInfo, Sources as ListResult,
+};
+pub use crate::skills::{SeedAction, SeedOp, SkillInfo};
 
 /// `skillmem/skills/install` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallParams {
-    /// https, ssh, `file://` URL or absolute local path of a git repository.
+    /// The git repository: an https, http, ssh, git or file:// URL, user@host:path, or an
+    /// absolute local path.
     pub url: String,
-    /// Branch, tag or commit; default HEAD.
+    /// Branch, tag or commit to pin to; default the repository's HEAD.
     #[serde(default, rename = "ref")]
     pub r#ref: Option<String>,
-    /// When given, the install reports `$/progress` under this token.
+    /// An LSP progress token: `$/progress` is reported under it while cloning.
     #[serde(default)]
     pub work_done_token: Option<ProgressToken>,
 }
 
-/// `skillmem/skills/install` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InstallResult {
-    pub skills: Vec<SkillInfo>,
-    /// Names the source no longer provides (a reinstall that dropped them); removed.
-    pub removed: Vec<String>,
+/// Installs every skill of a git repository into the store, pinned to a commit.
+pub struct Install;
+
+impl Method for Install {
+    const NAME: &'static str = "skillmem/skills/install";
+    const STEM: &'static str = "skills.install";
+    type Params = InstallParams;
+    type Result = InstallResult;
+
+    fn progress(p: &InstallParams) -> Option<(ProgressToken, &'static str)> {
+        p.work_done_token.clone().map(|t| (t, "Installing skills"))
+    }
+
+    fn run(engine: &Engine, p: InstallParams, cx: &Cx<'_>) -> Result<InstallResult> {
+        engine.skills_install(&p.url, p.r#ref.as_deref(), cx.progress)
+    }
 }
 
 /// `skillmem/skills/update` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateParams {
+    /// The source as `skills/list` shows it.
     pub source: String,
-    /// Re-pin to this ref instead of the one the source was installed with.
+    /// Re-pin to this branch, tag or commit instead of the ref it was installed with.
     #[serde(default, rename = "ref")]
     pub r#ref: Option<String>,
+    /// An LSP progress token: `$/progress` is reported under it while fetching.
     #[serde(default)]
     pub work_done_token: Option<ProgressToken>,
 }
 
-/// `skillmem/skills/update` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UpdateResult {
-    pub skills: Vec<SkillInfo>,
-    pub removed: Vec<String>,
+/// Fetches an installed source again, or re-pins it.
+pub struct Update;
+
+impl Method for Update {
+    const NAME: &'static str = "skillmem/skills/update";
+    const STEM: &'static str = "skills.update";
+    type Params = UpdateParams;
+    type Result = UpdateResult;
+
+    fn progress(p: &UpdateParams) -> Option<(ProgressToken, &'static str)> {
+        p.work_done_token.clone().map(|t| (t, "Updating skills"))
+    }
+
+    fn run(engine: &Engine, p: UpdateParams, cx: &Cx<'_>) -> Result<UpdateResult> {
+        engine.skills_update(&p.source, p.r#ref.as_deref(), cx.progress)
+    }
 }
 
 /// `skillmem/skills/remove` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RemoveParams {
+    /// The source as `skills/list` shows it.
     pub source: String,
 }
 
-/// `skillmem/skills/remove` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RemoveResult {
-    pub removed: Vec<String>,
+/// Removes an installed source and its skills from the store.
+pub struct Remove;
+
+impl Method for Remove {
+    const NAME: &'static str = "skillmem/skills/remove";
+    const STEM: &'static str = "skills.remove";
+    type Params = RemoveParams;
+    type Result = RemoveResult;
+
+    fn run(engine: &Engine, p: RemoveParams, _: &Cx<'_>) -> Result<RemoveResult> {
+        engine.skills_remove(&p.source)
+    }
 }
 
-/// `skillmem/skills/list` params (none).
+/// `skillmem/skills/list` params: none (an empty object or omitted).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListParams {}
 
-/// One source of `skillmem/skills/list`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SourceInfo {
-    pub source: String,
-    pub pinned_ref: String,
-    /// The ref asked for at install (branch, tag or commit), if any.
-    #[serde(default)]
-    pub requested_ref: Option<String>,
-    pub skills: Vec<SkillInfo>,
+/// Every installed source and its skills.
+pub struct List;
+
+impl Method for List {
+    const NAME: &'static str = "skillmem/skills/list";
+    const STEM: &'static str = "skills.list";
+    type Params = ListParams;
+    type Result = ListResult;
+
+    fn no_params() -> Option<ListParams> {
+        Some(ListParams {})
+    }
+
+    fn run(engine: &Engine, _: ListParams, _: &Cx<'_>) -> Result<ListResult> {
+        engine.skills_list()
+    }
 }
 
-/// `skillmem/skills/list` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResult {
-    pub sources: Vec<SourceInfo>,
-}
-
-/// `skillmem/skills/resolve` params.
+/// `skillmem/skills/resolve` params (all optional; may be omitted).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveParams {
+    /// Skills every session gets.
     #[serde(default)]
     pub global: Vec<String>,
+    /// Skills of the task list.
     #[serde(default)]
     pub list: Vec<String>,
+    /// Skills of this task.
     #[serde(default)]
     pub task: Vec<String>,
 }
 
-/// `skillmem/skills/resolve` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ResolveResult {
-    pub skills: Vec<String>,
-    pub dropped: Vec<String>,
+/// The skills a session should get: global ∪ list ∪ task, installed ones only.
+pub struct Resolve;
+
+impl Method for Resolve {
+    const NAME: &'static str = "skillmem/skills/resolve";
+    const STEM: &'static str = "skills.resolve";
+    type Params = ResolveParams;
+    type Result = ResolveResult;
+
+    fn no_params() -> Option<ResolveParams> {
+        Some(ResolveParams::default())
+    }
+
+    fn run(engine: &Engine, p: ResolveParams, _: &Cx<'_>) -> Result<ResolveResult> {
+        engine.skills_resolve(&p.global, &p.list, &p.task)
+    }
 }
 
 /// `skillmem/skills/seed` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedParams {
-    /// Absolute path of the session's working folder.
+    /// Absolute path of the session's working folder (must exist).
     pub cwd: String,
+    /// The skill names to seed (`skills/resolve` gives them).
     pub skills: Vec<String>,
-    /// Relative folder under cwd; default `.claude/skills`.
+    /// Folder under cwd, relative, without `..`: `.claude/skills` (default),
+    /// `.opencode/skills`, `.agents/skills`, ...
     #[serde(default)]
     pub target: Option<String>,
+    /// Report the actions without writing anything.
     #[serde(default)]
     pub dry_run: bool,
 }
 
-/// `skillmem/skills/seed` result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SeedResult {
-    pub actions: Vec<SeedAction>,
-    pub warnings: Vec<String>,
+/// Copies installed skills into a session's working folder, git-ignored.
+pub struct Seed;
+
+impl Method for Seed {
+    const NAME: &'static str = "skillmem/skills/seed";
+    const STEM: &'static str = "skills.seed";
+    type Params = SeedParams;
+    type Result = SeedResult;
+
+    fn run(engine: &Engine, p: SeedParams, _: &Cx<'_>) -> Result<SeedResult> {
+        engine.skills_seed(Path::new(&p.cwd), &p.skills, p.target.as_deref(), p.dry_run)
+    }
 }

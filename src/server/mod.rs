@@ -11,8 +11,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::{self, ErrorCode};
 use tower_lsp_server::ls_types::*;
@@ -21,8 +19,8 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::protocol::historian::*;
-use crate::protocol::{self, memory::*};
+use crate::progress::Progress;
+use crate::protocol::{self, Cx, Method, Notification, ProgressToken};
 
 /// The server state shared by all handlers.
 pub struct Backend {
@@ -42,10 +40,6 @@ fn internal(msg: String) -> jsonrpc::Error {
     jsonrpc::Error { code: ErrorCode::InternalError, message: msg.into(), data: Some(json!({ "kind": "internal" })) }
 }
 
-fn parse<T: DeserializeOwned>(method: &str, params: Value) -> jsonrpc::Result<T> {
-    serde_json::from_value(params).map_err(|e| to_rpc(Error::invalid(format!("{method}: invalid params: {e}"))))
-}
-
 impl Backend {
     fn engine(&self) -> jsonrpc::Result<Arc<Engine>> {
         self.engine
@@ -54,16 +48,24 @@ impl Backend {
             .ok_or_else(|| to_rpc(Error::storage("the store is not open: initialize failed or has not run")))
     }
 
-    /// Runs blocking engine work off the async runtime; a panic becomes an internal error.
-    async fn run<R, F>(&self, f: F) -> jsonrpc::Result<Value>
-    where
-        R: Serialize,
-        F: FnOnce(&Engine) -> crate::Result<R> + Send + 'static,
-        R: Send + 'static,
-    {
+    /// Every request of the method table: parse the params, run the prologue before the first
+    /// `.await`, run the method off the async runtime (a panic becomes an internal error),
+    /// forwarding its progress as `$/progress` when the host sent a `workDoneToken`.
+    async fn handle<M: Method>(&self, params: Value) -> jsonrpc::Result<Value> {
+        let mut p = protocol::parse::<M>(M::NAME, params).map_err(to_rpc)?;
         let engine = self.engine()?;
+        // Synchronous: state a later message depends on is read before this future yields.
+        M::prologue(&engine, &mut p);
+        let (tx, pump) = self.progress_pump(M::progress(&p));
         let e2 = engine.clone();
-        let out = tokio::task::spawn_blocking(move || f(&e2)).await;
+        let out = tokio::task::spawn_blocking(move || {
+            let send = move |pr: Progress| drop(tx.send(pr));
+            M::run(&e2, p, &Cx { progress: &send })
+        })
+        .await;
+        if let Some(h) = pump {
+            let _ = h.await;
+        }
         self.flush_warnings(&engine).await;
         match out {
             Ok(Ok(r)) => serde_json::to_value(r).map_err(|e| internal(e.to_string())),
@@ -80,6 +82,19 @@ impl Backend {
         }
     }
 
+    /// Every notification of the method table: handled synchronously, before the handler
+    /// first yields; invalid params are logged and dropped (a notification has no answer).
+    async fn notify<N: Notification>(&self, params: Value) {
+        match serde_json::from_value::<N::Params>(params) {
+            Ok(p) => {
+                if let Ok(e) = self.engine() {
+                    N::handle(&e, p);
+                }
+            }
+            Err(err) => tracing::warn!("{}: invalid params dropped: {err}", N::NAME),
+        }
+    }
+
     async fn flush_warnings(&self, engine: &Engine) {
         let pending = std::mem::take(&mut *self.pending_warnings.lock().unwrap_or_else(|e| e.into_inner()));
         for w in pending.into_iter().chain(engine.take_warnings()) {
@@ -88,185 +103,37 @@ impl Backend {
         self.reembed_in_background();
     }
 
-    // ---- custom methods: the routing table is `service()` below -----------------------
-
-    async fn tool_definition(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: ToolDefinitionParams = parse(protocol::TOOL_DEFINITION, params)?;
-        self.run(move |e| e.tool_definition(p)).await
-    }
-
-    async fn tool_before(&self, params: Value) {
-        // Synchronous: the stash is written before this future first yields.
-        match serde_json::from_value::<ToolBeforeParams>(params) {
-            Ok(p) => {
-                if let Ok(e) = self.engine() {
-                    e.tool_before(&p);
-                }
-            }
-            Err(err) => tracing::warn!("skillmem/toolBefore: invalid params dropped: {err}"),
-        }
-    }
-
-    async fn tool_after(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: ToolAfterParams = parse(protocol::TOOL_AFTER, params)?;
-        let stashed = self.engine()?.take_stashed_intent(&p.session_id, &p.call_id);
-        self.run(move |e| e.tool_after(&p, stashed)).await
-    }
-
-    async fn note(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: NoteParams = parse(protocol::NOTE, params)?;
-        self.run(move |e| e.note(p)).await
-    }
-
-    async fn recall(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: RecallParams = parse(protocol::RECALL, params)?;
-        self.run(move |e| e.recall(p)).await
-    }
-
-    async fn pin(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: PinParams = parse(protocol::PIN, params)?;
-        self.run(move |e| e.pin(p)).await
-    }
-
-    async fn forget(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: ForgetParams = parse(protocol::FORGET, params)?;
-        self.run(move |e| e.forget(p)).await
-    }
-
-    async fn edit(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: EditParams = parse(protocol::EDIT, params)?;
-        self.run(move |e| e.edit(p)).await
-    }
-
-    async fn stats(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: StatsParams = if params.is_null() { StatsParams::default() } else { parse(protocol::STATS, params)? };
-        self.run(move |e| e.stats(p)).await
-    }
-
-    async fn transcript_chunk(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: TranscriptChunkParams = parse(protocol::TRANSCRIPT_CHUNK, params)?;
-        self.run(move |e| e.transcript_chunk(p)).await
-    }
-
-    async fn historian_result(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: HistorianResultParams = parse(protocol::HISTORIAN_RESULT, params)?;
-        self.run(move |e| e.historian_result(p)).await
-    }
-
-    /// Re-embeds in `spawn_blocking`; batches report through a channel that this handler turns
-    /// into `$/progress` under the client's `workDoneToken`.
-    async fn distill(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: DistillParams =
-            if params.is_null() { DistillParams::default() } else { parse(protocol::DISTILL, params)? };
-        let token = match p.work_done_token.clone() {
-            None | Some(Value::Null) => None,
-            Some(t) => Some(serde_json::from_value::<ProgressToken>(t).map_err(|e| {
-                to_rpc(Error::invalid(format!(
-                    "{}: workDoneToken must be a string or a number: {e}",
-                    protocol::DISTILL
-                )))
-            })?),
-        };
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let batch = p.batch_size;
-        let work = self.run(move |e| {
-            e.distill(batch, &mut |pr| {
-                let _ = tx.send(pr);
-            })
-        });
-        let report = async {
-            let Some(token) = token else {
-                while rx.recv().await.is_some() {}
-                return;
-            };
-            let progress = self.client.progress(token, "skillmem: re-embedding notes").with_percentage(0).begin().await;
-            let mut last = None;
-            while let Some(pr) = rx.recv().await {
-                let pct = (pr.done * 100).checked_div(pr.total).unwrap_or(100) as u32;
-                progress.report_with_message(format!("{}/{} notes", pr.done, pr.total), pct).await;
-                last = Some(pr);
-            }
-            let msg = match last {
-                Some(pr) if pr.done == pr.total => format!("{} notes re-embedded", pr.done),
-                Some(pr) => format!("stopped after {}/{} notes", pr.done, pr.total),
-                None => "nothing to re-embed".to_string(),
-            };
-            progress.finish_with_message(msg).await;
-        };
-        let (out, ()) = tokio::join!(work, report);
-        out
-    }
-}
-
-// ---- session skills: install, update, remove, list, resolve, seed --------------------
-
-impl Backend {
-    /// Forwards the progress of blocking work as `$/progress` under the client's
-    /// `workDoneToken`; without a token the events are dropped. Returns the sender for the
-    /// blocking side and the task to await once the work is done (it ends the progress).
+    /// The one progress pump: forwards the progress of blocking work as `$/progress` under the
+    /// client's `workDoneToken`; without a token the events are dropped. Returns the sender
+    /// for the blocking side and the task to await once the work is done (it ends the
+    /// progress with the last message).
     fn progress_pump(
         &self,
-        token: Option<protocol::skills::ProgressToken>,
-        title: &'static str,
-    ) -> (tokio::sync::mpsc::UnboundedSender<crate::skills::Progress>, Option<tokio::task::JoinHandle<()>>) {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::skills::Progress>();
-        let handle = token.map(|t| {
+        token: Option<(ProgressToken, &'static str)>,
+    ) -> (tokio::sync::mpsc::UnboundedSender<Progress>, Option<tokio::task::JoinHandle<()>>) {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+        let handle = token.map(|(t, title)| {
             let client = self.client.clone();
             let token = match t {
-                protocol::skills::ProgressToken::Number(n) => NumberOrString::Number(n),
-                protocol::skills::ProgressToken::String(s) => NumberOrString::String(s),
+                ProgressToken::Number(n) => NumberOrString::Number(n),
+                ProgressToken::String(s) => NumberOrString::String(s),
             };
             tokio::spawn(async move {
                 let p = client.progress(token, title).with_percentage(0).begin().await;
                 let mut last = 0;
+                let mut message = None;
                 while let Some(ev) = rx.recv().await {
                     last = ev.percent.unwrap_or(last).max(last).min(100);
-                    p.report_with_message(ev.message, last).await;
+                    p.report_with_message(ev.message.clone(), last).await;
+                    message = Some(ev.message);
                 }
-                p.finish().await;
+                match message {
+                    Some(m) => p.finish_with_message(m).await,
+                    None => p.finish().await,
+                }
             })
         });
         (tx, handle)
-    }
-
-    async fn skills_install(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: protocol::skills::InstallParams = parse(protocol::SKILLS_INSTALL, params)?;
-        let (tx, pump) = self.progress_pump(p.work_done_token.clone(), "Installing skills");
-        let out = self.run(move |e| e.skills_install(p, &|ev| drop(tx.send(ev)))).await;
-        if let Some(h) = pump {
-            let _ = h.await;
-        }
-        out
-    }
-
-    async fn skills_update(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: protocol::skills::UpdateParams = parse(protocol::SKILLS_UPDATE, params)?;
-        let (tx, pump) = self.progress_pump(p.work_done_token.clone(), "Updating skills");
-        let out = self.run(move |e| e.skills_update(p, &|ev| drop(tx.send(ev)))).await;
-        if let Some(h) = pump {
-            let _ = h.await;
-        }
-        out
-    }
-
-    async fn skills_remove(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: protocol::skills::RemoveParams = parse(protocol::SKILLS_REMOVE, params)?;
-        self.run(move |e| e.skills_remove(p)).await
-    }
-
-    async fn skills_list(&self, _params: Value) -> jsonrpc::Result<Value> {
-        self.run(move |e| e.skills_list()).await
-    }
-
-    async fn skills_resolve(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: protocol::skills::ResolveParams =
-            if params.is_null() { Default::default() } else { parse(protocol::SKILLS_RESOLVE, params)? };
-        self.run(move |e| e.skills_resolve(p)).await
-    }
-
-    async fn skills_seed(&self, params: Value) -> jsonrpc::Result<Value> {
-        let p: protocol::skills::SeedParams = parse(protocol::SKILLS_SEED, params)?;
-        self.run(move |e| e.skills_seed(p)).await
     }
 }
 
@@ -298,14 +165,14 @@ impl Backend {
             );
             tracing::info!("{msg}");
             client.log_message(MessageType::INFO, msg).await;
-            let pace = crate::memory::distill::Pace { pause: REEMBED_PAUSE, stop: Some(stop) };
+            let pace = crate::engine::Pace { pause: REEMBED_PAUSE, stop: Some(stop) };
             let out = tokio::task::spawn_blocking(move || {
                 let mut last_decile = 0;
                 engine.reembed_other_models(&pace, &mut |p| {
-                    let decile = (p.done * 10).checked_div(p.total).unwrap_or(10);
+                    let decile = p.percent.unwrap_or(100) / 10;
                     if decile != last_decile {
                         last_decile = decile;
-                        tracing::info!(done = p.done, total = p.total, "background re-embedding");
+                        tracing::info!(progress = %p.message, "background re-embedding");
                     }
                 })
             })
@@ -338,15 +205,12 @@ impl LanguageServer for Backend {
             let resolved = Config::resolve(ws.as_deref(), opts.as_ref())?;
             let mut resolved = resolved;
             let wanted_model = matches!(resolved.config.embedding, crate::config::EmbeddingConfig::Model { .. });
-            let mut engine = Engine::open(resolved.config.clone(), ws)?;
+            let engine = Engine::open(resolved.config.clone(), ws)?;
             if wanted_model && engine.embedder().is_some_and(|e| e.model_id().starts_with("static:")) {
                 resolved.warnings.push(
                     "the configured embedding model is not available (see skillmem model status); recall uses the built-in static embedder meanwhile: run `skillmem model fetch` and set the embedding.path it prints"
                         .into(),
                 );
-            }
-            if let Some(tool) = opts.as_ref().and_then(|o| o.pointer("/memory/noteTool")).and_then(Value::as_str) {
-                engine.set_note_tool(tool);
             }
             Ok((engine, resolved.warnings))
         })
@@ -383,9 +247,7 @@ impl LanguageServer for Backend {
         self.shut_down.store(true, Ordering::SeqCst);
         if let Some(engine) = self.engine.get().cloned() {
             let _ = tokio::task::spawn_blocking(move || {
-                engine.flush_index();
-                let conn = engine.conn();
-                let _ = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
+                engine.flush();
             })
             .await;
         }
@@ -393,33 +255,30 @@ impl LanguageServer for Backend {
     }
 }
 
-/// Builds the service with its routing table: every custom method of PROTOCOL.md.
+macro_rules! routes {
+    ($builder:expr; requests: [$($m:ty),*], notifications: [$($n:ty),*]) => {
+        $builder
+            $(.custom_method(<$m as Method>::NAME, Backend::handle::<$m>))*
+            $(.custom_method(<$n as Notification>::NAME, Backend::notify::<$n>))*
+    };
+}
+
+macro_rules! route_all {
+    (requests: [$($m:ty),*], notifications: [$($n:ty),*]) => {
+        |builder: tower_lsp_server::LspServiceBuilder<Backend>| routes!(builder; requests: [$($m),*], notifications: [$($n),*])
+    };
+}
+
+/// Builds the service with its routing table, derived from the protocol's method table.
 pub fn service(shut_down: Arc<AtomicBool>) -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
-    LspService::build(|client| Backend {
+    let builder = LspService::build(|client| Backend {
         client,
         engine: OnceLock::new(),
         pending_warnings: Default::default(),
         shut_down,
-    })
-    .custom_method(protocol::TOOL_DEFINITION, Backend::tool_definition)
-    .custom_method(protocol::TOOL_BEFORE, Backend::tool_before)
-    .custom_method(protocol::TOOL_AFTER, Backend::tool_after)
-    .custom_method(protocol::NOTE, Backend::note)
-    .custom_method(protocol::RECALL, Backend::recall)
-    .custom_method(protocol::PIN, Backend::pin)
-    .custom_method(protocol::FORGET, Backend::forget)
-    .custom_method(protocol::EDIT, Backend::edit)
-    .custom_method(protocol::STATS, Backend::stats)
-    .custom_method(protocol::TRANSCRIPT_CHUNK, Backend::transcript_chunk)
-    .custom_method(protocol::HISTORIAN_RESULT, Backend::historian_result)
-    .custom_method(protocol::DISTILL, Backend::distill)
-    .custom_method(protocol::SKILLS_INSTALL, Backend::skills_install)
-    .custom_method(protocol::SKILLS_UPDATE, Backend::skills_update)
-    .custom_method(protocol::SKILLS_REMOVE, Backend::skills_remove)
-    .custom_method(protocol::SKILLS_LIST, Backend::skills_list)
-    .custom_method(protocol::SKILLS_RESOLVE, Backend::skills_resolve)
-    .custom_method(protocol::SKILLS_SEED, Backend::skills_seed)
-    .finish()
+    });
+    let route = protocol::for_each_method!(route_all);
+    route(builder).finish()
 }
 
 /// Moves the frame channel off fd 1: frames go to a duplicate of the original stdout, and fd 1

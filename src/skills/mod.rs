@@ -30,7 +30,7 @@ use crate::skillmd::{frontmatter, name as skill_name, warnings};
 
 pub use seed::{SeedAction, SeedOp};
 
-/// One installed skill (PROTOCOL.md `SkillInfo`).
+/// One installed skill (docs/protocol.md, `SkillInfo`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillInfo {
@@ -50,12 +50,7 @@ pub struct SkillInfo {
     pub warnings: Vec<String>,
 }
 
-/// A step of a long operation, for `$/progress` and the CLI's progress bar.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    pub message: String,
-    pub percent: Option<u32>,
-}
+pub use crate::progress::Progress;
 
 /// Session skills over one data directory and its database connection.
 pub struct Skills<'a> {

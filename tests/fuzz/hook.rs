@@ -136,7 +136,8 @@ fn world() -> &'static World {
         let p: skillmem::protocol::memory::NoteParams = serde_json::from_value(json!({
             "skill": "pdf", "kind": "gotcha", "delta": "pdftotext drops ligatures; pass -enc UTF-8"}))
         .unwrap();
-        engine.note(p).unwrap();
+        use skillmem::protocol::Method;
+        skillmem::protocol::memory::Note::run(&engine, p, &skillmem::protocol::Cx::quiet()).unwrap();
         World { _tmp: tmp, data, ws }
     })
 }
@@ -161,7 +162,7 @@ pub fn property(input: &Input) -> Result<(), String> {
     std::fs::write(&path, &input.transcript).map_err(|e| e.to_string())?;
     let tpath = serde_json::to_string(&path.display().to_string()).unwrap();
     let stdin = input.stdin.replace("\"${T}\"", &tpath);
-    let opts = HookOptions { data_dir: Some(w.data.clone()), workspace: Some(w.ws.clone()) };
+    let opts = HookOptions { data_dir: Some(w.data.clone()), workspace: Some(w.ws.clone()), note_tool: None };
     check_answer(&stdin, &opts)?;
     // The store is intact and keeps answering.
     let conn = rusqlite::Connection::open(w.data.join("skillmem.db")).map_err(|e| e.to_string())?;

@@ -8,13 +8,17 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use rusqlite::params;
 
+use super::Engine;
 use crate::db::write_tx;
+use crate::embed::embed_text;
 use crate::embed::{dot, from_blob, to_blob};
-use crate::engine::{embed_text, Engine};
 use crate::error::{Error, Result};
-use crate::protocol::historian::{CorpusReport, DistillResult, DuplicatePair};
+use crate::progress::Progress;
 
 /// Notes embedded per batch when the caller does not say.
 pub const DEFAULT_BATCH: usize = 64;
@@ -53,11 +57,51 @@ pub struct Pace {
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
-/// How far a re-embedding run is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    pub done: usize,
-    pub total: usize,
+/// Two notes of one skill whose vectors are nearly the same.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DuplicatePair {
+    pub skill: String,
+    pub a: i64,
+    pub b: i64,
+    pub similarity: f32,
+}
+
+/// The health of the notes visible from a project.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CorpusReport {
+    pub project_id: String,
+    pub notes: i64,
+    pub by_skill: BTreeMap<String, i64>,
+    pub by_scope: BTreeMap<String, i64>,
+    pub by_source: BTreeMap<String, i64>,
+    pub by_kind: BTreeMap<String, i64>,
+    pub pinned: i64,
+    pub never_recalled: i64,
+    /// Notes written against another version of their skill.
+    pub older_version: i64,
+    pub duplicates: Vec<DuplicatePair>,
+    pub duplicate_threshold: f32,
+    /// Notes without a vector of the current model.
+    pub stale_vectors: i64,
+    pub embedding_model: Option<String>,
+    pub embedding_dim: Option<usize>,
+    pub warnings: Vec<String>,
+}
+
+/// What `distill` did: notes re-embedded, and the report after it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Distilled {
+    pub reembedded: usize,
+    pub report: CorpusReport,
+}
+
+/// A re-embedding run's progress as the doors report it.
+fn progress_of(done: usize, total: usize) -> Progress {
+    let percent = (done * 100).checked_div(total).unwrap_or(100) as u32;
+    Progress { message: format!("{done}/{total} notes"), percent: Some(percent) }
 }
 
 const VISIBLE: &str = "((scope = 'project' AND project_id = ?1) OR scope = 'global')";
@@ -65,7 +109,7 @@ const VISIBLE: &str = "((scope = 'project' AND project_id = ?1) OR scope = 'glob
 impl Engine {
     /// `skillmem/distill`: re-embeds stale notes of the whole data directory in batches,
     /// calling `progress` after each, then reports on the notes visible from this project.
-    pub fn distill(&self, batch_size: Option<usize>, progress: &mut dyn FnMut(Progress)) -> Result<DistillResult> {
+    pub fn distill(&self, batch_size: Option<usize>, progress: &mut dyn FnMut(Progress)) -> Result<Distilled> {
         let batch = batch_size.unwrap_or(DEFAULT_BATCH).clamp(1, 10_000);
         let mut warnings = vec![];
         let reembedded = match self.embedder() {
@@ -80,7 +124,7 @@ impl Engine {
         };
         let mut report = self.corpus_report()?;
         report.warnings.extend(warnings);
-        Ok(DistillResult { reembedded, report })
+        Ok(Distilled { reembedded, report })
     }
 
     /// Re-embeds, in the background after a start, the notes whose vector was made by another
@@ -117,7 +161,7 @@ impl Engine {
             params![model, (dim * 4) as i64],
             |r| r.get::<_, i64>(0),
         )? as usize;
-        progress(Progress { done: 0, total });
+        progress(progress_of(0, total));
         let mut done = 0;
         let mut last_id = 0i64;
         loop {
@@ -177,7 +221,7 @@ impl Engine {
                 }
             }
             done += written.len();
-            progress(Progress { done, total });
+            progress(progress_of(done, total));
         }
         tracing::info!(reembedded = done, model = %model, "distill: re-embedded notes");
         Ok(done)
@@ -349,9 +393,10 @@ mod tests {
         assert_eq!(r.report.stale_vectors, 0);
         assert_eq!(r.report.notes, 5);
         assert_eq!(r.report.never_recalled, 5);
-        let dones: Vec<usize> = seen.iter().map(|p| p.done).collect();
-        assert_eq!(dones, vec![0, 2, 4, 5]);
-        assert!(seen.iter().all(|p| p.total == 5));
+        let steps: Vec<&str> = seen.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(steps, vec!["0/5 notes", "2/5 notes", "4/5 notes", "5/5 notes"]);
+        let percents: Vec<Option<u32>> = seen.iter().map(|p| p.percent).collect();
+        assert_eq!(percents, vec![Some(0), Some(40), Some(80), Some(100)]);
         assert_eq!(e.vector_index().unwrap().len(), 5);
         // A second run has nothing left to do.
         assert_eq!(e.distill(None, &mut |_| {}).unwrap().reembedded, 0);

@@ -1,0 +1,146 @@
+//! The historian path joined to the store: enablement per skill, promotion through the
+//! same write path as `skillmem/note`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::historian::{observations, transcript, Format};
+use crate::memory::{store, NewNote, Scope, Source, WriteStatus};
+
+/// A transcript chunk rendered for the historian.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderedChunk {
+    /// The chunk as text, with a `TC: skill(<name>)` marker line per skill use.
+    pub rendered: String,
+    /// Skills used in the chunk, in first-use order.
+    pub skills: Vec<String>,
+    /// Instructions for the historian's prompt; empty when no used skill has memory.
+    pub instructions: String,
+    /// What was left out, with counts (e.g. "unknown record type (3)").
+    pub skipped: Vec<String>,
+}
+
+/// One observation stored as a note.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PromotedNote {
+    pub id: i64,
+    pub skill: String,
+    pub kind: String,
+    pub delta: String,
+    pub status: WriteStatus,
+    pub scope: Scope,
+    pub origin_project: String,
+}
+
+/// A line of the block that was not promoted, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RejectedObservation {
+    pub line: String,
+    pub reason: String,
+}
+
+/// What a historian's output promoted.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Promotion {
+    pub promoted: Vec<PromotedNote>,
+    pub rejected: Vec<RejectedObservation>,
+}
+
+impl Engine {
+    /// Renders a transcript chunk, lists the skills used and, when one of them has memory
+    /// enabled, the instructions for the historian. An empty chunk (no messages, no text)
+    /// renders as empty text: not an error.
+    pub fn transcript_chunk(&self, format: Format, messages: &[Value], text: Option<&str>) -> Result<RenderedChunk> {
+        let (r, dirs) = transcript::render_full(format, messages, text);
+        let mut enabled = vec![];
+        for name in &r.skills {
+            let dir =
+                dirs.iter().find(|(s, _)| s == name).map(|(_, d)| d.clone()).filter(|d| d.join("SKILL.md").is_file());
+            match self.skill_context(name, dir) {
+                Ok(ctx) if ctx.enabled => enabled.push(name.clone()),
+                Ok(_) => {}
+                Err(e) => tracing::debug!(skill = name, "transcriptChunk: skill not resolved: {e}"),
+            }
+        }
+        Ok(RenderedChunk {
+            rendered: r.rendered,
+            skills: r.skills,
+            instructions: observations::instructions(&enabled),
+            skipped: r.skipped,
+        })
+    }
+
+    /// Promotes the observations of the first `<skill_observations>` block of a historian's
+    /// output; every other line is rejected with a reason.
+    pub fn historian_result(&self, output: &str, session_id: Option<String>) -> Result<Promotion> {
+        let parsed = observations::parse(output);
+        let mut rejected: Vec<RejectedObservation> =
+            parsed.rejected.into_iter().map(|r| RejectedObservation { line: r.line, reason: r.reason }).collect();
+        let mut promoted = vec![];
+        let scope = self.config().historian.promote_scope;
+        let mut seen = std::collections::HashSet::new();
+        for o in parsed.observations {
+            let line = format!("* {} | {} | {}", o.skill, o.kind.as_str(), o.lesson);
+            // The same lesson twice in one output is one observation, not two hits.
+            if !seen.insert((o.skill.clone(), crate::memory::norm_hash(&o.lesson))) {
+                rejected.push(RejectedObservation { line, reason: "repeats an earlier line of this block".into() });
+                continue;
+            }
+            let ctx = match self.skill_context(&o.skill, None) {
+                Ok(ctx) if ctx.enabled => ctx,
+                Ok(ctx) => {
+                    let reason = match &ctx.problem {
+                        Some(p) => format!("memory is off for skill {:?} because {p}", o.skill),
+                        None => format!("memory is not enabled for skill {:?}", o.skill),
+                    };
+                    rejected.push(RejectedObservation { line, reason });
+                    continue;
+                }
+                Err(e) => {
+                    rejected.push(RejectedObservation { line, reason: e.to_string() });
+                    continue;
+                }
+            };
+            let new = NewNote {
+                skill: o.skill.clone(),
+                kind: o.kind,
+                intent: String::new(),
+                delta: o.lesson.clone(),
+                tags: vec![],
+                scope,
+                source: Source::Historian,
+                session_id: session_id.clone(),
+                skill_hash: None,
+            };
+            match self.write_note_in(&ctx, new) {
+                Ok(w) => {
+                    let stored = store::get(&self.conn(), w.id)?;
+                    let (scope, origin_project) = match stored {
+                        Some(n) => (n.scope, n.origin_project),
+                        None => (scope, self.project_id().to_string()),
+                    };
+                    promoted.push(PromotedNote {
+                        id: w.id,
+                        skill: o.skill,
+                        kind: o.kind.as_str().to_string(),
+                        delta: o.lesson,
+                        status: w.status,
+                        scope,
+                        origin_project,
+                    });
+                }
+                // Storage failures are the caller's problem, not the line's.
+                Err(e @ Error::Storage(_)) => return Err(e),
+                Err(e) => rejected.push(RejectedObservation { line, reason: e.to_string() }),
+            }
+        }
+        Ok(Promotion { promoted, rejected })
+    }
+}

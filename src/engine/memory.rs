@@ -1,0 +1,454 @@
+//! Skill memory operations: skill loads, notes, recall, stats. Takes and returns domain types;
+//! the wire shapes of the tool events (which argument names the skill, where a host puts the
+//! skill's folder) are read by the doors (`protocol/`, `hosts/`).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{lock, Engine, SkillContext};
+use crate::db;
+use crate::embed::embed_text;
+use crate::error::{Error, Result};
+use crate::memory::block::{self, Budget};
+use crate::memory::recall::{self, Query, Rungs};
+use crate::memory::stash;
+use crate::memory::store::{self, Embedded};
+use crate::memory::{NewNote, RecallMode, Scope, WriteStatus};
+use crate::skillmd::frontmatter::Ranking;
+
+/// A skill the agent just loaded: what the doors know of it.
+#[derive(Debug, Clone, Default)]
+pub struct SkillLoad {
+    /// The skill's name, without a plugin prefix.
+    pub skill: String,
+    /// Where the skill lives, when the host says so (otherwise it is looked up by name).
+    pub dir: Option<PathBuf>,
+    /// What the agent is about to do with it, when known.
+    pub intent: Option<String>,
+}
+
+/// What a skill load recalls: the block to append to the tool result, if any.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadRecall {
+    /// Text to append to the tool output (starts with a blank line), or null.
+    pub append: Option<String>,
+    /// The skill named by the call, or null when the tool is not a skill tool.
+    pub skill: Option<String>,
+    pub mode: RecallMode,
+    /// Ids of the notes in the block, in block order.
+    pub note_ids: Vec<i64>,
+}
+
+impl LoadRecall {
+    /// Nothing recalled, for `skill` (or for a tool that is not a skill tool).
+    pub fn nothing(skill: Option<String>) -> Self {
+        LoadRecall { append: None, skill, mode: RecallMode::None, note_ids: vec![] }
+    }
+}
+
+/// A note written (or found to be a duplicate of an existing one).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Written {
+    pub id: i64,
+    pub status: WriteStatus,
+}
+
+/// One note of a recall, with its score.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecalledNote {
+    pub id: i64,
+    pub kind: String,
+    pub intent: String,
+    pub delta: String,
+    pub scope: Scope,
+    pub pinned: bool,
+    pub hits: i64,
+    pub score: f32,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// What a recall found: the block a skill load would append, and its notes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recalled {
+    /// The `<skill-memory>` block, or null when the skill has no notes.
+    pub block: Option<String>,
+    pub mode: RecallMode,
+    /// The notes in the block, in block order.
+    pub notes: Vec<RecalledNote>,
+}
+
+/// Counts of one skill.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillStats {
+    pub skill: String,
+    pub notes: i64,
+    pub pinned: i64,
+    pub recalls: i64,
+    /// Sessions that used the skill, as hosts recorded them (the Claude Code hook).
+    #[serde(default)]
+    pub sessions: i64,
+    /// When the skill was last used (ms since the epoch), if recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used: Option<i64>,
+}
+
+/// Sessions that used a skill on one day.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DayUses {
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    pub skill: String,
+    pub sessions: i64,
+}
+
+/// The embedder, and the notes whose vector it did not make.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddingStats {
+    pub model: Option<String>,
+    pub dim: Option<usize>,
+    /// Notes without a vector of the current model.
+    pub stale: i64,
+}
+
+/// Counts per skill for one project.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    pub project_id: String,
+    pub notes: i64,
+    pub pinned: i64,
+    pub skills: Vec<SkillStats>,
+    pub embedding: EmbeddingStats,
+    /// Skills used per day, newest first.
+    #[serde(default)]
+    pub uses_by_day: Vec<DayUses>,
+}
+
+/// The description of the `intent` argument the doors add to a host's skill tool.
+pub const INTENT_DESCRIPTION: &str = "Optional: in a few words, what you are about to do with this skill (e.g. \"parse a CSV export\"). Used to recall this skill's most relevant past lessons.";
+
+impl Engine {
+    // ---- skill loads -------------------------------------------------------------------
+
+    /// Stashes the intent of a skill tool call until its result arrives. Synchronous and
+    /// quick: the server calls it before its first `.await`.
+    pub fn stash_intent(&self, session_id: &str, call_id: &str, intent: &str) {
+        if !intent.trim().is_empty() {
+            lock(&self.stash).put(stash::key(session_id, call_id), intent.to_string(), Instant::now());
+        }
+    }
+
+    /// Takes the stashed intent of a call (synchronous, for the server's handler prologue).
+    pub fn take_stashed_intent(&self, session_id: &str, call_id: &str) -> Option<String> {
+        lock(&self.stash).take(&stash::key(session_id, call_id), Instant::now())
+    }
+
+    /// A skill was loaded: the `<skill-memory>` block to append to the tool result, ranked for
+    /// the load's intent. Counts as a recall of the notes shown.
+    pub fn skill_loaded(&self, load: SkillLoad) -> Result<LoadRecall> {
+        let ctx = self.skill_context(&load.skill, load.dir)?;
+        if !ctx.enabled {
+            return Ok(LoadRecall::nothing(Some(load.skill)));
+        }
+        let intent = load.intent.filter(|s| !s.trim().is_empty());
+        let out = self.recall_block(&ctx, intent.as_deref(), None, None)?;
+        Ok(LoadRecall {
+            append: out.0.as_ref().map(|b| format!("\n\n{}", b.text)),
+            skill: Some(load.skill),
+            mode: if out.0.is_some() { out.1 } else { RecallMode::None },
+            note_ids: out.0.map(|b| b.note_ids).unwrap_or_default(),
+        })
+    }
+
+    // ---- writes ------------------------------------------------------------------------
+
+    fn embed_note(&self, intent: &str, delta: &str) -> Result<Option<Vec<f32>>> {
+        match &self.embedder {
+            // A failing embedder never loses a note: it is stored without a vector, found by
+            // its words, and embedded by `distill` later.
+            Some(e) => match e.embed_one(&embed_text(e.as_ref(), intent, delta)) {
+                Ok(v) if v.len() == e.dim() => Ok(Some(v)),
+                Ok(v) => {
+                    tracing::warn!(
+                        "embedder {} returned {} numbers, not {}; note stored without a vector",
+                        e.model_id(),
+                        v.len(),
+                        e.dim()
+                    );
+                    Ok(None)
+                }
+                Err(why) => {
+                    tracing::warn!("{why}; note stored without a vector");
+                    Ok(None)
+                }
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
+    pub fn write_note(&self, new: NewNote) -> Result<Written> {
+        let ctx = self.require_enabled(&new.skill)?;
+        self.write_note_in(&ctx, new)
+    }
+
+    /// Writes a note for a skill whose context is known.
+    pub fn write_note_in(&self, ctx: &SkillContext, mut new: NewNote) -> Result<Written> {
+        if new.delta.trim().is_empty() {
+            return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
+        }
+        new.delta = new.delta.trim().to_string();
+        new.intent = new.intent.trim().to_string();
+        if new.skill_hash.is_none() {
+            new.skill_hash = ctx.version.clone();
+        }
+        let vector = self.embed_note(&new.intent, &new.delta)?;
+        let threshold = ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold);
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let embedded = match (&vector, &model) {
+            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
+            _ => None,
+        };
+        let mut conn = lock(&self.conn);
+        // Near duplicates are looked for among the partition's notes the catalog knows, once
+        // the index is known to hold their vectors; otherwise the store asks SQLite.
+        let pkey = store::partition(new.scope, &self.project_id).to_string();
+        let part = self.catalog.partition_ids(&conn, &new.skill, new.scope, &pkey)?;
+        // Check the skill's vectors against the index once, as a recall does: otherwise every
+        // write until the first recall asks SQLite for the partition's rows (every row of a
+        // 90k-note partition, per write: writes into a fresh store slowed as it filled).
+        let ready = self.index.as_deref().filter(|ix| !ix.warming());
+        if let (Some(ix), false) = (ready, part.vectors_checked) {
+            let all = self.catalog.candidates(&conn, &new.skill, &self.project_id)?;
+            let all: Vec<i64> = all.candidates.iter().map(|c| c.id).collect();
+            store::ensure_vectors(&conn, ix, &all)?;
+            self.catalog.mark_checked(&new.skill);
+        }
+        let ids: Option<Vec<i64>> = ready.map(|_| part.candidates.iter().map(|c| c.id).collect());
+        let before = self.catalog.before_write(&conn);
+        let (id, status) = store::write_among(
+            &mut conn,
+            &self.project_id,
+            &new,
+            embedded,
+            threshold,
+            self.index.as_deref(),
+            ids.as_deref(),
+        )?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(Written { id, status })
+    }
+
+    /// Pins a note (every load shows it) or unpins it.
+    pub fn pin(&self, id: i64, pinned: bool) -> Result<()> {
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::set_pinned(&mut conn, id, pinned)?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(())
+    }
+
+    /// Deletes a note.
+    pub fn forget(&self, id: i64) -> Result<()> {
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::forget(&mut conn, id, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(())
+    }
+
+    /// Replaces a note's lesson and re-embeds it.
+    pub fn edit(&self, id: i64, delta: &str) -> Result<()> {
+        if delta.trim().is_empty() {
+            return Err(Error::invalid("delta is empty; to delete a note use skillmem/forget"));
+        }
+        let intent = {
+            let conn = lock(&self.conn);
+            store::get(&conn, id)?.ok_or_else(|| Error::NotFound(format!("no note with id {}", id)))?.intent
+        };
+        let delta = delta.trim();
+        let vector = self.embed_note(&intent, delta)?;
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let embedded = match (&vector, &model) {
+            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
+            _ => None,
+        };
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::edit(&mut conn, id, delta, embedded, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(())
+    }
+
+    // ---- reads -------------------------------------------------------------------------
+
+    fn ranking_of(&self, ctx: &SkillContext) -> Ranking {
+        ctx.settings.ranking.unwrap_or_default()
+    }
+
+    /// Ranks and renders; marks the surfaced notes as recalled.
+    fn recall_block(
+        &self,
+        ctx: &SkillContext,
+        intent: Option<&str>,
+        max_tokens: Option<usize>,
+        limit: Option<usize>,
+    ) -> Result<(Option<block::Block>, RecallMode, Vec<recall::Ranked>)> {
+        let mut conn = lock(&self.conn);
+        let q = Query {
+            skill: &ctx.name,
+            project: &self.project_id,
+            intent,
+            ranking: self.ranking_of(ctx),
+            now_ms: db::now_ms(),
+        };
+        let rungs = Rungs {
+            embedder: self.embedder.as_deref(),
+            index: self.index.as_deref(),
+            use_vectors: true,
+            use_fts: true,
+        };
+        let budget = Budget {
+            max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
+            max_pinned_tokens: ctx.settings.max_pinned_tokens.unwrap_or(self.config.memory.max_pinned_tokens),
+            limit,
+        };
+        let t0 = Instant::now();
+        let read = self.catalog.candidates(&conn, &ctx.name, &self.project_id)?;
+        let t_catalog = t0.elapsed();
+        let warming = self.index.as_ref().is_some_and(|ix| ix.warming());
+        let prepared = recall::Prepared {
+            candidates: read.candidates,
+            vectors_checked: read.vectors_checked,
+            // A block never holds more notes than this (each note's markup alone is more than
+            // 16 tokens), so only the head of the ranking is loaded.
+            keep: budget.max_tokens / 16 + 32,
+            corpus: read.corpus,
+            rest_cache: Some(&self.rest_cache),
+        };
+        let out = recall::rank_prepared(&conn, &q, &rungs, prepared)?;
+        let t_rank = t0.elapsed();
+        if !read.vectors_checked && !warming {
+            self.catalog.mark_checked(&ctx.name);
+        }
+        let b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
+        let t_render = t0.elapsed();
+        if let Some(b) = &b {
+            let before = self.catalog.before_write(&conn);
+            store::mark_recalled(&mut conn, &b.note_ids)?;
+            self.catalog.after_write(&conn, before, &[]);
+        }
+        tracing::debug!(
+            "recall {}: catalog {:?}, rank {:?}, render {:?}, total {:?}",
+            ctx.name,
+            t_catalog,
+            t_rank - t_catalog,
+            t_render - t_rank,
+            t0.elapsed()
+        );
+        Ok((b, out.mode, out.notes))
+    }
+
+    /// The block a load of `skill` would append for `intent`, with each note's score. Counts
+    /// as a recall of the notes shown.
+    pub fn recall(
+        &self,
+        skill: &str,
+        intent: Option<&str>,
+        max_tokens: Option<usize>,
+        limit: Option<usize>,
+    ) -> Result<Recalled> {
+        let ctx = self.require_enabled(skill)?;
+        let (b, mode, ranked) = self.recall_block(&ctx, intent, max_tokens, limit)?;
+        let Some(b) = b else { return Ok(Recalled { block: None, mode: RecallMode::None, notes: vec![] }) };
+        let notes = b
+            .note_ids
+            .iter()
+            .filter_map(|id| ranked.iter().find(|r| r.note.id == *id))
+            .map(|r| RecalledNote {
+                id: r.note.id,
+                kind: r.note.kind.clone(),
+                intent: r.note.intent.clone(),
+                delta: r.note.delta.clone(),
+                scope: r.note.scope,
+                pinned: r.note.pinned,
+                hits: r.note.hits,
+                score: r.score,
+                created_at: r.note.created_at,
+            })
+            .collect();
+        Ok(Recalled { block: Some(b.text), mode, notes })
+    }
+
+    /// Counts per skill for `project` (default: this engine's), and skills used per day over
+    /// the last `days` (default 14, at most 366).
+    pub fn stats(&self, project: Option<String>, days: Option<u32>) -> Result<Stats> {
+        let project = project.unwrap_or_else(|| self.project_id.clone());
+        let conn = lock(&self.conn);
+        let counts = store::counts(&conn, &project)?;
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let stale = store::stale_vectors(&conn, &project, model.as_deref())?;
+        let mut skills: Vec<SkillStats> = counts
+            .into_iter()
+            .map(|c| SkillStats {
+                skill: c.skill,
+                notes: c.notes,
+                pinned: c.pinned,
+                recalls: c.recalls,
+                sessions: 0,
+                last_used: None,
+            })
+            .collect();
+        // Skills used, as hosts recorded them: the ones without notes are listed too, so that
+        // a person sees which used skills learn nothing.
+        let mut st = conn.prepare(
+            "SELECT skill, count(DISTINCT host || ' ' || session_id), max(used_at) FROM skill_uses
+             WHERE project_id = ?1 GROUP BY skill",
+        )?;
+        let used =
+            st.query_map([&project], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
+        for u in used {
+            let (skill, sessions, last) = u?;
+            match skills.iter_mut().find(|s| s.skill == skill) {
+                Some(s) => (s.sessions, s.last_used) = (sessions, Some(last)),
+                None => {
+                    skills.push(SkillStats { skill, notes: 0, pinned: 0, recalls: 0, sessions, last_used: Some(last) })
+                }
+            }
+        }
+        skills.sort_by(|a, b| a.skill.cmp(&b.skill));
+        let days = i64::from(days.unwrap_or(14).min(366));
+        let mut uses_by_day = vec![];
+        if days > 0 {
+            let since = db::now_ms() - days * 86_400_000;
+            let mut st = conn.prepare(
+                "SELECT date(used_at / 1000, 'unixepoch') AS day, skill, count(DISTINCT host || ' ' || session_id)
+                 FROM skill_uses WHERE project_id = ?1 AND used_at >= ?2
+                 GROUP BY day, skill ORDER BY day DESC, skill",
+            )?;
+            let rows = st.query_map(rusqlite::params![&project, since], |r| {
+                Ok(DayUses { day: r.get(0)?, skill: r.get(1)?, sessions: r.get(2)? })
+            })?;
+            uses_by_day = rows.collect::<std::result::Result<_, _>>()?;
+        }
+        Ok(Stats {
+            project_id: project,
+            notes: skills.iter().map(|c| c.notes).sum(),
+            pinned: skills.iter().map(|c| c.pinned).sum(),
+            skills,
+            embedding: EmbeddingStats { model, dim: self.embedder.as_ref().map(|e| e.dim()), stale },
+            uses_by_day,
+        })
+    }
+}

@@ -1,0 +1,321 @@
+//! The one room behind both doors: the operations the server's methods and the CLI's
+//! commands call, over one data directory.
+//!
+//! An [`Engine`] owns the SQLite connection (behind a mutex: callers run it in
+//! `spawn_blocking`), the embedder, the vector index, the resolved configuration and the
+//! project identity. Every method is synchronous and blocking; none knows JSON-RPC.
+//!
+//! The operations are grouped by domain: [`memory`] (tool events, notes, recall, stats),
+//! [`historian`], [`distill`] and [`skills`] (session skills).
+
+mod distill;
+mod historian;
+mod memory;
+mod skills;
+
+pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
+pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
+pub use memory::{
+    DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
+    INTENT_DESCRIPTION,
+};
+pub use skills::{Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use rusqlite::Connection;
+
+use crate::config::Config;
+use crate::db;
+use crate::embed::{self, Embedder};
+use crate::error::{Error, Result};
+use crate::index::catalog::Catalog;
+use crate::index::{ExactIndex, HnswIndex, VectorIndex};
+use crate::memory::recall;
+use crate::memory::stash::IntentStash;
+use crate::memory::store;
+use crate::memory::{provenance, version};
+use crate::skillmd::frontmatter::{self, MemorySettings};
+
+/// What the engine knows about one skill at the moment of a call.
+#[derive(Debug, Clone)]
+pub struct SkillContext {
+    pub name: String,
+    pub dir: Option<PathBuf>,
+    pub enabled: bool,
+    pub settings: MemorySettings,
+    pub version: Option<String>,
+    /// Why memory is off although the skill may ask for it: its SKILL.md's frontmatter cannot
+    /// be read (the line, and what to fix).
+    pub problem: Option<String>,
+}
+
+/// Skill memory over one data directory, for one project.
+pub struct Engine {
+    conn: Mutex<Connection>,
+    embedder: Option<Arc<dyn Embedder>>,
+    index: Option<Arc<dyn VectorIndex>>,
+    /// The same index when it is the HNSW one (readiness, flushing).
+    hnsw: Option<Arc<HnswIndex>>,
+    /// What recall ranks by, in memory (see [`crate::index::catalog`]).
+    catalog: Catalog,
+    /// The head of each skill's recency × hits order (see [`recall::RestCache`]).
+    rest_cache: recall::RestCache,
+    config: Config,
+    project_id: String,
+    workspace: Option<PathBuf>,
+    enabled_globs: GlobSet,
+    stash: Mutex<IntentStash>,
+    skill_dirs: Mutex<HashMap<String, PathBuf>>,
+    warned: Mutex<HashSet<String>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+/// The note tool of the sidecar's own protocol, when neither the host nor the configuration
+/// names one.
+pub const DEFAULT_NOTE_TOOL: &str = "the skill-note tool (skillmem/note)";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Engine {
+    /// Opens the store of `config.data_dir` for the project of `workspace`.
+    pub fn open(config: Config, workspace: Option<PathBuf>) -> Result<Engine> {
+        let conn = db::open(&config.data_dir)?;
+        let embedder = embed::from_config(&config.embedding)?;
+        Self::with_embedder(conn, config, workspace, embedder)
+    }
+
+    /// Opens with an explicit embedder (tests, eval).
+    pub fn with_embedder(
+        conn: Connection,
+        config: Config,
+        workspace: Option<PathBuf>,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Engine> {
+        let project_id = match &config.project_id {
+            Some(p) => p.clone(),
+            None => {
+                let dir =
+                    workspace.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("/"));
+                crate::project::identity(&dir)
+            }
+        };
+        let mut b = GlobSetBuilder::new();
+        for g in &config.memory.enabled_skills {
+            let glob =
+                Glob::new(g).map_err(|e| Error::invalid(format!("memory.enabledSkills: bad glob {g:?}: {e}")))?;
+            b.add(glob);
+        }
+        let enabled_globs = b.build().map_err(|e| Error::invalid(format!("memory.enabledSkills: {e}")))?;
+        let (index, hnsw) = open_index(&conn, &config, embedder.as_deref())?;
+        Ok(Engine {
+            conn: Mutex::new(conn),
+            embedder,
+            index,
+            hnsw,
+            catalog: Catalog::default(),
+            rest_cache: recall::RestCache::default(),
+            config,
+            project_id,
+            workspace,
+            enabled_globs,
+            stash: Mutex::new(IntentStash::default()),
+            skill_dirs: Mutex::new(HashMap::new()),
+            warned: Mutex::new(HashSet::new()),
+            warnings: Mutex::new(vec![]),
+        })
+    }
+
+    /// The name of the note tool the guidance line tells the agent to call: `memory.noteTool`,
+    /// which each door sets to its own tool's name unless the configuration names one.
+    pub fn note_tool(&self) -> &str {
+        self.config.memory.note_tool.as_deref().unwrap_or(DEFAULT_NOTE_TOOL)
+    }
+
+    /// The project identity notes are written and read under.
+    pub fn project_id(&self) -> &str {
+        &self.project_id
+    }
+
+    /// The resolved configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The embedder, if any.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// The database connection (for the domains that share it).
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        lock(&self.conn)
+    }
+
+    /// Warnings gathered since the last call (malformed frontmatter, once per skill).
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.warnings))
+    }
+
+    fn warn_once(&self, key: &str, msg: String) {
+        if lock(&self.warned).insert(key.to_string()) {
+            tracing::warn!("{msg}");
+            lock(&self.warnings).push(msg);
+        }
+    }
+
+    // ---- skills ------------------------------------------------------------------------
+
+    /// Works out where a skill lives and whether it has memory. `dir` is the host's word for
+    /// where it lives; without it the skill is looked up by name.
+    pub fn skill_context(&self, name: &str, dir: Option<PathBuf>) -> Result<SkillContext> {
+        let home = dirs::home_dir();
+        let dir = match dir {
+            Some(d) => Some(d),
+            None => lock(&self.skill_dirs)
+                .get(name)
+                .cloned()
+                .filter(|d| d.join("SKILL.md").is_file())
+                .or_else(|| provenance::find_by_name(name, self.workspace.as_deref(), home.as_deref()))
+                .or_else(|| {
+                    let stored = self.skills().store_dir(name)?;
+                    stored.join("SKILL.md").is_file().then_some(stored)
+                }),
+        };
+        let by_glob = self.enabled_globs.is_match(name);
+        let Some(dir) = dir else {
+            if by_glob {
+                return Ok(SkillContext {
+                    name: name.into(),
+                    dir: None,
+                    enabled: true,
+                    settings: MemorySettings::default(),
+                    version: None,
+                    problem: None,
+                });
+            }
+            return Err(Error::NotFound(format!(
+                "skill {name:?}: no SKILL.md found in the workspace's or the user's skill folders (.opencode/skills, .claude/skills, .agents/skills, .pi/skills, ~/.pi/agent/skills); load the skill once, or add it to memory.enabledSkills"
+            )));
+        };
+        let file = dir.join("SKILL.md");
+        let bytes = std::fs::read(&file)
+            .map_err(|e| Error::NotFound(format!("skill {name:?}: cannot read {}: {e}", file.display())))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::InvalidSkillRepo(format!("skill {name:?}: {} is not UTF-8 text; save it as UTF-8", file.display()))
+        })?;
+        lock(&self.skill_dirs).insert(name.to_string(), dir.clone());
+        let (mut settings, problem) = match frontmatter::parse(&text) {
+            Ok(f) => {
+                if let Some(why) = &f.lenient {
+                    // Hosts read such a frontmatter too; nothing for a person to act on.
+                    tracing::debug!("skill {name:?}: {} read line by line: {why}", file.display());
+                }
+                (f.memory, None)
+            }
+            Err(why) => {
+                let problem = format!("{} has a malformed frontmatter that cannot be read: {why}", file.display());
+                let what = if by_glob { "memory on by memory.enabledSkills, but" } else { "memory disabled because" };
+                self.warn_once(&format!("frontmatter:{}", file.display()), format!("skill {name:?}: {what} {problem}"));
+                (MemorySettings::default(), Some(problem))
+            }
+        };
+        settings.enabled |= by_glob;
+        let version = if settings.enabled { version::content_hash(&dir) } else { None };
+        Ok(SkillContext { name: name.into(), dir: Some(dir), enabled: settings.enabled, settings, version, problem })
+    }
+
+    fn require_enabled(&self, skill: &str) -> Result<SkillContext> {
+        if skill.trim().is_empty() {
+            return Err(Error::invalid("skill must name a skill"));
+        }
+        let ctx = self.skill_context(skill, None)?;
+        if let (false, Some(problem)) = (ctx.enabled, &ctx.problem) {
+            return Err(Error::MemoryDisabled(format!(
+                "memory is off for skill {skill:?} because {problem}; fix that line (quote a value that holds \": \" or #), then call again"
+            )));
+        }
+        if !ctx.enabled {
+            return Err(Error::MemoryDisabled(format!(
+                "memory is not enabled for skill {skill:?}; enable it in its SKILL.md frontmatter (skill-memory: {{ enabled: true }}) or add it to memory.enabledSkills"
+            )));
+        }
+        Ok(ctx)
+    }
+
+    /// The workspace this engine serves, if any.
+    pub fn workspace(&self) -> Option<&Path> {
+        self.workspace.as_deref()
+    }
+
+    /// The vector index of the current embedder, if any (distill teaches it new vectors).
+    pub fn vector_index(&self) -> Option<&Arc<dyn VectorIndex>> {
+        self.index.as_ref()
+    }
+
+    /// The HNSW index, when that is the one in use.
+    pub fn hnsw(&self) -> Option<&Arc<HnswIndex>> {
+        self.hnsw.as_ref()
+    }
+
+    /// Asks the index to write its files when it has unsaved inserts, and checkpoints the
+    /// database's write-ahead log (at `shutdown`).
+    pub fn flush(&self) {
+        if let Some(h) = &self.hnsw {
+            h.flush(std::time::Duration::from_secs(5));
+        }
+        let _ = lock(&self.conn).execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
+    }
+}
+
+/// The index in use, and the same index when it is the HNSW one.
+type OpenedIndex = (Option<Arc<dyn VectorIndex>>, Option<Arc<HnswIndex>>);
+
+/// Opens the vector index for `embedder`: the column-major exact index for the hash
+/// embedder, the HNSW index persisted under the data dir for the others (vectors and graph
+/// loaded in the background). `SKILLMEM_INDEX=exact|columns|hnsw` forces one.
+/// `SKILLMEM_INDEX_BLOCKING=1` waits until the graph is ready (benchmarks, tests).
+fn open_index(conn: &Connection, config: &Config, embedder: Option<&dyn Embedder>) -> Result<OpenedIndex> {
+    let Some(e) = embedder else { return Ok((None, None)) };
+    if std::env::var("SKILLMEM_INDEX").is_ok_and(|v| v == "exact") {
+        let ix = ExactIndex::new(e.model_id());
+        store::load_index(conn, &ix)?;
+        return Ok((Some(Arc::new(ix)), None));
+    }
+    let data_dir = config.data_dir.clone();
+    let model = e.model_id().to_string();
+    let loader: crate::index::hnsw::Loader = Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
+        let c = db::open(&data_dir)?;
+        store::stream_vectors(&c, &model, sink)
+    });
+    let choice = std::env::var("SKILLMEM_INDEX").unwrap_or_default();
+    // The hash embedder's vectors are hashed words: nearly orthogonal, no neighbourhoods for
+    // a graph to walk, and sparse queries; they get the column-major exact index.
+    if choice == "columns" || (choice != "hnsw" && e.lexical()) {
+        let ix = Arc::new(crate::index::ColumnIndex::new(e.model_id(), e.dim()));
+        ix.start(Some(loader));
+        if std::env::var("SKILLMEM_INDEX_BLOCKING").is_ok_and(|v| v == "1") {
+            ix.wait_ready();
+        }
+        return Ok((Some(ix), None));
+    }
+    let dir = crate::index::hnsw::index_dir(&config.data_dir, e.model_id());
+    let mut params = crate::index::HnswParams::default();
+    if let Some(n) = std::env::var("SKILLMEM_INDEX_EXACT_MAX").ok().and_then(|v| v.parse().ok()) {
+        // Tests set 0 to send every search through the graph.
+        params.exact_max = n;
+        params.min_selectivity = 0.0;
+    }
+    let ix = Arc::new(HnswIndex::new(e.model_id(), e.dim(), Some(dir), params));
+    ix.start(Some(loader));
+    if std::env::var("SKILLMEM_INDEX_BLOCKING").is_ok_and(|v| v == "1") {
+        ix.wait_ready();
+    }
+    let dynix: Arc<dyn VectorIndex> = ix.clone();
+    Ok((Some(dynix), Some(ix)))
+}

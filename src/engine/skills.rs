@@ -1,0 +1,118 @@
+//! Session skills (skills/): the same calls for the server, the MCP door and the CLI.
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Engine;
+use crate::error::Result;
+use crate::progress::Progress;
+use crate::skills::{SeedAction, SkillInfo};
+
+/// What an install or an update left in the store.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Installed {
+    /// The source's skills as now installed.
+    pub skills: Vec<SkillInfo>,
+    /// Skills the source no longer has, removed from the store.
+    pub removed: Vec<String>,
+}
+
+/// The skills a removed source took with it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Removed {
+    pub removed: Vec<String>,
+}
+
+/// One installed source.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceInfo {
+    pub source: String,
+    /// The commit the source is pinned to.
+    pub pinned_ref: String,
+    /// The ref it was installed with (a branch moves on update), if any.
+    #[serde(default)]
+    pub requested_ref: Option<String>,
+    pub skills: Vec<SkillInfo>,
+}
+
+/// Every installed source.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Sources {
+    pub sources: Vec<SourceInfo>,
+}
+
+/// The skills a session should get.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolved {
+    /// Installed skills, in first-seen order.
+    pub skills: Vec<String>,
+    /// Names asked for that are not installed.
+    pub dropped: Vec<String>,
+}
+
+/// What seeding a folder did (or would do, in a dry run).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Seeded {
+    pub actions: Vec<SeedAction>,
+    pub warnings: Vec<String>,
+}
+
+impl Engine {
+    /// Session skills over this engine's data directory and connection.
+    pub fn skills(&self) -> crate::skills::Skills<'_> {
+        crate::skills::Skills { data_dir: &self.config.data_dir, conn: &self.conn, home: dirs::home_dir() }
+    }
+
+    /// Installs every skill of a git repository, pinned to `rref` (default its HEAD).
+    pub fn skills_install(&self, url: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<Installed> {
+        let (skills, removed) = self.skills().install(url, rref, progress)?;
+        Ok(Installed { skills, removed })
+    }
+
+    /// Fetches an installed source again (or re-pins it to `rref`).
+    pub fn skills_update(&self, source: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<Installed> {
+        let (skills, removed) = self.skills().update(source, rref, progress)?;
+        Ok(Installed { skills, removed })
+    }
+
+    /// Removes an installed source and its skills.
+    pub fn skills_remove(&self, source: &str) -> Result<Removed> {
+        Ok(Removed { removed: self.skills().remove(source)? })
+    }
+
+    /// Every installed source and its skills.
+    pub fn skills_list(&self) -> Result<Sources> {
+        let sources = self
+            .skills()
+            .list()?
+            .into_iter()
+            .map(|(row, skills)| SourceInfo {
+                source: row.source,
+                pinned_ref: row.pinned_ref,
+                requested_ref: row.requested_ref,
+                skills,
+            })
+            .collect();
+        Ok(Sources { sources })
+    }
+
+    /// The union of the global, list and task names that are installed, in first-seen order.
+    pub fn skills_resolve(&self, global: &[String], list: &[String], task: &[String]) -> Result<Resolved> {
+        let (skills, dropped) = self.skills().resolve(global, list, task)?;
+        Ok(Resolved { skills, dropped })
+    }
+
+    /// Copies installed skills into `<cwd>/<target>/<name>/`.
+    pub fn skills_seed(&self, cwd: &Path, skills: &[String], target: Option<&str>, dry_run: bool) -> Result<Seeded> {
+        let (actions, warnings) = self.skills().seed(cwd, skills, target, dry_run)?;
+        Ok(Seeded { actions, warnings })
+    }
+}
