@@ -1,5 +1,6 @@
 -- SKILL.md files (any case of the extension) get the `skillmd` filetype, which renders as
--- Markdown, and skillmem is enabled for them (Neovim 0.11+; lsp/skillmem.lua holds the config).
+-- Markdown, and skillmem is enabled for them (lsp/skillmem.lua holds the config): by
+-- vim.lsp.enable on Neovim 0.11+, by hand on 0.7-0.10 (below). tests/neovim.rs runs it on 0.7.
 vim.filetype.add({
   pattern = {
     -- Lua patterns are case-sensitive: the extension is matched in any case.
