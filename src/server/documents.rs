@@ -210,10 +210,9 @@ pub fn code_actions(uri: &Uri, text: &str, context: &[Diagnostic]) -> Vec<CodeAc
         }
     }
     // Rename the folder to the name, when the name is a valid one and differs.
-    let name = skillmd::frontmatter::parse(text).ok().and_then(|f| f.name).map(|n| n.trim().to_string());
     let dir = path_of(uri).and_then(|p| p.parent().map(PathBuf::from));
-    if let (Some(name), Some(folder), Some(dir)) = (name, folder, dir) {
-        if name != folder && skillmd::name::check(&name).is_ok() {
+    if let (Some(folder), Some(dir)) = (folder, dir) {
+        if let Some(name) = actions::folder_for_name(text, &folder) {
             let renamed = dir.with_file_name(&name);
             if let (Some(old_uri), Some(new_uri)) = (Uri::from_file_path(&dir), Uri::from_file_path(&renamed)) {
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {

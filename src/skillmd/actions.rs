@@ -74,6 +74,17 @@ pub fn name_to_folder(text: &str, folder: &str) -> Option<TextEdit> {
     }
 }
 
+/// The folder name the other fix (rename the folder to match the name) would use: the
+/// frontmatter's `name` when it follows the name rule and differs from `folder`. The server
+/// turns it into a `RenameFile` of the folder.
+pub fn folder_for_name(text: &str, folder: &str) -> Option<String> {
+    let lines = Lines::new(text);
+    let Read::Fields { fields, .. } = read(&lines) else { return None };
+    let Ok(Value::String(n)) = &fields.iter().find(|f| f.key == "name")?.value else { return None };
+    let n = n.trim();
+    (n != folder && name::check(n).is_ok()).then(|| n.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +145,21 @@ mod tests {
             if let Some(fixed) = got {
                 assert!(super::super::frontmatter::parse(&fixed).unwrap().memory.enabled, "{fixed:?}");
             }
+        }
+    }
+
+    #[test]
+    fn folder_for_name_cases() {
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            ("---\nname: pdf-tools\n---\n", "pdf", Some("pdf-tools")),
+            ("---\nname: pdf\n---\n", "pdf", None),
+            ("---\nname: PDF Tools\n---\n", "pdf", None),
+            ("---\nname: [a]\n---\n", "pdf", None),
+            ("---\ndescription: d\n---\n", "pdf", None),
+            ("no frontmatter", "pdf", None),
+        ];
+        for (text, folder, want) in cases {
+            assert_eq!(folder_for_name(text, folder).as_deref(), *want, "{text:?}");
         }
     }
 

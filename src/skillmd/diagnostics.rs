@@ -726,6 +726,21 @@ mod tests {
                 None,
                 &[("frontmatter-not-yaml", 2, 0, 22), ("skill-memory-invalid", 3, 14, 29)],
             ),
+            (
+                "---\nname: a\ndescription: d\nmetadata:\n  skill-memory: { enabled: true, max_tokns: 5 }\n---\n",
+                None,
+                &[("skill-memory-unknown-key", 4, 33, 42)],
+            ),
+            (
+                "---\r\nname: a\r\ndescription: d\r\n\"skill-memory\":\r\n  enabled: 2\r\n---\r\n",
+                None,
+                &[("skill-memory-invalid", 4, 11, 12)],
+            ),
+            (
+                "---\nname: a\ndescription: d\nskill-memory:\n  # on for now\n  enabled: true\n  notes: many\nlicense: MIT\n---\n",
+                None,
+                &[("skill-memory-unknown-key", 6, 2, 7)],
+            ),
             // unattended
             ("---\nname: a\ndescription: d\nallowed-tools: Bash(git:*)\n---\n", None, &[("allowed-tools", 3, 0, 13)]),
             ("---\nname: a\ndescription: d\nhooks:\n  PreToolUse: []\n---\n", None, &[("hooks", 3, 0, 5)]),

@@ -28,6 +28,9 @@
 //! - [`actions::enable_memory`]`(text)` and [`actions::name_to_folder`]`(text, folder)` return
 //!   the [`TextEdit`](diagnostics::TextEdit)s of the two quick fixes; offer the first on any
 //!   SKILL.md without memory and the second with a `name-differs-from-folder` diagnostic.
+//!   [`actions::folder_for_name`]`(text, folder)` is the new folder name for the other way
+//!   round (a `RenameFile` of the folder).
+//! - The folder is the name of the directory holding the SKILL.md (from the document URI).
 //!
 //! Files this applies to: [`is_skill_md`] (a file named `SKILL.md`, any case of the extension).
 
