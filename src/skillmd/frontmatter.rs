@@ -120,8 +120,10 @@ pub fn parse(text: &str) -> Result<Frontmatter, String> {
         match map.get(k) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(Value::Number(n)) => Ok(Some(n.to_string())),
-            Some(Value::Bool(b)) => Ok(Some(b.to_string())),
+            // YAML reads `name: 0x1f` or `name: 1e3` as a number; the author wrote text, and a
+            // folder named as written: keep the text as written, not the number's spelling.
+            Some(Value::Number(n)) => Ok(Some(raw_scalar(&yaml, k).unwrap_or_else(|| n.to_string()))),
+            Some(Value::Bool(b)) => Ok(Some(raw_scalar(&yaml, k).unwrap_or_else(|| b.to_string()))),
             Some(_) => Err(format!("{}frontmatter `{k}` must be a string", at(key_line(&yaml, &[k])))),
         }
     };
@@ -161,6 +163,15 @@ fn yaml_error(e: &serde_norway::Error, offset: usize) -> String {
 }
 
 /// The SKILL.md line of the key at `path` (a top-level key, then keys nested under it).
+/// The plain scalar written after a top-level `key:`, without a trailing comment: the text
+/// the author typed (`0x1f`, `1e3`, `yes`), where YAML would read a number or a boolean.
+fn raw_scalar(yaml: &str, key: &str) -> Option<String> {
+    let line = yaml.lines().nth(key_line(yaml, &[key])? - file_line(0))?;
+    let (_, value) = line.split_once(':')?;
+    let value = value.split(" #").next().unwrap_or(value).trim();
+    (!value.is_empty() && !value.starts_with(['"', '\'', '[', '{', '|', '>', '&', '*', '!'])).then(|| value.to_string())
+}
+
 fn key_line(yaml: &str, path: &[&str]) -> Option<usize> {
     let mut indent: Option<usize> = None;
     let mut want = path.iter();
@@ -558,6 +569,19 @@ mod tests {
                 (Err(e), Err(w)) => assert!(e.contains(w), "{text:?}: {e}"),
                 (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn names_yaml_reads_as_numbers_keep_their_text() {
+        for (text, want) in [
+            ("---\nname: 0x1f\n---\n", "0x1f"),
+            ("---\nname: 1e3 # a comment\n---\n", "1e3"),
+            ("---\nname: 007\n---\n", "007"),
+            ("---\nname: yes\n---\n", "yes"),
+            ("---\nname: 42\n---\n", "42"),
+        ] {
+            assert_eq!(parse(text).unwrap().name.as_deref(), Some(want), "{text:?}");
         }
     }
 
