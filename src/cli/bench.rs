@@ -373,6 +373,9 @@ struct RecallFigures {
     writes_per_s: f64,
     server_rss_mb: f64,
     server_peak_rss_mb: f64,
+    /// How the store was filled, and (through the protocol) notes/s in each tenth of the fill.
+    fill: String,
+    fill_per_s: Vec<f64>,
 }
 
 /// Options of `bench recall`.
@@ -385,6 +388,8 @@ pub struct RecallOpts {
     pub keep: Option<PathBuf>,
     /// The embedding provider the servers are initialized with (`static`, `hash`, ...).
     pub provider: String,
+    /// `sql` (the fixture) or `protocol` (every note through `skillmem/note`).
+    pub fill: String,
 }
 
 fn skill_name(i: usize) -> String {
@@ -439,6 +444,65 @@ fn populate(data: &Path, n: usize, skills: usize, words: &Words) -> Result<()> {
         start = end;
     }
     Ok(())
+}
+
+/// Fills an empty store with `n` notes through `skillmem/note`, 64 requests in flight, 90% to
+/// the first skill (all of them with one skill), as a host or an import writes. Returns the
+/// notes per second of each tenth of the fill: a write path that slows as the store grows
+/// shows as falling figures.
+fn fill_through_protocol(
+    data: &Path,
+    ws: &Path,
+    n: usize,
+    skills: usize,
+    words: &Words,
+    provider: &str,
+) -> Result<Vec<f64>> {
+    const IN_FLIGHT: usize = 64;
+    let (mut s, _) = spawn(data, ws, false, provider)?;
+    let mut r = Rng::new(n as u64 * 7 + skills as u64);
+    let mut pending = std::collections::VecDeque::new();
+    let tenth = (n / 10).max(1);
+    let mut rates = vec![];
+    let mut t = Instant::now();
+    let mut answered = 0;
+    let wait_one = |s: &mut Server, pending: &mut std::collections::VecDeque<i64>| -> Result<()> {
+        let id = pending.pop_front().expect("a request in flight");
+        let res = s.client.wait_for(id)?;
+        if let Some(e) = res.get("error") {
+            bail!("note failed: {e}");
+        }
+        Ok(())
+    };
+    for i in 0..n {
+        let skill = if skills == 1 || r.below(10) < 9 { skill_name(0) } else { skill_name(1 + r.below(skills - 1)) };
+        let id = s.client.send_request(
+            "skillmem/note",
+            json!({ "skill": skill, "kind": "fix", "intent": words.phrase(&mut r, 3),
+                    "delta": format!("{} lesson {i}", words.phrase(&mut r, 12)) }),
+        )?;
+        pending.push_back(id);
+        if pending.len() >= IN_FLIGHT {
+            wait_one(&mut s, &mut pending)?;
+            answered += 1;
+            if answered % tenth == 0 {
+                rates.push(tenth as f64 / t.elapsed().as_secs_f64().max(1e-9));
+                t = Instant::now();
+            }
+        }
+    }
+    while !pending.is_empty() {
+        wait_one(&mut s, &mut pending)?;
+        answered += 1;
+        if answered % tenth == 0 {
+            rates.push(tenth as f64 / t.elapsed().as_secs_f64().max(1e-9));
+            t = Instant::now();
+        }
+    }
+    s.client.request("shutdown", Value::Null)?;
+    s.client.notify("exit", Value::Null)?;
+    let _ = s.client.child.wait();
+    Ok(rates)
 }
 
 fn workspace(root: &Path, skills: usize) -> Result<PathBuf> {
@@ -518,8 +582,20 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             }
             std::fs::create_dir_all(&data)?;
             let ws = workspace(&root, skills)?;
+            let mut fill_per_s = vec![];
             if fresh {
-                populate(&data, n, skills, &words)?;
+                if o.fill == "protocol" {
+                    fill_per_s = fill_through_protocol(&data, &ws, n, skills, &words, &o.provider)?;
+                    if !g.json {
+                        let rates: Vec<String> = fill_per_s.iter().map(|x| format!("{x:.0}")).collect();
+                        out(&format!(
+                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}",
+                            rates.join(" ")
+                        ));
+                    }
+                } else {
+                    populate(&data, n, skills, &words)?;
+                }
                 std::fs::write(data.join(".populated"), b"")?;
             }
             // 1. Build and persist the index once (what a long-running server leaves behind).
@@ -593,6 +669,8 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 writes_per_s,
                 server_rss_mb: rss,
                 server_peak_rss_mb: peak,
+                fill: o.fill.clone(),
+                fill_per_s,
             };
             if !g.json {
                 out(&format!(

@@ -234,6 +234,11 @@ pub enum BenchCommand {
         /// The embedding provider of the servers: static (default) or hash.
         #[arg(long, default_value = "static")]
         provider: String,
+        /// How the store is filled: `sql` (the fixture, straight into the database) or
+        /// `protocol` (every note through `skillmem/note` from an empty store, 64 in flight,
+        /// 90% to one skill, as a host or an import writes; prints notes/s per tenth).
+        #[arg(long, default_value = "sql", value_parser = ["sql", "protocol"])]
+        fill: String,
     },
 }
 
@@ -368,8 +373,8 @@ pub fn run(cli: Cli) -> Result<u8> {
                 hnsw_rs,
             },
         )?,
-        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider } } => {
-            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider })?
+        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider, fill } } => {
+            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider, fill })?
         }
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
