@@ -247,6 +247,8 @@ impl Engine {
             ids.as_deref(),
         )?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(Written { id, status })
     }
 
@@ -256,6 +258,8 @@ impl Engine {
         let before = self.catalog.before_write(&conn);
         store::set_pinned(&mut conn, id, pinned)?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(())
     }
 
@@ -265,6 +269,8 @@ impl Engine {
         let before = self.catalog.before_write(&conn);
         store::forget(&mut conn, id, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(())
     }
 
@@ -288,6 +294,8 @@ impl Engine {
         let before = self.catalog.before_write(&conn);
         store::edit(&mut conn, id, delta, embedded, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(())
     }
 

@@ -12,6 +12,7 @@ mod distill;
 mod historian;
 mod memory;
 mod skills;
+mod team;
 
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
@@ -20,6 +21,7 @@ pub use memory::{
     INTENT_DESCRIPTION,
 };
 pub use skills::{Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
+pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -72,6 +74,8 @@ pub struct Engine {
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
     warned: Mutex<HashSet<String>>,
     warnings: Mutex<Vec<String>>,
+    /// Called after each local write when the server syncs with a team (see `team.rs`).
+    team_poke: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
 
 /// The note tool of the sidecar's own protocol, when neither the host nor the configuration
@@ -128,6 +132,7 @@ impl Engine {
             skill_dirs: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),
+            team_poke: Mutex::new(None),
         })
     }
 
