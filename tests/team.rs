@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -67,7 +66,11 @@ impl Machine {
             .envs(self.envs())
             .output()
             .unwrap();
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
     }
 
     fn json(&self, args: &[&str]) -> Value {
@@ -89,12 +92,26 @@ impl Machine {
     }
 
     fn note(&self, delta: &str) -> i64 {
-        let r = self.json(&["note", "deploy", "--kind", "gotcha", "--scope", "global", "--intent", "deploy to staging", "--delta", delta]);
+        let r = self.json(&[
+            "note",
+            "deploy",
+            "--kind",
+            "gotcha",
+            "--scope",
+            "global",
+            "--intent",
+            "deploy to staging",
+            "--delta",
+            delta,
+        ]);
         r["id"].as_i64().unwrap()
     }
 
     fn recall(&self) -> Vec<Value> {
-        self.json(&["recall", "deploy", "--intent", "deploy to staging"])["notes"].as_array().cloned().unwrap_or_default()
+        self.json(&["recall", "deploy", "--intent", "deploy to staging"])["notes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn deltas(&self) -> Vec<String> {
@@ -129,7 +146,8 @@ fn a_note_travels_and_pins_edits_and_forgets_follow_it() {
     let dir = b.w.ws.join(".claude/skills/deploy");
     let envs = b.envs();
     let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut c = skillmem::client::Client::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_skillmem")), &envs, true).unwrap();
+    let mut c =
+        skillmem::client::Client::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_skillmem")), &envs, true).unwrap();
     c.initialize(&b.w.ws, json!({})).unwrap();
     let got = common::load(&mut c, "c1", "deploy", &dir, Some("deploy to staging"));
     assert!(got["append"].as_str().unwrap_or("").contains("--no-cache"), "{got}");
@@ -147,7 +165,7 @@ fn a_note_travels_and_pins_edits_and_forgets_follow_it() {
     let r = b.sync();
     assert_eq!(r["pushed"], 2, "{r}");
     let r = a.sync();
-    assert_eq!(r["updated"].as_i64().unwrap() >= 1, true, "{r}");
+    assert!(r["updated"].as_i64().unwrap() >= 1, "{r}");
     let n = a.find(edited);
     assert_eq!(n["pinned"], true, "{n}");
     assert_eq!(a.deltas(), vec![edited.to_string()]);
@@ -162,7 +180,11 @@ fn a_note_travels_and_pins_edits_and_forgets_follow_it() {
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE deleted AND delta = ''"), 1);
     // Syncing again moves nothing.
     let r = a.sync();
-    assert_eq!((r["pushed"].as_i64(), r["inserted"].as_i64(), r["removed"].as_i64()), (Some(0), Some(0), Some(0)), "{r}");
+    assert_eq!(
+        (r["pushed"].as_i64(), r["inserted"].as_i64(), r["removed"].as_i64()),
+        (Some(0), Some(0), Some(0)),
+        "{r}"
+    );
 }
 
 #[test]
@@ -188,8 +210,10 @@ fn the_same_lesson_written_on_both_machines_is_one_note_with_hits_merged() {
 #[test]
 fn a_server_stopped_in_the_middle_of_a_push_loses_nothing_and_duplicates_nothing() {
     let pg = server();
-    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
-    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    // Twenty different lessons, not merged as near duplicates.
+    let exact = "[memory]\ndedup_threshold = 1.0";
+    let a = Machine::new(&pg, "team_a", PW_A, "core", exact);
+    let b = Machine::new(&pg, "team_a", PW_A, "core", exact);
     a.sync(); // the schema and the team exist
     for i in 0..20 {
         a.note(&format!("lesson {i} about the staging cluster"));
@@ -197,7 +221,7 @@ fn a_server_stopped_in_the_middle_of_a_push_loses_nothing_and_duplicates_nothing
     // Hold the team's push lock, so that A's push waits inside its transaction.
     let mut admin = pg.admin("skillmem").unwrap();
     admin.execute("SELECT pg_advisory_lock(hashtext('skillmem:' || 'core'))", &[]).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+    let child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
         .args(["sync"])
         .current_dir(&a.w.ws)
         .envs(a.envs())
@@ -322,9 +346,7 @@ fn a_team_cannot_read_another_teams_notes() {
     let mut direct = cfg.connect(postgres::NoTls).unwrap();
     let seen: i64 = direct.query_one("SELECT count(*) FROM skillmem.notes", &[]).unwrap().get(0);
     assert_eq!(seen, 0);
-    let n = direct
-        .execute("UPDATE skillmem.notes SET delta = 'defaced' WHERE team = 'alpha'", &[])
-        .unwrap();
+    let n = direct.execute("UPDATE skillmem.notes SET delta = 'defaced' WHERE team = 'alpha'", &[]).unwrap();
     assert_eq!(n, 0);
     assert!(direct
         .execute(
@@ -372,8 +394,6 @@ fn a_wrong_password_an_unreachable_host_and_a_newer_schema_each_say_so_and_recal
 #[test]
 fn project_notes_are_shared_only_with_global_plus_project_and_the_same_project() {
     let pg = server();
-    let share = "[team]\n";
-    let _ = share;
     let a = Machine::new(&pg, "team_a", PW_A, "core", "");
     let b = Machine::new(&pg, "team_a", PW_A, "core", "");
     for m in [&a, &b] {
@@ -399,14 +419,21 @@ fn serve_syncs_in_the_background_within_seconds() {
     let spawn = |m: &Machine| {
         let envs = m.envs();
         let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let mut c =
-            skillmem::client::Client::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_skillmem")), &envs, true).unwrap();
+        let mut c = skillmem::client::Client::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_skillmem")), &envs, false)
+            .unwrap();
         c.initialize(&m.w.ws, json!({})).unwrap();
         c
     };
     let mut ca = spawn(&a);
     let mut cb = spawn(&b);
-    common::note(&mut ca, "deploy", "gotcha", "deploy to staging", "staging needs the feature flag on");
+    common::ok(
+        ca.request(
+            "skillmem/note",
+            json!({ "skill": "deploy", "kind": "gotcha", "intent": "deploy to staging", "scope": "global",
+                    "delta": "staging needs the feature flag on" }),
+        )
+        .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let r = cb.request("skillmem/recall", json!({"skill": "deploy", "intent": "deploy to staging"})).unwrap();
@@ -419,5 +446,4 @@ fn serve_syncs_in_the_background_within_seconds() {
     }
     ca.shutdown().unwrap();
     cb.shutdown().unwrap();
-    let _ = PathBuf::new();
 }

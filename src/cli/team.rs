@@ -93,10 +93,16 @@ pub fn bench(g: &Global, n: usize) -> Result<()> {
     let ws = root.path().join("ws");
     let skill = ws.join(".claude/skills/bench-skill");
     std::fs::create_dir_all(&skill)?;
-    std::fs::write(skill.join("SKILL.md"), "---\nname: bench-skill\ndescription: bench\nskill-memory:\n  enabled: true\n---\nBody\n")?;
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: bench-skill\ndescription: bench\nskill-memory:\n  enabled: true\n---\nBody\n",
+    )?;
     std::fs::write(
         ws.join("skillmem.toml"),
-        format!("[team]\nurl = \"{}\"\nteam = \"bench\"\npassword_env = \"SKILLMEM_BENCH_PW\"\n", pg.url(ADMIN, "bench")),
+        format!(
+            "[team]\nurl = \"{}\"\nteam = \"bench\"\npassword_env = \"SKILLMEM_BENCH_PW\"\n",
+            pg.url(ADMIN, "bench")
+        ),
     )?;
     std::env::set_var("SKILLMEM_BENCH_PW", skillmem::team::scratch::ADMIN_PASSWORD);
     let machine = |name: &str| -> Result<skillmem::engine::Engine> {

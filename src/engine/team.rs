@@ -298,14 +298,13 @@ impl Engine {
     }
 }
 
+/// A note's uid, and why it is held back (if it is), as recorded after a push.
+type Assigned = (i64, String, Option<String>);
+
 /// Turns outbox rows into the events to push, and the uids (and holds) to record here.
-fn events_of(
-    rows: &[TeamOutboxRow],
-    share: Share,
-    opted_out: &HashMap<String, bool>,
-) -> (Vec<Event>, Vec<(i64, String, Option<String>)>) {
+fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, bool>) -> (Vec<Event>, Vec<Assigned>) {
     let mut events = vec![];
-    let mut assigned: Vec<(i64, String, Option<String>)> = vec![];
+    let mut assigned: Vec<Assigned> = vec![];
     // Notes sent whole in this batch: their later hit events are already counted.
     let mut whole: HashSet<i64> = HashSet::new();
     // uid and hold decided in this batch, per note.

@@ -101,7 +101,6 @@ impl Backend {
             self.client.log_message(MessageType::WARNING, w).await;
         }
         self.reembed_in_background();
-        self.team_sync_in_background();
     }
 
     /// The one progress pump: forwards the progress of blocking work as `$/progress` under the
@@ -215,13 +214,19 @@ impl Backend {
             while !s.load(Ordering::SeqCst) {
                 match crate::team::server::Listener::connect(&cfg) {
                     Ok(mut l) => {
+                        tracing::debug!("team listen: listening");
                         backoff.reset();
+                        // What the team pushed before this connection listened is pulled now.
+                        w.notify_one();
                         loop {
                             if s.load(Ordering::SeqCst) {
                                 return;
                             }
                             match l.wait(TEAM_LISTEN_TICK) {
-                                Ok(true) => w.notify_one(),
+                                Ok(true) => {
+                                    tracing::debug!("team listen: the team pushed");
+                                    w.notify_one()
+                                }
                                 Ok(false) => {}
                                 Err(e) => {
                                     tracing::debug!("team listen: {e}");
@@ -359,6 +364,7 @@ impl LanguageServer for Backend {
             self.client.log_message(MessageType::WARNING, w).await;
         }
         self.reembed_in_background();
+        self.team_sync_in_background();
     }
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {

@@ -95,8 +95,73 @@ pub fn from_value(v: &Value, warnings: &mut Vec<String>) -> Result<TeamConfig> {
 }
 
 /// A PostgreSQL URL, with no password in it.
+/// A PostgreSQL URL, with no password in it.
 fn check_url(url: &str) -> Result<()> {
     let rest = url
         .strip_prefix("postgres://")
         .or_else(|| url.strip_prefix("postgresql://"))
-        .ok_or_else(|| Error::invali
+        .ok_or_else(|| Error::invalid(format!("team.url must start with postgres:// or postgresql://, got {url:?}")))?;
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        if userinfo.contains(':') {
+            return Err(Error::invalid(
+                "team.url holds a password; remove it and name the environment variable that holds it in team.passwordEnv",
+            ));
+        }
+    }
+    if url.contains("password=") {
+        return Err(Error::invalid(
+            "team.url holds a password parameter; remove it and name the environment variable that holds it in team.passwordEnv",
+        ));
+    }
+    url.parse::<postgres::Config>().map_err(|e| Error::invalid(format!("team.url is not a PostgreSQL URL: {e}")))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn table_of_sections() {
+        // (section, Ok(share) or Err(part of the message))
+        let cases: Vec<(Value, std::result::Result<Share, &str>)> = vec![
+            (json!({"url": "postgres://a@h/db", "team": "core"}), Ok(Share::Global)),
+            (
+                json!({"url": "postgresql://a@h:5433/db", "team": "core", "share": "global+project"}),
+                Ok(Share::GlobalAndProject),
+            ),
+            (json!({"url": "postgres://a:secret@h/db", "team": "core"}), Err("holds a password")),
+            (json!({"url": "postgres://h/db?password=x", "team": "core"}), Err("password parameter")),
+            (json!({"url": "mysql://h/db", "team": "core"}), Err("must start with postgres://")),
+            (json!({"team": "core"}), Err("team.url is required")),
+            (json!({"url": "postgres://h/db"}), Err("team.team is required")),
+            (json!({"url": "postgres://h/db", "team": "  "}), Err("team.team is required")),
+            (json!({"url": "postgres://h/db", "team": "x", "share": "all"}), Err("team.share")),
+            (json!({"url": 5, "team": "x"}), Err("team.url must be a string")),
+            (json!("postgres://h/db"), Err("team must be an object")),
+        ];
+        for (v, want) in cases {
+            let mut w = vec![];
+            match (from_value(&v, &mut w), want) {
+                (Ok(c), Ok(share)) => assert_eq!(c.share, share, "{v}"),
+                (Err(e), Err(part)) => assert!(e.to_string().contains(part), "{v}: {e}"),
+                (got, want) => panic!("{v}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_keys_warn_and_password_comes_from_the_environment() {
+        let mut w = vec![];
+        let c = from_value(
+            &json!({"url": "postgres://a@h/db", "team": "t", "pasword": "x", "passwordEnv": "SKILLMEM_TEST_UNSET_PW"}),
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        let err = c.password().unwrap_err().to_string();
+        assert!(err.contains("SKILLMEM_TEST_UNSET_PW"), "{err}");
+    }
+}

@@ -97,7 +97,8 @@ fn url_password(word: &str) -> bool {
         || pw.starts_with('<')
         || pw.starts_with('{')
         || pw.chars().all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
-        || ["password", "pass", "secret", "pw", "pwd", "changeme", "redacted"].contains(&pw.to_ascii_lowercase().as_str());
+        || ["password", "pass", "secret", "pw", "pwd", "changeme", "redacted"]
+            .contains(&pw.to_ascii_lowercase().as_str());
     !placeholder && !host.is_empty()
 }
 
@@ -123,15 +124,25 @@ fn bearer(text: &str) -> bool {
 /// `password=…`, `api_key: …`, `SECRET="…"`: a secret-named key assigned a literal value of
 /// eight or more characters (not a placeholder such as `$VAR` or `<your key>`).
 fn assignment(text: &str) -> Option<&'static str> {
-    const NAMES: &[&str] =
-        &["password", "passwd", "api_key", "apikey", "api-key", "secret", "access_token", "auth_token", "private_key", "client_secret"];
+    const NAMES: &[&str] = &[
+        "password",
+        "passwd",
+        "api_key",
+        "apikey",
+        "api-key",
+        "secret",
+        "access_token",
+        "auth_token",
+        "private_key",
+        "client_secret",
+    ];
     let lower = text.to_ascii_lowercase();
     for name in NAMES {
         let mut from = 0;
         while let Some(i) = lower[from..].find(name) {
             let after = from + i + name.len();
             from = after;
-            let rest = text[after..].trim_start_matches(|c: char| c == '"' || c == '\'');
+            let rest = text[after..].trim_start_matches(['"', '\'']);
             let Some(rest) = rest.trim_start().strip_prefix(['=', ':']) else { continue };
             let value = rest.trim_start().trim_start_matches(['"', '\'']);
             if value.starts_with(['$', '<', '{', '%']) {
@@ -140,7 +151,10 @@ fn assignment(text: &str) -> Option<&'static str> {
             let n = value.chars().take_while(|c| !c.is_whitespace() && !"\"'`,;)".contains(*c)).count();
             let v: String = value.chars().take(n).collect();
             let vl = v.to_ascii_lowercase();
-            if n >= 8 && !vl.contains("xxxx") && !vl.contains("****") && !["password", "changeme", "redacted"].contains(&vl.as_str())
+            if n >= 8
+                && !vl.contains("xxxx")
+                && !vl.contains("****")
+                && !["password", "changeme", "redacted"].contains(&vl.as_str())
             {
                 return Some("a password or secret assigned in the text");
             }

@@ -25,7 +25,8 @@ pub struct ScratchServer {
 
 /// The folder holding `initdb`, `pg_ctl` and `postgres`, or what to install.
 pub fn find_bin() -> Result<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     if let Ok(rd) = std::fs::read_dir("/usr/lib/postgresql") {
         let mut versions: Vec<PathBuf> = rd.flatten().map(|e| e.path().join("bin")).collect();
         versions.sort();
