@@ -314,11 +314,16 @@ fn a_note_with_an_api_key_is_not_pushed_and_says_so() {
     let b = Machine::new(&pg, "team_a", PW_A, "core", "");
     a.note("export OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno before deploying");
     a.note("deploys need the VPN up");
+    // A skill that opted out keeps its notes here.
+    a.w.skill("private", "---\nname: NAME\ndescription: d\nskill-memory:\n  enabled: true\n  share: false\n---\n");
+    a.json(&["note", "private", "--kind", "fix", "--scope", "global", "--delta", "our internal host is build-7"]);
     let (code, out, _) = a.cli(&["sync"]);
     assert_eq!(code, 0);
     assert!(out.contains("not pushed") && out.contains("secret") && out.contains("API key"), "{out}");
+    assert!(out.contains("opted out"), "{out}");
     let st = a.json(&["sync", "status", "--offline"]);
-    assert_eq!(st["held"].as_array().unwrap().len(), 1, "{st}");
+    assert_eq!(st["held"].as_array().unwrap().len(), 2, "{st}");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE skill = 'private'"), 0);
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE delta LIKE '%sk-proj%'"), 0);
     b.sync();
     assert_eq!(b.deltas(), vec!["deploys need the VPN up".to_string()]);
