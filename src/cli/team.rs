@@ -121,7 +121,7 @@ pub fn bench(g: &Global, n: usize) -> Result<()> {
             skill: "bench-skill".into(),
             kind: skillmem::memory::Kind::Gotcha,
             intent: format!("task {i}"),
-            delta: format!("lesson number {i}: run step {} before step {}", i % 97, i % 89),
+            delta: lesson(i),
             tags: vec![],
             scope: skillmem::memory::Scope::Global,
             source: skillmem::memory::Source::Agent,
@@ -136,7 +136,7 @@ pub fn bench(g: &Global, n: usize) -> Result<()> {
     let t2 = Instant::now();
     let pulled = b.team_sync()?;
     let pull = t2.elapsed();
-    if pushed.pushed < n || pulled.inserted < n {
+    if pushed.pushed != n || pulled.inserted != n {
         bail!("expected {n} notes to move, pushed {} and inserted {}", pushed.pushed, pulled.inserted);
     }
     let model = b.embedder().map(|e| e.model_id().to_string()).unwrap_or_else(|| "none".into());
@@ -159,4 +159,50 @@ pub fn bench(g: &Global, n: usize) -> Result<()> {
     })?;
     let _ = out;
     Ok(())
+}
+
+/// The `i`-th of many different lessons (words drawn by `i`, so no two are near duplicates).
+fn lesson(i: usize) -> String {
+    const WORDS: &[&str] = &[
+        "cache",
+        "deploy",
+        "staging",
+        "rebase",
+        "token",
+        "schema",
+        "index",
+        "worker",
+        "queue",
+        "retry",
+        "timeout",
+        "branch",
+        "release",
+        "docker",
+        "proxy",
+        "certificate",
+        "migration",
+        "replica",
+        "bucket",
+        "lambda",
+        "cron",
+        "webhook",
+        "socket",
+        "thread",
+        "lock",
+        "pool",
+        "shard",
+        "vacuum",
+        "rollback",
+        "feature",
+        "flag",
+        "quota",
+    ];
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
+    let mut words = vec![];
+    for _ in 0..8 {
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        words.push(WORDS[(x % WORDS.len() as u64) as usize]);
+    }
+    format!("lesson {i}: {} before {}", words[..4].join(" "), words[4..].join(" "))
 }
