@@ -77,13 +77,16 @@ pub struct TeamStatus {
     pub server_error: Option<String>,
 }
 
+/// The hold of project notes when only global notes are shared: expected, so not reported.
+const PROJECT_HOLD: &str = "a project note (team.share is \"global\")";
+
 /// Why a note is not shared, if it is not.
 fn hold_reason(note: &store::TeamNote, share: Share, skill_opted_out: bool) -> Option<String> {
     if skill_opted_out {
         return Some("the skill opted out (skill-memory: { share: false })".into());
     }
     if note.scope == "project" && share == Share::Global {
-        return Some("a project note (team.share is \"global\")".into());
+        return Some(PROJECT_HOLD.into());
     }
     for text in [&note.delta, &note.intent, &note.tags] {
         if let Some(what) = team::redact::find_secret(text) {
@@ -166,7 +169,8 @@ impl Engine {
             }
             let (events, assigned) = events_of(&rows, cfg.share, &opted_out);
             for (id, _, held) in &assigned {
-                if let (Some(reason), Some(r)) = (held, rows.iter().find(|r| r.note_id == *id)) {
+                let reported = held.as_ref().filter(|r| r.as_str() != PROJECT_HOLD);
+                if let (Some(reason), Some(r)) = (reported, rows.iter().find(|r| r.note_id == *id)) {
                     if let Some(n) = &r.note {
                         if !report.held.iter().any(|h| h.id == *id) {
                             report.held.push(HeldNote { id: *id, skill: n.skill.clone(), reason: reason.clone() });
@@ -268,6 +272,7 @@ impl Engine {
         let pending = store::team_pending(&conn)?;
         let held = store::team_held(&conn)?
             .into_iter()
+            .filter(|h| h.reason != PROJECT_HOLD)
             .map(|h| HeldNote { id: h.note_id, skill: h.skill, reason: h.reason })
             .collect();
         drop(conn);

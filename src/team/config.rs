@@ -49,10 +49,10 @@ impl TeamConfig {
         }
     }
 
-    /// What the local sync state belongs to: the server (URL) and the team. A different
-    /// target starts the sync over (see docs/team.md).
+    /// What the local sync state belongs to: the server (URL), the team and what is shared.
+    /// A different target starts the sync over (see docs/team.md).
     pub fn target(&self) -> String {
-        format!("{} team={}", self.url, self.team)
+        format!("{} team={} share={}", self.url, self.team, self.share.as_str())
     }
 }
 
