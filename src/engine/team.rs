@@ -357,3 +357,90 @@ fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, b
     }
     (events, assigned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::store::TeamNote;
+
+    fn note(delta: &str, scope: &str, hits: i64) -> TeamNote {
+        TeamNote {
+            skill: "deploy".into(),
+            scope: scope.into(),
+            project_id: if scope == "project" { "p".into() } else { String::new() },
+            origin_project: "p".into(),
+            source: "agent".into(),
+            kind: "gotcha".into(),
+            intent: String::new(),
+            delta: delta.into(),
+            tags: "[]".into(),
+            pinned: false,
+            hits,
+            norm_hash: crate::memory::norm_hash(delta),
+            created_at: 1,
+            updated_at: 1,
+        }
+    }
+
+    fn row(
+        id: i64,
+        kind: &str,
+        note_id: i64,
+        uid: Option<&str>,
+        held: Option<&str>,
+        hits: i64,
+        n: Option<TeamNote>,
+    ) -> TeamOutboxRow {
+        TeamOutboxRow {
+            id,
+            kind: kind.into(),
+            note_id,
+            uid: uid.map(Into::into),
+            held: held.map(Into::into),
+            hits,
+            note: n,
+        }
+    }
+
+    #[test]
+    fn outbox_rows_become_events() {
+        let ok = note("use --no-cache", "global", 2);
+        let secret = note("token ghp_0123456789abcdefghijABCDEFGHIJ0123456789", "global", 0);
+        let rows = vec![
+            // A new note, then a hit on it in the same batch: note (hits 0) + hit.
+            row(1, "note", 10, None, None, 0, Some(ok.clone())),
+            row(2, "hit", 10, None, None, 1, Some(ok.clone())),
+            // A note with a secret: held, no event.
+            row(3, "note", 11, None, None, 0, Some(secret)),
+            // A note held before, edited clean: sent whole with its current hits; its later
+            // hit in the batch is already counted.
+            row(4, "edit", 12, Some("u12"), Some("secret"), 0, Some(ok.clone())),
+            row(5, "hit", 12, Some("u12"), Some("secret"), 1, Some(ok.clone())),
+            // A project note with share = global: held silently.
+            row(6, "note", 13, None, None, 0, Some(note("repo builds with make", "project", 0))),
+            // A forget of a shared note, a forget of a note the team never had.
+            row(7, "forget", 14, Some("u14"), None, 0, None),
+            row(8, "forget", 15, None, None, 0, None),
+            // A pin of a note deleted since: nothing to send.
+            row(9, "pin", 16, Some("u16"), None, 0, None),
+        ];
+        let (events, assigned) = events_of(&rows, Share::Global, &HashMap::new());
+        let got: Vec<(i64, EventKind, i64)> = events.iter().map(|e| (e.id, e.kind, e.hits)).collect();
+        assert_eq!(
+            got,
+            vec![(1, EventKind::Note, 0), (2, EventKind::Hit, 1), (4, EventKind::Note, 2), (7, EventKind::Forget, 0)]
+        );
+        assert_eq!(events[2].uid, "u12", "a uid, once given, is kept");
+        let held: Vec<(i64, bool)> = assigned.iter().map(|a| (a.0, a.2.is_some())).collect();
+        assert_eq!(held, vec![(10, false), (11, true), (12, false), (13, true)]);
+        assert!(assigned[1].2.as_deref().unwrap().contains("GitHub token"));
+        assert_eq!(assigned[3].2.as_deref(), Some(PROJECT_HOLD));
+        // With global+project, the project note goes; an opted-out skill holds everything.
+        let (events, _) = events_of(&rows[5..6], Share::GlobalAndProject, &HashMap::new());
+        assert_eq!(events.len(), 1);
+        let out = HashMap::from([("deploy".to_string(), true)]);
+        let (events, assigned) = events_of(&rows[..2], Share::Global, &out);
+        assert!(events.is_empty());
+        assert!(assigned[0].2.as_deref().unwrap().contains("opted out"));
+    }
+}
