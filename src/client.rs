@@ -26,8 +26,13 @@ pub struct Client {
 impl Client {
     /// Spawns `exe serve` with `envs`, stderr inherited or discarded.
     pub fn spawn(exe: &Path, envs: &[(&str, &str)], quiet: bool) -> std::io::Result<Client> {
+        Self::spawn_args(exe, &["serve"], envs, quiet)
+    }
+
+    /// Spawns `exe args...` (e.g. `serve --stdio`, as editors' language clients do).
+    pub fn spawn_args(exe: &Path, args: &[&str], envs: &[(&str, &str)], quiet: bool) -> std::io::Result<Client> {
         let mut cmd = Command::new(exe);
-        cmd.arg("serve").stdin(Stdio::piped()).stdout(Stdio::piped());
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped());
         cmd.stderr(if quiet { Stdio::null() } else { Stdio::inherit() });
         for (k, v) in envs {
             cmd.env(k, v);
@@ -99,6 +104,28 @@ impl Client {
                     self.early.insert(other, msg);
                 }
                 None => self.notifications.push(msg),
+            }
+        }
+    }
+
+    /// Reads frames until a notification named `method` arrives (or takes the first one already
+    /// read) and returns its params.
+    pub fn next_notification(&mut self, method: &str) -> std::io::Result<Value> {
+        if let Some(i) = self.notifications.iter().position(|n| n["method"] == method) {
+            return Ok(self.notifications.remove(i)["params"].take());
+        }
+        loop {
+            let mut msg = self.read()?.ok_or_else(|| std::io::Error::other("server closed its output"))?;
+            if msg["method"] == method && msg.get("id").is_none() {
+                return Ok(msg["params"].take());
+            }
+            if msg.get("method").is_some() {
+                if let Some(req_id) = msg.get("id").cloned() {
+                    self.send(&json!({ "jsonrpc": "2.0", "id": req_id, "result": null }))?;
+                }
+                self.notifications.push(msg);
+            } else if let Some(id) = msg.get("id").and_then(Value::as_i64) {
+                self.early.insert(id, msg);
             }
         }
     }

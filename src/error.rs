@@ -1,8 +1,9 @@
-//! The one error type of the library, and the only place that knows JSON-RPC error codes.
+//! The one error type of the library, and the table of its kinds and their JSON-RPC codes.
 //!
-//! Core domains return [`Error`]; `server/` turns it into a JSON-RPC error with
-//! [`Error::code`] and [`Error::kind`], the CLI prints its message. Every message says what was
-//! wrong in words a user can act on.
+//! Core domains return [`Error`]; each door reports it its own way: `server/` as a JSON-RPC
+//! error with [`Error::code`] and [`Error::kind`] (a panic in a handler it answers itself, as
+//! an internal error), the MCP door as a failed tool result, the CLI by printing its message.
+//! Every message says what was wrong in words a user can act on.
 
 use thiserror::Error;
 
@@ -36,7 +37,7 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// The JSON-RPC error code of this kind (PROTOCOL.md, "Errors").
+    /// The JSON-RPC error code of this kind (docs/protocol.md, "Errors").
     pub fn code(&self) -> i64 {
         match self {
             Error::InvalidParams(_) => -32602,
@@ -61,6 +62,10 @@ impl Error {
             Error::Storage(_) => "storage",
         }
     }
+
+    /// Every `data.kind` string [`Error::kind`] can produce, in the order of the error table.
+    pub const KINDS: &'static [&'static str] =
+        &["invalidParams", "memoryDisabled", "notFound", "nameCollision", "git", "invalidSkillRepo", "storage"];
 
     /// Shorthand for an `invalidParams` error.
     pub fn invalid(msg: impl Into<String>) -> Self {
@@ -88,5 +93,44 @@ impl From<std::io::Error> for Error {
 impl From<git2::Error> for Error {
     fn from(e: git2::Error) -> Self {
         Error::Git(format!("git: {}", e.message()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of every variant. The match is exhaustive: a new variant does not compile
+    /// until it has an arm here, which is the reminder to add it to `all` and to `KINDS`.
+    fn every_variant() -> Vec<Error> {
+        let all = vec![
+            Error::InvalidParams(String::new()),
+            Error::MemoryDisabled(String::new()),
+            Error::NotFound(String::new()),
+            Error::NameCollision(String::new()),
+            Error::Git(String::new()),
+            Error::InvalidSkillRepo(String::new()),
+            Error::Storage(String::new()),
+        ];
+        for e in &all {
+            match e {
+                Error::InvalidParams(_)
+                | Error::MemoryDisabled(_)
+                | Error::NotFound(_)
+                | Error::NameCollision(_)
+                | Error::Git(_)
+                | Error::InvalidSkillRepo(_)
+                | Error::Storage(_) => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn kinds_lists_every_variant_once() {
+        let kinds: Vec<&str> = every_variant().iter().map(Error::kind).collect();
+        assert_eq!(kinds, Error::KINDS, "Error::KINDS must list every variant's kind, in order");
+        let codes: std::collections::BTreeSet<i64> = every_variant().iter().map(Error::code).collect();
+        assert_eq!(codes.len(), Error::KINDS.len(), "every kind has a code of its own");
     }
 }

@@ -1,21 +1,12 @@
 //! skillmem: skill memory and session skills for AI coding agents, as a stdio JSON-RPC
-//! sidecar (see PROTOCOL.md for the wire contract and ARCHITECTURE.md for the map).
+//! sidecar. The wire contract is docs/protocol.md; the map of this crate, with the invariant
+//! that governs each folder, is ARCHITECTURE.md (the one copy of them).
 //!
-//! # Architecture invariants
-//!
-//! - Only `server/` and `protocol/` know JSON-RPC. Core domains (`memory/`, `historian/`,
-//!   `skills/`, `embed/`, `index/`, `db/`) take and return plain Rust types.
-//! - SQLite is the source of truth. A vector index is derived: it can be dropped and rebuilt
-//!   from the database at any time.
-//! - stdout carries frames only. Logs go to stderr through `tracing`; `print!` is denied by
-//!   clippy outside the CLI's own output.
-//! - A note's vector is stamped with the embedder's model id; vectors of another model are
-//!   never compared with the query.
-//! - Blocking work (SQLite, git, embedding) runs in `spawn_blocking`; no lock is held across
-//!   an `.await`.
-//! - State a later message depends on (the intent stash) is mutated synchronously at the start
-//!   of a handler, before any `.await`.
-//! - Every write commits whole or not at all, in one `BEGIN IMMEDIATE` transaction.
+//! Layers, outside in: the doors (`server/`, `hosts/`, the binary's `cli/`) speak to hosts;
+//! `protocol/` is the method table they share; `engine/` is the one room every door calls,
+//! in domain types; the core domains (`memory/`, `historian/`, `skills/`, `index/`, `embed/`,
+//! `db/`, and the leaves `skillmd/`, `project`, `progress`, `config`) know nothing of the engine or the
+//! doors. `tests/architecture.rs` checks the layering.
 
 pub mod client;
 pub mod config;
@@ -31,7 +22,9 @@ pub mod progress;
 pub mod project;
 pub mod protocol;
 pub mod server;
+pub mod skillmd;
 pub mod skills;
 pub mod team;
+pub mod text;
 
 pub use error::{Error, Result};

@@ -35,3 +35,38 @@ fn committed_schemas_match_the_types() {
         "schemas drifted from the types: {drift:?}; run UPDATE_SCHEMAS=1 cargo test --test schemas"
     );
 }
+
+/// docs/protocol.md is the contract a host author reads: every method of the table has a
+/// section of its own, every generated schema is linked, every error kind is explained, and
+/// every schema link points at a file that exists.
+#[test]
+fn protocol_doc_covers_the_method_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/protocol.md")).expect("docs/protocol.md");
+    let mut missing = vec![];
+    for m in skillmem::protocol::METHODS {
+        let code = format!("`{m}`");
+        if !doc.lines().any(|l| l.starts_with('#') && l.contains(&code)) {
+            missing.push(format!("a heading for the method {code}"));
+        }
+    }
+    for (stem, _) in skillmem::protocol::all_schemas() {
+        let link = format!("](../schemas/{stem}.json)");
+        if !doc.contains(&link) {
+            missing.push(format!("a link to schemas/{stem}.json"));
+        }
+    }
+    for kind in skillmem::Error::KINDS.iter().chain(&["internal"]) {
+        if !doc.contains(&format!("`{kind}`")) {
+            missing.push(format!("the error kind `{kind}`"));
+        }
+    }
+    for (i, _) in doc.match_indices("](../schemas/") {
+        let rest = &doc[i + 2..];
+        let target = &rest[..rest.find(')').unwrap_or(rest.len())];
+        if !target.ends_with('/') && !root.join("docs").join(target).is_file() {
+            missing.push(format!("the file of the link {target}"));
+        }
+    }
+    assert!(missing.is_empty(), "docs/protocol.md lacks: {missing:#?}");
+}

@@ -17,8 +17,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{out, Global};
-use skillmem::embed::{hash::HashEmbedder, normalize, to_blob, Embedder};
+use skillmem::embed::{hash::HashEmbedder, normalize, Embedder};
 use skillmem::index::{fast_dot, top_k, HnswIndex, HnswParams, VectorIndex};
+use skillmem::memory::store::{self, Embedded, Imported};
+use skillmem::memory::{Kind, NewNote, Scope, Source};
 
 /// A small deterministic generator (xorshift).
 struct Rng(u64);
@@ -395,34 +397,47 @@ fn populate(data: &Path, n: usize, skills: usize, words: &Words) -> Result<()> {
     let mut conn = skillmem::db::open(data)?;
     let e = HashEmbedder::default();
     let mut r = Rng::new(n as u64 + skills as u64);
-    let tx = conn.transaction()?;
-    {
-        let mut stmt = tx.prepare(
-            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, norm_hash,
-                                created_at, updated_at, vector, vector_model)
-             VALUES (?1, 'global', '', 'bench', 'agent', 'gotcha', ?2, ?3, '[]', ?4, ?5, ?5, ?6, ?7)",
-        )?;
-        let now = skillmem::db::now_ms();
-        for i in 0..n {
+    let now = skillmem::db::now_ms();
+    // Through the store's own insert, in chunks (a transaction each) so that the fixture is
+    // never held in memory whole.
+    let mut start = 0;
+    while start < n {
+        let end = (start + 5000).min(n);
+        let mut notes = Vec::with_capacity(end - start);
+        let mut vectors = Vec::with_capacity(end - start);
+        for i in start..end {
             let skill = skill_name(i % skills);
             let k = 3 + r.below(3);
             let intent = words.phrase(&mut r, k);
             let k = 10 + r.below(10);
             let delta = format!("{} {}", words.phrase(&mut r, k), i);
-            let v = e.embed_one(&skillmem::embed::embed_text(&e, &intent, &delta))?;
+            vectors.push(e.embed_one(&skillmem::embed::embed_text(&e, &intent, &delta))?);
             let created = now - (r.below(90) as i64) * 86_400_000;
-            stmt.execute(rusqlite::params![
+            let new = NewNote {
                 skill,
+                kind: Kind::Gotcha,
                 intent,
                 delta,
-                skillmem::memory::norm_hash(&delta),
-                created,
-                to_blob(&v),
-                e.model_id()
-            ])?;
+                tags: vec![],
+                scope: Scope::Global,
+                source: Source::Agent,
+                session_id: None,
+                skill_hash: None,
+            };
+            notes.push((new, created));
         }
+        let imported: Vec<Imported<'_>> = notes
+            .into_iter()
+            .zip(&vectors)
+            .map(|((new, created_at), v)| Imported {
+                new,
+                created_at,
+                embedded: Some(Embedded { vector: v, model: e.model_id() }),
+            })
+            .collect();
+        store::import(&mut conn, "bench", &imported)?;
+        start = end;
     }
-    tx.commit()?;
     Ok(())
 }
 

@@ -1,11 +1,15 @@
 //! `skillmem eval recall FILE`: recall quality on a labelled set.
 //!
-//! Loads every note of the set into a temporary store (with its age and hits), then ranks
-//! every query three ways and prints MRR@10 and recall@5 overall and per query style:
+//! Writes every note of the set through an [`Engine`] over a temporary store (then sets its
+//! age and hits), each skill taken as a skill without a SKILL.md (memory on, default
+//! settings), and ranks every query three ways, printing MRR@10 and recall@5 overall and per
+//! query style:
 //!
-//! - **cascade**: what recall returns (vector + bm25 rungs, then every other note by recency ×
+//! - **cascade**: what a skill load ranks ([`Engine::rank_in`]: the catalog's candidates,
+//!   the engine's vector index, vector + bm25 rungs, then every other note by recency ×
 //!   hits), with the embedder of `--embedding` (`off`: no vector rung);
-//! - **bm25 rung**: the notes the bm25 rung alone matches, in its order;
+//! - **bm25 rung**: the notes the bm25 rung alone matches, in its order (the same path
+//!   without the vector rung);
 //! - **plain bm25**: a baseline outside skillmem's code, a plain FTS5 table of the notes
 //!   (`intent`, `delta`, the store's `porter unicode61` tokenizer) queried with the intent's
 //!   words OR-ed as written, in `bm25()` order, matches only (issue 9's baseline).
@@ -18,13 +22,10 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::{out, Global};
+use skillmem::config::Config;
 use skillmem::db;
-use skillmem::embed::embed_text;
 use skillmem::embed::Embedder;
-use skillmem::index::{ExactIndex, VectorIndex};
-use skillmem::memory::frontmatter::Ranking;
-use skillmem::memory::recall::{self, Query, Rungs};
-use skillmem::memory::store::{self, Embedded};
+use skillmem::engine::{Engine, SkillContext};
 use skillmem::memory::{Kind, NewNote, Scope, Source};
 
 #[derive(Deserialize)]
@@ -115,7 +116,7 @@ const PLAIN_SETUP: &str =
 
 /// The plain-bm25 baseline: the skill's notes matching any word of `intent`, best first.
 fn plain_bm25(conn: &rusqlite::Connection, skill: &str, intent: &str) -> Result<Vec<i64>> {
-    let words = skillmem::embed::hash::words(intent);
+    let words = skillmem::text::words(intent);
     if words.is_empty() {
         return Ok(vec![]);
     }
@@ -131,24 +132,35 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let set: Set = serde_json::from_str(&text).with_context(|| format!("{} is not a recall set", file.display()))?;
     let tmp = tempfile::tempdir()?;
-    let mut conn = db::open(tmp.path())?;
-    conn.execute(PLAIN_SETUP, [])?;
     let embedder = match embedding {
         Some("off") => None,
         spec => Some(embedder_of(spec)?),
     };
     let model = embedder.as_ref().map(|e| e.model_id().to_string()).unwrap_or_else(|| "off".into());
-    let index = ExactIndex::new(&model);
-    let project = "eval";
+    // The engine a skill load goes through, over a temporary store: the same writes, catalog,
+    // index and ranking. Near duplicates are kept (every note of the set is its own).
+    let mut config =
+        Config { data_dir: tmp.path().to_path_buf(), project_id: Some("eval".into()), ..Config::default() };
+    config.memory.dedup_threshold = 1.01;
+    let engine = Engine::with_embedder(db::open(tmp.path())?, config, None, embedder.clone())?;
+    // Each skill as a skill without a SKILL.md of its own: memory on, default settings (never
+    // the settings of a same-named skill installed on this machine).
+    let ctx = |skill: &str| SkillContext {
+        name: skill.to_string(),
+        dir: None,
+        enabled: true,
+        settings: Default::default(),
+        version: None,
+        problem: None,
+    };
+    // The plain-bm25 baseline lives outside the store.
+    let plain_db = rusqlite::Connection::open_in_memory()?;
+    plain_db.execute(PLAIN_SETUP, [])?;
     let now = db::now_ms();
     let mut ids: HashMap<i64, String> = HashMap::new();
     for skill in &set.skills {
         for n in &skill.notes {
             let kind = Kind::parse(&n.kind).with_context(|| format!("note {}: unknown kind {}", n.id, n.kind))?;
-            let v = match &embedder {
-                Some(e) => Some(e.embed_one(&embed_text(e.as_ref(), &n.intent, &n.delta))?),
-                None => None,
-            };
             let new = NewNote {
                 skill: skill.name.clone(),
                 kind,
@@ -160,13 +172,9 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
                 session_id: None,
                 skill_hash: None,
             };
-            let embedded = v.as_deref().map(|v| Embedded { vector: v, model: &model });
-            let (id, _) = store::write(&mut conn, project, &new, embedded, 1.01, Some(&index as &dyn VectorIndex))?;
-            conn.execute(
-                "UPDATE notes SET hits = ?2, created_at = ?3 WHERE id = ?1",
-                rusqlite::params![id, n.hits, now - n.age_days * 86_400_000],
-            )?;
-            conn.execute(
+            let id = engine.write_note_in(&ctx(&skill.name), new)?.id;
+            engine.set_note_facts(id, n.hits, now - n.age_days * 86_400_000, false)?;
+            plain_db.execute(
                 "INSERT INTO plain_fts (rowid, skill, intent, delta) VALUES (?1, ?2, ?3, ?4)",
                 rusqlite::params![id, skill.name, n.intent, n.delta],
             )?;
@@ -178,16 +186,8 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
     let mut plain: BTreeMap<String, Score> = BTreeMap::new();
     let label = |ranked: &[i64]| -> Vec<String> { ranked.iter().filter_map(|id| ids.get(id).cloned()).collect() };
     for q in &set.queries {
-        let query =
-            Query { skill: &q.skill, project, intent: Some(&q.intent), ranking: Ranking::default(), now_ms: now };
         let rank = |use_vectors: bool, matched_only: bool| -> Result<Vec<String>> {
-            let rungs = Rungs {
-                embedder: embedder.as_deref(),
-                index: Some(&index),
-                use_vectors: use_vectors && embedder.is_some(),
-                use_fts: true,
-            };
-            let out = recall::rank(&conn, &query, &rungs)?;
+            let out = engine.rank_in(&ctx(&q.skill), Some(&q.intent), use_vectors && embedder.is_some())?;
             let kept: Vec<i64> = out.notes.iter().filter(|r| r.matched || !matched_only).map(|r| r.note.id).collect();
             Ok(label(&kept))
         };
@@ -195,7 +195,7 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
         for key in ["overall".to_string(), style] {
             full.entry(key.clone()).or_default().add(&rank(true, false)?, &q.relevant);
             bm25.entry(key.clone()).or_default().add(&rank(false, true)?, &q.relevant);
-            plain.entry(key).or_default().add(&label(&plain_bm25(&conn, &q.skill, &q.intent)?), &q.relevant);
+            plain.entry(key).or_default().add(&label(&plain_bm25(&plain_db, &q.skill, &q.intent)?), &q.relevant);
         }
     }
     if g.json {

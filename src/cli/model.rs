@@ -100,15 +100,7 @@ pub fn run(g: &Global, what: ModelCommand) -> Result<()> {
             let in_use = skillmem::embed::from_config(cfg)?.map(|e| e.model_id().to_string());
             let cached = fetch::cached(&fetch::hub_cache(), fetch::DEFAULT_MODEL, "main");
             let stale = match skillmem::db::open(&resolved.config.data_dir) {
-                Ok(conn) => {
-                    let model = in_use.clone();
-                    conn.query_row(
-                        "SELECT count(*) FROM notes WHERE vector IS NULL OR vector_model IS NOT ?1",
-                        [model],
-                        |r| r.get::<_, i64>(0),
-                    )
-                    .ok()
-                }
+                Ok(conn) => skillmem::memory::store::unembedded(&conn, in_use.as_deref()).ok(),
                 Err(_) => None,
             };
             let v = json!({

@@ -4,9 +4,10 @@
 //! CLI calls can share one data directory, and the rule that every write transaction starts
 //! with `BEGIN IMMEDIATE` (see [`write_tx`]): a deferred transaction that upgrades to a writer
 //! fails with `SQLITE_BUSY` despite the busy timeout. Knows nothing of notes or skills beyond
-//! the migrations it applies.
+//! the schema: the migrations it applies, and the one self-heal of the schema's derived
+//! full-text index at open (`heal_fts`). Statements over notes are `memory::store`'s.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
@@ -45,11 +46,6 @@ pub fn open(data_dir: &Path) -> Result<Connection> {
     migrate(&mut conn, MIGRATIONS)?;
     heal_fts(&mut conn)?;
     Ok(conn)
-}
-
-/// The database path of a data directory.
-pub fn db_path(data_dir: &Path) -> PathBuf {
-    data_dir.join(DB_FILE)
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {

@@ -7,6 +7,7 @@
 
 use super::{normalize, Embedder};
 use crate::error::Result;
+use crate::text::{is_stop, stem, words};
 
 /// Hash embedder with a fixed dimension.
 #[derive(Debug, Clone)]
@@ -100,42 +101,6 @@ pub fn fnv1a(bytes: &[u8], salt: u64) -> u64 {
     h
 }
 
-/// Lower-cased alphanumeric words (`_` and `-` split words; digits kept).
-pub fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase()).collect()
-}
-
-const STOP: &[&str] = &[
-    "a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with",
-    "from", "into", "onto", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that",
-    "these", "those", "i", "my", "me", "we", "our", "you", "your", "he", "she", "they", "them", "their", "do", "does",
-    "did", "doing", "so", "not", "no", "can", "could", "should", "would", "will", "just", "than", "too", "very", "how",
-    "what", "when", "where", "which", "who", "why", "there", "here", "up", "out", "about", "after", "before", "again",
-    "keeps", "get", "gets", "got", "use", "using", "used", "via", "s", "t", "have", "has", "had", "all", "any", "some",
-    "each", "one",
-];
-
-/// True for words too common to carry meaning.
-pub fn is_stop(w: &str) -> bool {
-    STOP.contains(&w)
-}
-
-/// A light English suffix stripper (enough to join plural and -ing/-ed forms).
-pub fn stem(w: &str) -> &str {
-    let n = w.len();
-    if n <= 3 || !w.is_ascii() {
-        return w;
-    }
-    for suf in ["ing", "ed", "es", "s"] {
-        if let Some(base) = w.strip_suffix(suf) {
-            if base.len() >= 3 && !(suf == "s" && base.ends_with('s')) {
-                return base;
-            }
-        }
-    }
-    w
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,13 +129,5 @@ mod tests {
         let e = HashEmbedder::default();
         let v = e.embed_one("  the of  ").unwrap();
         assert!(v.iter().all(|x| *x == 0.0));
-    }
-
-    #[test]
-    fn stems() {
-        for (w, s) in [("strings", "string"), ("running", "runn"), ("passed", "pass"), ("class", "class"), ("is", "is")]
-        {
-            assert_eq!(stem(w), s, "{w}");
-        }
     }
 }

@@ -152,42 +152,14 @@ pub fn note_text(intent: &str, delta: &str) -> String {
 
 /// The text `embedder` embeds a note by. A lexical embedder sees [`note_text`] (code words are
 /// exactly what it matches on); a semantic one sees the intent and the lesson's prose, its
-/// inline code spans left out ([`prose`]): a sentence model reads code as noise. Measured on
+/// inline code spans left out ([`crate::text::prose`]): a sentence model reads code as noise. Measured on
 /// `recall-dev.json` with all-MiniLM-L6-v2, pure cosine: paraphrase MRR@10 0.680 → 0.715,
 /// recall@5 0.872 → 0.962 (docs/index.md).
 pub fn embed_text(embedder: &dyn Embedder, intent: &str, delta: &str) -> String {
     if embedder.lexical() {
         note_text(intent, delta)
     } else {
-        note_text(intent, &prose(delta))
-    }
-}
-
-/// `text` without its inline code spans (between backticks), whitespace collapsed. An
-/// unclosed backtick keeps the rest of the text; a text that is all code is returned whole.
-pub fn prose(text: &str) -> String {
-    let parts: Vec<&str> = text.split('`').collect();
-    let mut kept = String::with_capacity(text.len());
-    for (i, part) in parts.iter().enumerate() {
-        // Odd parts are inside a span, unless the last backtick is unclosed.
-        let closed = i + 1 < parts.len() || parts.len() % 2 == 1;
-        if i % 2 == 0 || !closed {
-            kept.push_str(part);
-        }
-        kept.push(' ');
-    }
-    let mut out = String::with_capacity(kept.len());
-    for w in kept.split_whitespace() {
-        let glued = w.starts_with([',', ';', '.', ':', ')']) && !out.is_empty();
-        if !out.is_empty() && !glued {
-            out.push(' ');
-        }
-        out.push_str(w);
-    }
-    if out.chars().any(char::is_alphanumeric) {
-        out
-    } else {
-        text.to_string()
+        note_text(intent, &crate::text::prose(delta))
     }
 }
 
@@ -196,18 +168,7 @@ mod text_tests {
     use super::*;
 
     #[test]
-    fn prose_table() {
-        let cases: &[(&str, &str)] = &[
-            ("use `jq -r` for raw output, not `jq`.", "use for raw output, not."),
-            ("no code here", "no code here"),
-            ("`a` and `b`; then `c`", "and; then"),
-            ("unclosed `tick keeps the rest", "unclosed tick keeps the rest"),
-            ("`all code`", "`all code`"),
-            ("a\n `x`  b", "a b"),
-        ];
-        for (text, want) in cases {
-            assert_eq!(prose(text), *want, "{text:?}");
-        }
+    fn lexical_embedders_see_the_code() {
         let hash = crate::embed::hash::HashEmbedder::default();
         assert_eq!(embed_text(&hash, "i", "use `x`"), "i\nuse `x`");
     }

@@ -11,13 +11,10 @@ use std::collections::{BTreeMap, HashSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use rusqlite::params;
-
 use super::Engine;
-use crate::db::write_tx;
-use crate::embed::embed_text;
-use crate::embed::{dot, from_blob, to_blob};
+use crate::embed::{dot, embed_text};
 use crate::error::{Error, Result};
+use crate::memory::store::{self, Stale};
 use crate::progress::Progress;
 
 /// Notes embedded per batch when the caller does not say.
@@ -29,25 +26,6 @@ pub const MAX_PAIRS: usize = 100;
 
 /// Notes re-embedded per batch in the background.
 pub const BACKGROUND_BATCH: usize = 32;
-
-/// Which notes a re-embedding run takes.
-#[derive(Debug, Clone, Copy)]
-enum Which {
-    /// Without a vector, or with one of another model or dimension (`distill`).
-    Stale,
-    /// With a vector of another model or dimension (the background run after a start).
-    OtherModel,
-}
-
-impl Which {
-    /// The condition, over `?1` = the model id and `?2` = the vector's length in bytes.
-    fn sql(self) -> &'static str {
-        match self {
-            Which::Stale => "(vector IS NULL OR vector_model IS NOT ?1 OR length(vector) != ?2)",
-            Which::OtherModel => "(vector IS NOT NULL AND (vector_model IS NOT ?1 OR length(vector) != ?2))",
-        }
-    }
-}
 
 /// How a background run goes easy on the host: a pause between batches, and a flag that
 /// stops it (set at shutdown).
@@ -104,8 +82,6 @@ fn progress_of(done: usize, total: usize) -> Progress {
     Progress { message: format!("{done}/{total} notes"), percent: Some(percent) }
 }
 
-const VISIBLE: &str = "((scope = 'project' AND project_id = ?1) OR scope = 'global')";
-
 impl Engine {
     /// `skillmem/distill`: re-embeds stale notes of the whole data directory in batches,
     /// calling `progress` after each, then reports on the notes visible from this project.
@@ -120,7 +96,7 @@ impl Engine {
                 );
                 0
             }
-            Some(_) => self.reembed(batch, Which::Stale, &Pace::default(), progress)?,
+            Some(_) => self.reembed(batch, Stale::Any, &Pace::default(), progress)?,
         };
         let mut report = self.corpus_report()?;
         report.warnings.extend(warnings);
@@ -137,30 +113,20 @@ impl Engine {
         if self.embedder().is_none() {
             return Ok(0);
         }
-        self.reembed(BACKGROUND_BATCH, Which::OtherModel, pace, progress)
+        self.reembed(BACKGROUND_BATCH, Stale::OtherModel, pace, progress)
     }
 
     /// How many notes [`Engine::reembed_other_models`] would re-embed.
     pub fn other_model_count(&self) -> Result<usize> {
         let Some(e) = self.embedder() else { return Ok(0) };
-        let n: i64 = self.conn().query_row(
-            &format!("SELECT count(*) FROM notes WHERE {}", Which::OtherModel.sql()),
-            params![e.model_id(), (e.dim() * 4) as i64],
-            |r| r.get(0),
-        )?;
-        Ok(n as usize)
+        store::count_stale(&self.conn(), Stale::OtherModel, e.model_id(), e.dim())
     }
 
-    fn reembed(&self, batch: usize, which: Which, pace: &Pace, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
+    fn reembed(&self, batch: usize, which: Stale, pace: &Pace, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
         let Some(embedder) = self.embedder().cloned() else { return Ok(0) };
         let model = embedder.model_id().to_string();
         let dim = embedder.dim();
-        let stale_sql = which.sql();
-        let total: usize = self.conn().query_row(
-            &format!("SELECT count(*) FROM notes WHERE {stale_sql}"),
-            params![model, (dim * 4) as i64],
-            |r| r.get::<_, i64>(0),
-        )? as usize;
+        let total = store::count_stale(&self.conn(), which, &model, dim)?;
         progress(progress_of(0, total));
         let mut done = 0;
         let mut last_id = 0i64;
@@ -171,16 +137,7 @@ impl Engine {
             if done > 0 && !pace.pause.is_zero() {
                 std::thread::sleep(pace.pause);
             }
-            let rows: Vec<(i64, String, String)> = {
-                let conn = self.conn();
-                let mut stmt = conn.prepare_cached(&format!(
-                    "SELECT id, intent, delta FROM notes WHERE id > ?3 AND {stale_sql} ORDER BY id LIMIT ?4"
-                ))?;
-                let rows = stmt.query_map(params![model, (dim * 4) as i64, last_id, batch as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?;
-                rows.collect::<Result<_, _>>()?
-            };
+            let rows = store::stale_batch(&self.conn(), which, &model, dim, last_id, batch)?;
             let Some(last) = rows.last() else { break };
             last_id = last.0;
             let texts: Vec<String> = rows.iter().map(|(_, i, d)| embed_text(embedder.as_ref(), i, d)).collect();
@@ -198,23 +155,11 @@ impl Engine {
                     rows.len()
                 )));
             }
-            let mut written = vec![];
-            {
-                let mut conn = self.conn();
-                let tx = write_tx(&mut conn)?;
-                {
-                    let mut stmt = tx.prepare_cached(
-                        "UPDATE notes SET vector = ?2, vector_model = ?3 WHERE id = ?1 AND intent = ?4 AND delta = ?5",
-                    )?;
-                    for ((id, intent, delta), v) in rows.iter().zip(&vectors) {
-                        // A note edited meanwhile got its vector from the edit.
-                        if stmt.execute(params![id, to_blob(v), model, intent, delta])? == 1 {
-                            written.push((*id, v));
-                        }
-                    }
-                }
-                tx.commit()?;
-            }
+            // A note edited meanwhile got its vector from the edit, and is left alone.
+            let written: Vec<(i64, &Vec<f32>)> = store::set_vectors(&mut self.conn(), &model, &rows, &vectors)?
+                .into_iter()
+                .map(|i| (rows[i].0, &vectors[i]))
+                .collect();
             if let Some(ix) = self.vector_index().filter(|ix| ix.model_id() == model) {
                 for (id, v) in &written {
                     ix.insert(*id, v);
@@ -241,26 +186,17 @@ impl Engine {
             ..Default::default()
         };
         let mut per_skill_hashes: BTreeMap<String, Vec<Option<String>>> = BTreeMap::new();
-        {
-            let conn = self.conn();
-            let mut stmt = conn.prepare(&format!(
-                "SELECT skill, scope, source, kind, pinned, recalls, skill_hash, vector IS NULL OR vector_model IS NOT ?2
-                 FROM notes WHERE {VISIBLE}"
-            ))?;
-            let mut rows = stmt.query(params![project, model])?;
-            while let Some(row) = rows.next()? {
-                let skill: String = row.get(0)?;
-                r.notes += 1;
-                *r.by_skill.entry(skill.clone()).or_default() += 1;
-                *r.by_scope.entry(row.get(1)?).or_default() += 1;
-                *r.by_source.entry(row.get(2)?).or_default() += 1;
-                *r.by_kind.entry(row.get(3)?).or_default() += 1;
-                r.pinned += (row.get::<_, i64>(4)? != 0) as i64;
-                r.never_recalled += (row.get::<_, i64>(5)? == 0) as i64;
-                r.stale_vectors += (row.get::<_, i64>(7)? != 0) as i64;
-                per_skill_hashes.entry(skill).or_default().push(row.get(6)?);
-            }
-        }
+        store::scan_visible(&self.conn(), &project, model.as_deref(), &mut |row| {
+            r.notes += 1;
+            *r.by_skill.entry(row.skill.clone()).or_default() += 1;
+            *r.by_scope.entry(row.scope).or_default() += 1;
+            *r.by_source.entry(row.source).or_default() += 1;
+            *r.by_kind.entry(row.kind).or_default() += 1;
+            r.pinned += row.pinned as i64;
+            r.never_recalled += (row.recalls == 0) as i64;
+            r.stale_vectors += row.stale as i64;
+            per_skill_hashes.entry(row.skill).or_default().push(row.skill_hash);
+        })?;
         for (skill, hashes) in &per_skill_hashes {
             if let Ok(ctx) = self.skill_context(skill, None) {
                 if let Some(current) = ctx.version {
@@ -286,16 +222,9 @@ impl Engine {
     ) -> Result<Vec<DuplicatePair>> {
         let mut pairs = vec![];
         let conn = self.conn();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT id, vector FROM notes WHERE {VISIBLE} AND skill = ?2 AND vector_model = ?3 ORDER BY id LIMIT ?4"
-        ))?;
         let mut warned = HashSet::new();
         for skill in skills {
-            let rows = stmt.query_map(params![project, skill, model, (MAX_PAIRWISE + 1) as i64], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })?;
-            let mut vs: Vec<(i64, Vec<f32>)> =
-                rows.filter_map(|r| r.ok()).filter_map(|(id, b)| from_blob(&b).map(|v| (id, v))).collect();
+            let mut vs = store::skill_vectors(&conn, project, skill, model, MAX_PAIRWISE + 1)?;
             if vs.len() > MAX_PAIRWISE {
                 vs.truncate(MAX_PAIRWISE);
                 if warned.insert(skill.clone()) {

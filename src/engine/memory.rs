@@ -13,11 +13,12 @@ use crate::db;
 use crate::embed::embed_text;
 use crate::error::{Error, Result};
 use crate::memory::block::{self, Budget};
-use crate::memory::frontmatter::Ranking;
 use crate::memory::recall::{self, Query, Rungs};
 use crate::memory::stash;
 use crate::memory::store::{self, Embedded};
+use crate::memory::usage;
 use crate::memory::{NewNote, RecallMode, Scope, WriteStatus};
+use crate::skillmd::frontmatter::Ranking;
 
 /// A skill the agent just loaded: what the doors know of it.
 #[derive(Debug, Clone, Default)]
@@ -305,6 +306,67 @@ impl Engine {
         ctx.settings.ranking.unwrap_or_default()
     }
 
+    /// Ranks the notes of `ctx`'s skill for `intent` as a skill load does: the catalog's
+    /// candidates, the index, the skill's weights; only the head a block of `max_tokens` can
+    /// hold is kept. Returns the ranking and the time the catalog took.
+    fn rank_head(
+        &self,
+        conn: &rusqlite::Connection,
+        ctx: &SkillContext,
+        intent: Option<&str>,
+        max_tokens: usize,
+        use_vectors: bool,
+    ) -> Result<(recall::Outcome, std::time::Duration)> {
+        let q = Query {
+            skill: &ctx.name,
+            project: &self.project_id,
+            intent,
+            ranking: self.ranking_of(ctx),
+            now_ms: db::now_ms(),
+        };
+        let rungs =
+            Rungs { embedder: self.embedder.as_deref(), index: self.index.as_deref(), use_vectors, use_fts: true };
+        let t0 = Instant::now();
+        let read = self.catalog.candidates(conn, &ctx.name, &self.project_id)?;
+        let t_catalog = t0.elapsed();
+        let warming = self.index.as_ref().is_some_and(|ix| ix.warming());
+        let prepared = recall::Prepared {
+            candidates: read.candidates,
+            vectors_checked: read.vectors_checked,
+            // A block never holds more notes than this (each note's markup alone is more than
+            // 16 tokens), so only the head of the ranking is loaded.
+            keep: max_tokens / 16 + 32,
+            corpus: read.corpus,
+            rest_cache: Some(&self.rest_cache),
+        };
+        let out = recall::rank_prepared(conn, &q, &rungs, prepared)?;
+        if !read.vectors_checked && !warming {
+            self.catalog.mark_checked(&ctx.name);
+        }
+        Ok((out, t_catalog))
+    }
+
+    /// Ranks the notes of a skill whose context is known for `intent` exactly as a skill load
+    /// does (see [`Engine::tool_after`]), without rendering a block or counting a recall:
+    /// the recall eval's entry point. `vectors: false` leaves the vector rung out (the bm25
+    /// rung alone). The head a block of the configured budget holds is ranked.
+    pub fn rank_in(&self, ctx: &SkillContext, intent: Option<&str>, vectors: bool) -> Result<recall::Outcome> {
+        let conn = lock(&self.conn);
+        let max_tokens = ctx.settings.max_tokens.unwrap_or(self.config.memory.max_tokens);
+        Ok(self.rank_head(&conn, ctx, intent, max_tokens, vectors)?.0)
+    }
+
+    /// Sets the facts recall ranks a note by (hits, when it was written, its pin): for
+    /// fixtures such as the recall eval's ages and hits. The protocol changes them only by
+    /// duplicate writes and `pin`.
+    pub fn set_note_facts(&self, id: i64, hits: i64, created_at: i64, pinned: bool) -> Result<()> {
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::set_facts(&mut conn, id, hits, created_at, pinned)?;
+        self.catalog.after_write(&conn, before, &[id]);
+        Ok(())
+    }
+
     /// Ranks and renders; marks the surfaced notes as recalled.
     fn recall_block(
         &self,
@@ -314,42 +376,14 @@ impl Engine {
         limit: Option<usize>,
     ) -> Result<(Option<block::Block>, RecallMode, Vec<recall::Ranked>)> {
         let mut conn = lock(&self.conn);
-        let q = Query {
-            skill: &ctx.name,
-            project: &self.project_id,
-            intent,
-            ranking: self.ranking_of(ctx),
-            now_ms: db::now_ms(),
-        };
-        let rungs = Rungs {
-            embedder: self.embedder.as_deref(),
-            index: self.index.as_deref(),
-            use_vectors: true,
-            use_fts: true,
-        };
         let budget = Budget {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
             max_pinned_tokens: ctx.settings.max_pinned_tokens.unwrap_or(self.config.memory.max_pinned_tokens),
             limit,
         };
         let t0 = Instant::now();
-        let read = self.catalog.candidates(&conn, &ctx.name, &self.project_id)?;
-        let t_catalog = t0.elapsed();
-        let warming = self.index.as_ref().is_some_and(|ix| ix.warming());
-        let prepared = recall::Prepared {
-            candidates: read.candidates,
-            vectors_checked: read.vectors_checked,
-            // A block never holds more notes than this (each note's markup alone is more than
-            // 16 tokens), so only the head of the ranking is loaded.
-            keep: budget.max_tokens / 16 + 32,
-            corpus: read.corpus,
-            rest_cache: Some(&self.rest_cache),
-        };
-        let out = recall::rank_prepared(&conn, &q, &rungs, prepared)?;
+        let (out, t_catalog) = self.rank_head(&conn, ctx, intent, budget.max_tokens, true)?;
         let t_rank = t0.elapsed();
-        if !read.vectors_checked && !warming {
-            self.catalog.mark_checked(&ctx.name);
-        }
         let b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
         let t_render = t0.elapsed();
         if let Some(b) = &b {
@@ -386,7 +420,7 @@ impl Engine {
             .filter_map(|id| ranked.iter().find(|r| r.note.id == *id))
             .map(|r| RecalledNote {
                 id: r.note.id,
-                kind: r.note.kind.clone(),
+                kind: r.note.kind.as_str().to_string(),
                 intent: r.note.intent.clone(),
                 delta: r.note.delta.clone(),
                 scope: r.note.scope,
@@ -420,14 +454,8 @@ impl Engine {
             .collect();
         // Skills used, as hosts recorded them: the ones without notes are listed too, so that
         // a person sees which used skills learn nothing.
-        let mut st = conn.prepare(
-            "SELECT skill, count(DISTINCT host || ' ' || session_id), max(used_at) FROM skill_uses
-             WHERE project_id = ?1 GROUP BY skill",
-        )?;
-        let used =
-            st.query_map([&project], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?;
-        for u in used {
-            let (skill, sessions, last) = u?;
+        for u in usage::by_skill(&conn, &project)? {
+            let (skill, sessions, last) = (u.skill, u.sessions, u.last_used);
             match skills.iter_mut().find(|s| s.skill == skill) {
                 Some(s) => (s.sessions, s.last_used) = (sessions, Some(last)),
                 None => {
@@ -440,15 +468,10 @@ impl Engine {
         let mut uses_by_day = vec![];
         if days > 0 {
             let since = db::now_ms() - days * 86_400_000;
-            let mut st = conn.prepare(
-                "SELECT date(used_at / 1000, 'unixepoch') AS day, skill, count(DISTINCT host || ' ' || session_id)
-                 FROM skill_uses WHERE project_id = ?1 AND used_at >= ?2
-                 GROUP BY day, skill ORDER BY day DESC, skill",
-            )?;
-            let rows = st.query_map(rusqlite::params![&project, since], |r| {
-                Ok(DayUses { day: r.get(0)?, skill: r.get(1)?, sessions: r.get(2)? })
-            })?;
-            uses_by_day = rows.collect::<std::result::Result<_, _>>()?;
+            uses_by_day = usage::by_day(&conn, &project, since)?
+                .into_iter()
+                .map(|u| DayUses { day: u.day, skill: u.skill, sessions: u.sessions })
+                .collect();
         }
         Ok(Stats {
             project_id: project,

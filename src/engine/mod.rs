@@ -9,12 +9,14 @@
 //! [`historian`], [`distill`] and [`skills`] (session skills).
 
 mod distill;
+mod editor;
 mod historian;
 mod memory;
 mod skills;
 mod team;
 
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
+pub use editor::SkillOverview;
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{
     DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
@@ -24,7 +26,7 @@ pub use skills::{Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
 pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -34,13 +36,13 @@ use crate::config::Config;
 use crate::db;
 use crate::embed::{self, Embedder};
 use crate::error::{Error, Result};
-use crate::index::catalog::Catalog;
 use crate::index::{ExactIndex, HnswIndex, VectorIndex};
-use crate::memory::frontmatter::{self, MemorySettings};
+use crate::memory::catalog::Catalog;
 use crate::memory::recall;
 use crate::memory::stash::IntentStash;
 use crate::memory::store;
 use crate::memory::{provenance, version};
+use crate::skillmd::frontmatter::{self, MemorySettings};
 
 /// What the engine knows about one skill at the moment of a call.
 #[derive(Debug, Clone)]
@@ -62,7 +64,7 @@ pub struct Engine {
     index: Option<Arc<dyn VectorIndex>>,
     /// The same index when it is the HNSW one (readiness, flushing).
     hnsw: Option<Arc<HnswIndex>>,
-    /// What recall ranks by, in memory (see [`crate::index::catalog`]).
+    /// What recall ranks by, in memory (see [`crate::memory::catalog`]).
     catalog: Catalog,
     /// The head of each skill's recency × hits order (see [`recall::RestCache`]).
     rest_cache: recall::RestCache,
@@ -157,8 +159,9 @@ impl Engine {
         self.embedder.as_ref()
     }
 
-    /// The database connection (for the domains that share it).
-    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+    /// The database connection, for the engine's own modules: callers outside the engine go
+    /// through its operations, never through SQL.
+    fn conn(&self) -> MutexGuard<'_, Connection> {
         lock(&self.conn)
     }
 
@@ -253,19 +256,9 @@ impl Engine {
         Ok(ctx)
     }
 
-    /// The workspace this engine serves, if any.
-    pub fn workspace(&self) -> Option<&Path> {
-        self.workspace.as_deref()
-    }
-
     /// The vector index of the current embedder, if any (distill teaches it new vectors).
     pub fn vector_index(&self) -> Option<&Arc<dyn VectorIndex>> {
         self.index.as_ref()
-    }
-
-    /// The HNSW index, when that is the one in use.
-    pub fn hnsw(&self) -> Option<&Arc<HnswIndex>> {
-        self.hnsw.as_ref()
     }
 
     /// Asks the index to write its files when it has unsaved inserts, and checkpoints the

@@ -1,12 +1,13 @@
 //! The historian's output: the first `<skill_observations>` block, one observation a line,
 //! `* <skill> | <kind> | <lesson>`, and the instructions that ask a historian for it.
 //!
-//! Pure text in, plain values out: nothing here writes a note (promotion is
-//! [`crate::historian::promote`]'s job) and nothing here can panic on any input.
+//! Pure text in, plain values out: nothing here writes a note (the engine promotes the
+//! observations, `Engine::historian_result`) and nothing here can panic on any input.
 
 use crate::memory::Kind;
 
-use super::transcript::{clean_skill_name, is_valid_skill_name};
+use super::transcript::clean_skill_name;
+use crate::skillmd::name;
 
 /// The tag of the block a historian writes its observations in.
 pub const TAG: &str = "skill_observations";
@@ -109,9 +110,16 @@ pub fn parse_line(line: &str) -> Result<Observation, String> {
     if skill_raw.is_empty() {
         return Err("the skill name is empty".into());
     }
-    let skill = clean_skill_name(&skill_raw)
-        .filter(|s| is_valid_skill_name(s))
-        .ok_or_else(|| format!("{skill_raw:?} is not a valid skill name (lowercase letters, digits and hyphens)"))?;
+    // A name as written in the transcript: hosts allow capitals and `_`, so this is the lenient
+    // reading, and the error says what it accepts.
+    let skill = match clean_skill_name(&skill_raw) {
+        Some(s) => s,
+        None => {
+            return Err(name::check_lenient(&skill_raw)
+                .err()
+                .unwrap_or_else(|| format!("{skill_raw:?} is not a skill name")))
+        }
+    };
     let kind = Kind::parse(&kind_raw)
         .ok_or_else(|| format!("kind {kind_raw:?} is not a note kind; use one of {}", kinds_list()))?;
     if lesson.is_empty() {
@@ -242,11 +250,11 @@ mod tests {
             ("* jq | gotcha | &#32;", Err("the lesson is empty".into())),
             (
                 "* j q | gotcha | x",
-                Err("\"j q\" is not a valid skill name (lowercase letters, digits and hyphens)".into()),
+                Err("\"j q\" is not a valid skill name: 1 to 64 ASCII letters (either case), digits, `_` and single `-` between them".into()),
             ),
             (
                 "* ../etc | gotcha | x",
-                Err("\"../etc\" is not a valid skill name (lowercase letters, digits and hyphens)".into()),
+                Err("\"../etc\" is not a valid skill name: 1 to 64 ASCII letters (either case), digits, `_` and single `-` between them".into()),
             ),
             ("*  | gotcha | x", Err("the skill name is empty".into())),
         ];

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::memory::provenance;
+use crate::skillmd::name;
 
 /// The format of a transcript chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,23 +162,12 @@ pub fn marker_skill(line: &str) -> Option<String> {
 }
 
 /// A skill name as used in markers: without a plugin prefix (`plugin:skill`) or a leading
-/// `/`, and only when it is a valid name ([`is_valid_skill_name`]); kept as written.
+/// `/`, kept as written, and only when it is a name as hosts accept it
+/// ([`name::check_lenient`]: capitals and `_` allowed, unlike the Agent Skills rule).
 pub fn clean_skill_name(raw: &str) -> Option<String> {
     let raw = raw.trim().trim_start_matches('/');
     let name = raw.rsplit(':').next().unwrap_or(raw).trim();
-    is_valid_skill_name(name).then(|| name.to_string())
-}
-
-/// The Agent Skills name rule: `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 64 characters. Names with
-/// capitals or underscores, which some hosts allow, are accepted too (skills in the wild use
-/// them); spaces, slashes and other punctuation are not.
-pub fn is_valid_skill_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--")
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    name::check_lenient(name).is_ok().then(|| name.to_string())
 }
 
 #[derive(Default)]

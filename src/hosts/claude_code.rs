@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use super::store;
 use crate::config::{default_data_dir, Config};
 use crate::db;
 use crate::engine::{Engine, SkillLoad};
@@ -319,16 +320,9 @@ pub fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64)
 }
 
 fn read_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<String>) -> crate::Result<()> {
-    let stored: Option<(String, i64)> = {
-        let conn = engine.conn();
-        conn.query_row(
-            "SELECT transcript, offset FROM host_sessions WHERE host = ?1 AND session_id = ?2",
-            rusqlite::params![HOST, session],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map(Some)
-        .or_else(|e| if matches!(e, rusqlite::Error::QueryReturnedNoRows) { Ok(None) } else { Err(e) })?
-    };
+    // The hook's own tables, through their own connection: the engine's is its own.
+    let mut conn = db::open(&engine.config().data_dir)?;
+    let stored = store::offset(&conn, HOST, session)?;
     let path_str = path.display().to_string();
     let offset = match &stored {
         Some((p, o)) if *p == path_str => (*o).max(0) as u64,
@@ -347,21 +341,16 @@ fn read_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<St
         log.push(format!("session {session}: {bad} transcript line(s) are not JSON and were skipped"));
     }
     let skills = skills_used(&records, log);
-    let now = db::now_ms();
-    let mut conn = engine.conn();
-    let tx = db::write_tx(&mut conn)?;
-    for s in &skills {
-        tx.execute(
-            "INSERT INTO skill_uses(host, session_id, project_id, skill, used_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            rusqlite::params![HOST, session, engine.project_id(), s, now],
-        )?;
-    }
-    tx.execute(
-        "INSERT INTO host_sessions(host, session_id, transcript, offset, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(host, session_id) DO UPDATE SET transcript = excluded.transcript, offset = excluded.offset, updated_at = excluded.updated_at",
-        rusqlite::params![HOST, session, path_str, next as i64, now],
-    )?;
-    tx.commit()?;
+    let read = store::Read {
+        host: HOST,
+        session,
+        project: engine.project_id(),
+        transcript: &path_str,
+        offset: next as i64,
+        skills: &skills,
+        at: db::now_ms(),
+    };
+    store::record_read(&mut conn, &read)?;
     Ok(())
 }
 

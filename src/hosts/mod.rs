@@ -7,6 +7,7 @@
 
 pub mod claude_code;
 pub mod mcp;
+pub mod store;
 
 use std::io::Write;
 use std::path::Path;

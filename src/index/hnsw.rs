@@ -1013,6 +1013,11 @@ fn reload(s: &Shared) -> bool {
 fn save(s: &Shared) -> std::io::Result<()> {
     let Some(dir) = s.dir.clone() else { return Ok(()) };
     let Some(graph) = read(&s.graph).clone() else { return Ok(()) };
+    // hnsw_rs cannot dump a graph without points ("unexpected error"): the first note of a
+    // fresh store may still be pending. Nothing is lost: the next start builds from SQLite.
+    if graph.get_nb_point() == 0 {
+        return Ok(());
+    }
     let parent = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&parent)?;
     let tmp = tempfile::Builder::new().prefix(".tmp-index-").tempdir_in(&parent)?;

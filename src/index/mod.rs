@@ -5,7 +5,6 @@
 //! candidate set with exact cosine; it is correct at any size and fast for the per-skill
 //! candidate sets recall asks about.
 
-pub mod catalog;
 pub mod columns;
 pub mod hnsw;
 

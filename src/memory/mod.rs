@@ -1,15 +1,16 @@
 //! Skill memory: notes, enablement, provenance, the intent stash, the recall cascade and the
 //! `<skill-memory>` block.
 //!
-//! Knows nothing of JSON-RPC. Takes a SQLite connection, an embedder and a vector index from
-//! its caller ([`crate::engine`]) and returns plain Rust values.
+//! Knows nothing of JSON-RPC or the engine. Takes a SQLite connection, an embedder and a
+//! vector index from its caller (the engine) and returns plain Rust values.
 
 pub mod block;
-pub mod frontmatter;
+pub mod catalog;
 pub mod provenance;
 pub mod recall;
 pub mod stash;
 pub mod store;
+pub mod usage;
 pub mod version;
 
 use schemars::JsonSchema;
@@ -88,11 +89,20 @@ pub enum Source {
 }
 
 impl Source {
-    /// The stored spelling.
+    /// The stored and wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Agent => "agent",
             Source::Historian => "historian",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Source> {
+        match s {
+            "agent" => Some(Source::Agent),
+            "historian" => Some(Source::Historian),
+            _ => None,
         }
     }
 }
@@ -104,8 +114,8 @@ pub struct Note {
     pub skill: String,
     pub scope: Scope,
     pub origin_project: String,
-    pub source: String,
-    pub kind: String,
+    pub source: Source,
+    pub kind: Kind,
     pub intent: String,
     pub delta: String,
     pub tags: Vec<String>,

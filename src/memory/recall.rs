@@ -13,12 +13,12 @@
 
 use rusqlite::Connection;
 
-use super::frontmatter::Ranking;
 use super::store::{self, Candidate};
 use super::{Note, RecallMode};
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::index::VectorIndex;
+use crate::skillmd::frontmatter::Ranking;
 
 /// How many notes each rung contributes to the fusion.
 pub const RUNG_DEPTH: usize = 50;
@@ -85,7 +85,7 @@ pub struct Rungs<'a> {
     pub use_fts: bool,
 }
 
-/// Candidates gathered by the caller (from [`crate::index::catalog`], say) instead of
+/// Candidates gathered by the caller (from [`crate::memory::catalog`], say) instead of
 /// SQLite.
 pub struct Prepared<'a> {
     /// Every visible note of the skill, by id (shared: the catalog caches it).
@@ -281,9 +281,9 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                 rel.insert(*id, *s);
             }
             let fts_ids: Vec<i64> = fts_hits.iter().map(|(id, _)| *id).collect();
-            let terms = query_terms(intent);
+            let terms = crate::text::query_terms(intent);
             for note in store::load(conn, &fts_ids)? {
-                let c = coverage(&terms, &note.intent, &note.delta);
+                let c = crate::text::coverage(&terms, &note.intent, &note.delta);
                 *rel.entry(note.id).or_default() += COVERAGE_WEIGHT * c * c;
             }
         } else {
@@ -397,35 +397,14 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         t0.elapsed() - t_score,
         ids.len()
     );
-    let notes =
-        notes.into_iter().zip(scored).map(|(note, (_, matched, score))| Ranked { note, score, matched }).collect();
+    // Joined by id: a note deleted since the candidates were gathered (by another process)
+    // is not loaded, and must not shift the scores of the notes after it.
+    let mut by_id: std::collections::HashMap<i64, Note> = notes.into_iter().map(|n| (n.id, n)).collect();
+    let notes = scored
+        .into_iter()
+        .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched }))
+        .collect();
     Ok(Outcome { mode, notes })
-}
-
-/// The content words of an intent, stemmed, each once.
-pub fn query_terms(intent: &str) -> Vec<String> {
-    use crate::embed::hash::{is_stop, stem, words};
-    let mut terms: Vec<String> = vec![];
-    for w in words(intent).iter().filter(|w| !is_stop(w)) {
-        let t = stem(w).to_string();
-        if !terms.contains(&t) {
-            terms.push(t);
-        }
-    }
-    terms
-}
-
-/// The share of `terms` (from [`query_terms`]) found among a note's stemmed words, in [0, 1].
-pub fn coverage(terms: &[String], intent: &str, delta: &str) -> f32 {
-    use crate::embed::hash::{stem, words};
-    if terms.is_empty() {
-        return 0.0;
-    }
-    let mut have: std::collections::HashSet<String> = Default::default();
-    for text in [intent, delta] {
-        have.extend(words(text).iter().map(|w| stem(w).to_string()));
-    }
-    terms.iter().filter(|t| have.contains(t.as_str())).count() as f32 / terms.len() as f32
 }
 
 /// A day in milliseconds.
@@ -452,30 +431,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn coverage_table() {
-        assert_eq!(
-            query_terms("Cannot iterate over the nulls, iterating"),
-            ["cannot", "iterate", "over", "null", "iterat"]
-        );
-        let cases: &[(&str, &str, &str, f32)] = &[
-            (
-                "jq error Cannot iterate over null",
-                "Cannot iterate over null",
-                "`.items[]` on a missing key errors",
-                5.0 / 6.0,
-            ),
-            ("restart crashed services", "restart on failure", "`Restart=on-failure` restarts crashed services", 1.0),
-            ("my daemon dies at logout", "run services as a normal user", "units stop at logout", 1.0 / 3.0),
-            ("the of and", "anything", "at all", 0.0),
-            ("", "x", "y", 0.0),
-        ];
-        for (intent, ni, nd, want) in cases {
-            let got = coverage(&query_terms(intent), ni, nd);
-            assert!((got - want).abs() < 1e-6, "{intent:?}: {got} != {want}");
-        }
-    }
-
-    #[test]
     fn the_cached_head_ranks_like_the_full_ranking() {
         use crate::memory::{Kind, NewNote, Scope, Source};
         let dir = tempfile::tempdir().unwrap();
@@ -494,11 +449,7 @@ mod tests {
                 skill_hash: None,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
-            conn.execute(
-                "UPDATE notes SET hits = ?2, created_at = ?3, pinned = ?4 WHERE id = ?1",
-                rusqlite::params![id, (i * 7) % 5, (i % 9) * 86_400_000, (i % 17 == 3) as i64],
-            )
-            .unwrap();
+            store::set_facts(&mut conn, id, (i * 7) % 5, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
         }
         let cache = RestCache::default();
         let rungs = Rungs { embedder: None, index: None, use_vectors: false, use_fts: true };
@@ -527,6 +478,58 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_note_deleted_mid_recall_takes_no_score_with_it() {
+        use crate::memory::{Kind, NewNote, Scope, Source};
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let mut ids = vec![];
+        for i in 0..4i64 {
+            let new = NewNote {
+                skill: "git".into(),
+                kind: Kind::Gotcha,
+                intent: String::new(),
+                delta: format!("lesson {i} about rebase"),
+                tags: vec![],
+                scope: Scope::Project,
+                source: Source::Agent,
+                session_id: None,
+                skill_hash: None,
+            };
+            let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
+            // Distinct hits: distinct scores, the most hit first.
+            store::set_facts(&mut conn, id, 10 - i * 3, 0, false).unwrap();
+            ids.push(id);
+        }
+        let rungs = Rungs { embedder: None, index: None, use_vectors: false, use_fts: true };
+        // The candidates as the catalog handed them out, before another process deletes one.
+        let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(&conn, "git", "p").unwrap().into();
+        let prepared = || Prepared {
+            candidates: cands.clone(),
+            vectors_checked: false,
+            keep: usize::MAX,
+            corpus: 0,
+            rest_cache: None,
+        };
+        // Without an intent a note's score comes from the candidates' facts alone, so it must
+        // not move when another note is gone.
+        for _ in 0..2 {
+            let q = Query { skill: "git", project: "p", intent: None, ranking: Ranking::default(), now_ms: 5 };
+            let before = rank_prepared(&conn, &q, &rungs, prepared()).unwrap();
+            let score_of: std::collections::HashMap<i64, (f32, bool)> =
+                before.notes.iter().map(|r| (r.note.id, (r.score, r.matched))).collect();
+            let mut other = crate::db::open(dir.path()).unwrap();
+            let gone = before.notes[0].note.id;
+            store::forget(&mut other, gone, None).unwrap();
+            let after = rank_prepared(&conn, &q, &rungs, prepared()).unwrap();
+            assert_eq!(after.notes.len(), before.notes.len() - 1);
+            for r in &after.notes {
+                assert_ne!(r.note.id, gone);
+                assert_eq!(score_of[&r.note.id], (r.score, r.matched), "note {}", r.note.id);
             }
         }
     }

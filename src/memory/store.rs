@@ -6,7 +6,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::{norm_hash, NewNote, Note, Scope, WriteStatus};
+use super::{norm_hash, Kind, NewNote, Note, Scope, Source, WriteStatus};
 use crate::db::{now_ms, write_tx};
 use crate::embed::{from_blob, to_blob};
 use crate::error::{Error, Result};
@@ -25,14 +25,18 @@ const NOTE_COLUMNS: &str =
 
 fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
     let scope: String = r.get(2)?;
+    let source: String = r.get(4)?;
+    let kind: String = r.get(5)?;
     let tags: String = r.get(8)?;
     Ok(Note {
         id: r.get(0)?,
         skill: r.get(1)?,
         scope: Scope::parse(&scope).unwrap_or(Scope::Project),
         origin_project: r.get(3)?,
-        source: r.get(4)?,
-        kind: r.get(5)?,
+        // Every row is written from the enums; a spelling this version does not know (a newer
+        // writer) reads as the most general one rather than failing the whole recall.
+        source: Source::parse(&source).unwrap_or(Source::Agent),
+        kind: Kind::parse(&kind).unwrap_or(Kind::Discovery),
         intent: r.get(6)?,
         delta: r.get(7)?,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
@@ -106,30 +110,7 @@ pub fn write_among(
         tx.commit()?;
         return Ok((id, WriteStatus::Duplicate));
     }
-    let tags = serde_json::to_string(&new.tags).unwrap_or_else(|_| "[]".into());
-    tx.execute(
-        "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags,
-                            norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15)",
-        params![
-            new.skill,
-            new.scope.as_str(),
-            pkey,
-            project,
-            new.source.as_str(),
-            new.kind.as_str(),
-            new.intent,
-            new.delta,
-            tags,
-            hash,
-            new.skill_hash,
-            new.session_id,
-            now,
-            embedded.as_ref().map(|e| to_blob(e.vector)),
-            embedded.as_ref().map(|e| e.model),
-        ],
-    )?;
-    let id = tx.last_insert_rowid();
+    let id = insert(&tx, project, new, &hash, now, embedded.as_ref())?;
     tx.commit()?;
     if let (Some(ix), Some(e)) = (index, embedded) {
         if ix.model_id() == e.model {
@@ -137,6 +118,62 @@ pub fn write_among(
         }
     }
     Ok((id, WriteStatus::Inserted))
+}
+
+/// The one INSERT of a note: `new` written from `project` at `at`, with its normalised-text
+/// hash and its vector, if any.
+fn insert(
+    tx: &Connection,
+    project: &str,
+    new: &NewNote,
+    hash: &str,
+    at: i64,
+    embedded: Option<&Embedded<'_>>,
+) -> Result<i64> {
+    let tags = serde_json::to_string(&new.tags).unwrap_or_else(|_| "[]".into());
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags,
+                            norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15)",
+    )?;
+    stmt.execute(params![
+        new.skill,
+        new.scope.as_str(),
+        partition(new.scope, project),
+        project,
+        new.source.as_str(),
+        new.kind.as_str(),
+        new.intent,
+        new.delta,
+        tags,
+        hash,
+        new.skill_hash,
+        new.session_id,
+        at,
+        embedded.map(|e| to_blob(e.vector)),
+        embedded.map(|e| e.model),
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// A note to [`import`]: what [`write`] takes, with the time it was written.
+pub struct Imported<'a> {
+    pub new: NewNote,
+    pub created_at: i64,
+    pub embedded: Option<Embedded<'a>>,
+}
+
+/// Writes many notes in one transaction, without duplicate detection: bulk loads whose
+/// notes are known to be distinct (the benchmarks' fixtures). Same rows as [`write`] would
+/// store. Returns their ids, in order.
+pub fn import(conn: &mut Connection, project: &str, notes: &[Imported<'_>]) -> Result<Vec<i64>> {
+    let tx = write_tx(conn)?;
+    let mut ids = Vec::with_capacity(notes.len());
+    for n in notes {
+        ids.push(insert(&tx, project, &n.new, &norm_hash(&n.new.delta), n.created_at, n.embedded.as_ref())?);
+    }
+    tx.commit()?;
+    Ok(ids)
 }
 
 fn near_duplicate(
@@ -308,12 +345,18 @@ pub struct Candidate {
     pub created_at: i64,
 }
 
-const VISIBLE: &str = "skill = ?1 AND ((scope = 'project' AND project_id = ?2) OR scope = 'global')";
+/// The one "visible from a project" predicate: the notes of the project bound to SQL
+/// parameter `?n` (its own partition) plus every global note.
+pub fn visible_from(n: usize) -> String {
+    format!("((scope = 'project' AND project_id = ?{n}) OR scope = 'global')")
+}
 
 /// Every note of `skill` visible from `project` (its own plus global).
 pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT id, pinned, hits, created_at FROM notes WHERE {VISIBLE} ORDER BY id"))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, pinned, hits, created_at FROM notes WHERE skill = ?1 AND {} ORDER BY id",
+        visible_from(2)
+    ))?;
     let rows = stmt.query_map(params![skill, project], |r| {
         Ok(Candidate { id: r.get(0)?, pinned: r.get::<_, i64>(1)? != 0, hits: r.get(2)?, created_at: r.get(3)? })
     })?;
@@ -344,7 +387,8 @@ fn within_skill<'a>(skill: impl Into<Option<&'a str>>, words: &str) -> String {
 fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT notes.id, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts JOIN notes ON notes.id = notes_fts.rowid
-         WHERE notes_fts MATCH ?3 AND notes.{VISIBLE} ORDER BY score, notes.id LIMIT ?4",
+         WHERE notes_fts MATCH ?3 AND notes.skill = ?1 AND {} ORDER BY score, notes.id LIMIT ?4",
+        visible_from(2)
     ))?;
     let q = within_skill(skill, q);
     let rows = stmt.query_map(params![skill, project, q, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -429,7 +473,7 @@ fn fts_in_memory(conn: &Connection, visible: &[i64], q: &str, limit: usize) -> R
 /// a coding intent ("not", "no", "out", "up", "after", "before", "again", "keeps", "all").
 /// Repeats are bm25's query-term frequency: a word said twice counts twice.
 pub fn query_words(text: &str) -> Vec<String> {
-    crate::embed::hash::words(text)
+    crate::text::words(text)
 }
 
 /// `words` as an FTS5 query: each quoted (so no word can be read as FTS syntax), OR-ed.
@@ -493,10 +537,10 @@ pub struct SkillCount {
 
 /// Per-skill counts of the notes visible from `project`.
 pub fn counts(conn: &Connection, project: &str) -> Result<Vec<SkillCount>> {
-    let mut stmt = conn.prepare(
-        "SELECT skill, count(*), sum(pinned), sum(recalls) FROM notes
-         WHERE (scope = 'project' AND project_id = ?1) OR scope = 'global' GROUP BY skill ORDER BY skill",
-    )?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT skill, count(*), sum(pinned), sum(recalls) FROM notes WHERE {} GROUP BY skill ORDER BY skill",
+        visible_from(1)
+    ))?;
     let rows = stmt.query_map([project], |r| {
         Ok(SkillCount { skill: r.get(0)?, notes: r.get(1)?, pinned: r.get(2)?, recalls: r.get(3)? })
     })?;
@@ -506,11 +550,241 @@ pub fn counts(conn: &Connection, project: &str) -> Result<Vec<SkillCount>> {
 /// How many visible notes have no vector of `model`.
 pub fn stale_vectors(conn: &Connection, project: &str, model: Option<&str>) -> Result<i64> {
     Ok(conn.query_row(
-        "SELECT count(*) FROM notes WHERE ((scope = 'project' AND project_id = ?1) OR scope = 'global')
-         AND (vector IS NULL OR vector_model IS NOT ?2)",
+        &format!("SELECT count(*) FROM notes WHERE {} AND (vector IS NULL OR vector_model IS NOT ?2)", visible_from(1)),
         params![project, model],
         |r| r.get(0),
     )?)
+}
+
+/// How many notes of the whole store have no vector of `model` (`None`: embedding off).
+pub fn unembedded(conn: &Connection, model: Option<&str>) -> Result<i64> {
+    Ok(conn.query_row("SELECT count(*) FROM notes WHERE vector IS NULL OR vector_model IS NOT ?1", [model], |r| {
+        r.get(0)
+    })?)
+}
+
+/// Sets the facts recall ranks a note by: its hits, when it was written, its pin. For
+/// fixtures (the recall eval's ages and hits, tests); the protocol changes them only through
+/// duplicate writes, recalls and `pin`.
+pub fn set_facts(conn: &mut Connection, id: i64, hits: i64, created_at: i64, pinned: bool) -> Result<()> {
+    let tx = write_tx(conn)?;
+    let n = tx.execute(
+        "UPDATE notes SET hits = ?2, created_at = ?3, pinned = ?4 WHERE id = ?1",
+        params![id, hits, created_at, pinned as i64],
+    )?;
+    tx.commit()?;
+    if n == 0 {
+        return Err(not_found(id));
+    }
+    Ok(())
+}
+
+/// The facts of one note as recall's catalog keeps them, borrowed from the row being read.
+pub struct Facts<'a> {
+    pub id: i64,
+    pub skill: &'a str,
+    pub global: bool,
+    /// The partition key: the project of a project note, "" for a global one.
+    pub partition: &'a str,
+    pub pinned: bool,
+    pub hits: i64,
+    pub created_at: i64,
+}
+
+/// The text of a column value read in place ("" for anything else).
+fn text(v: rusqlite::types::ValueRef<'_>) -> &str {
+    match v {
+        rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
+        _ => "",
+    }
+}
+
+/// Calls `sink` with the [`Facts`] of the note `only`, or of every note (`None`; read from
+/// the covering index `notes_catalog`, text in place: a scan of 100k notes allocates nothing
+/// per row).
+pub fn scan_facts(conn: &Connection, only: Option<i64>, sink: &mut dyn FnMut(Facts<'_>)) -> Result<()> {
+    const COLUMNS: &str = "SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes";
+    let mut stmt = match only {
+        Some(_) => conn.prepare_cached(&format!("{COLUMNS} WHERE id = ?1"))?,
+        None => conn.prepare_cached(COLUMNS)?,
+    };
+    let mut rows = match only {
+        Some(id) => stmt.query([id])?,
+        None => stmt.query([])?,
+    };
+    while let Some(r) = rows.next()? {
+        sink(Facts {
+            id: r.get(0)?,
+            skill: text(r.get_ref(1)?),
+            global: text(r.get_ref(2)?) == Scope::Global.as_str(),
+            partition: text(r.get_ref(3)?),
+            pinned: r.get::<_, i64>(4)? != 0,
+            hits: r.get(5)?,
+            created_at: r.get(6)?,
+        });
+    }
+    Ok(())
+}
+
+/// Which notes a re-embedding run takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stale {
+    /// Without a vector, or with one of another model or dimension (`distill`).
+    Any,
+    /// With a vector of another model or dimension (the background run after a start).
+    OtherModel,
+}
+
+impl Stale {
+    /// The condition, over `?1` = the model id and `?2` = the vector's length in bytes.
+    fn sql(self) -> &'static str {
+        match self {
+            Stale::Any => "(vector IS NULL OR vector_model IS NOT ?1 OR length(vector) != ?2)",
+            Stale::OtherModel => "(vector IS NOT NULL AND (vector_model IS NOT ?1 OR length(vector) != ?2))",
+        }
+    }
+}
+
+/// How many notes of the whole store are `which` for `model` of `dim` numbers.
+pub fn count_stale(conn: &Connection, which: Stale, model: &str, dim: usize) -> Result<usize> {
+    let n: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM notes WHERE {}", which.sql()),
+        params![model, (dim * 4) as i64],
+        |r| r.get(0),
+    )?;
+    Ok(n as usize)
+}
+
+/// The next `limit` notes past id `after` that are `which` for `model` of `dim` numbers, by
+/// id: (id, intent, delta).
+pub fn stale_batch(
+    conn: &Connection,
+    which: Stale,
+    model: &str,
+    dim: usize,
+    after: i64,
+    limit: usize,
+) -> Result<Vec<(i64, String, String)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, intent, delta FROM notes WHERE id > ?3 AND {} ORDER BY id LIMIT ?4",
+        which.sql()
+    ))?;
+    let rows = stmt
+        .query_map(params![model, (dim * 4) as i64, after, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Stores re-embedded vectors of `model`, one transaction for all: `(id, intent, delta)` as
+/// [`stale_batch`] read them. A note whose text changed meanwhile is left alone (it got its
+/// vector from the edit). Returns the indices into `rows` that were written.
+pub fn set_vectors(
+    conn: &mut Connection,
+    model: &str,
+    rows: &[(i64, String, String)],
+    vectors: &[Vec<f32>],
+) -> Result<Vec<usize>> {
+    let mut written = vec![];
+    let tx = write_tx(conn)?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "UPDATE notes SET vector = ?2, vector_model = ?3 WHERE id = ?1 AND intent = ?4 AND delta = ?5",
+        )?;
+        for (i, ((id, intent, delta), v)) in rows.iter().zip(vectors).enumerate() {
+            if stmt.execute(params![id, to_blob(v), model, intent, delta])? == 1 {
+                written.push(i);
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(written)
+}
+
+/// What the corpus report reads of one visible note.
+pub struct ReportRow {
+    pub skill: String,
+    pub scope: String,
+    pub source: String,
+    pub kind: String,
+    pub pinned: bool,
+    pub recalls: i64,
+    pub skill_hash: Option<String>,
+    /// Without a vector of the current model.
+    pub stale: bool,
+}
+
+/// Calls `sink` with every note visible from `project` (the corpus report), `model` being the
+/// current embedder's (`None`: off, every note is stale).
+pub fn scan_visible(
+    conn: &Connection,
+    project: &str,
+    model: Option<&str>,
+    sink: &mut dyn FnMut(ReportRow),
+) -> Result<()> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT skill, scope, source, kind, pinned, recalls, skill_hash, vector IS NULL OR vector_model IS NOT ?2
+         FROM notes WHERE {}",
+        visible_from(1)
+    ))?;
+    let mut rows = stmt.query(params![project, model])?;
+    while let Some(row) = rows.next()? {
+        sink(ReportRow {
+            skill: row.get(0)?,
+            scope: row.get(1)?,
+            source: row.get(2)?,
+            kind: row.get(3)?,
+            pinned: row.get::<_, i64>(4)? != 0,
+            recalls: row.get(5)?,
+            skill_hash: row.get(6)?,
+            stale: row.get::<_, i64>(7)? != 0,
+        });
+    }
+    Ok(())
+}
+
+/// The vectors of `model` of the notes of `skill` visible from `project`, oldest first, at
+/// most `limit` (duplicate pairs in the corpus report). Rows whose vector cannot be read are
+/// skipped.
+pub fn skill_vectors(
+    conn: &Connection,
+    project: &str,
+    skill: &str,
+    model: &str,
+    limit: usize,
+) -> Result<Vec<(i64, Vec<f32>)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, vector FROM notes WHERE {} AND skill = ?2 AND vector_model = ?3 ORDER BY id LIMIT ?4",
+        visible_from(1)
+    ))?;
+    let rows = stmt.query_map(params![project, skill, model, limit as i64], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    Ok(rows.filter_map(|r| r.ok()).filter_map(|(id, b)| from_blob(&b).map(|v| (id, v))).collect())
+}
+
+// ---- editor: a skill's memory at a glance -----------------------------------------------
+
+/// A skill's notes visible from `project`, counted: `(project notes, global notes, pinned)`.
+pub fn scope_counts(conn: &Connection, skill: &str, project: &str) -> Result<(i64, i64, i64)> {
+    Ok(conn.query_row(
+        &format!(
+            "SELECT coalesce(sum(scope = 'project'), 0), coalesce(sum(scope = 'global'), 0), coalesce(sum(pinned), 0)
+             FROM notes WHERE skill = ?1 AND {}",
+            visible_from(2)
+        ),
+        rusqlite::params![skill, project],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?)
+}
+
+/// The ids of a skill's `limit` leading notes visible from `project`: pinned first, then by
+/// hits, then newest.
+pub fn leading_ids(conn: &Connection, skill: &str, project: &str, limit: usize) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id FROM notes WHERE skill = ?1 AND {} ORDER BY pinned DESC, hits DESC, created_at DESC, id DESC LIMIT ?3",
+        visible_from(2)
+    ))?;
+    let rows = stmt.query_map(rusqlite::params![skill, project, limit as i64], |r| r.get(0))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 #[cfg(test)]
@@ -567,6 +841,60 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(fts_query(text).as_deref(), *want, "{text:?}");
         }
+    }
+
+    /// Every statement over a table lives in its store module: the notes (and their full-text
+    /// index) here, the skill uses in `memory/usage.rs`, the hook's sessions in
+    /// `hosts/store.rs`. Test modules are left out (schema tests write rows of older
+    /// schemas by hand), and so is the full-text self-heal at open in `db/` (schema-level).
+    #[test]
+    fn every_statement_over_a_table_lives_in_its_store() {
+        let rules: &[(&[&str], &str)] = &[
+            (&["from notes", "into notes", "update notes", "delete from notes", "notes_fts"], "src/memory/store.rs"),
+            (&["skill_uses"], "src/memory/usage.rs"),
+            (&["host_sessions"], "src/hosts/store.rs"),
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![];
+        let mut dirs = vec![root.join("src")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() > 20, "the source tree is where it was expected: {}", root.display());
+        let mut wrong = vec![];
+        for file in files {
+            let rel = file.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&file).unwrap();
+            let mut code = match text.find("#[cfg(test)]\nmod ") {
+                Some(i) => text[..i].to_string(),
+                None => text,
+            };
+            if rel == "src/db/mod.rs" {
+                if let Some(a) = code.find("fn heal_fts(") {
+                    let b = code[a..].find("\n}\n").map_or(code.len(), |b| a + b);
+                    code.replace_range(a..b, "");
+                }
+            }
+            for (n, line) in code.lines().enumerate() {
+                let lower = line.to_lowercase();
+                if lower.trim_start().starts_with("//") {
+                    continue;
+                }
+                for (patterns, home) in rules {
+                    if rel != *home && patterns.iter().any(|p| lower.contains(p)) {
+                        wrong.push(format!("{rel}:{}: {} (belongs in {home})", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "statements outside their store module:\n{}", wrong.join("\n"));
     }
 }
 

@@ -48,8 +48,9 @@ pub trait Method: 'static {
     type Params: DeserializeOwned + JsonSchema + Clone + Send + 'static;
     type Result: Serialize + JsonSchema + Send + 'static;
 
-    /// The params when the host sends none (`null` or absent), for methods whose params are
-    /// all optional; `None` makes missing params an error.
+    /// The params when the host sends `null`, for methods whose params are all optional;
+    /// `None` makes `null` an error. (A request without a `params` member is refused by
+    /// tower-lsp-server before it reaches the method: hosts send `{}` or `null`.)
     fn no_params() -> Option<Self::Params> {
         None
     }

@@ -5,6 +5,7 @@
 //! `.await`, and run the blocking work of [`Engine`] in `spawn_blocking`, so that a panic there
 //! becomes an error response instead of taking the process down.
 
+pub mod documents;
 pub mod frames;
 
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ pub struct Backend {
     engine: OnceLock<Arc<Engine>>,
     pending_warnings: std::sync::Mutex<Vec<String>>,
     shut_down: Arc<AtomicBool>,
+    /// Open SKILL.md files (an editor's).
+    documents: documents::Documents,
 }
 
 /// Turns a library error into a JSON-RPC error with its code and `data.kind`.
@@ -134,6 +137,24 @@ impl Backend {
             })
         });
         (tx, handle)
+    }
+}
+
+impl Backend {
+    /// Records an open SKILL.md's text (synchronously, before the first `.await`) and
+    /// publishes its diagnostics, computed off the runtime; a result for a text that changed
+    /// meanwhile is dropped (the newer change publishes its own).
+    async fn check_document(&self, uri: Uri, text: String, version: i32) {
+        if !self.documents.set(&uri, text.clone(), version) {
+            return;
+        }
+        let folder = documents::folder_of(&uri);
+        let Ok(diags) = tokio::task::spawn_blocking(move || documents::diagnose(&text, folder.as_deref())).await else {
+            return;
+        };
+        if self.documents.is_current(&uri, version) {
+            self.client.publish_diagnostics(uri, diags, Some(version)).await;
+        }
     }
 }
 
@@ -351,7 +372,15 @@ impl LanguageServer for Backend {
         let _ = self.engine.set(Arc::new(engine));
         self.pending_warnings.lock().unwrap_or_else(|e| e.into_inner()).extend(warnings);
         Ok(InitializeResult {
-            capabilities: ServerCapabilities { experimental: Some(json!({ "skillmem": cap })), ..Default::default() },
+            capabilities: ServerCapabilities {
+                experimental: Some(json!({ "skillmem": cap })),
+                // SKILL.md language features, for editors (server/documents.rs).
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                completion_provider: Some(CompletionOptions::default()),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                ..Default::default()
+            },
             server_info: Some(ServerInfo { name: "skillmem".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
             ..Default::default()
         })
@@ -365,6 +394,48 @@ impl LanguageServer for Backend {
         }
         self.reembed_in_background();
         self.team_sync_in_background();
+    }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        let d = p.text_document;
+        self.check_document(d.uri, d.text, d.version).await;
+    }
+
+    async fn did_change(&self, p: DidChangeTextDocumentParams) {
+        // Full sync: the last change holds the whole text.
+        if let Some(c) = p.content_changes.into_iter().last() {
+            self.check_document(p.text_document.uri, c.text, p.text_document.version).await;
+        }
+    }
+
+    async fn did_close(&self, p: DidCloseTextDocumentParams) {
+        if documents::is_skill_md(&p.text_document.uri) {
+            self.documents.close(&p.text_document.uri);
+            self.client.publish_diagnostics(p.text_document.uri, vec![], None).await;
+        }
+    }
+
+    async fn hover(&self, p: HoverParams) -> jsonrpc::Result<Option<Hover>> {
+        let tp = p.text_document_position_params;
+        let Some((text, _)) = self.documents.get(&tp.text_document.uri) else { return Ok(None) };
+        let engine = self.engine()?;
+        let uri = tp.text_document.uri;
+        tokio::task::spawn_blocking(move || documents::hover(&engine, &uri, &text, tp.position))
+            .await
+            .map_err(|e| internal(e.to_string()))
+    }
+
+    async fn completion(&self, p: CompletionParams) -> jsonrpc::Result<Option<CompletionResponse>> {
+        let tp = p.text_document_position;
+        let Some((text, _)) = self.documents.get(&tp.text_document.uri) else { return Ok(None) };
+        let items = documents::complete(&text, tp.position);
+        Ok((!items.is_empty()).then_some(CompletionResponse::Array(items)))
+    }
+
+    async fn code_action(&self, p: CodeActionParams) -> jsonrpc::Result<Option<CodeActionResponse>> {
+        let Some((text, _)) = self.documents.get(&p.text_document.uri) else { return Ok(None) };
+        let actions = documents::code_actions(&p.text_document.uri, &text, &p.context.diagnostics);
+        Ok((!actions.is_empty()).then_some(actions))
     }
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
@@ -400,6 +471,7 @@ pub fn service(shut_down: Arc<AtomicBool>) -> (LspService<Backend>, tower_lsp_se
         engine: OnceLock::new(),
         pending_warnings: Default::default(),
         shut_down,
+        documents: Default::default(),
     });
     let route = protocol::for_each_method!(route_all);
     route(builder).finish()

@@ -116,7 +116,7 @@ pub fn fetch(source: &str, rref: Option<&str>, tmp_parent: &Path, progress: &dyn
 fn local_repo(source: &str) -> Option<PathBuf> {
     let path = match source.strip_prefix("file://") {
         Some(rest) => PathBuf::from(rest),
-        None => local_path(source)?,
+        None => Some(PathBuf::from(source)).filter(|p| p.is_absolute())?,
     };
     path.is_dir().then_some(path)
 }
@@ -225,12 +225,6 @@ fn resolve_in(repo: &Repository, source: &str, rref: Option<&str>, cloned: bool)
         }
     }
     Err(Error::Git(format!("{source} has no branch, tag or commit named {r:?}")))
-}
-
-/// Where a local path source lives, when the source is one.
-pub fn local_path(source: &str) -> Option<PathBuf> {
-    let p = Path::new(source);
-    p.is_absolute().then(|| p.to_path_buf())
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ pub mod lock;
 pub mod registry;
 pub mod seed;
 pub mod store;
-pub mod validate;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -27,11 +26,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::db;
 use crate::error::{Error, Result};
-use crate::memory::frontmatter;
+use crate::skillmd::{frontmatter, name as skill_name, warnings};
 
 pub use seed::{SeedAction, SeedOp};
 
-/// One installed skill (PROTOCOL.md `SkillInfo`).
+/// One installed skill (docs/protocol.md, `SkillInfo`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillInfo {
@@ -183,12 +182,12 @@ impl Skills<'_> {
             Some(folder) => folder.clone(),
             None => fm.name.clone().map(|n| n.trim().to_string()).unwrap_or_else(|| fetch::basename(source)),
         };
-        validate::check_name(&name).map_err(|why| {
+        skill_name::check(&name).map_err(|why| {
             Error::InvalidSkillRepo(format!(
                 "skill {name:?} ({label}) has an invalid name: {why}; nothing was installed"
             ))
         })?;
-        let mut warnings = validate::frontmatter_warnings(&fm, text, c.folder.as_deref());
+        let mut warnings = warnings::frontmatter_warnings(&fm, text, c.folder.as_deref());
         if let Some(why) = &fm.lenient {
             warnings.push(format!(
                 "the frontmatter is not valid YAML ({why}); hosts and skillmem read it line by line, other tools may not: quote values that hold \": \""
@@ -318,8 +317,7 @@ impl Skills<'_> {
         let target = target.map(str::trim).filter(|t| !t.is_empty()).unwrap_or(seed::DEFAULT_TARGET);
         seed::check_target(target)?;
         for n in names {
-            validate::check_name(n)
-                .map_err(|why| Error::invalid(format!("skills: {n:?} is not a skill name: {why}")))?;
+            skill_name::check(n).map_err(|why| Error::invalid(format!("skills: {n:?} is not a skill name: {why}")))?;
         }
         // Two seeds of one folder wait for each other (the lock lives in the data dir).
         let _guard = if dry_run {

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use skillmem::memory::block::{render, Budget};
 use skillmem::memory::recall::Ranked;
-use skillmem::memory::{Note, RecallMode, Scope};
+use skillmem::memory::{Kind, Note, RecallMode, Scope, Source};
 
 use super::{ensure, gen, Target};
 
@@ -317,6 +317,11 @@ fn mode_of(n: u8) -> RecallMode {
     [RecallMode::Vector, RecallMode::Fts, RecallMode::Recent, RecallMode::None][n as usize % 4]
 }
 
+/// A note's kind is one of the enum's: the generated text picks one.
+fn kind_of(text: &str) -> Kind {
+    Kind::parse(text).unwrap_or(Kind::ALL[text.len() % Kind::ALL.len()])
+}
+
 pub fn property(input: &Input) -> Result<(), String> {
     let ranked: Vec<Ranked> = input
         .notes
@@ -328,8 +333,8 @@ pub fn property(input: &Input) -> Result<(), String> {
                 skill: input.skill.clone(),
                 scope: Scope::Project,
                 origin_project: "p".into(),
-                source: "agent".into(),
-                kind: n.kind.clone(),
+                source: Source::Agent,
+                kind: kind_of(&n.kind),
                 intent: n.intent.clone(),
                 delta: n.delta.clone(),
                 tags: vec![],
@@ -374,8 +379,8 @@ pub fn property(input: &Input) -> Result<(), String> {
         ensure(el.name == "note", || format!("element {} in the block", el.name))?;
         ensure(el.attr("id") == Some(id.to_string().as_str()), || format!("note id {:?}, want {id}", el.attr("id")))?;
         let n = &input.notes[*id as usize - 1];
-        ensure(el.attr("kind") == Some(xml_kept(&n.kind).as_str()), || {
-            format!("kind {:?}, want {:?}", el.attr("kind"), xml_kept(&n.kind))
+        ensure(el.attr("kind") == Some(kind_of(&n.kind).as_str()), || {
+            format!("kind {:?}, want {:?}", el.attr("kind"), kind_of(&n.kind))
         })?;
         ensure(el.attr("intent") == Some(xml_kept(&n.intent).as_str()), || {
             format!("intent {:?}, want {:?}", el.attr("intent"), xml_kept(&n.intent))

@@ -1,15 +1,19 @@
-//! SKILL.md frontmatter (src/memory/frontmatter.rs).
+//! SKILL.md frontmatter (src/skillmd/frontmatter.rs).
 //!
 //! Arbitrary texts and YAML soups: `parse` returns settings within their ranges or an error
 //! that names the key or the frontmatter; a text that does not start with `---` has none.
 //! Generated SKILL.md files in every documented spelling (BOM, CRLF, comments, block and flow
 //! mappings, `metadata`): `parse` reads back the name, description and enablement written.
+//! The editor's view of the same texts: `diagnose` and the quick fixes never panic, every range
+//! lies in the text, and a frontmatter `parse` refuses draws at least one error diagnostic.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde::{Deserialize, Serialize};
-use skillmem::memory::frontmatter::{parse, split};
+use skillmem::skillmd::actions;
+use skillmem::skillmd::diagnostics::{diagnose, Position, Severity};
+use skillmem::skillmd::frontmatter::{parse, split};
 
 use super::{ensure, gen, Target};
 
@@ -263,6 +267,7 @@ pub fn check_text(text: &str) -> Result<(), String> {
     if let Some((_yaml, body)) = split(text) {
         ensure(text.ends_with(body), || "split's body is not the end of the text".into())?;
     }
+    check_editor(text, parsed.is_err())?;
     match parsed {
         Err(e) => ensure(!e.trim().is_empty() && (e.contains("frontmatter") || e.contains("skill-memory")), || {
             format!("the error does not say what to fix: {e:?}")
@@ -284,6 +289,34 @@ pub fn check_text(text: &str) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// A position inside `text`: an existing line, a column within it (UTF-16 units).
+fn in_text(text: &str, p: Position) -> bool {
+    let lines: Vec<&str> = text.split('\n').collect();
+    lines.get(p.line as usize).is_some_and(|l| p.character as usize <= l.encode_utf16().count())
+}
+
+/// The editor functions on the same text.
+fn check_editor(text: &str, refused: bool) -> Result<(), String> {
+    let d = diagnose(text, Some("a-skill"));
+    for x in &d {
+        ensure(in_text(text, x.range.start) && in_text(text, x.range.end) && x.range.start <= x.range.end, || {
+            format!("a range outside the text: {x:?}")
+        })?;
+        ensure(!x.message.trim().is_empty(), || format!("an empty message: {x:?}"))?;
+    }
+    if refused {
+        ensure(d.iter().any(|x| x.severity == Severity::Error), || {
+            format!("parse refuses it ({:?}) but no diagnostic is an error: {d:?}", parse(text).err())
+        })?;
+    }
+    for e in [actions::enable_memory(text), actions::name_to_folder(text, "a-skill")].into_iter().flatten() {
+        ensure(in_text(text, e.range.start) && in_text(text, e.range.end), || {
+            format!("an edit outside the text: {e:?}")
+        })?;
+    }
+    Ok(())
 }
 
 pub fn property(input: &Input) -> Result<(), String> {

@@ -10,9 +10,9 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use skillmem::historian::observations::{first_block, parse, unescape};
-use skillmem::historian::transcript::is_valid_skill_name;
 use skillmem::memory::block::escape;
 use skillmem::memory::Kind;
+use skillmem::skillmd::name::check_lenient;
 
 use super::{ensure, gen, Target};
 
@@ -129,7 +129,7 @@ fn check_parsed(output: &str) -> Result<(), String> {
         format!("{} lines, {} observations, {} rejected", lines, p.observations.len(), p.rejected.len())
     })?;
     for o in &p.observations {
-        ensure(is_valid_skill_name(&o.skill), || format!("invalid skill name accepted: {:?}", o.skill))?;
+        ensure(check_lenient(&o.skill).is_ok(), || format!("invalid skill name accepted: {:?}", o.skill))?;
         ensure(!o.lesson.is_empty() && o.lesson.trim() == o.lesson, || format!("lesson {:?}", o.lesson))?;
     }
     for r in &p.rejected {

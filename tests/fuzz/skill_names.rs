@@ -13,9 +13,9 @@ use std::sync::OnceLock;
 use git2::{Oid, Repository, Signature};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
+use skillmem::skillmd::name::check as check_name;
 use skillmem::skills::fetch::{basename, normalize, resolve};
 use skillmem::skills::seed::check_target;
-use skillmem::skills::validate::check_name;
 
 use super::{ensure, gen, Target};
 

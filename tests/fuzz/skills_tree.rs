@@ -21,7 +21,7 @@ use proptest::sample::select;
 use serde::{Deserialize, Serialize};
 use skillmem::config::{Config, EmbeddingConfig};
 use skillmem::engine::Engine;
-use skillmem::skills::validate::check_name;
+use skillmem::skillmd::name::check as check_name;
 
 use super::{ensure, gen, Target};
 

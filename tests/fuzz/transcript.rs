@@ -14,9 +14,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use skillmem::historian::transcript::{
-    is_valid_skill_name, marker_skill, render, render_full, Format, MAX_RENDERED_CHARS,
-};
+use skillmem::historian::transcript::{marker_skill, render, render_full, Format, MAX_RENDERED_CHARS};
+use skillmem::skillmd::name::check_lenient;
 
 use super::{ensure, gen, Target};
 
@@ -193,7 +192,7 @@ pub fn property(input: &Input) -> Result<(), String> {
     let (r, dirs) = render_full(format, &input.messages, input.text.as_deref());
     let mut seen = BTreeSet::new();
     for s in &r.skills {
-        ensure(is_valid_skill_name(s), || format!("invalid skill name reported: {s:?}"))?;
+        ensure(check_lenient(s).is_ok(), || format!("invalid skill name reported: {s:?}"))?;
         ensure(seen.insert(s.clone()), || format!("skill reported twice: {s:?}"))?;
     }
     for (s, _) in &dirs {

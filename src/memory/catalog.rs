@@ -13,11 +13,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
+use super::store::{self, Candidate};
+use super::Scope;
 use crate::error::Result;
-use crate::memory::store::Candidate;
-use crate::memory::Scope;
 
 #[derive(Debug, Clone)]
 struct Meta {
@@ -59,14 +59,6 @@ pub struct Read {
     pub corpus: usize,
 }
 
-/// The text of a column value read in place ("" for anything else).
-fn text(v: rusqlite::types::ValueRef<'_>) -> &str {
-    match v {
-        rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
-        _ => "",
-    }
-}
-
 fn data_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
 }
@@ -96,7 +88,7 @@ impl State {
     fn upsert(
         &mut self,
         skill: String,
-        scope: &str,
+        global: bool,
         partition: &str,
         pinned: bool,
         hits: i64,
@@ -105,7 +97,7 @@ impl State {
     ) {
         self.remove(id);
         let partition = self.intern(partition);
-        let meta = Meta { id, global: scope == Scope::Global.as_str(), partition, pinned, hits, created_at };
+        let meta = Meta { id, global, partition, pinned, hits, created_at };
         let skill = self.intern(&skill);
         self.cache.retain(|k, _| *k.0 != *skill);
         let v = self.skills.entry(skill.clone()).or_default();
@@ -117,25 +109,13 @@ impl State {
     }
 
     fn refresh(&mut self, conn: &Connection, id: i64) -> Result<()> {
-        let row = conn
-            .query_row(
-                "SELECT skill, scope, project_id, pinned, hits, created_at FROM notes WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, i64>(3)? != 0,
-                        r.get::<_, i64>(4)?,
-                        r.get::<_, i64>(5)?,
-                    ))
-                },
-            )
-            .optional()?;
+        let mut row = None;
+        store::scan_facts(conn, Some(id), &mut |f| {
+            row = Some((f.skill.to_string(), f.global, f.partition.to_string(), f.pinned, f.hits, f.created_at))
+        })?;
         match row {
-            Some((skill, scope, pkey, pinned, hits, created)) => {
-                self.upsert(skill, &scope, &pkey, pinned, hits, created, id)
+            Some((skill, global, pkey, pinned, hits, created)) => {
+                self.upsert(skill, global, &pkey, pinned, hits, created, id)
             }
             None => self.remove(id),
         }
@@ -153,20 +133,16 @@ fn load(conn: &Connection) -> Result<State> {
         checked: Default::default(),
         cache: HashMap::new(),
     };
-    let mut stmt = conn.prepare("SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes")?;
-    let mut rows = stmt.query([])?;
     // Text is read in place and interned: a load of 100k notes makes a handful of strings,
     // not 300k.
-    while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        let skill = st.intern(text(r.get_ref(1)?));
-        let global = text(r.get_ref(2)?) == Scope::Global.as_str();
-        let partition = st.intern(text(r.get_ref(3)?));
+    store::scan_facts(conn, None, &mut |f| {
+        let skill = st.intern(f.skill);
+        let partition = st.intern(f.partition);
         let meta =
-            Meta { id, global, partition, pinned: r.get::<_, i64>(4)? != 0, hits: r.get(5)?, created_at: r.get(6)? };
-        st.skill_of.insert(id, skill.clone());
+            Meta { id: f.id, global: f.global, partition, pinned: f.pinned, hits: f.hits, created_at: f.created_at };
+        st.skill_of.insert(f.id, skill.clone());
         st.skills.entry(skill).or_default().push(meta);
-    }
+    })?;
     // Read in the covering index's order (notes_catalog); kept by id.
     for v in st.skills.values_mut() {
         v.sort_unstable_by_key(|m| m.id);
@@ -260,18 +236,13 @@ impl Catalog {
             *g = None;
         }
     }
-
-    /// Forgets everything (the next read reloads).
-    pub fn invalidate(&self) {
-        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::memory::store;
-    use rusqlite::params;
+    use crate::memory::{Kind, NewNote, Source};
 
     fn conn() -> (tempfile::TempDir, Connection) {
         let d = tempfile::tempdir().unwrap();
@@ -279,20 +250,25 @@ mod tests {
         (d, c)
     }
 
-    fn add(c: &Connection, skill: &str, scope: &str, pkey: &str, delta: &str) -> i64 {
-        c.execute(
-            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, norm_hash,
-                                created_at, updated_at) VALUES (?1, ?2, ?3, ?3, 'agent', 'fix', '', ?4, '[]', ?4, 5, 5)",
-            params![skill, scope, pkey, delta],
-        )
-        .unwrap();
-        c.last_insert_rowid()
+    fn add(c: &mut Connection, skill: &str, scope: &str, pkey: &str, delta: &str) -> i64 {
+        let new = NewNote {
+            skill: skill.into(),
+            kind: Kind::Fix,
+            intent: String::new(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::parse(scope).unwrap(),
+            source: Source::Agent,
+            session_id: None,
+            skill_hash: None,
+        };
+        store::write(c, pkey, &new, None, 0.9, None).unwrap().0
     }
 
     /// The bm25 rung without the join (large stores) gives the join's answer.
     #[test]
     fn bm25_checked_in_memory_equals_the_join() {
-        let (_d, c) = conn();
+        let (_d, mut c) = conn();
         let words = ["csv", "quote", "fields", "raw", "output", "null", "iterate", "filter"];
         for i in 0..300 {
             let skill = if i % 3 == 0 { "pdf" } else { "jq" };
@@ -305,7 +281,7 @@ mod tests {
                 "p2"
             };
             let delta = format!("{} {} {} note {i}", words[i % 8], words[(i * 3) % 8], words[(i * 7 + 1) % 8]);
-            add(&c, skill, scope, pkey, &delta);
+            add(&mut c, skill, scope, pkey, &delta);
         }
         for intent in ["csv fields", "raw null output", "iterate", "nothing here"] {
             let visible: Vec<i64> = store::candidates(&c, "jq", "p1").unwrap().iter().map(|c| c.id).collect();
@@ -317,11 +293,11 @@ mod tests {
 
     #[test]
     fn matches_sqlite_through_own_and_foreign_writes() {
-        let (d, c) = conn();
+        let (d, mut c) = conn();
         let cat = Catalog::default();
-        add(&c, "jq", "project", "p1", "a");
-        add(&c, "jq", "global", "", "b");
-        add(&c, "jq", "project", "p2", "c");
+        add(&mut c, "jq", "project", "p1", "a");
+        add(&mut c, "jq", "global", "", "b");
+        add(&mut c, "jq", "project", "p2", "c");
         let check = |c: &Connection| {
             for p in ["p1", "p2", "p3"] {
                 let got = cat.candidates(c, "jq", p).unwrap().candidates;
@@ -330,18 +306,19 @@ mod tests {
         };
         check(&c);
         // An unreported write through the same connection.
-        let id = add(&c, "jq", "project", "p1", "d");
+        let id = add(&mut c, "jq", "project", "p1", "d");
         check(&c);
         // A reported one.
         let before = cat.before_write(&c);
-        c.execute("UPDATE notes SET pinned = 1, hits = 4 WHERE id = ?1", [id]).unwrap();
+        let created = store::get(&c, id).unwrap().unwrap().created_at;
+        store::set_facts(&mut c, id, 4, created, true).unwrap();
         cat.after_write(&c, before, &[id]);
         cat.mark_checked("jq");
         assert!(cat.candidates(&c, "jq", "p1").unwrap().vectors_checked);
         check(&c);
         // Another connection.
-        let other = crate::db::open(d.path()).unwrap();
-        other.execute("DELETE FROM notes WHERE id = ?1", [id]).unwrap();
+        let mut other = crate::db::open(d.path()).unwrap();
+        store::forget(&mut other, id, None).unwrap();
         assert!(!cat.candidates(&c, "jq", "p1").unwrap().vectors_checked);
         check(&c);
         let ids: Vec<i64> =

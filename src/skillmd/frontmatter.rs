@@ -122,8 +122,10 @@ pub fn parse(text: &str) -> Result<Frontmatter, String> {
         match map.get(k) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(Value::Number(n)) => Ok(Some(n.to_string())),
-            Some(Value::Bool(b)) => Ok(Some(b.to_string())),
+            // YAML reads `name: 0x1f` or `name: 1e3` as a number; the author wrote text, and a
+            // folder named as written: keep the text as written, not the number's spelling.
+            Some(Value::Number(n)) => Ok(Some(raw_scalar(&yaml, k).unwrap_or_else(|| n.to_string()))),
+            Some(Value::Bool(b)) => Ok(Some(raw_scalar(&yaml, k).unwrap_or_else(|| b.to_string()))),
             Some(_) => Err(format!("{}frontmatter `{k}` must be a string", at(key_line(&yaml, &[k])))),
         }
     };
@@ -163,6 +165,15 @@ fn yaml_error(e: &serde_norway::Error, offset: usize) -> String {
 }
 
 /// The SKILL.md line of the key at `path` (a top-level key, then keys nested under it).
+/// The plain scalar written after a top-level `key:`, without a trailing comment: the text
+/// the author typed (`0x1f`, `1e3`, `yes`), where YAML would read a number or a boolean.
+fn raw_scalar(yaml: &str, key: &str) -> Option<String> {
+    let line = yaml.lines().nth(key_line(yaml, &[key])? - file_line(0))?;
+    let (_, value) = line.split_once(':')?;
+    let value = value.split(" #").next().unwrap_or(value).trim();
+    (!value.is_empty() && !value.starts_with(['"', '\'', '[', '{', '|', '>', '&', '*', '!'])).then(|| value.to_string())
+}
+
 fn key_line(yaml: &str, path: &[&str]) -> Option<usize> {
     let mut indent: Option<usize> = None;
     let mut want = path.iter();
@@ -199,19 +210,19 @@ fn key_line(yaml: &str, path: &[&str]) -> Option<usize> {
 
 /// One `key: value` line of a line-by-line reading, with the lines indented under it.
 #[derive(Debug)]
-struct Entry {
-    key: String,
-    value: String,
+pub(super) struct Entry {
+    pub(super) key: String,
+    pub(super) value: String,
     /// Index of the key's line in the frontmatter text.
-    line: usize,
+    pub(super) line: usize,
     /// The lines indented under the key (index, text), as written.
-    block: Vec<(usize, String)>,
+    pub(super) block: Vec<(usize, String)>,
 }
 
 /// Reads `lines` (index in the frontmatter, text) as `key: value` lines at the smallest
 /// indentation, each with the more-indented lines under it. A line at that indentation
 /// without `": "` continues the value above it (a wrapped line).
-fn entries(lines: &[(usize, String)]) -> Result<Vec<Entry>, String> {
+pub(super) fn entries(lines: &[(usize, String)]) -> Result<Vec<Entry>, String> {
     let content = |l: &str| {
         let t = l.trim();
         !t.is_empty() && !t.starts_with('#')
@@ -268,7 +279,7 @@ fn entries(lines: &[(usize, String)]) -> Result<Vec<Entry>, String> {
 }
 
 /// A scalar written without YAML's rules: surrounding quotes removed.
-fn unquote(v: &str) -> String {
+pub(super) fn unquote(v: &str) -> String {
     let v = v.trim();
     for q in ['"', '\''] {
         if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
@@ -280,7 +291,7 @@ fn unquote(v: &str) -> String {
 
 /// The text of an entry read line by line: its value, or the lines under it (`|` keeps line
 /// breaks, anything else folds them).
-fn entry_text(e: &Entry) -> String {
+pub(super) fn entry_text(e: &Entry) -> String {
     let v = e.value.trim();
     let block = || e.block.iter().map(|(_, l)| l.trim()).collect::<Vec<_>>();
     if v.starts_with('|') {
@@ -296,7 +307,7 @@ fn entry_text(e: &Entry) -> String {
 }
 
 /// The block under an entry with its common indentation removed.
-fn dedent(block: &[(usize, String)]) -> Vec<(usize, String)> {
+pub(super) fn dedent(block: &[(usize, String)]) -> Vec<(usize, String)> {
     let min = block
         .iter()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -308,7 +319,7 @@ fn dedent(block: &[(usize, String)]) -> Vec<(usize, String)> {
 
 /// The value of an entry as YAML: its inline value (`{ enabled: true }`, `true`), or the
 /// block under it parsed as YAML, or else read line by line.
-fn entry_value(e: &Entry) -> Result<Value, String> {
+pub(super) fn entry_value(e: &Entry) -> Result<Value, String> {
     let v = e.value.trim();
     if !v.is_empty() && !v.starts_with('#') {
         return serde_norway::from_str::<Value>(v).map_err(|err| {
@@ -385,7 +396,7 @@ pub fn lenient(yaml: &str) -> Result<Frontmatter, String> {
     Ok(Frontmatter { name: text("name"), description: text("description"), memory, raw: Some(raw), lenient: None })
 }
 
-fn settings(v: &Value) -> Result<MemorySettings, String> {
+pub(super) fn settings(v: &Value) -> Result<MemorySettings, String> {
     match v {
         Value::Bool(b) => Ok(MemorySettings { enabled: *b, ..Default::default() }),
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
@@ -397,48 +408,25 @@ fn settings(v: &Value) -> Result<MemorySettings, String> {
             let get = |k: &str| m.get(k);
             let enabled = match get("enabled") {
                 None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(Value::String(s)) if s == "true" || s == "enabled" => true,
-                Some(Value::String(s)) if s == "false" || s == "disabled" => false,
-                Some(other) => return Err(format!("skill-memory.enabled must be true or false, got {}", show(other))),
+                Some(v) => {
+                    check_setting("enabled", v)?;
+                    matches!(v, Value::Bool(true)) || matches!(v, Value::String(s) if s == "true" || s == "enabled")
+                }
             };
             let uint = |k: &str| -> Result<Option<usize>, String> {
                 match get(k) {
                     None | Some(Value::Null) => Ok(None),
-                    Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64().map(|x| x as usize)),
-                    Some(other) => Err(format!("skill-memory.{k} must be a whole number, got {}", show(other))),
+                    Some(v) => check_setting(k, v).map(|_| v.as_u64().map(|x| x as usize)),
                 }
             };
             let float = |k: &str| -> Result<Option<f32>, String> {
                 match get(k) {
                     None | Some(Value::Null) => Ok(None),
-                    // Finite as an f32 too: an infinite weight would make every weight NaN.
-                    Some(Value::Number(n)) if n.as_f64().is_some_and(|x| x >= 0.0 && (x as f32).is_finite()) => {
-                        Ok(n.as_f64().map(|x| x as f32))
-                    }
-                    Some(other) => {
-                        Err(format!("skill-memory.{k} must be a finite non-negative number, got {}", show(other)))
-                    }
+                    Some(v) => check_setting(k, v).map(|_| v.as_f64().map(|x| x as f32)),
                 }
             };
             let dedup = float("dedup_threshold")?;
-            if dedup.is_some_and(|d| d > 1.0) {
-                return Err("skill-memory.dedup_threshold must be between 0 and 1".into());
-            }
-            let (rel, rec, hit) = (float("ranking_relevance")?, float("ranking_recency")?, float("ranking_hit")?);
-            let ranking = if rel.is_some() || rec.is_some() || hit.is_some() {
-                let d = Ranking::default();
-                let (a, b, c) = (rel.unwrap_or(d.relevance), rec.unwrap_or(d.recency), hit.unwrap_or(d.hit));
-                // Summed in f64: three weights near f32::MAX overflow an f32 sum.
-                let sum = a as f64 + b as f64 + c as f64;
-                if sum <= 0.0 {
-                    return Err("skill-memory ranking weights must not all be zero".into());
-                }
-                let w = |x: f32| (x as f64 / sum) as f32;
-                Some(Ranking { relevance: w(a), recency: w(b), hit: w(c) })
-            } else {
-                None
-            };
+            let ranking = ranking_of(m)?;
             Ok(MemorySettings {
                 enabled,
                 max_tokens: uint("max_tokens")?,
@@ -459,7 +447,79 @@ fn settings(v: &Value) -> Result<MemorySettings, String> {
     }
 }
 
-fn show(v: &Value) -> String {
+/// The settings a `skill-memory` mapping may hold, each with one line of documentation; any
+/// other key is ignored.
+pub const SETTINGS: &[(&str, &str)] = &[
+    ("enabled", "true to give this skill memory (notes recalled when it loads, note tools offered)"),
+    ("max_tokens", "the most tokens of notes injected when the skill loads (whole number)"),
+    ("max_pinned_tokens", "the most of max_tokens that pinned notes may take (whole number)"),
+    ("dedup_threshold", "similarity (0 to 1) above which a new note is merged into an existing one"),
+    ("ranking_relevance", "weight of relevance to the task in recall (non-negative; default 1)"),
+    ("ranking_recency", "weight of how recently a note was written or used (non-negative; default 0)"),
+    ("ranking_hit", "weight of how often a note was recalled and useful (non-negative; default 0)"),
+];
+
+/// The three ranking weights; unset ones take [`Ranking::default`]'s value.
+pub const RANKING_KEYS: [&str; 3] = ["ranking_relevance", "ranking_recency", "ranking_hit"];
+
+/// The ranking weights of a `skill-memory` mapping, normalised to sum 1; `None` when none is
+/// set. `Err` when one is not a finite non-negative number, or when they sum to zero.
+pub(super) fn ranking_of(m: &serde_norway::Mapping) -> Result<Option<Ranking>, String> {
+    let float = |k: &str| -> Result<Option<f32>, String> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => check_setting(k, v).map(|_| v.as_f64().map(|x| x as f32)),
+        }
+    };
+    let (rel, rec, hit) = (float("ranking_relevance")?, float("ranking_recency")?, float("ranking_hit")?);
+    if rel.is_none() && rec.is_none() && hit.is_none() {
+        return Ok(None);
+    }
+    let d = Ranking::default();
+    let (a, b, c) = (rel.unwrap_or(d.relevance), rec.unwrap_or(d.recency), hit.unwrap_or(d.hit));
+    // Summed in f64: three weights near f32::MAX overflow an f32 sum.
+    let sum = a as f64 + b as f64 + c as f64;
+    if sum <= 0.0 {
+        return Err(WEIGHTS_ZERO.into());
+    }
+    let w = |x: f32| (x as f64 / sum) as f32;
+    Ok(Some(Ranking { relevance: w(a), recency: w(b), hit: w(c) }))
+}
+
+/// The error when the ranking weights sum to zero.
+pub const WEIGHTS_ZERO: &str = "skill-memory ranking weights must not all be zero";
+
+/// Checks the value of one known `skill-memory` setting (a key of [`SETTINGS`]); `Err` says
+/// what the value must be. Null (`key:` with no value) means unset and is accepted.
+pub fn check_setting(key: &str, v: &Value) -> Result<(), String> {
+    if v.is_null() {
+        return Ok(());
+    }
+    match key {
+        "enabled" => match v {
+            Value::Bool(_) => Ok(()),
+            Value::String(s) if matches!(s.as_str(), "true" | "enabled" | "false" | "disabled") => Ok(()),
+            other => Err(format!("skill-memory.enabled must be true or false, got {}", show(other))),
+        },
+        "max_tokens" | "max_pinned_tokens" => match v {
+            Value::Number(n) if n.as_u64().is_some() => Ok(()),
+            other => Err(format!("skill-memory.{key} must be a whole number, got {}", show(other))),
+        },
+        "dedup_threshold" | "ranking_relevance" | "ranking_recency" | "ranking_hit" => match v {
+            // Finite as an f32 too: an infinite weight would make every weight NaN.
+            Value::Number(n) if n.as_f64().is_some_and(|x| x >= 0.0 && (x as f32).is_finite()) => {
+                if key == "dedup_threshold" && n.as_f64().is_some_and(|d| d as f32 > 1.0) {
+                    return Err("skill-memory.dedup_threshold must be between 0 and 1".into());
+                }
+                Ok(())
+            }
+            other => Err(format!("skill-memory.{key} must be a finite non-negative number, got {}", show(other))),
+        },
+        other => Err(format!("skill-memory.{other} is not a setting")),
+    }
+}
+
+pub(super) fn show(v: &Value) -> String {
     serde_norway::to_string(v).map(|s| s.trim().to_string()).unwrap_or_else(|_| "?".into())
 }
 
@@ -518,6 +578,19 @@ mod tests {
                 (Err(e), Err(w)) => assert!(e.contains(w), "{text:?}: {e}"),
                 (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn names_yaml_reads_as_numbers_keep_their_text() {
+        for (text, want) in [
+            ("---\nname: 0x1f\n---\n", "0x1f"),
+            ("---\nname: 1e3 # a comment\n---\n", "1e3"),
+            ("---\nname: 007\n---\n", "007"),
+            ("---\nname: yes\n---\n", "yes"),
+            ("---\nname: 42\n---\n", "42"),
+        ] {
+            assert_eq!(parse(text).unwrap().name.as_deref(), Some(want), "{text:?}");
         }
     }
 

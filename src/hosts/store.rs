@@ -1,0 +1,46 @@
+//! The tables of hosts that cannot keep a sidecar running (migration 0003): how far each
+//! session's transcript has been read (`host_sessions`). Every statement over them is here;
+//! the skills a session used go to [`crate::memory::usage`] in the same transaction.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::db::write_tx;
+use crate::error::Result;
+use crate::memory::usage;
+
+/// The transcript `session` of `host` was read from last time, and the byte offset reached.
+pub fn offset(conn: &Connection, host: &str, session: &str) -> Result<Option<(String, i64)>> {
+    Ok(conn
+        .query_row(
+            "SELECT transcript, offset FROM host_sessions WHERE host = ?1 AND session_id = ?2",
+            params![host, session],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+}
+
+/// What one read of a session's transcript found.
+pub struct Read<'a> {
+    pub host: &'a str,
+    pub session: &'a str,
+    pub project: &'a str,
+    pub transcript: &'a str,
+    /// The byte offset just past the last complete line read.
+    pub offset: i64,
+    /// The skills the slice read shows used.
+    pub skills: &'a [String],
+    pub at: i64,
+}
+
+/// Records a read, in one transaction: the skills used and the offset reached.
+pub fn record_read(conn: &mut Connection, r: &Read<'_>) -> Result<()> {
+    let tx = write_tx(conn)?;
+    usage::record(&tx, r.host, r.session, r.project, r.skills, r.at)?;
+    tx.execute(
+        "INSERT INTO host_sessions(host, session_id, transcript, offset, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(host, session_id) DO UPDATE SET transcript = excluded.transcript, offset = excluded.offset, updated_at = excluded.updated_at",
+        params![r.host, r.session, r.transcript, r.offset, r.at],
+    )?;
+    tx.commit()?;
+    Ok(())
+}

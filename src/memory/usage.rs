@@ -1,0 +1,63 @@
+//! Skill uses as hosts record them (table `skill_uses`, migration 0003): which skills a
+//! session used, written by a host's door (the Claude Code hook records the skills a
+//! session's transcript shows), read by `stats`. Every statement over the table is here.
+
+use rusqlite::{params, Connection};
+
+use crate::error::Result;
+
+/// Records that `session` of `host` used `skills` in `project` at `at` (inside the caller's
+/// transaction).
+pub fn record(conn: &Connection, host: &str, session: &str, project: &str, skills: &[String], at: i64) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO skill_uses(host, session_id, project_id, skill, used_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for s in skills {
+        stmt.execute(params![host, session, project, s, at])?;
+    }
+    Ok(())
+}
+
+/// The uses of one skill in a project.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillUses {
+    pub skill: String,
+    /// Distinct sessions (of any host) that used it.
+    pub sessions: i64,
+    /// The last use, in milliseconds since the epoch.
+    pub last_used: i64,
+}
+
+/// Every skill used in `project`, with its sessions and last use.
+pub fn by_skill(conn: &Connection, project: &str) -> Result<Vec<SkillUses>> {
+    let mut st = conn.prepare(
+        "SELECT skill, count(DISTINCT host || ' ' || session_id), max(used_at) FROM skill_uses
+         WHERE project_id = ?1 GROUP BY skill",
+    )?;
+    let rows =
+        st.query_map([project], |r| Ok(SkillUses { skill: r.get(0)?, sessions: r.get(1)?, last_used: r.get(2)? }))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+/// The uses of one skill on one day.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DaySkillUses {
+    /// `YYYY-MM-DD` in UTC.
+    pub day: String,
+    pub skill: String,
+    /// Distinct sessions that used the skill that day.
+    pub sessions: i64,
+}
+
+/// The uses in `project` since `since` (milliseconds), by day (latest first) and skill.
+pub fn by_day(conn: &Connection, project: &str, since: i64) -> Result<Vec<DaySkillUses>> {
+    let mut st = conn.prepare(
+        "SELECT date(used_at / 1000, 'unixepoch') AS day, skill, count(DISTINCT host || ' ' || session_id)
+         FROM skill_uses WHERE project_id = ?1 AND used_at >= ?2
+         GROUP BY day, skill ORDER BY day DESC, skill",
+    )?;
+    let rows = st.query_map(params![project, since], |r| {
+        Ok(DaySkillUses { day: r.get(0)?, skill: r.get(1)?, sessions: r.get(2)? })
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
