@@ -74,6 +74,8 @@ pub struct Config {
     pub embedding: EmbeddingConfig,
     pub memory: MemoryConfig,
     pub historian: HistorianConfig,
+    /// Team memory through PostgreSQL (`team`), when configured.
+    pub team: Option<crate::team::TeamConfig>,
 }
 
 impl Default for Config {
@@ -84,6 +86,7 @@ impl Default for Config {
             embedding: EmbeddingConfig::Static,
             memory: MemoryConfig::default(),
             historian: HistorianConfig::default(),
+            team: None,
         }
     }
 }
@@ -188,6 +191,7 @@ impl Config {
                         }
                     }
                 }
+                "team" => cfg.team = Some(crate::team::config::from_value(val, &mut warnings)?),
                 _ => warnings.push(format!("unknown configuration key {key} (ignored)")),
             }
         }
@@ -340,6 +344,7 @@ mod tests {
             (json!({"historian": {"promoteScope": "team"}}), "historian.promoteScope"),
             (json!({"memory": {"dedupThreshold": 3}}), "between 0 and 1"),
             (json!({"dataDir": 5}), "dataDir must be a string"),
+            (json!({"team": {"url": "postgres://a:pw@h/db", "team": "t"}}), "team.passwordEnv"),
         ];
         for (v, want) in cases {
             let err = Config::from_value(&v).unwrap_err().to_string();

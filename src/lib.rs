@@ -24,6 +24,7 @@ pub mod protocol;
 pub mod server;
 pub mod skillmd;
 pub mod skills;
+pub mod team;
 pub mod text;
 
 pub use error::{Error, Result};

@@ -51,7 +51,19 @@ fn check(folders: &[&str], forbidden: &[&str]) {
 #[test]
 fn core_domains_know_nothing_of_the_engine_or_the_doors() {
     check(
-        &["memory", "historian", "skills", "skillmd", "index", "embed", "db", "project.rs", "progress.rs", "config.rs"],
+        &[
+            "memory",
+            "historian",
+            "skills",
+            "skillmd",
+            "index",
+            "embed",
+            "db",
+            "team",
+            "project.rs",
+            "progress.rs",
+            "config.rs",
+        ],
         &["engine", "server", "protocol", "hosts", "cli", "client"],
     );
 }

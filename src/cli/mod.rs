@@ -9,6 +9,7 @@ mod eval;
 mod historian;
 mod model;
 mod skills;
+mod team;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -152,6 +153,11 @@ pub enum Command {
         #[command(subcommand)]
         what: model::ModelCommand,
     },
+    /// Sync once with the team server (push local changes, pull the team's); `sync status`.
+    Sync {
+        #[command(subcommand)]
+        what: Option<team::SyncCommand>,
+    },
     /// Programs that print figures (run them on a release build).
     Bench {
         #[command(subcommand)]
@@ -176,6 +182,11 @@ pub enum BenchCommand {
     /// Session skills: install and seed timings.
     #[command(flatten)]
     Skills(skills::BenchCommand),
+    /// Team memory: push and pull of N notes through a scratch PostgreSQL server.
+    Team {
+        #[arg(long, default_value_t = 10_000)]
+        notes: usize,
+    },
     /// The HNSW index alone: build, recall@10 vs exact, QPS per core, latency, reload, RSS.
     Index {
         /// Sizes of the synthetic sets.
@@ -404,6 +415,8 @@ pub fn run(cli: Cli) -> Result<u8> {
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
         }
         Command::Skills { what } => skills::run(g, what)?,
+        Command::Sync { what } => team::run(g, what)?,
+        Command::Bench { what: BenchCommand::Team { notes } } => team::bench(g, notes)?,
         Command::Model { what } => model::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,
         Command::Bench { what: BenchCommand::Skills(what) } => skills::bench(g, what)?,

@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0003_hosts", include_str!("../../migrations/0003_hosts.sql")),
     ("0004_fts_skill", include_str!("../../migrations/0004_fts_skill.sql")),
     ("0005_catalog_index", include_str!("../../migrations/0005_catalog_index.sql")),
+    ("0006_team", include_str!("../../migrations/0006_team.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -248,6 +248,8 @@ impl Engine {
             ids.as_deref(),
         )?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(Written { id, status })
     }
 
@@ -257,6 +259,8 @@ impl Engine {
         let before = self.catalog.before_write(&conn);
         store::set_pinned(&mut conn, id, pinned)?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(())
     }
 
@@ -266,6 +270,8 @@ impl Engine {
         let before = self.catalog.before_write(&conn);
         store::forget(&mut conn, id, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(())
     }
 
@@ -289,6 +295,8 @@ impl Engine {
         let before = self.catalog.before_write(&conn);
         store::edit(&mut conn, id, delta, embedded, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
         Ok(())
     }
 

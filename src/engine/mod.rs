@@ -13,6 +13,7 @@ mod editor;
 mod historian;
 mod memory;
 mod skills;
+mod team;
 
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
 pub use editor::SkillOverview;
@@ -22,6 +23,7 @@ pub use memory::{
     INTENT_DESCRIPTION,
 };
 pub use skills::{Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
+pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -74,6 +76,8 @@ pub struct Engine {
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
     warned: Mutex<HashSet<String>>,
     warnings: Mutex<Vec<String>>,
+    /// Called after each local write when the server syncs with a team (see `team.rs`).
+    team_poke: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
 
 /// The note tool of the sidecar's own protocol, when neither the host nor the configuration
@@ -130,6 +134,7 @@ impl Engine {
             skill_dirs: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),
+            team_poke: Mutex::new(None),
         })
     }
 

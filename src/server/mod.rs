@@ -209,6 +209,129 @@ impl Backend {
     }
 }
 
+/// The pause after a write before the background sync pushes it (more writes gather meanwhile).
+const TEAM_DEBOUNCE: std::time::Duration = std::time::Duration::from_millis(300);
+/// The background sync's periodic fallback, when no notification comes.
+const TEAM_PERIOD: std::time::Duration = std::time::Duration::from_secs(60);
+/// How often the listening connection checks that the sidecar still runs.
+const TEAM_LISTEN_TICK: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Backend {
+    /// Syncs with the team server in the background when `[team]` is configured: at start,
+    /// after writes (debounced), when the server notifies the team's channel (another machine
+    /// pushed), and every minute as a fallback. A failing server is retried with backoff and
+    /// logged; recall and writes never wait for it.
+    fn team_sync_in_background(&self) {
+        let Some(engine) = self.engine.get().cloned() else { return };
+        let Some(cfg) = engine.team_config().cloned() else { return };
+        let stop = self.shut_down.clone();
+        let wake = Arc::new(tokio::sync::Notify::new());
+        let w = wake.clone();
+        engine.on_team_write(Box::new(move || w.notify_one()));
+        // LISTEN runs on its own blocking connection, in its own thread.
+        let (w, s) = (wake.clone(), stop.clone());
+        let _ = std::thread::Builder::new().name("skillmem-team-listen".into()).spawn(move || {
+            let mut backoff = crate::team::backoff::Backoff::default();
+            while !s.load(Ordering::SeqCst) {
+                match crate::team::server::Listener::connect(&cfg) {
+                    Ok(mut l) => {
+                        tracing::debug!("team listen: listening");
+                        backoff.reset();
+                        // What the team pushed before this connection listened is pulled now.
+                        w.notify_one();
+                        loop {
+                            if s.load(Ordering::SeqCst) {
+                                return;
+                            }
+                            match l.wait(TEAM_LISTEN_TICK) {
+                                Ok(true) => {
+                                    tracing::debug!("team listen: the team pushed");
+                                    w.notify_one()
+                                }
+                                Ok(false) => {}
+                                Err(e) => {
+                                    tracing::debug!("team listen: {e}");
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let d = backoff.next(crate::team::backoff::clock_jitter());
+                        tracing::debug!("team listen: {e}; again in {d:?}");
+                        let until = std::time::Instant::now() + d;
+                        while std::time::Instant::now() < until && !s.load(Ordering::SeqCst) {
+                            std::thread::sleep(TEAM_LISTEN_TICK.min(d));
+                        }
+                    }
+                }
+            }
+        });
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let mut backoff = crate::team::backoff::Backoff::default();
+            let mut now = true;
+            while !stop.load(Ordering::SeqCst) {
+                if !now {
+                    tokio::select! {
+                        _ = wake.notified() => {}
+                        _ = tokio::time::sleep(TEAM_PERIOD) => {}
+                    }
+                    tokio::time::sleep(TEAM_DEBOUNCE).await;
+                }
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let e = engine.clone();
+                let out = tokio::task::spawn_blocking(move || e.team_sync()).await;
+                now = false;
+                match out {
+                    Ok(Ok(r)) => {
+                        if backoff.failures() > 0 {
+                            let msg = format!("skillmem: team sync with {} works again", r.team);
+                            tracing::info!("{msg}");
+                            client.log_message(MessageType::INFO, msg).await;
+                        }
+                        backoff.reset();
+                        if r.pushed + r.inserted + r.removed > 0 || !r.held.is_empty() {
+                            tracing::info!(
+                                pushed = r.pushed,
+                                pulled = r.pulled,
+                                inserted = r.inserted,
+                                updated = r.updated,
+                                removed = r.removed,
+                                held = r.held.len(),
+                                "team sync"
+                            );
+                        }
+                        for h in &r.held {
+                            let msg =
+                                format!("skillmem: note {} ({}) not shared with the team: {}", h.id, h.skill, h.reason);
+                            tracing::warn!("{msg}");
+                            client.log_message(MessageType::WARNING, msg).await;
+                        }
+                    }
+                    failed => {
+                        let why = match failed {
+                            Ok(Err(e)) => e.to_string(),
+                            Err(e) => format!("panicked: {e}"),
+                            Ok(Ok(_)) => unreachable!(),
+                        };
+                        let d = backoff.next(crate::team::backoff::clock_jitter());
+                        let msg = format!("skillmem: team sync failed: {why}; retrying in {} s", d.as_secs());
+                        tracing::warn!("{msg}");
+                        if backoff.failures() == 1 {
+                            client.log_message(MessageType::WARNING, msg).await;
+                        }
+                        tokio::time::sleep(d).await;
+                        now = true;
+                    }
+                }
+            }
+        });
+    }
+}
+
 fn workspace_of(p: &InitializeParams) -> Option<PathBuf> {
     #[allow(deprecated)]
     let root = p.root_uri.as_ref();
@@ -270,6 +393,7 @@ impl LanguageServer for Backend {
             self.client.log_message(MessageType::WARNING, w).await;
         }
         self.reembed_in_background();
+        self.team_sync_in_background();
     }
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {

@@ -17,6 +17,8 @@ pub struct MemorySettings {
     pub max_pinned_tokens: Option<usize>,
     pub dedup_threshold: Option<f32>,
     pub ranking: Option<Ranking>,
+    /// `share: false`: the skill's notes never leave this machine (team memory).
+    pub share: Option<bool>,
 }
 
 /// Ranking weights, normalised to sum 1.
@@ -431,6 +433,13 @@ pub(super) fn settings(v: &Value) -> Result<MemorySettings, String> {
                 max_pinned_tokens: uint("max_pinned_tokens")?,
                 dedup_threshold: dedup,
                 ranking,
+                share: match get("share") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Bool(b)) => Some(*b),
+                    Some(other) => {
+                        return Err(format!("skill-memory.share must be true or false, got {}", show(other)))
+                    }
+                },
             })
         }
         Value::Null => Ok(MemorySettings::default()),

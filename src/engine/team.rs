@@ -1,0 +1,446 @@
+//! Team memory, the engine's side: one sync (push the outbox in batches, then pull from the
+//! cursor), the status, and the hook that tells the server's background task a write happened.
+//!
+//! The connection lock is never held across the network: the outbox is read, sent, then
+//! acknowledged; a pull is fetched, embedded, then applied, each local step in its own
+//! transaction. Recall never waits for the team server, and a write never fails because it is
+//! down (the triggers of migration 0007 queue the change in the same transaction).
+
+use std::collections::{HashMap, HashSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{lock, Engine};
+use crate::embed::embed_text;
+use crate::error::{Error, Result};
+use crate::memory::store::{self, TeamIncoming, TeamOutboxRow};
+use crate::team::server::{Event, EventKind, Remote};
+use crate::team::{self, Share, TeamConfig};
+
+/// Local changes sent per push transaction.
+pub const PUSH_BATCH: usize = 500;
+/// Rows read per pull.
+pub const PULL_BATCH: i64 = 1000;
+
+/// A note kept on this machine, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldNote {
+    pub id: i64,
+    pub skill: String,
+    pub reason: String,
+}
+
+/// What one sync moved.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    pub team: String,
+    /// Local changes the server applied.
+    pub pushed: usize,
+    /// Rows pulled from the server (this machine's own changes come back too).
+    pub pulled: usize,
+    /// Notes new to this machine.
+    pub inserted: usize,
+    /// Notes changed here by the team (pins, edits, scope moves, hits).
+    pub updated: usize,
+    /// Notes the team forgot, deleted here.
+    pub removed: usize,
+    /// Notes held back by this sync (secrets found, skills that opted out, project notes).
+    pub held: Vec<HeldNote>,
+    /// The last server sequence applied here.
+    pub cursor: i64,
+}
+
+/// `skillmem sync status`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamStatus {
+    pub configured: bool,
+    pub team: Option<String>,
+    pub url: Option<String>,
+    pub share: Option<String>,
+    pub machine: Option<String>,
+    pub cursor: i64,
+    /// Local changes waiting for a push.
+    pub pending: i64,
+    /// Notes kept on this machine, and why.
+    pub held: Vec<HeldNote>,
+    pub last_push_at: Option<i64>,
+    pub last_pull_at: Option<i64>,
+    pub last_error: Option<String>,
+    pub last_error_at: Option<i64>,
+    /// The team's highest server sequence, when the server was asked and answered.
+    pub server_head: Option<i64>,
+    /// Why the server could not be asked.
+    pub server_error: Option<String>,
+}
+
+/// The hold of project notes when only global notes are shared: expected, so not reported.
+const PROJECT_HOLD: &str = "a project note (team.share is \"global\")";
+
+/// Why a note is not shared, if it is not.
+fn hold_reason(note: &store::TeamNote, share: Share, skill_opted_out: bool) -> Option<String> {
+    if skill_opted_out {
+        return Some("the skill opted out (skill-memory: { share: false })".into());
+    }
+    if note.scope == "project" && share == Share::Global {
+        return Some(PROJECT_HOLD.into());
+    }
+    for text in [&note.delta, &note.intent, &note.tags] {
+        if let Some(what) = team::redact::find_secret(text) {
+            return Some(format!("looks like it holds a secret ({what}); edit it out to share the note"));
+        }
+    }
+    None
+}
+
+impl Engine {
+    /// The `[team]` configuration, if any.
+    pub fn team_config(&self) -> Option<&TeamConfig> {
+        self.config.team.as_ref()
+    }
+
+    fn require_team(&self) -> Result<&TeamConfig> {
+        self.team_config().ok_or_else(|| {
+            Error::invalid(
+                "no team is configured; add a [team] section (url, team, passwordEnv) to skillmem.toml or team to initializationOptions (README, \"Team memory\")",
+            )
+        })
+    }
+
+    /// Sets what is called after each local write (the server's background sync, debounced).
+    pub fn on_team_write(&self, poke: Box<dyn Fn() + Send + Sync>) {
+        *lock(&self.team_poke) = Some(poke);
+    }
+
+    /// Tells the background sync that a write happened (no-op without one).
+    pub(crate) fn poke_team(&self) {
+        if let Some(p) = lock(&self.team_poke).as_ref() {
+            p();
+        }
+    }
+
+    /// Syncs once with the team server: pushes every local change, then pulls every change
+    /// since this machine's cursor. A failure is recorded (`sync status`) and returned; nothing
+    /// local is lost (the outbox is dropped only once the server has committed it).
+    pub fn team_sync(&self) -> Result<SyncReport> {
+        let cfg = self.require_team()?.clone();
+        let out = self.team_sync_with(&cfg);
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        let recorded = store::team_record_error(&mut conn, out.as_ref().err().map(|e| e.to_string()).as_deref());
+        self.catalog.after_write(&conn, before, &[]);
+        recorded?;
+        out
+    }
+
+    fn team_begin(&self, cfg: &TeamConfig) -> Result<store::TeamLocal> {
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        let local = store::team_begin(&mut conn, &team::new_machine_id(&self.config.data_dir), &cfg.target());
+        self.catalog.after_write(&conn, before, &[]);
+        local
+    }
+
+    fn team_sync_with(&self, cfg: &TeamConfig) -> Result<SyncReport> {
+        let local = self.team_begin(cfg)?;
+        let mut remote = Remote::connect(cfg)?;
+        let mut report = SyncReport { team: cfg.team.clone(), cursor: local.cursor, ..Default::default() };
+        self.team_push(cfg, &local.machine, &mut remote, &mut report)?;
+        self.team_pull(cfg, local.cursor, &mut remote, &mut report)?;
+        Ok(report)
+    }
+
+    fn team_push(&self, cfg: &TeamConfig, machine: &str, remote: &mut Remote, report: &mut SyncReport) -> Result<()> {
+        let mut opted_out: HashMap<String, bool> = HashMap::new();
+        loop {
+            let rows = store::team_outbox(&lock(&self.conn), PUSH_BATCH)?;
+            let Some(upto) = rows.last().map(|r| r.id) else { return Ok(()) };
+            for r in &rows {
+                if let Some(n) = &r.note {
+                    if !opted_out.contains_key(&n.skill) {
+                        let out =
+                            self.skill_context(&n.skill, None).ok().is_some_and(|c| c.settings.share == Some(false));
+                        opted_out.insert(n.skill.clone(), out);
+                    }
+                }
+            }
+            let (events, assigned) = events_of(&rows, cfg.share, &opted_out);
+            for (id, _, held) in &assigned {
+                let reported = held.as_ref().filter(|r| r.as_str() != PROJECT_HOLD);
+                if let (Some(reason), Some(r)) = (reported, rows.iter().find(|r| r.note_id == *id)) {
+                    if let Some(n) = &r.note {
+                        if !report.held.iter().any(|h| h.id == *id) {
+                            report.held.push(HeldNote { id: *id, skill: n.skill.clone(), reason: reason.clone() });
+                        }
+                    }
+                }
+            }
+            let pushed = if events.is_empty() { Default::default() } else { remote.push(machine, &events)? };
+            report.pushed += pushed.applied;
+            let mut conn = lock(&self.conn);
+            let mut forgotten = vec![];
+            for uid in &pushed.forgotten {
+                match assigned.iter().find(|a| a.1 == *uid) {
+                    Some(a) => forgotten.push(a.0),
+                    None => forgotten.extend(store::team_note_id(&conn, uid)?),
+                }
+            }
+            let before = self.catalog.before_write(&conn);
+            let removed = store::team_ack(&mut conn, upto, &assigned, &forgotten)?;
+            self.catalog.after_write(&conn, before, &removed);
+            if let Some(ix) = self.index.as_deref() {
+                for id in &removed {
+                    ix.remove(*id);
+                }
+            }
+            report.removed += removed.len();
+        }
+    }
+
+    fn team_pull(&self, cfg: &TeamConfig, mut cursor: i64, remote: &mut Remote, report: &mut SyncReport) -> Result<()> {
+        let with_project = cfg.share == Share::GlobalAndProject;
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        loop {
+            let rows = remote.pull(cursor, PULL_BATCH)?;
+            let Some(last) = rows.last().map(|r| r.seq) else { break };
+            report.pulled += rows.len();
+            // Vectors are not shared: this machine embeds what is new or changed to it.
+            let keys: Vec<(String, String)> = rows.iter().map(|r| (r.uid.clone(), r.note.delta.clone())).collect();
+            let needs = store::team_needs_vector(&lock(&self.conn), &keys)?;
+            let mut incoming: Vec<TeamIncoming> = rows
+                .into_iter()
+                .map(|r| TeamIncoming { uid: r.uid, deleted: r.deleted, note: r.note, vector: None })
+                .collect();
+            if let Some(e) = &self.embedder {
+                let which: Vec<usize> = (0..incoming.len()).filter(|i| needs[*i] && !incoming[*i].deleted).collect();
+                let texts: Vec<String> = which
+                    .iter()
+                    .map(|i| embed_text(e.as_ref(), &incoming[*i].note.intent, &incoming[*i].note.delta))
+                    .collect();
+                for (chunk_i, chunk_t) in which.chunks(64).zip(texts.chunks(64)) {
+                    let refs: Vec<&str> = chunk_t.iter().map(String::as_str).collect();
+                    match e.embed(&refs) {
+                        Ok(vs) => {
+                            for (i, v) in chunk_i.iter().zip(vs) {
+                                if v.len() == e.dim() {
+                                    incoming[*i].vector = Some(v);
+                                }
+                            }
+                        }
+                        // Found by their words meanwhile; `distill` embeds them later.
+                        Err(why) => tracing::warn!("team sync: cannot embed pulled notes: {why}"),
+                    }
+                }
+            }
+            let mut conn = lock(&self.conn);
+            let before = self.catalog.before_write(&conn);
+            let applied = store::team_apply(&mut conn, &incoming, last, model.as_deref(), with_project)?;
+            let touched: Vec<i64> =
+                applied.inserted.iter().chain(&applied.updated).chain(&applied.removed).copied().collect();
+            self.catalog.after_write(&conn, before, &touched);
+            drop(conn);
+            if let Some(ix) = self.index.as_deref() {
+                for id in &applied.removed {
+                    ix.remove(*id);
+                }
+                let by_id: HashSet<i64> = applied.reembedded.iter().copied().collect();
+                if !by_id.is_empty() {
+                    let conn = lock(&self.conn);
+                    store::ensure_vectors(&conn, ix, &applied.reembedded)?;
+                }
+            }
+            report.inserted += applied.inserted.len();
+            report.updated += applied.updated.len();
+            report.removed += applied.removed.len();
+            cursor = last;
+            report.cursor = last;
+            if incoming.len() < PULL_BATCH as usize {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The local sync state; with `probe`, the server is asked for the team's head too.
+    pub fn team_status(&self, probe: bool) -> Result<TeamStatus> {
+        let cfg = self.team_config().cloned();
+        let conn = lock(&self.conn);
+        let local = store::team_local(&conn)?;
+        let pending = store::team_pending(&conn)?;
+        let held = store::team_held(&conn)?
+            .into_iter()
+            .filter(|h| h.reason != PROJECT_HOLD)
+            .map(|h| HeldNote { id: h.note_id, skill: h.skill, reason: h.reason })
+            .collect();
+        drop(conn);
+        let mut st = TeamStatus {
+            configured: cfg.is_some(),
+            team: cfg.as_ref().map(|c| c.team.clone()),
+            url: cfg.as_ref().map(|c| c.url.clone()),
+            share: cfg.as_ref().map(|c| c.share.as_str().to_string()),
+            pending,
+            held,
+            ..Default::default()
+        };
+        if let Some(l) = local {
+            st.machine = Some(l.machine);
+            st.cursor = l.cursor;
+            st.last_push_at = l.last_push_at;
+            st.last_pull_at = l.last_pull_at;
+            st.last_error = l.last_error;
+            st.last_error_at = l.last_error_at;
+        }
+        if let (true, Some(cfg)) = (probe, &cfg) {
+            match Remote::connect(cfg).and_then(|mut r| r.head()) {
+                Ok(h) => st.server_head = Some(h),
+                Err(e) => st.server_error = Some(e.to_string()),
+            }
+        }
+        Ok(st)
+    }
+}
+
+/// A note's uid, and why it is held back (if it is), as recorded after a push.
+type Assigned = (i64, String, Option<String>);
+
+/// Turns outbox rows into the events to push, and the uids (and holds) to record here.
+fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, bool>) -> (Vec<Event>, Vec<Assigned>) {
+    let mut events = vec![];
+    let mut assigned: Vec<Assigned> = vec![];
+    // Notes sent whole in this batch: their later hit events are already counted.
+    let mut whole: HashSet<i64> = HashSet::new();
+    // uid and hold decided in this batch, per note.
+    let mut decided: HashMap<i64, (String, Option<String>)> = HashMap::new();
+    for r in rows {
+        let Some(kind) = EventKind::parse(&r.kind) else { continue };
+        if kind == EventKind::Forget {
+            if let Some(uid) = &r.uid {
+                events.push(Event { id: r.id, kind, uid: uid.clone(), note: None, hits: 0 });
+            }
+            continue;
+        }
+        let Some(n) = &r.note else { continue };
+        let held = hold_reason(n, share, opted_out.get(&n.skill).copied().unwrap_or(false));
+        let known = decided.get(&r.note_id).cloned().or_else(|| r.uid.clone().map(|u| (u, r.held.clone())));
+        let uid = known
+            .as_ref()
+            .map(|k| k.0.clone())
+            .unwrap_or_else(|| team::note_uid(&n.skill, &n.scope, &n.project_id, &n.norm_hash));
+        let was_shared = matches!(&known, Some((_, None)));
+        if held.is_some() || !was_shared || known.is_none() {
+            decided.insert(r.note_id, (uid.clone(), held.clone()));
+            assigned.retain(|a| a.0 != r.note_id);
+            assigned.push((r.note_id, uid.clone(), held.clone()));
+        }
+        if held.is_some() {
+            continue;
+        }
+        if !was_shared {
+            // First time the team sees it: the whole note. An outbox 'note' event carries the
+            // hits it was written with (later hits follow as their own events); any other
+            // event sends the note as it is now.
+            let (hits, now_whole) = if kind == EventKind::Note { (r.hits, false) } else { (n.hits, true) };
+            if now_whole {
+                whole.insert(r.note_id);
+            }
+            events.push(Event { id: r.id, kind: EventKind::Note, uid, note: Some(n.clone()), hits });
+            decided.insert(r.note_id, (events.last().map(|e| e.uid.clone()).unwrap_or_default(), None));
+            continue;
+        }
+        if kind == EventKind::Hit && whole.contains(&r.note_id) {
+            continue;
+        }
+        events.push(Event { id: r.id, kind, uid, note: Some(n.clone()), hits: r.hits });
+    }
+    (events, assigned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::store::TeamNote;
+
+    fn note(delta: &str, scope: &str, hits: i64) -> TeamNote {
+        TeamNote {
+            skill: "deploy".into(),
+            scope: scope.into(),
+            project_id: if scope == "project" { "p".into() } else { String::new() },
+            origin_project: "p".into(),
+            source: "agent".into(),
+            kind: "gotcha".into(),
+            intent: String::new(),
+            delta: delta.into(),
+            tags: "[]".into(),
+            pinned: false,
+            hits,
+            norm_hash: crate::memory::norm_hash(delta),
+            created_at: 1,
+            updated_at: 1,
+        }
+    }
+
+    fn row(
+        id: i64,
+        kind: &str,
+        note_id: i64,
+        uid: Option<&str>,
+        held: Option<&str>,
+        hits: i64,
+        n: Option<TeamNote>,
+    ) -> TeamOutboxRow {
+        TeamOutboxRow {
+            id,
+            kind: kind.into(),
+            note_id,
+            uid: uid.map(Into::into),
+            held: held.map(Into::into),
+            hits,
+            note: n,
+        }
+    }
+
+    #[test]
+    fn outbox_rows_become_events() {
+        let ok = note("use --no-cache", "global", 2);
+        let secret = note("token ghp_0123456789abcdefghijABCDEFGHIJ0123456789", "global", 0);
+        let rows = vec![
+            // A new note, then a hit on it in the same batch: note (hits 0) + hit.
+            row(1, "note", 10, None, None, 0, Some(ok.clone())),
+            row(2, "hit", 10, None, None, 1, Some(ok.clone())),
+            // A note with a secret: held, no event.
+            row(3, "note", 11, None, None, 0, Some(secret)),
+            // A note held before, edited clean: sent whole with its current hits; its later
+            // hit in the batch is already counted.
+            row(4, "edit", 12, Some("u12"), Some("secret"), 0, Some(ok.clone())),
+            row(5, "hit", 12, Some("u12"), Some("secret"), 1, Some(ok.clone())),
+            // A project note with share = global: held silently.
+            row(6, "note", 13, None, None, 0, Some(note("repo builds with make", "project", 0))),
+            // A forget of a shared note, a forget of a note the team never had.
+            row(7, "forget", 14, Some("u14"), None, 0, None),
+            row(8, "forget", 15, None, None, 0, None),
+            // A pin of a note deleted since: nothing to send.
+            row(9, "pin", 16, Some("u16"), None, 0, None),
+        ];
+        let (events, assigned) = events_of(&rows, Share::Global, &HashMap::new());
+        let got: Vec<(i64, EventKind, i64)> = events.iter().map(|e| (e.id, e.kind, e.hits)).collect();
+        assert_eq!(
+            got,
+            vec![(1, EventKind::Note, 0), (2, EventKind::Hit, 1), (4, EventKind::Note, 2), (7, EventKind::Forget, 0)]
+        );
+        assert_eq!(events[2].uid, "u12", "a uid, once given, is kept");
+        let held: Vec<(i64, bool)> = assigned.iter().map(|a| (a.0, a.2.is_some())).collect();
+        assert_eq!(held, vec![(10, false), (11, true), (12, false), (13, true)]);
+        assert!(assigned[1].2.as_deref().unwrap().contains("GitHub token"));
+        assert_eq!(assigned[3].2.as_deref(), Some(PROJECT_HOLD));
+        // With global+project, the project note goes; an opted-out skill holds everything.
+        let (events, _) = events_of(&rows[5..6], Share::GlobalAndProject, &HashMap::new());
+        assert_eq!(events.len(), 1);
+        let out = HashMap::from([("deploy".to_string(), true)]);
+        let (events, assigned) = events_of(&rows[..2], Share::Global, &out);
+        assert!(events.is_empty());
+        assert!(assigned[0].2.as_deref().unwrap().contains("opted out"));
+    }
+}

@@ -1,0 +1,63 @@
+//! Team memory: a team's machines share their notes through a PostgreSQL server, while
+//! SQLite stays the place every recall reads from (docs/team.md).
+//!
+//! - [`config`]: the `[team]` section.
+//! - [`server`]: the server schema (created and migrated here), the team claim, push, pull,
+//!   `LISTEN`.
+//! - [`redact`]: the pass that keeps notes that look like they hold secrets on this machine.
+//! - [`backoff`]: retry delays.
+//!
+//! The local half (outbox, uids, cursor, applying a pull) is SQL over the notes table and
+//! lives in [`crate::memory::store`] ("team sync"); the engine (`engine/team.rs`) drives a
+//! sync: push the outbox in batches, then pull from the cursor, embedding pulled notes with
+//! its own embedder. Knows nothing of the engine, the server or the wire.
+
+pub mod backoff;
+pub mod config;
+pub mod redact;
+pub mod scratch;
+pub mod server;
+
+pub use config::{Share, TeamConfig};
+
+/// A note's team id: the hash of its skill, scope, project partition and lesson (normalised)
+/// at the time it was first shared, so that two machines writing the same lesson get the same
+/// id, and an edit keeps it.
+pub fn note_uid(skill: &str, scope: &str, project_id: &str, norm_hash: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [skill, scope, project_id, norm_hash] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new machine id: random enough to never meet another's (the clock, the process, the
+/// data directory and the host name, hashed).
+pub fn new_machine_id(data_dir: &std::path::Path) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    h.update(t.to_le_bytes());
+    h.update(std::process::id().to_le_bytes());
+    h.update(data_dir.display().to_string().as_bytes());
+    if let Ok(host) = std::fs::read_to_string("/etc/hostname") {
+        h.update(host.as_bytes());
+    }
+    let addr = &h as *const _ as usize;
+    h.update(addr.to_le_bytes());
+    h.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uid_is_stable_and_separates_its_parts() {
+        let a = super::note_uid("jq", "global", "", "abc");
+        assert_eq!(a, super::note_uid("jq", "global", "", "abc"));
+        assert_ne!(a, super::note_uid("jq", "project", "", "abc"));
+        assert_ne!(super::note_uid("ab", "c", "", ""), super::note_uid("a", "bc", "", ""));
+        assert_eq!(a.len(), 32);
+    }
+}

@@ -1,0 +1,454 @@
+//! Team memory through a REAL PostgreSQL server that each test starts for itself (initdb in a
+//! temporary folder, a free loopback port, stopped on drop), and data directories standing for
+//! machines. Fails, saying to install PostgreSQL, where its binaries are missing.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use skillmem::team::scratch::ScratchServer;
+
+const PW_A: &str = "pw-alpha";
+const PW_B: &str = "pw-beta";
+
+/// A server with two team roles and one database owned by the first.
+fn server() -> ScratchServer {
+    let pg = ScratchServer::start().unwrap_or_else(|e| panic!("cannot start a scratch PostgreSQL server: {e}"));
+    pg.admin_sql(
+        "postgres",
+        &format!("CREATE ROLE team_a LOGIN PASSWORD '{PW_A}'; CREATE ROLE team_b LOGIN PASSWORD '{PW_B}';"),
+    )
+    .unwrap();
+    // Not in a transaction block: a statement of its own.
+    pg.admin_sql("postgres", "CREATE DATABASE skillmem OWNER team_a").unwrap();
+    pg
+}
+
+/// One machine: its own data directory and home, a workspace with the `deploy` skill and a
+/// skillmem.toml naming the team.
+struct Machine {
+    w: common::World,
+    password: String,
+}
+
+impl Machine {
+    fn new(pg: &ScratchServer, role: &str, password: &str, team: &str, extra: &str) -> Machine {
+        let w = common::World::new();
+        w.enabled_skill("deploy");
+        let m = Machine { w, password: password.into() };
+        m.configure(&pg.url(role, "skillmem"), team, extra);
+        m
+    }
+
+    fn configure(&self, url: &str, team: &str, extra: &str) {
+        std::fs::write(
+            self.w.ws.join("skillmem.toml"),
+            format!(
+                "project_id = \"proj-1\"\n{extra}\n[team]\nurl = \"{url}\"\nteam = \"{team}\"\npassword_env = \"SKILLMEM_TEAM_PW\"\n"
+            ),
+        )
+        .unwrap();
+    }
+
+    fn envs(&self) -> Vec<(&'static str, String)> {
+        let mut e = self.w.envs();
+        e.push(("SKILLMEM_TEAM_PW", self.password.clone()));
+        e
+    }
+
+    /// Runs the CLI; returns (status, stdout, stderr).
+    fn cli(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+            .args(args)
+            .current_dir(&self.w.ws)
+            .envs(self.envs())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let (code, out, err) = self.cli(&a);
+        assert_eq!(code, 0, "skillmem {args:?} failed: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+    }
+
+    fn sync(&self) -> Value {
+        self.json(&["sync"])
+    }
+
+    fn sync_err(&self) -> String {
+        let (code, out, err) = self.cli(&["sync"]);
+        assert_ne!(code, 0, "sync should fail: {out}");
+        err
+    }
+
+    fn note(&self, delta: &str) -> i64 {
+        let r = self.json(&[
+            "note",
+            "deploy",
+            "--kind",
+            "gotcha",
+            "--scope",
+            "global",
+            "--intent",
+            "deploy to staging",
+            "--delta",
+            delta,
+        ]);
+        r["id"].as_i64().unwrap()
+    }
+
+    fn recall(&self) -> Vec<Value> {
+        self.json(&["recall", "deploy", "--intent", "deploy to staging"])["notes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn deltas(&self) -> Vec<String> {
+        let mut d: Vec<String> = self.recall().iter().map(|n| n["delta"].as_str().unwrap().to_string()).collect();
+        d.sort();
+        d
+    }
+
+    fn find(&self, delta: &str) -> Value {
+        self.recall().into_iter().find(|n| n["delta"] == delta).unwrap_or_else(|| panic!("no note {delta:?} here"))
+    }
+}
+
+fn count(pg: &ScratchServer, sql: &str) -> i64 {
+    pg.admin("skillmem").unwrap().query_one(sql, &[]).unwrap().get(0)
+}
+
+#[test]
+fn a_note_travels_and_pins_edits_and_forgets_follow_it() {
+    let pg = server();
+    // A embeds with the hash embedder, B with the static one: vectors are not shared.
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "[embedding]\nprovider = \"hash\"");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let lesson = "the deploy skill needs --no-cache on the staging cluster";
+    a.note(lesson);
+    let r = a.sync();
+    assert_eq!(r["pushed"], 1, "{r}");
+    let r = b.sync();
+    assert_eq!(r["inserted"], 1, "{r}");
+
+    // B's next skill load recalls it, through the protocol.
+    let dir = b.w.ws.join(".claude/skills/deploy");
+    let envs = b.envs();
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut c =
+        skillmem::client::Client::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_skillmem")), &envs, true).unwrap();
+    c.initialize(&b.w.ws, json!({})).unwrap();
+    let got = common::load(&mut c, "c1", "deploy", &dir, Some("deploy to staging"));
+    assert!(got["append"].as_str().unwrap_or("").contains("--no-cache"), "{got}");
+    c.shutdown().unwrap();
+    // Embedded on B by B's own embedder.
+    let stats = b.json(&["stats"]);
+    assert_eq!(stats["embedding"]["stale"], 0, "{stats}");
+    assert!(stats["embedding"]["model"].as_str().unwrap().starts_with("static"), "{stats}");
+
+    // B pins and edits it; A sees both.
+    let id_b = b.find(lesson)["id"].as_i64().unwrap();
+    b.json(&["pin", &id_b.to_string()]);
+    let edited = "the deploy skill needs --no-cache and --pull on the staging cluster";
+    b.json(&["edit", &id_b.to_string(), "--delta", edited]);
+    let r = b.sync();
+    assert_eq!(r["pushed"], 2, "{r}");
+    let r = a.sync();
+    assert!(r["updated"].as_i64().unwrap() >= 1, "{r}");
+    let n = a.find(edited);
+    assert_eq!(n["pinned"], true, "{n}");
+    assert_eq!(a.deltas(), vec![edited.to_string()]);
+
+    // A forgets it: it disappears from B, and the server keeps a tombstone.
+    let id_a = n["id"].as_i64().unwrap();
+    a.json(&["forget", &id_a.to_string()]);
+    a.sync();
+    let r = b.sync();
+    assert_eq!(r["removed"], 1, "{r}");
+    assert!(b.deltas().is_empty());
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE deleted AND delta = ''"), 1);
+    // Syncing again moves nothing.
+    let r = a.sync();
+    assert_eq!(
+        (r["pushed"].as_i64(), r["inserted"].as_i64(), r["removed"].as_i64()),
+        (Some(0), Some(0), Some(0)),
+        "{r}"
+    );
+}
+
+#[test]
+fn the_same_lesson_written_on_both_machines_is_one_note_with_hits_merged() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let lesson = "run migrations before restarting the workers";
+    a.note(lesson);
+    b.note("Run migrations before restarting the workers.");
+    a.sync();
+    b.sync();
+    a.sync();
+    for m in [&a, &b] {
+        let notes = m.recall();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0]["hits"], 1, "both writes count: {notes:?}");
+    }
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 1);
+    assert_eq!(count(&pg, "SELECT hits FROM skillmem.notes"), 1);
+}
+
+#[test]
+fn a_server_stopped_in_the_middle_of_a_push_loses_nothing_and_duplicates_nothing() {
+    let pg = server();
+    // Twenty different lessons, not merged as near duplicates.
+    let exact = "[memory]\ndedup_threshold = 1.0";
+    let a = Machine::new(&pg, "team_a", PW_A, "core", exact);
+    let b = Machine::new(&pg, "team_a", PW_A, "core", exact);
+    a.sync(); // the schema and the team exist
+    for i in 0..20 {
+        a.note(&format!("lesson {i} about the staging cluster"));
+    }
+    // Hold the team's push lock, so that A's push waits inside its transaction.
+    let mut admin = pg.admin("skillmem").unwrap();
+    admin.execute("SELECT pg_advisory_lock(hashtext('skillmem:' || 'core'))", &[]).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .args(["sync"])
+        .current_dir(&a.w.ws)
+        .envs(a.envs())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let waiting: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillmem' AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if waiting > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the push never reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pg.stop().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("team server"), "{err}");
+    // Nothing lost: every change still waits, and recall works meanwhile.
+    let st = a.json(&["sync", "status", "--offline"]);
+    assert_eq!(st["pending"], 20, "{st}");
+    assert!(st["lastError"].as_str().unwrap().contains("team server"), "{st}");
+    assert_eq!(a.recall().len(), 20);
+
+    pg.start_again().unwrap();
+    let r = a.sync();
+    assert_eq!(r["pushed"], 20, "{r}");
+    let r = a.sync();
+    assert_eq!(r["pushed"], 0, "{r}");
+    let r = b.sync();
+    assert_eq!(r["inserted"], 20, "{r}");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 20);
+    assert_eq!(b.recall().len(), 20);
+}
+
+#[test]
+fn a_batch_sent_twice_applies_once() {
+    // The case where the server committed a push and the answer was lost: the retry sends the
+    // same events, and the server skips what it applied.
+    use skillmem::memory::store::TeamNote;
+    use skillmem::team::server::{Event, EventKind, Remote};
+    let pg = server();
+    let cfg = skillmem::team::TeamConfig {
+        url: pg.url("team_a", "skillmem"),
+        password_env: Some("SKILLMEM_TEST_PW_TWICE".into()),
+        team: "core".into(),
+        share: skillmem::team::Share::Global,
+    };
+    std::env::set_var("SKILLMEM_TEST_PW_TWICE", PW_A);
+    let mut r = Remote::connect(&cfg).unwrap();
+    let note = TeamNote {
+        skill: "deploy".into(),
+        scope: "global".into(),
+        project_id: String::new(),
+        origin_project: "p".into(),
+        source: "agent".into(),
+        kind: "gotcha".into(),
+        intent: String::new(),
+        delta: "x".into(),
+        tags: "[]".into(),
+        pinned: false,
+        hits: 0,
+        norm_hash: "h".into(),
+        created_at: 1,
+        updated_at: 1,
+    };
+    let events = vec![
+        Event { id: 1, kind: EventKind::Note, uid: "u1".into(), note: Some(note.clone()), hits: 0 },
+        Event { id: 2, kind: EventKind::Hit, uid: "u1".into(), note: Some(note), hits: 1 },
+    ];
+    assert_eq!(r.push("m1", &events).unwrap().applied, 2);
+    assert_eq!(r.push("m1", &events).unwrap().applied, 0);
+    assert_eq!(count(&pg, "SELECT hits FROM skillmem.notes"), 1);
+    assert_eq!(r.pull(0, 10).unwrap().len(), 1);
+}
+
+#[test]
+fn a_note_with_an_api_key_is_not_pushed_and_says_so() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    a.note("export OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno before deploying");
+    a.note("deploys need the VPN up");
+    // A skill that opted out keeps its notes here.
+    a.w.skill("private", "---\nname: NAME\ndescription: d\nskill-memory:\n  enabled: true\n  share: false\n---\n");
+    a.json(&["note", "private", "--kind", "fix", "--scope", "global", "--delta", "our internal host is build-7"]);
+    let (code, out, _) = a.cli(&["sync"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("not pushed") && out.contains("secret") && out.contains("API key"), "{out}");
+    assert!(out.contains("opted out"), "{out}");
+    let st = a.json(&["sync", "status", "--offline"]);
+    assert_eq!(st["held"].as_array().unwrap().len(), 2, "{st}");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE skill = 'private'"), 0);
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE delta LIKE '%sk-proj%'"), 0);
+    b.sync();
+    assert_eq!(b.deltas(), vec!["deploys need the VPN up".to_string()]);
+    // Still recalled on A.
+    assert_eq!(a.recall().len(), 2);
+}
+
+#[test]
+fn a_team_cannot_read_another_teams_notes() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "alpha", "");
+    a.note("alpha's secret sauce is caching");
+    a.sync();
+    let c = Machine::new(&pg, "team_b", PW_B, "beta", "");
+    let r = c.sync();
+    assert_eq!(r["pulled"], 0, "{r}");
+    assert!(c.deltas().is_empty());
+    // Naming the other team does not help: the team belongs to another role.
+    c.configure(&pg.url("team_b", "skillmem"), "alpha", "");
+    let err = c.sync_err();
+    assert!(err.contains("belongs to the PostgreSQL role team_a"), "{err}");
+    // Row-level security, not the client, keeps the rows apart.
+    let mut cfg: postgres::Config = pg.url("team_b", "skillmem").parse().unwrap();
+    cfg.password(PW_B);
+    let mut direct = cfg.connect(postgres::NoTls).unwrap();
+    let seen: i64 = direct.query_one("SELECT count(*) FROM skillmem.notes", &[]).unwrap().get(0);
+    assert_eq!(seen, 0);
+    let n = direct.execute("UPDATE skillmem.notes SET delta = 'defaced' WHERE team = 'alpha'", &[]).unwrap();
+    assert_eq!(n, 0);
+    assert!(direct
+        .execute(
+            "INSERT INTO skillmem.notes (team, uid, seq, origin, skill, scope, project_id, origin_project, source, kind, intent, delta, tags, pinned, hits, norm_hash, created_at, updated_at)
+             VALUES ('alpha', 'x', 1, 'm', 's', 'global', '', '', 'agent', 'gotcha', '', 'planted', '[]', false, 0, 'h', 0, 0)",
+            &[],
+        )
+        .is_err());
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE team = 'alpha'"), 1);
+}
+
+#[test]
+fn a_wrong_password_an_unreachable_host_and_a_newer_schema_each_say_so_and_recall_keeps_working() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    a.note("tag the release before deploying");
+    a.sync();
+
+    let wrong = Machine { w: common::World::new(), password: "not-the-password".into() };
+    wrong.w.enabled_skill("deploy");
+    wrong.configure(&pg.url("team_a", "skillmem"), "core", "");
+    wrong.note("a local lesson");
+    let err = wrong.sync_err();
+    assert!(err.contains("refused the login"), "{err}");
+    assert_eq!(wrong.deltas(), vec!["a local lesson".to_string()]);
+
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let gone = Machine::new(&pg, "team_a", PW_A, "core", "");
+    gone.configure(&format!("postgres://team_a@127.0.0.1:{free}/skillmem?sslmode=disable"), "core", "");
+    gone.note("another local lesson");
+    let err = gone.sync_err();
+    assert!(err.contains("cannot reach the team server"), "{err}");
+    assert_eq!(gone.deltas(), vec!["another local lesson".to_string()]);
+    let st = gone.json(&["sync", "status"]);
+    assert!(st["serverError"].as_str().unwrap().contains("cannot reach"), "{st}");
+    assert_eq!(st["pending"], 1, "{st}");
+
+    pg.admin_sql("skillmem", "UPDATE skillmem.version SET version = 99").unwrap();
+    a.note("a lesson written while the server is too new");
+    let err = a.sync_err();
+    assert!(err.contains("newer than this skillmem knows"), "{err}");
+    assert_eq!(a.recall().len(), 2);
+}
+
+#[test]
+fn project_notes_are_shared_only_with_global_plus_project_and_the_same_project() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    for m in [&a, &b] {
+        let toml = std::fs::read_to_string(m.w.ws.join("skillmem.toml")).unwrap();
+        std::fs::write(m.w.ws.join("skillmem.toml"), format!("{toml}share = \"global+project\"\n")).unwrap();
+    }
+    let c = Machine::new(&pg, "team_a", PW_A, "core", "");
+    a.json(&["note", "deploy", "--kind", "fix", "--scope", "project", "--delta", "this repo deploys with make ship"]);
+    a.note("a global lesson");
+    a.sync();
+    b.sync();
+    c.sync();
+    assert_eq!(b.deltas().len(), 2, "{:?}", b.deltas());
+    assert_eq!(c.deltas(), vec!["a global lesson".to_string()]);
+}
+
+#[test]
+fn serve_syncs_in_the_background_within_seconds() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    a.sync();
+    let spawn = |m: &Machine| {
+        let envs = m.envs();
+        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut c = skillmem::client::Client::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_skillmem")), &envs, false)
+            .unwrap();
+        c.initialize(&m.w.ws, json!({})).unwrap();
+        c
+    };
+    let mut ca = spawn(&a);
+    let mut cb = spawn(&b);
+    common::ok(
+        ca.request(
+            "skillmem/note",
+            json!({ "skill": "deploy", "kind": "gotcha", "intent": "deploy to staging", "scope": "global",
+                    "delta": "staging needs the feature flag on" }),
+        )
+        .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = cb.request("skillmem/recall", json!({"skill": "deploy", "intent": "deploy to staging"})).unwrap();
+        let found = r["result"]["notes"].as_array().is_some_and(|n| !n.is_empty());
+        if found {
+            break;
+        }
+        assert!(Instant::now() < deadline, "B never saw A's note: {r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    ca.shutdown().unwrap();
+    cb.shutdown().unwrap();
+}
