@@ -6,13 +6,19 @@
 //! project identity. Every method is synchronous and blocking; none knows JSON-RPC.
 //!
 //! The operations are grouped by domain: [`memory`] (tool events, notes, recall, stats),
-//! [`historian`], [`distill`] and [`skills`] (session skills).
+//! [`historian`], [`distill`], [`skills`] (session skills) and [`curate`] (listing, scope
+//! moves, merges, preview, export, import, doctor).
 
+mod curate;
 mod distill;
 mod historian;
 mod memory;
 mod skills;
 
+pub use curate::{
+    parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
+    ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
+};
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{
