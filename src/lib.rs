@@ -32,5 +32,6 @@ pub mod project;
 pub mod protocol;
 pub mod server;
 pub mod skills;
+pub mod ui;
 
 pub use error::{Error, Result};

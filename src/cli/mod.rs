@@ -129,6 +129,16 @@ pub enum Command {
         #[arg(long)]
         fix: bool,
     },
+    /// A local web dashboard: read, search, curate and preview the memory, manage session
+    /// skills. Serves on 127.0.0.1 only and prints its URL with a random token.
+    Ui {
+        /// The port (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not open a browser.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Play a short host session against a child `skillmem serve`, printing each exchange.
     Demo,
     /// Measure recall quality on a labelled set.
@@ -238,6 +248,14 @@ pub enum BenchCommand {
         /// copy of its links).
         #[arg(long)]
         hnsw_rs: bool,
+    },
+    /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
+    Ui {
+        #[arg(long, default_value_t = 10_000)]
+        notes: usize,
+        /// Requests per view.
+        #[arg(long, default_value_t = 50)]
+        rounds: usize,
     },
     /// `skillmem serve` as a host sees it: toolAfter round trips, spawn to first recall, writes, RSS.
     Recall {
@@ -372,6 +390,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Command::Import { file } => curate::import(g, &engine(g)?, &file)?,
         Command::Doctor { fix } => return curate::doctor(g, &engine(g)?, fix),
+        Command::Ui { port, no_open } => curate::ui(g, port, no_open)?,
+        Command::Bench { what: BenchCommand::Ui { notes, rounds } } => curate::bench_ui(g, notes, rounds)?,
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { file, embedding } } => eval::run(g, &file, embedding.as_deref())?,
         Command::Bench {
