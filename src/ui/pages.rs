@@ -91,11 +91,21 @@ fn err_page(ui: &Shared, e: ApiError) -> Response {
 
 // ---- overview ----------------------------------------------------------------------------
 
-/// An SVG bar chart of notes written and used per day, drawn here.
-fn chart(days: &[DayActivity]) -> String {
-    if days.is_empty() {
+/// An SVG bar chart of notes written and used per day over the last `span` days (today
+/// last), drawn here.
+fn chart(active: &[DayActivity], span: i64) -> String {
+    if active.is_empty() {
         return "<p class=\"muted\">No notes written or used in the last 30 days.</p>".into();
     }
+    let today = crate::db::now_ms();
+    let days: Vec<DayActivity> = (0..span)
+        .rev()
+        .map(|back| {
+            let d = day(today - back * 86_400_000);
+            active.iter().find(|a| a.day == d).cloned().unwrap_or(DayActivity { day: d, written: 0, used: 0 })
+        })
+        .collect();
+    let days = &days[..];
     let max = days.iter().map(|d| d.written.max(d.used)).max().unwrap_or(1).max(1) as f64;
     let (w, h, bw) = (720.0, 160.0, 720.0 / days.len() as f64);
     let mut bars = String::new();
@@ -182,7 +192,7 @@ pub async fn overview(State(ui): State<Shared>) -> Response {
         b.push_str("</tbody></table>");
     }
     b.push_str("<h2>Notes written and used, last 30 days</h2>");
-    b.push_str(&chart(&activity));
+    b.push_str(&chart(&activity, 30));
     b.push_str("<h2>Projects seen</h2><ul class=\"projects\">");
     for (p, n) in &projects {
         b.push_str(&format!("<li><code>{}</code> · {n} notes</li>", esc(p)));
