@@ -296,7 +296,7 @@ fn params_of<M: Method>(q: &HashMap<String, String>) -> Result<M::Params, ApiErr
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
             _ => match v.parse::<i64>() {
-                Ok(n) if k != "skill" && k != "search" && k != "intent" => json!(n),
+                Ok(n) if !["skill", "search", "intent", "projectId"].contains(&k.as_str()) => json!(n),
                 _ => Value::String(v.clone()),
             },
         };
@@ -377,4 +377,39 @@ async fn api_update(State(ui): State<Shared>, body: axum::body::Bytes) -> Result
     let v: Value = serde_json::from_slice(&body).map_err(|e| Error::invalid(format!("the body is not JSON: {e}")))?;
     let p: UpdateParams = crate::protocol::parse::<Update>(Update::NAME, v)?;
     Ok(start_job::<Update>(&ui, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_read_from_cookies_and_queries() {
+        let cookies: &[(&str, Option<&str>)] = &[
+            ("skillmem_ui=abc", Some("abc")),
+            ("a=1; skillmem_ui=abc; b=2", Some("abc")),
+            ("skillmem_uix=abc", None),
+            ("xskillmem_ui=abc", None),
+            ("", None),
+        ];
+        for (c, want) in cookies {
+            let mut h = HeaderMap::new();
+            h.insert(header::COOKIE, HeaderValue::from_str(c).unwrap());
+            assert_eq!(cookie_token(&h).as_deref(), *want, "{c:?}");
+        }
+        let queries: &[(Option<&str>, Option<&str>)] = &[
+            (Some("token=abc"), Some("abc")),
+            (Some("kind=fix&token=abc"), Some("abc")),
+            (Some("xtoken=abc"), None),
+            (Some("token"), None),
+            (None, None),
+        ];
+        for (q, want) in queries {
+            assert_eq!(query_token(*q).as_deref(), *want, "{q:?}");
+        }
+        assert!(same("abc", "abc") && !same("abc", "abd") && !same("abc", "ab"));
+        let t = new_token().unwrap();
+        assert_eq!(t.len(), 32);
+        assert_ne!(t, new_token().unwrap());
+    }
 }

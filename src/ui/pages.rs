@@ -97,7 +97,8 @@ fn chart(active: &[DayActivity], span: i64) -> String {
     if active.is_empty() {
         return "<p class=\"muted\">No notes written or used in the last 30 days.</p>".into();
     }
-    let today = crate::db::now_ms();
+    let today =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let days: Vec<DayActivity> = (0..span)
         .rev()
         .map(|back| {
