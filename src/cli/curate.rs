@@ -239,9 +239,9 @@ pub fn bench_ui(g: &Global, notes: usize, rounds: usize) -> Result<()> {
     let mut g2 = g.clone();
     g2.data_dir = Some(tmp.path().join("data"));
     g2.workspace = Some(tmp.path().to_path_buf());
-    // The page lists notes and never embeds: the notes are written without vectors (embedding
-    // off), so that only exact duplicates fold and every synthetic note is kept.
-    std::fs::write(tmp.path().join("skillmem.toml"), "[embedding]\nprovider = \"off\"\n")?;
+    // Every note gets a vector of the default embedder, as in real use (rows carry their
+    // vector); duplicate detection only folds identical vectors, so every synthetic note is kept.
+    std::fs::write(tmp.path().join("skillmem.toml"), "[memory]\ndedup_threshold = 0.99999\n")?;
     let engine = super::engine(&g2)?;
     let words = [
         "jq", "filter", "null", "array", "raw", "output", "slurp", "stream", "keys", "select", "map", "reduce", "path",

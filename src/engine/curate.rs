@@ -499,7 +499,9 @@ impl Engine {
             .into_iter()
             .zip(vectors)
             .map(|(n, vector)| store::ImportRow {
-                project_id: n.project_id.clone(),
+                // A project note without its projectId (written by hand) belongs to the
+                // project it was written from.
+                project_id: if n.project_id.is_empty() { n.origin_project.clone() } else { n.project_id.clone() },
                 note: Note {
                     id: 0,
                     skill: n.skill,

@@ -691,9 +691,12 @@ pub fn list(conn: &Connection, q: &ListQuery<'_>) -> Result<(i64, Vec<Listed>)> 
     args.push(rusqlite::types::Value::Integer(q.offset as i64));
     let n = args.len();
     let cols: String = NOTE_COLUMNS.split(", ").map(|c| format!("notes.{c}")).collect::<Vec<_>>().join(", ");
+    // The page's ids first (sorted from the index where the filters allow, without reading
+    // every row), then only their rows.
     let mut stmt = conn.prepare(&format!(
         "SELECT {cols}, notes.project_id, (notes.vector IS NOT NULL AND notes.vector_model = ?{model_arg})
-         FROM notes WHERE {wh} ORDER BY {order} LIMIT ?{} OFFSET ?{n}",
+         FROM notes WHERE notes.id IN (SELECT notes.id FROM notes WHERE {wh} ORDER BY {order} LIMIT ?{} OFFSET ?{n})
+         ORDER BY {order}",
         n - 1
     ))?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
