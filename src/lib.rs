@@ -26,5 +26,6 @@ pub mod skillmd;
 pub mod skills;
 pub mod team;
 pub mod text;
+pub mod ui;
 
 pub use error::{Error, Result};

@@ -64,18 +64,18 @@ fn core_domains_know_nothing_of_the_engine_or_the_doors() {
             "progress.rs",
             "config.rs",
         ],
-        &["engine", "server", "protocol", "hosts", "cli", "client"],
+        &["engine", "server", "protocol", "hosts", "cli", "client", "ui"],
     );
 }
 
 #[test]
 fn the_engine_knows_no_door() {
-    check(&["engine"], &["server", "protocol", "hosts", "cli", "client"]);
+    check(&["engine"], &["server", "protocol", "hosts", "cli", "client", "ui"]);
 }
 
 #[test]
 fn the_wire_types_know_no_transport() {
-    check(&["protocol"], &["server", "hosts", "cli", "client"]);
+    check(&["protocol"], &["server", "hosts", "cli", "client", "ui"]);
 }
 
 #[test]

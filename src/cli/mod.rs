@@ -4,6 +4,7 @@
 //! stdout through [`out`]; errors go to stderr with a non-zero exit code.
 
 mod bench;
+mod curate;
 mod demo;
 mod eval;
 mod historian;
@@ -103,6 +104,41 @@ pub enum Command {
         /// How many days of skill uses to list per day (default 14; 0: none).
         #[arg(long)]
         days: Option<u32>,
+    },
+    /// List every note (of one skill), with filters, search and sort.
+    Notes(curate::NotesArgs),
+    /// Write notes with their metadata, content hash and embedder id (no vectors).
+    Export {
+        #[arg(long)]
+        skill: Option<String>,
+        /// project or global.
+        #[arg(long)]
+        scope: Option<String>,
+        /// jsonl (default; what import reads) or md.
+        #[arg(long, default_value = "jsonl")]
+        format: String,
+        /// Write to this file instead of stdout.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Read an export (JSONL, `-` for stdin) in one transaction: duplicates bump hits, a
+    /// malformed line aborts the whole import.
+    Import { file: PathBuf },
+    /// Check the data directory, schema, indexes, embedder and host wiring; say what to do.
+    Doctor {
+        /// Repair what can be repaired (rebuild the full-text index).
+        #[arg(long)]
+        fix: bool,
+    },
+    /// A local web dashboard: read, search, curate and preview the memory, manage session
+    /// skills. Serves on 127.0.0.1 only and prints its URL with a random token.
+    Ui {
+        /// The port (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not open a browser.
+        #[arg(long)]
+        no_open: bool,
     },
     /// Play a short host session against a child `skillmem serve`, printing each exchange.
     Demo,
@@ -223,6 +259,14 @@ pub enum BenchCommand {
         /// copy of its links).
         #[arg(long)]
         hnsw_rs: bool,
+    },
+    /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
+    Ui {
+        #[arg(long, default_value_t = 10_000)]
+        notes: usize,
+        /// Requests per view.
+        #[arg(long, default_value_t = 50)]
+        rounds: usize,
     },
     /// `skillmem serve` as a host sees it: toolAfter round trips, spawn to first recall, writes, RSS.
     Recall {
@@ -351,6 +395,19 @@ pub fn run(cli: Cli) -> Result<u8> {
             let r = call::<Stats>(&engine(g)?, StatsParams { project_id, days })?;
             emit(g, &r, human_stats)?;
         }
+        Command::Notes(a) => curate::notes(g, &engine(g)?, a)?,
+        Command::Export { skill, scope, format, output } => {
+            let format = match format.as_str() {
+                "jsonl" => skillmem::engine::ExportFormat::Jsonl,
+                "md" => skillmem::engine::ExportFormat::Md,
+                f => anyhow::bail!("format {f:?}: use jsonl or md"),
+            };
+            curate::export(g, &engine(g)?, skill, scope, format, output)?
+        }
+        Command::Import { file } => curate::import(g, &engine(g)?, &file)?,
+        Command::Doctor { fix } => return curate::doctor(g, &engine(g)?, fix),
+        Command::Ui { port, no_open } => curate::ui(g, port, no_open)?,
+        Command::Bench { what: BenchCommand::Ui { notes, rounds } } => curate::bench_ui(g, notes, rounds)?,
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { file, embedding } } => eval::run(g, &file, embedding.as_deref())?,
         Command::Bench {

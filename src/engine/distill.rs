@@ -212,7 +212,7 @@ impl Engine {
         Ok(r)
     }
 
-    fn duplicate_pairs<'a>(
+    pub(super) fn duplicate_pairs<'a>(
         &self,
         project: &str,
         model: &str,

@@ -139,6 +139,11 @@ pub struct Stats {
 /// The description of the `intent` argument the doors add to a host's skill tool.
 pub const INTENT_DESCRIPTION: &str = "Optional: in a few words, what you are about to do with this skill (e.g. \"parse a CSV export\"). Used to recall this skill's most relevant past lessons.";
 
+/// A rendered block (if any), the rung that answered, the ranking, and the rung that found
+/// each matched note.
+pub(super) type BlockOut =
+    (Option<block::Block>, RecallMode, Vec<recall::Ranked>, std::collections::HashMap<i64, RecallMode>);
+
 impl Engine {
     // ---- skill loads -------------------------------------------------------------------
 
@@ -163,7 +168,7 @@ impl Engine {
             return Ok(LoadRecall::nothing(Some(load.skill)));
         }
         let intent = load.intent.filter(|s| !s.trim().is_empty());
-        let out = self.recall_block(&ctx, intent.as_deref(), None, None)?;
+        let out = self.recall_block(&ctx, intent.as_deref(), None, None, true)?;
         Ok(LoadRecall {
             append: out.0.as_ref().map(|b| format!("\n\n{}", b.text)),
             skill: Some(load.skill),
@@ -367,14 +372,16 @@ impl Engine {
         Ok(())
     }
 
-    /// Ranks and renders; marks the surfaced notes as recalled.
-    fn recall_block(
+    /// Ranks and renders; marks the surfaced notes as recalled when `count` (a preview does
+    /// not count).
+    pub(super) fn recall_block(
         &self,
         ctx: &SkillContext,
         intent: Option<&str>,
         max_tokens: Option<usize>,
         limit: Option<usize>,
-    ) -> Result<(Option<block::Block>, RecallMode, Vec<recall::Ranked>)> {
+        count: bool,
+    ) -> Result<BlockOut> {
         let mut conn = lock(&self.conn);
         let budget = Budget {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
@@ -386,7 +393,7 @@ impl Engine {
         let t_rank = t0.elapsed();
         let b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
         let t_render = t0.elapsed();
-        if let Some(b) = &b {
+        if let (Some(b), true) = (&b, count) {
             let before = self.catalog.before_write(&conn);
             store::mark_recalled(&mut conn, &b.note_ids)?;
             self.catalog.after_write(&conn, before, &[]);
@@ -399,7 +406,7 @@ impl Engine {
             t_render - t_rank,
             t0.elapsed()
         );
-        Ok((b, out.mode, out.notes))
+        Ok((b, out.mode, out.notes, out.found_by))
     }
 
     /// The block a load of `skill` would append for `intent`, with each note's score. Counts
@@ -412,7 +419,7 @@ impl Engine {
         limit: Option<usize>,
     ) -> Result<Recalled> {
         let ctx = self.require_enabled(skill)?;
-        let (b, mode, ranked) = self.recall_block(&ctx, intent, max_tokens, limit)?;
+        let (b, mode, ranked, _) = self.recall_block(&ctx, intent, max_tokens, limit, true)?;
         let Some(b) = b else { return Ok(Recalled { block: None, mode: RecallMode::None, notes: vec![] }) };
         let notes = b
             .note_ids

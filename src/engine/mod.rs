@@ -6,8 +6,10 @@
 //! project identity. Every method is synchronous and blocking; none knows JSON-RPC.
 //!
 //! The operations are grouped by domain: [`memory`] (tool events, notes, recall, stats),
-//! [`historian`], [`distill`] and [`skills`] (session skills).
+//! [`historian`], [`distill`], [`skills`] (session skills) and [`curate`] (listing, scope
+//! moves, merges, preview, export, import, doctor).
 
+mod curate;
 mod distill;
 mod editor;
 mod historian;
@@ -15,6 +17,10 @@ mod memory;
 mod skills;
 mod team;
 
+pub use curate::{
+    parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
+    ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
+};
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
 pub use editor::SkillOverview;
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
@@ -142,6 +148,11 @@ impl Engine {
     /// which each door sets to its own tool's name unless the configuration names one.
     pub fn note_tool(&self) -> &str {
         self.config.memory.note_tool.as_deref().unwrap_or(DEFAULT_NOTE_TOOL)
+    }
+
+    /// The workspace this engine serves, if any.
+    pub fn workspace(&self) -> Option<&std::path::Path> {
+        self.workspace.as_deref()
     }
 
     /// The project identity notes are written and read under.

@@ -236,6 +236,12 @@ impl Catalog {
             *g = None;
         }
     }
+
+    /// Forgets everything, so the next read rebuilds from the store (after a bulk change such
+    /// as an import).
+    pub fn invalidate(&self) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
 
 #[cfg(test)]

@@ -74,6 +74,9 @@ pub struct Ranked {
 pub struct Outcome {
     pub mode: RecallMode,
     pub notes: Vec<Ranked>,
+    /// The rung that found each matched note (`Vector` when the vector rung did, else `Fts`);
+    /// a note not in it was ranked by recency and hits (shown by the dashboard's preview).
+    pub found_by: std::collections::HashMap<i64, RecallMode>,
 }
 
 /// The rungs a ranking may use.
@@ -233,11 +236,12 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let t0 = std::time::Instant::now();
     let cands = p.candidates;
     if cands.is_empty() {
-        return Ok(Outcome { mode: RecallMode::None, notes: vec![] });
+        return Ok(Outcome { mode: RecallMode::None, notes: vec![], found_by: Default::default() });
     }
     let intent = q.intent.map(str::trim).filter(|s| !s.is_empty());
     let mut rel: std::collections::HashMap<i64, f32> = Default::default();
     let mut mode = RecallMode::Recent;
+    let mut found_by: std::collections::HashMap<i64, RecallMode> = Default::default();
     if let Some(intent) = intent {
         let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
         let mut vec_hits = vec![];
@@ -299,6 +303,12 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                     r += 1;
                 }
             }
+        }
+        for (id, _) in &fts_hits {
+            found_by.insert(*id, RecallMode::Fts);
+        }
+        for (id, _) in &vec_hits {
+            found_by.insert(*id, RecallMode::Vector);
         }
         mode = if !vec_hits.is_empty() {
             RecallMode::Vector
@@ -404,7 +414,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         .into_iter()
         .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched }))
         .collect();
-    Ok(Outcome { mode, notes })
+    Ok(Outcome { mode, notes, found_by })
 }
 
 /// A day in milliseconds.

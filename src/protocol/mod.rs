@@ -9,6 +9,7 @@
 //! returns the engine's result. Adding a method is one new type in its family's file (params,
 //! `impl Method` with its `run`) plus its name in the table below.
 
+pub mod curate;
 pub mod historian;
 pub mod memory;
 pub mod skills;
@@ -112,6 +113,10 @@ macro_rules! for_each_method {
                 $crate::protocol::memory::Forget,
                 $crate::protocol::memory::Edit,
                 $crate::protocol::memory::Stats,
+                $crate::protocol::curate::Notes,
+                $crate::protocol::curate::Preview,
+                $crate::protocol::curate::Move,
+                $crate::protocol::curate::Merge,
                 $crate::protocol::historian::TranscriptChunk,
                 $crate::protocol::historian::HistorianResult,
                 $crate::protocol::historian::Distill,

@@ -1,0 +1,343 @@
+//! `skillmem notes`, `export`, `import`, `doctor`: the whole memory from the command line,
+//! through the same engine operations as `skillmem/notes` and the dashboard.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use skillmem::engine::{
+    to_jsonl, to_markdown, CheckStatus, Doctor, Engine, ExportFormat, Imported, NoteFilter, NotePage, NoteSort,
+};
+use skillmem::memory::{Kind, Scope, Source};
+use skillmem::protocol::curate::Notes;
+
+use super::{call, day_of, emit, out, Global};
+
+/// `skillmem notes` options.
+#[derive(Debug, clap::Args)]
+pub struct NotesArgs {
+    /// One skill's notes (default: every skill's).
+    pub skill: Option<String>,
+    /// gotcha, discovery, fix or workflow.
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// project or global.
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// agent or historian.
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Only pinned notes.
+    #[arg(long)]
+    pub pinned: bool,
+    /// Full-text search (every word must match).
+    #[arg(long)]
+    pub search: Option<String>,
+    /// recent (default), hits or recalls.
+    #[arg(long, default_value = "recent")]
+    pub sort: String,
+    /// Every project's notes, not only those visible from this one.
+    #[arg(long)]
+    pub all_projects: bool,
+    /// At most this many notes (default: all).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    #[arg(long)]
+    pub offset: Option<usize>,
+}
+
+fn parse_scope(s: &str) -> Result<Scope> {
+    Scope::parse(s).with_context(|| format!("scope {s:?} is not a scope; use project or global"))
+}
+
+/// The filter the options say.
+pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
+    let kind = match &a.kind {
+        Some(k) => Some(
+            Kind::parse(k)
+                .with_context(|| format!("kind {k:?} is not a note kind; use gotcha, discovery, fix or workflow"))?,
+        ),
+        None => None,
+    };
+    let source = match a.source.as_deref() {
+        None => None,
+        Some("agent") => Some(Source::Agent),
+        Some("historian") => Some(Source::Historian),
+        Some(s) => anyhow::bail!("source {s:?} is not a source; use agent or historian"),
+    };
+    let sort = match a.sort.as_str() {
+        "recent" => NoteSort::Recent,
+        "hits" => NoteSort::Hits,
+        "recalls" => NoteSort::Recalls,
+        s => anyhow::bail!("sort {s:?}: use recent, hits or recalls"),
+    };
+    Ok(NoteFilter {
+        skill: a.skill.clone(),
+        project_id: None,
+        all_projects: a.all_projects,
+        kind,
+        scope: a.scope.as_deref().map(parse_scope).transpose()?,
+        source,
+        pinned: a.pinned.then_some(true),
+        search: a.search.clone(),
+        sort,
+        offset: a.offset,
+        limit: a.limit,
+    })
+}
+
+/// `skillmem notes`.
+pub fn notes(g: &Global, engine: &Engine, a: NotesArgs) -> Result<()> {
+    let f = filter_of(&a)?;
+    let page = if f.limit.is_some() { call::<Notes>(engine, f)? } else { engine.all_notes(&f)? };
+    emit(g, &page, human_notes)
+}
+
+fn human_notes(p: &NotePage) -> String {
+    if p.notes.is_empty() {
+        return format!("no notes ({} match)", p.total);
+    }
+    let mut t = String::new();
+    for n in &p.notes {
+        t.push_str(&format!(
+            "{:>6}  {:<16} {:<9} {:<7} {}{}  hits {} recalls {}  {}\n        {}\n",
+            n.id,
+            n.skill,
+            n.kind,
+            n.scope.as_str(),
+            if n.pinned { "pinned " } else { "" },
+            n.source,
+            n.hits,
+            n.recalls,
+            day_of(n.created_at),
+            n.delta.replace('\n', "\n        ")
+        ));
+    }
+    t.push_str(&format!("{} of {} notes", p.notes.len(), p.total));
+    t
+}
+
+/// `skillmem export`.
+pub fn export(
+    g: &Global,
+    engine: &Engine,
+    skill: Option<String>,
+    scope: Option<String>,
+    format: ExportFormat,
+    output: Option<PathBuf>,
+) -> Result<()> {
+    let scope = scope.as_deref().map(parse_scope).transpose()?;
+    let notes = engine.export_notes(skill.as_deref(), scope)?;
+    let text = match format {
+        ExportFormat::Jsonl => to_jsonl(&notes),
+        ExportFormat::Md => to_markdown(&notes),
+    };
+    match output {
+        Some(p) => {
+            std::fs::write(&p, &text).with_context(|| format!("cannot write {}", p.display()))?;
+            if !g.json {
+                eprintln!("skillmem: exported {} notes to {}", notes.len(), p.display());
+            }
+        }
+        None => out(text.trim_end_matches('\n')),
+    }
+    Ok(())
+}
+
+/// `skillmem import FILE`.
+pub fn import(g: &Global, engine: &Engine, file: &Path) -> Result<()> {
+    let text = if file == Path::new("-") {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("cannot read stdin")?;
+        s
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let r = engine.import_notes(&text)?;
+    emit(g, &r, human_import)
+}
+
+fn human_import(r: &Imported) -> String {
+    let mut t = format!(
+        "read {} notes: {} inserted, {} duplicates (hits bumped), {} embedded by this embedder",
+        r.read, r.inserted, r.duplicates, r.reembedded
+    );
+    for w in &r.warnings {
+        t.push_str(&format!("\nwarning: {w}"));
+    }
+    t
+}
+
+/// `skillmem doctor`: exit code 1 when a check failed.
+pub fn doctor(g: &Global, engine: &Engine, fix: bool) -> Result<u8> {
+    let mut d = engine.doctor(dirs::home_dir().as_deref());
+    if fix && d.checks.iter().any(|c| c.name == "full-text index" && c.status == CheckStatus::Fail) {
+        engine.rebuild_fts()?;
+        eprintln!("skillmem: rebuilt the full-text index");
+        d = engine.doctor(dirs::home_dir().as_deref());
+    }
+    emit(g, &d, human_doctor)?;
+    Ok(if d.failed() { 1 } else { 0 })
+}
+
+fn human_doctor(d: &Doctor) -> String {
+    let mut t = String::new();
+    for c in &d.checks {
+        let mark = match c.status {
+            CheckStatus::Ok => "ok  ",
+            CheckStatus::Warn => "warn",
+            CheckStatus::Fail => "FAIL",
+        };
+        t.push_str(&format!("{mark}  {:<16} {}\n", c.name, c.detail));
+        if let Some(f) = &c.fix {
+            t.push_str(&format!("      {:<16} → {f}\n", ""));
+        }
+    }
+    t.trim_end().to_string()
+}
+
+/// `skillmem ui`: binds 127.0.0.1, prints the URL with its token, opens it unless told not
+/// to, and serves until the process ends.
+pub fn ui(g: &Global, port: u16, no_open: bool) -> Result<()> {
+    let engine = std::sync::Arc::new(super::engine(g)?);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async {
+        let bound = skillmem::ui::bind(engine, port).await.context("cannot listen on 127.0.0.1")?;
+        let url = bound.url();
+        if g.json {
+            out(&serde_json::json!({ "url": url, "port": bound.port() }).to_string());
+        } else {
+            out(&format!("skillmem ui: {url}"));
+            out("(only this machine can reach it; the token in the URL is the key: do not share it)");
+        }
+        if !no_open {
+            open_browser(&url);
+        }
+        bound.serve().await.context("the dashboard stopped")
+    })
+}
+
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let spawned = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        eprintln!("skillmem: could not start {opener}; open the URL above in a browser");
+    }
+}
+
+/// `skillmem bench ui`: a skill with `notes` notes in a fresh data directory, its dashboard
+/// page (50 notes a page) fetched `rounds` times per view over loopback; prints the times.
+pub fn bench_ui(g: &Global, notes: usize, rounds: usize) -> Result<()> {
+    use std::io::Write as _;
+    let tmp = tempfile::tempdir()?;
+    let mut g2 = g.clone();
+    g2.data_dir = Some(tmp.path().join("data"));
+    g2.workspace = Some(tmp.path().to_path_buf());
+    // Every note gets a vector of the default embedder, as in real use (rows carry their
+    // vector); duplicate detection only folds identical vectors, so every synthetic note is kept.
+    std::fs::write(tmp.path().join("skillmem.toml"), "[memory]\ndedup_threshold = 0.99999\n")?;
+    let engine = super::engine(&g2)?;
+    let words = [
+        "jq", "filter", "null", "array", "raw", "output", "slurp", "stream", "keys", "select", "map", "reduce", "path",
+        "string", "number", "csv", "tsv", "object", "merge", "sort", "group", "unique", "limit", "env",
+    ];
+    let mut lines = String::new();
+    let t0 = std::time::Instant::now();
+    for i in 0..notes {
+        let pick = |k: usize| words[(i * 7 + k * 13 + i / 24) % words.len()];
+        let n = skillmem::engine::ExportedNote {
+            id: None,
+            skill: "bench".into(),
+            scope: Scope::Project,
+            project_id: engine.project_id().to_string(),
+            origin_project: engine.project_id().to_string(),
+            source: Source::Agent,
+            kind: Kind::ALL[i % 4],
+            intent: format!("{} the {}", pick(1), pick(2)),
+            delta: format!("lesson {i}: use {} with {} before {} ({})", pick(3), pick(4), pick(5), pick(6)),
+            tags: vec![],
+            hits: (i % 5) as i64,
+            recalls: (i % 3) as i64,
+            pinned: i % 997 == 0,
+            skill_hash: None,
+            created_at: 1_700_000_000_000 + i as i64 * 60_000,
+            updated_at: 1_700_000_000_000 + i as i64 * 60_000,
+            content_hash: None,
+            embedder: None,
+        };
+        lines.push_str(&serde_json::to_string(&n)?);
+        lines.push('\n');
+    }
+    let imported = engine.import_notes(&lines)?;
+    let fill = t0.elapsed();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let bound = rt.block_on(skillmem::ui::bind(std::sync::Arc::new(engine), 0))?;
+    let (port, token) = (bound.port(), bound.token().to_string());
+    rt.spawn(async move { bound.serve().await });
+    let get = |path: &str| -> Result<(u128, usize)> {
+        let t = std::time::Instant::now();
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: skillmem_ui={token}\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut body = vec![];
+        s.read_to_end(&mut body)?;
+        let text = String::from_utf8_lossy(&body);
+        anyhow::ensure!(text.starts_with("HTTP/1.1 200"), "{path}: {}", text.lines().next().unwrap_or(""));
+        Ok((t.elapsed().as_micros(), body.len()))
+    };
+    let views = [
+        ("first page", "/skill/bench".to_string()),
+        ("page 100", "/skill/bench?page=100".to_string()),
+        ("by hits, page 50", "/skill/bench?sort=hits&page=50".to_string()),
+        ("search \"raw csv\"", "/skill/bench?q=raw+csv".to_string()),
+        ("overview", "/".to_string()),
+    ];
+    let mut report = vec![];
+    for (label, path) in &views {
+        get(path)?;
+        let mut times = vec![];
+        let mut size = 0;
+        for _ in 0..rounds.max(1) {
+            let (us, n) = get(path)?;
+            times.push(us);
+            size = n;
+        }
+        times.sort_unstable();
+        let ms = |us: u128| us as f64 / 1000.0;
+        report.push(serde_json::json!({
+            "view": label, "path": path, "bytes": size,
+            "medianMs": ms(times[times.len() / 2]), "p95Ms": ms(times[(times.len() * 95 / 100).min(times.len() - 1)]),
+            "maxMs": ms(times[times.len() - 1]),
+        }));
+    }
+    let v = serde_json::json!({ "notes": imported.inserted, "fillSeconds": fill.as_secs_f64(), "rounds": rounds, "views": report });
+    emit(g, &v, |v| {
+        let mut t = format!(
+            "skill page of {} notes (50 a page), {} rounds each, loopback; filled in {:.1} s\n",
+            v["notes"],
+            v["rounds"],
+            v["fillSeconds"].as_f64().unwrap_or(0.0)
+        );
+        for r in v["views"].as_array().into_iter().flatten() {
+            t.push_str(&format!(
+                "  {:<20} median {:>7.2} ms  p95 {:>7.2} ms  max {:>7.2} ms  ({} bytes)\n",
+                r["view"].as_str().unwrap_or(""),
+                r["medianMs"].as_f64().unwrap_or(0.0),
+                r["p95Ms"].as_f64().unwrap_or(0.0),
+                r["maxMs"].as_f64().unwrap_or(0.0),
+                r["bytes"]
+            ));
+        }
+        t.trim_end().to_string()
+    })?;
+    drop(rt);
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! Curation: `skillmem/notes` (list), `skillmem/preview`, `skillmem/move`, `skillmem/merge`.
+//! docs/protocol.md, "Curation". The dashboard (`skillmem ui`) and the CLI call the same `run`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::memory::IdResult;
+use super::{Cx, Method};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::memory::Scope;
+
+pub use crate::engine::{
+    ListedNote, MoveResult, MoveStatus, NoteFilter as NotesParams, NotePage as NotesResult, NoteSort,
+    Preview as PreviewResult, PreviewNote,
+};
+
+// ---- skillmem/notes -----------------------------------------------------------------------
+
+/// Lists notes: filtered (skill, kind, scope, source, pinned), searched, sorted, paged.
+pub struct Notes;
+
+impl Method for Notes {
+    const NAME: &'static str = "skillmem/notes";
+    const STEM: &'static str = "notes";
+    type Params = NotesParams;
+    type Result = NotesResult;
+
+    fn no_params() -> Option<NotesParams> {
+        Some(NotesParams::default())
+    }
+
+    fn run(engine: &Engine, p: NotesParams, _: &Cx<'_>) -> Result<NotesResult> {
+        engine.list_notes(&p)
+    }
+}
+
+// ---- skillmem/preview ---------------------------------------------------------------------
+
+/// `skillmem/preview` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewParams {
+    /// The skill whose block to preview.
+    pub skill: String,
+    /// What the agent would be about to do.
+    #[serde(default)]
+    pub intent: Option<String>,
+    /// The block's token budget (default `memory.maxTokens`).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+    /// At most this many notes.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// The exact block a load would append, each note's score and the rung that found it. Unlike
+/// `skillmem/recall`, it does not count as a recall.
+pub struct Preview;
+
+impl Method for Preview {
+    const NAME: &'static str = "skillmem/preview";
+    const STEM: &'static str = "preview";
+    type Params = PreviewParams;
+    type Result = PreviewResult;
+
+    fn run(engine: &Engine, p: PreviewParams, _: &Cx<'_>) -> Result<PreviewResult> {
+        engine.preview(&p.skill, p.intent.as_deref(), p.max_tokens, p.limit)
+    }
+}
+
+// ---- skillmem/move ------------------------------------------------------------------------
+
+/// `skillmem/move` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MoveParams {
+    /// The note's id.
+    pub id: i64,
+    /// global: every project sees it; project: back to the project it was written from.
+    pub scope: Scope,
+}
+
+/// Moves a note between project and global scope (an identical note already there absorbs it).
+pub struct Move;
+
+impl Method for Move {
+    const NAME: &'static str = "skillmem/move";
+    const STEM: &'static str = "move";
+    type Params = MoveParams;
+    type Result = MoveResult;
+
+    fn run(engine: &Engine, p: MoveParams, _: &Cx<'_>) -> Result<MoveResult> {
+        engine.move_note(p.id, p.scope)
+    }
+}
+
+// ---- skillmem/merge -----------------------------------------------------------------------
+
+/// `skillmem/merge` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeParams {
+    /// The note that stays.
+    pub keep: i64,
+    /// The note merged into it and deleted (same skill).
+    pub drop: i64,
+}
+
+/// Merges two notes of one skill (a near-duplicate pair): the kept one takes the other's
+/// hits, recalls and pin; the other is deleted.
+pub struct Merge;
+
+impl Method for Merge {
+    const NAME: &'static str = "skillmem/merge";
+    const STEM: &'static str = "merge";
+    type Params = MergeParams;
+    type Result = IdResult;
+
+    fn run(engine: &Engine, p: MergeParams, _: &Cx<'_>) -> Result<IdResult> {
+        engine.merge_notes(p.keep, p.drop)?;
+        Ok(IdResult { id: p.keep })
+    }
+}

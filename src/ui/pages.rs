@@ -1,0 +1,511 @@
+//! The dashboard's pages, rendered on the server with plain format strings (every value
+//! through [`esc`]); the small script in `assets/app.js` posts the actions to the JSON API.
+
+use std::collections::HashMap;
+
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::response::{Html, IntoResponse, Response};
+
+use super::{blocking, ApiError, Shared};
+use crate::engine::{DayActivity, NoteFilter, NoteSort};
+use crate::memory::{Kind, Scope, Source};
+use crate::protocol::curate::Notes;
+use crate::protocol::{Cx, Method};
+
+pub const APP_JS: &str = include_str!("assets/app.js");
+pub const STYLE_CSS: &str = include_str!("assets/style.css");
+
+/// Notes per skill page.
+pub const PAGE: usize = 50;
+
+/// Escapes text for HTML text and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Percent-encodes a URL component.
+pub fn enc(s: &str) -> String {
+    let mut o = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            o.push(b as char);
+        } else {
+            o.push_str(&format!("%{b:02X}"));
+        }
+    }
+    o
+}
+
+fn day(ms: i64) -> String {
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn layout(ui: &Shared, title: &str, active: &str, body: &str) -> Response {
+    let nav = [("/", "Overview"), ("/preview", "What the agent sees"), ("/skills", "Session skills")]
+        .iter()
+        .map(|(href, label)| {
+            let cls = if *label == active { " class=\"active\"" } else { "" };
+            format!("<a href=\"{href}\"{cls}>{label}</a>")
+        })
+        .collect::<Vec<_>>()
+        .join("");
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
+<meta name=\"skillmem-token\" content=\"{token}\"><title>{title} · skillmem</title>\
+<link rel=\"stylesheet\" href=\"/assets/style.css\"><script src=\"/assets/app.js\" defer></script></head>\
+<body><header><strong>skillmem</strong><nav>{nav}</nav></header><main><h1>{title}</h1>\
+<div id=\"error\" class=\"error\" hidden></div>{body}</main></body></html>",
+        token = esc(&ui.token),
+        title = esc(title),
+    );
+    Html(html).into_response()
+}
+
+fn err_page(ui: &Shared, e: ApiError) -> Response {
+    let msg = e.0.to_string();
+    let mut r = layout(ui, "Error", "", &format!("<p class=\"error\">{}</p>", esc(&msg)));
+    *r.status_mut() = axum::http::StatusCode::BAD_REQUEST;
+    r
+}
+
+// ---- overview ----------------------------------------------------------------------------
+
+/// An SVG bar chart of notes written and used per day over the last `span` days (today
+/// last), drawn here.
+fn chart(active: &[DayActivity], span: i64) -> String {
+    if active.is_empty() {
+        return "<p class=\"muted\">No notes written or used in the last 30 days.</p>".into();
+    }
+    let today =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
+    let days: Vec<DayActivity> = (0..span)
+        .rev()
+        .map(|back| {
+            let d = day(today - back * 86_400_000);
+            active.iter().find(|a| a.day == d).cloned().unwrap_or(DayActivity { day: d, written: 0, used: 0 })
+        })
+        .collect();
+    let days = &days[..];
+    let max = days.iter().map(|d| d.written.max(d.used)).max().unwrap_or(1).max(1) as f64;
+    let (w, h, bw) = (720.0, 160.0, 720.0 / days.len() as f64);
+    let mut bars = String::new();
+    for (i, d) in days.iter().enumerate() {
+        let x = i as f64 * bw;
+        let hw = d.written as f64 / max * (h - 20.0);
+        let hu = d.used as f64 / max * (h - 20.0);
+        bars.push_str(&format!(
+            "<g><title>{day}: {w} written, {u} used</title>\
+<rect class=\"written\" x=\"{x1:.1}\" y=\"{y1:.1}\" width=\"{bw2:.1}\" height=\"{hw:.1}\"/>\
+<rect class=\"used\" x=\"{x2:.1}\" y=\"{y2:.1}\" width=\"{bw2:.1}\" height=\"{hu:.1}\"/></g>",
+            day = esc(&d.day),
+            w = d.written,
+            u = d.used,
+            x1 = x + 1.0,
+            x2 = x + bw / 2.0,
+            y1 = h - 16.0 - hw,
+            y2 = h - 16.0 - hu,
+            bw2 = (bw / 2.0 - 1.0).max(1.0),
+        ));
+    }
+    let first = esc(&days[0].day);
+    let last = esc(&days[days.len() - 1].day);
+    format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"notes written and used per day\">{bars}\
+<text x=\"0\" y=\"{ty}\">{first}</text><text x=\"{w}\" y=\"{ty}\" text-anchor=\"end\">{last}</text></svg>\
+<p class=\"legend\"><span class=\"written\">■</span> written <span class=\"used\">■</span> used (recalled or hit; by each note's last use)</p>",
+        ty = h - 2.0
+    )
+}
+
+pub async fn overview(State(ui): State<Shared>) -> Response {
+    let engine = ui.engine.clone();
+    let got = blocking(move || {
+        let stats = engine.stats(None, Some(0))?;
+        let projects = engine.projects_seen()?;
+        let activity = engine.activity(30)?;
+        let index = engine.vector_index().map(|ix| (ix.len(), ix.warming()));
+        Ok((stats, projects, activity, index, engine.config().data_dir.clone(), engine.project_id().to_string()))
+    })
+    .await;
+    let (stats, projects, activity, index, data_dir, project) = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let mut b = String::new();
+    b.push_str("<section class=\"facts\"><dl>");
+    let embedder = match (&stats.embedding.model, stats.embedding.dim) {
+        (Some(m), Some(d)) => format!("{m} (dim {d})"),
+        _ => "off (notes are recalled by their words)".into(),
+    };
+    let index = match index {
+        Some((n, true)) => format!("loading ({n} vectors so far)"),
+        Some((n, false)) => format!("ready, {n} vectors"),
+        None => "none".into(),
+    };
+    for (k, v) in [
+        ("Data directory", data_dir.display().to_string()),
+        ("This project", project.clone()),
+        ("Embedder", embedder),
+        ("Vector index", index),
+        ("Notes visible here", format!("{} ({} pinned)", stats.notes, stats.pinned)),
+        ("Without a current vector", stats.embedding.stale.to_string()),
+    ] {
+        b.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v)));
+    }
+    b.push_str("</dl></section>");
+    b.push_str("<h2>Skills with memory</h2>");
+    if stats.skills.is_empty() {
+        b.push_str("<p class=\"muted\">No skill has notes yet.</p>");
+    } else {
+        b.push_str("<table id=\"skills\"><thead><tr><th>Skill</th><th>Notes</th><th>Pinned</th><th>Recalls</th><th>Sessions</th><th></th></tr></thead><tbody>");
+        for s in &stats.skills {
+            b.push_str(&format!(
+                "<tr><td><a href=\"/skill/{href}\">{name}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><a href=\"/preview?skill={href}\">preview</a></td></tr>",
+                s.notes,
+                s.pinned,
+                s.recalls,
+                s.sessions,
+                href = enc(&s.skill),
+                name = esc(&s.skill)
+            ));
+        }
+        b.push_str("</tbody></table>");
+    }
+    b.push_str("<h2>Notes written and used, last 30 days</h2>");
+    b.push_str(&chart(&activity, 30));
+    b.push_str("<h2>Projects seen</h2><ul class=\"projects\">");
+    for (p, n) in &projects {
+        b.push_str(&format!("<li><code>{}</code> · {n} notes</li>", esc(p)));
+    }
+    if projects.is_empty() {
+        b.push_str("<li class=\"muted\">none yet</li>");
+    }
+    b.push_str("</ul>");
+    layout(&ui, "Overview", "Overview", &b)
+}
+
+// ---- skill -------------------------------------------------------------------------------
+
+fn opt<'a>(q: &'a HashMap<String, String>, k: &str) -> Option<&'a str> {
+    q.get(k).map(String::as_str).filter(|s| !s.is_empty())
+}
+
+fn select(name: &str, current: Option<&str>, options: &[(&str, &str)]) -> String {
+    let mut s = format!("<select name=\"{name}\">");
+    for (v, label) in options {
+        let sel = if current == Some(*v) || (current.is_none() && v.is_empty()) { " selected" } else { "" };
+        s.push_str(&format!("<option value=\"{}\"{sel}>{}</option>", esc(v), esc(label)));
+    }
+    s.push_str("</select>");
+    s
+}
+
+pub async fn skill(
+    State(ui): State<Shared>,
+    UrlPath(name): UrlPath<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let page: usize = opt(&q, "page").and_then(|p| p.parse().ok()).unwrap_or(1).max(1);
+    let filter = NoteFilter {
+        skill: Some(name.clone()),
+        project_id: opt(&q, "project").filter(|p| *p != "*").map(str::to_string),
+        all_projects: opt(&q, "project") == Some("*"),
+        kind: opt(&q, "kind").and_then(Kind::parse),
+        scope: opt(&q, "scope").and_then(Scope::parse),
+        source: match opt(&q, "source") {
+            Some("agent") => Some(Source::Agent),
+            Some("historian") => Some(Source::Historian),
+            _ => None,
+        },
+        pinned: match opt(&q, "pinned") {
+            Some("yes") => Some(true),
+            Some("no") => Some(false),
+            _ => None,
+        },
+        search: opt(&q, "q").map(str::to_string),
+        sort: match opt(&q, "sort") {
+            Some("hits") => NoteSort::Hits,
+            Some("recalls") => NoteSort::Recalls,
+            _ => NoteSort::Recent,
+        },
+        offset: Some((page - 1) * PAGE),
+        limit: Some(PAGE),
+    };
+    let want_dups = opt(&q, "dups").is_some();
+    let engine = ui.engine.clone();
+    let skill_name = name.clone();
+    let got = blocking(move || {
+        let notes = Notes::run(&engine, filter, &Cx::quiet())?;
+        let projects = engine.projects_seen()?;
+        let dups = if want_dups { Some(engine.duplicates_of(&skill_name)?) } else { None };
+        Ok((notes, projects, dups, engine.project_id().to_string()))
+    })
+    .await;
+    let (notes, projects, dups, here) = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let mut b = String::new();
+    // Filters: a GET form, so every view has its URL.
+    let mut project_opts: Vec<(String, String)> = vec![(String::new(), format!("this project ({here})"))];
+    for (p, _) in &projects {
+        if *p != here {
+            project_opts.push((p.clone(), p.clone()));
+        }
+    }
+    project_opts.push(("*".into(), "every project".into()));
+    let project_opts: Vec<(&str, &str)> = project_opts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    b.push_str(&format!(
+        "<form class=\"filters\" method=\"get\" action=\"/skill/{}\">\
+<input type=\"search\" name=\"q\" placeholder=\"search the notes\" value=\"{}\" aria-label=\"search\">{}{}{}{}{}{}\
+<button type=\"submit\">Apply</button></form>",
+        enc(&name),
+        esc(opt(&q, "q").unwrap_or("")),
+        select("project", opt(&q, "project"), &project_opts),
+        select(
+            "kind",
+            opt(&q, "kind"),
+            &[
+                ("", "any kind"),
+                ("gotcha", "gotcha"),
+                ("discovery", "discovery"),
+                ("fix", "fix"),
+                ("workflow", "workflow")
+            ]
+        ),
+        select("scope", opt(&q, "scope"), &[("", "any scope"), ("project", "project"), ("global", "global")]),
+        select("source", opt(&q, "source"), &[("", "any source"), ("agent", "agent"), ("historian", "historian")]),
+        select("pinned", opt(&q, "pinned"), &[("", "pinned or not"), ("yes", "pinned"), ("no", "not pinned")]),
+        select("sort", opt(&q, "sort"), &[("", "newest first"), ("hits", "most hits"), ("recalls", "most recalls")]),
+    ));
+    let pages = (notes.total as usize).div_ceil(PAGE).max(1);
+    b.push_str(&format!(
+        "<p class=\"count\" id=\"count\">{} notes · page {page} of {pages} · <a href=\"/preview?skill={}\">preview what the agent sees</a></p>",
+        notes.total,
+        enc(&name)
+    ));
+    b.push_str("<table id=\"notes\"><thead><tr><th>#</th><th>Lesson</th><th>Kind</th><th>Scope</th><th>Source</th><th>Hits</th><th>Recalls</th><th>Written</th><th>Actions</th></tr></thead><tbody>");
+    for n in &notes.notes {
+        let id = n.id;
+        let pin = if n.pinned {
+            format!("<button data-act=\"/api/pin\" data-body='{{\"id\":{id},\"pinned\":false}}'>Unpin</button>")
+        } else {
+            format!("<button data-act=\"/api/pin\" data-body='{{\"id\":{id},\"pinned\":true}}'>Pin</button>")
+        };
+        let other = if n.scope == Scope::Project { "global" } else { "project" };
+        b.push_str(&format!(
+            "<tr id=\"note-{id}\" class=\"{cls}\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}\
+<details class=\"edit\"><summary>Edit</summary><form data-act=\"/api/edit\" data-body='{{\"id\":{id}}}'>\
+<textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save</button></form></details></td>\
+<td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{day}{vec}</td>\
+<td class=\"actions\">{pin}<button data-act=\"/api/move\" data-body='{{\"id\":{id},\"scope\":\"{other}\"}}'>Make {other}</button>\
+<button class=\"danger\" data-act=\"/api/forget\" data-body='{{\"id\":{id}}}' data-confirm=\"Forget note {id}?\">Forget</button></td></tr>",
+            cls = if n.pinned { "pinned" } else { "" },
+            pinmark = if n.pinned { "<span class=\"badge\">pinned</span> " } else { "" },
+            delta = esc(&n.delta),
+            intent = if n.intent.is_empty() {
+                String::new()
+            } else {
+                format!("<div class=\"intent\">while: {}</div>", esc(&n.intent))
+            },
+            kind = esc(&n.kind),
+            scope = n.scope.as_str(),
+            source = esc(&n.source),
+            hits = n.hits,
+            recalls = n.recalls,
+            day = day(n.created_at),
+            vec = if n.current_vector { "" } else { " <span class=\"badge warn\" title=\"no vector of the current embedder; run skillmem distill\">no vector</span>" },
+        ));
+    }
+    b.push_str("</tbody></table>");
+    if notes.notes.is_empty() {
+        b.push_str("<p class=\"muted\" id=\"empty\">No notes match.</p>");
+    }
+    // Pages: the same filters, another page.
+    if pages > 1 {
+        let mut base: Vec<(String, String)> =
+            q.iter().filter(|(k, v)| *k != "page" && !v.is_empty()).map(|(k, v)| (k.clone(), v.clone())).collect();
+        base.sort();
+        let qs = |p: usize| {
+            let mut parts: Vec<String> = base.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect();
+            parts.push(format!("page={p}"));
+            format!("/skill/{}?{}", enc(&name), parts.join("&"))
+        };
+        b.push_str("<nav class=\"pages\">");
+        if page > 1 {
+            b.push_str(&format!("<a href=\"{}\" rel=\"prev\">← newer</a>", esc(&qs(page - 1))));
+        }
+        if page < pages {
+            b.push_str(&format!("<a href=\"{}\" rel=\"next\">older →</a>", esc(&qs(page + 1))));
+        }
+        b.push_str("</nav>");
+    }
+    b.push_str("<h2>Near-duplicate pairs</h2>");
+    match dups {
+        None => b.push_str(&format!(
+            "<p><a id=\"find-dups\" href=\"/skill/{}?dups=1\">Find near-duplicate pairs</a> (as <code>skillmem distill</code> reports them)</p>",
+            enc(&name)
+        )),
+        Some((pairs, warnings)) => {
+            for w in warnings {
+                b.push_str(&format!("<p class=\"muted\">{}</p>", esc(&w)));
+            }
+            if pairs.is_empty() {
+                b.push_str("<p class=\"muted\" id=\"no-dups\">No near-duplicate pairs.</p>");
+            } else {
+                b.push_str("<table id=\"dups\"><thead><tr><th>Keep</th><th>Merge into it</th><th>Similarity</th><th></th></tr></thead><tbody>");
+                for p in pairs {
+                    b.push_str(&format!(
+                        "<tr><td>#{a}</td><td>#{bb}</td><td>{s:.3}</td><td><button data-act=\"/api/merge\" data-body='{{\"keep\":{a},\"drop\":{bb}}}'>Merge</button></td></tr>",
+                        a = p.a,
+                        bb = p.b,
+                        s = p.similarity
+                    ));
+                }
+                b.push_str("</tbody></table>");
+            }
+        }
+    }
+    layout(&ui, &format!("Skill {name}"), "", &b)
+}
+
+// ---- preview -----------------------------------------------------------------------------
+
+pub async fn preview(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let skill = opt(&q, "skill").map(str::to_string);
+    let intent = opt(&q, "intent").map(str::to_string);
+    let engine = ui.engine.clone();
+    let (sk, it) = (skill.clone(), intent.clone());
+    let got = blocking(move || {
+        let stats = engine.stats(None, Some(0))?;
+        let prev = sk.as_ref().map(|s| engine.preview(s, it.as_deref(), None, None));
+        Ok((stats, prev))
+    })
+    .await;
+    let (stats, prev) = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let mut b = String::from(
+        "<p class=\"muted\">The exact block a load of the skill would append to its tool result for this intent. A preview does not count as a recall.</p>",
+    );
+    let names: Vec<(&str, &str)> = stats.skills.iter().map(|s| (s.skill.as_str(), s.skill.as_str())).collect();
+    b.push_str(&format!(
+        "<form class=\"filters\" method=\"get\" action=\"/preview\">{}<input name=\"intent\" size=\"50\" placeholder=\"what the agent is about to do\" value=\"{}\" aria-label=\"intent\"><button type=\"submit\">Preview</button></form>",
+        select("skill", skill.as_deref(), &names),
+        esc(intent.as_deref().unwrap_or(""))
+    ));
+    match prev {
+        None => {}
+        Some(Err(e)) => b.push_str(&format!("<p class=\"error\">{}</p>", esc(&e.to_string()))),
+        Some(Ok(p)) => match &p.block {
+            None => b.push_str(
+                "<p class=\"muted\" id=\"block-empty\">Nothing to recall: the load would append nothing.</p>",
+            ),
+            Some(block) => {
+                b.push_str(&format!(
+                    "<p>Answered by the <strong id=\"mode\">{}</strong> rung · {} notes · about {} tokens</p>",
+                    p.mode.as_str(),
+                    p.notes.len(),
+                    p.tokens
+                ));
+                b.push_str("<table id=\"preview-notes\"><thead><tr><th>#</th><th>Lesson</th><th>Kind</th><th>Score</th><th>Found by</th></tr></thead><tbody>");
+                for n in &p.notes {
+                    b.push_str(&format!(
+                        "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{:.3}</td><td class=\"rung\">{}</td></tr>",
+                        n.id,
+                        if n.pinned { "<span class=\"badge\">pinned</span> " } else { "" },
+                        esc(&n.delta),
+                        esc(&n.kind),
+                        n.score,
+                        if n.pinned && n.rung == crate::memory::RecallMode::Recent {
+                            "pinned"
+                        } else {
+                            n.rung.as_str()
+                        }
+                    ));
+                }
+                b.push_str("</tbody></table>");
+                b.push_str(&format!("<h2>The block</h2><pre id=\"block\">{}</pre>", esc(block)));
+            }
+        },
+    }
+    layout(&ui, "What the agent sees", "What the agent sees", &b)
+}
+
+// ---- session skills ----------------------------------------------------------------------
+
+pub async fn session_skills(State(ui): State<Shared>) -> Response {
+    let engine = ui.engine.clone();
+    let got = blocking(move || engine.skills_list()).await;
+    let list = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let mut b = String::new();
+    b.push_str(
+        "<h2>Install from a git URL</h2><form id=\"install\" class=\"filters\" data-act=\"/api/skills/install\" data-job=\"1\">\
+<input name=\"url\" size=\"50\" placeholder=\"https://… or /path/to/repo\" aria-label=\"url\" required>\
+<input name=\"ref\" size=\"12\" placeholder=\"ref (optional)\" aria-label=\"ref\"><button type=\"submit\">Install</button></form>\
+<pre id=\"progress\" class=\"progress\" hidden></pre>",
+    );
+    b.push_str("<h2>Installed sources</h2>");
+    if list.sources.is_empty() {
+        b.push_str("<p class=\"muted\" id=\"no-sources\">No session skills installed.</p>");
+    }
+    for s in &list.sources {
+        let body = serde_json::json!({ "source": s.source }).to_string();
+        b.push_str(&format!(
+            "<section class=\"source\"><h3><code>{src}</code></h3><p>ref <code>{rref}</code> · pinned <code>{pin}</code></p>\
+<p class=\"actions\"><button data-act=\"/api/skills/update\" data-job=\"1\" data-body='{body}'>Update</button>\
+<button class=\"danger\" data-act=\"/api/skills/remove\" data-body='{body}' data-confirm=\"Remove {src} and its skills?\">Remove</button></p><ul class=\"skill-list\">",
+            src = esc(&s.source),
+            rref = esc(s.requested_ref.as_deref().unwrap_or("HEAD")),
+            pin = esc(&s.pinned_ref.chars().take(12).collect::<String>()),
+            body = esc(&body),
+        ));
+        for k in &s.skills {
+            b.push_str(&format!(
+                "<li><strong>{}</strong> {}{}</li>",
+                esc(&k.name),
+                esc(&k.description),
+                if k.warnings.is_empty() {
+                    String::new()
+                } else {
+                    format!(" <span class=\"badge warn\">{}</span>", esc(&k.warnings.join("; ")))
+                }
+            ));
+        }
+        b.push_str("</ul></section>");
+    }
+    b.push_str(
+        "<h2>Seed into a folder</h2><form id=\"seed\" class=\"filters\" data-act=\"/api/skills/seed\" data-list=\"skills\" data-show=\"seed-result\">\
+<input name=\"cwd\" size=\"40\" placeholder=\"/abs/path/of/the/session\" aria-label=\"folder\" required>\
+<input name=\"skills\" size=\"30\" placeholder=\"skill names, comma separated\" aria-label=\"skills\" required>\
+<input name=\"target\" size=\"16\" placeholder=\".claude/skills\" aria-label=\"target\">\
+<label><input type=\"checkbox\" name=\"dryRun\"> dry run</label><button type=\"submit\">Seed</button></form>\
+<pre id=\"seed-result\" class=\"progress\" hidden></pre>",
+    );
+    layout(&ui, "Session skills", "Session skills", &b)
+}

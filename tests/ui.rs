@@ -1,0 +1,285 @@
+//! The dashboard's HTTP API and security model, against a real `skillmem ui` child over
+//! loopback: the token, the Host check, POST-with-header for changes, no CORS; each action
+//! changes the store exactly as the matching protocol method does; the preview counts no
+//! recall.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+
+use common::{note, ok, World};
+use serde_json::{json, Value};
+
+/// A running `skillmem ui`.
+struct Ui {
+    child: Child,
+    port: u16,
+    token: String,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(w: &World) -> Ui {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .args(["ui", "--no-open", "--port", "0", "--json"])
+        .current_dir(&w.ws)
+        .envs(w.envs())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    let url = v["url"].as_str().unwrap().to_string();
+    let token = url.split("?token=").nth(1).unwrap().to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    Ui { child, port: v["port"].as_u64().unwrap() as u16, token }
+}
+
+/// A raw HTTP/1.1 exchange: (status, headers lower-cased, body).
+fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = vec![];
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    // Chunked bodies: good enough to search in.
+    (status, head.to_lowercase(), body.to_string())
+}
+
+impl Ui {
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+    fn cookie(&self) -> String {
+        format!("skillmem_ui={}", self.token)
+    }
+    fn get(&self, path: &str) -> (u16, String, String) {
+        http(self.port, "GET", path, &[("Host", &self.host()), ("Cookie", &self.cookie())], "")
+    }
+    fn json(&self, path: &str) -> Value {
+        let (status, _, body) = self.get(path);
+        assert_eq!(status, 200, "{path}: {body}");
+        serde_json::from_str(dechunk(&body).trim()).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+    }
+    fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let (status, _, b) = http(
+            self.port,
+            "POST",
+            path,
+            &[
+                ("Host", &self.host()),
+                ("Cookie", &self.cookie()),
+                ("X-Skillmem-Token", &self.token),
+                ("Content-Type", "application/json"),
+            ],
+            &body.to_string(),
+        );
+        (status, serde_json::from_str(dechunk(&b).trim()).unwrap_or(Value::Null))
+    }
+}
+
+/// The body of a chunked response (axum streams some), or the body itself.
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    loop {
+        let Some((size, after)) = rest.split_once("\r\n") else { return body.to_string() };
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { return body.to_string() };
+        if n == 0 {
+            return out;
+        }
+        if after.len() < n {
+            return body.to_string();
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+}
+
+fn seed(w: &World) -> Vec<i64> {
+    w.enabled_skill("jq");
+    w.enabled_skill("git");
+    let mut c = w.spawn();
+    let mut ids = vec![];
+    for (skill, kind, delta) in [
+        ("jq", "gotcha", "jq -r prints raw strings without quotes"),
+        ("jq", "fix", "Cannot iterate over null: guard with .[]? before iterating"),
+        ("jq", "workflow", "always validate the JSON with jq empty before a long pipeline"),
+        ("jq", "discovery", "jq --slurp reads every input into one array"),
+        ("git", "gotcha", "git rebase --onto needs the old base as its second argument"),
+    ] {
+        ids.push(note(&mut c, skill, kind, "", delta)["id"].as_i64().unwrap());
+    }
+    assert_eq!(c.shutdown().unwrap(), 0);
+    ids
+}
+
+#[test]
+fn the_token_the_host_and_post_are_enforced_and_no_cors() {
+    let w = World::new();
+    seed(&w);
+    let ui = start(&w);
+    let host = ui.host();
+    // No token, a wrong token (cookie or query): refused.
+    let (s, _, b) = http(ui.port, "GET", "/", &[("Host", &host)], "");
+    assert_eq!(s, 401, "{b}");
+    assert!(b.contains("open the URL"), "{b}");
+    let (s, _, _) = http(ui.port, "GET", "/api/notes", &[("Host", &host), ("Cookie", "skillmem_ui=0000")], "");
+    assert_eq!(s, 401);
+    let (s, _, _) = http(ui.port, "GET", "/?token=0000", &[("Host", &host)], "");
+    assert_eq!(s, 401);
+    // The right token in the URL: a cookie, and the token leaves the address bar.
+    let (s, head, _) = http(ui.port, "GET", &format!("/skill/jq?token={}&kind=fix", ui.token), &[("Host", &host)], "");
+    assert_eq!(s, 303);
+    assert!(
+        head.contains(&format!("set-cookie: skillmem_ui={}; path=/; httponly; samesite=strict", ui.token)),
+        "{head}"
+    );
+    assert!(head.contains("location: /skill/jq?kind=fix\r\n"), "{head}");
+    // A foreign Host (DNS rebinding), even with the token: refused.
+    for bad in ["evil.example:80", &format!("evil.example:{}", ui.port), "127.0.0.1", "127.0.0.1:1"] {
+        let (s, _, b) = http(ui.port, "GET", "/", &[("Host", bad), ("Cookie", &ui.cookie())], "");
+        assert_eq!(s, 403, "Host {bad}: {b}");
+    }
+    let (s, _, _) =
+        http(ui.port, "GET", "/", &[("Host", &format!("localhost:{}", ui.port)), ("Cookie", &ui.cookie())], "");
+    assert_eq!(s, 200);
+    // A POST with the cookie alone (what a cross-site form sends): refused, nothing changed.
+    let (s, _, _) = http(
+        ui.port,
+        "POST",
+        "/api/forget",
+        &[("Host", &host), ("Cookie", &ui.cookie()), ("Content-Type", "application/json")],
+        r#"{"id":1}"#,
+    );
+    assert_eq!(s, 403);
+    assert_eq!(ui.json("/api/notes?skill=jq")["total"], 4);
+    // A state change by GET does not exist.
+    let (s, _, _) = ui.get("/api/forget?id=1");
+    assert_eq!(s, 405);
+    // No CORS: a preflight is refused and no response allows another origin.
+    let (s, head, _) = http(
+        ui.port,
+        "OPTIONS",
+        "/api/forget",
+        &[("Host", &host), ("Origin", "http://evil.example"), ("Access-Control-Request-Method", "POST")],
+        "",
+    );
+    assert_eq!(s, 405);
+    assert!(!head.contains("access-control-"), "{head}");
+    let (_, head, _) = http(
+        ui.port,
+        "GET",
+        "/api/notes",
+        &[("Host", &host), ("Cookie", &ui.cookie()), ("Origin", "http://evil.example")],
+        "",
+    );
+    assert!(!head.contains("access-control-"), "{head}");
+    assert!(head.contains("x-frame-options: deny"), "{head}");
+    // Bad input: a clear error, not a crash.
+    let (s, v) = ui.post("/api/pin", json!({ "id": "one" }));
+    assert_eq!(s, 400);
+    assert!(v["error"].as_str().unwrap().contains("invalid params"), "{v}");
+    let (s, v) = ui.post("/api/forget", json!({ "id": 999 }));
+    assert_eq!(s, 404, "{v}");
+}
+
+/// An export without what differs between two stores fed the same calls at other times.
+fn export_of(w: &World) -> Vec<Value> {
+    let (code, out, e) = w.cli(&["export"]);
+    assert_eq!(code, 0, "{e}");
+    out.lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            let o = v.as_object_mut().unwrap();
+            // Times, and the project identity (a path: each world has its own).
+            for k in ["createdAt", "updatedAt", "projectId", "originProject"] {
+                o.remove(k);
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn each_action_changes_the_store_as_its_protocol_method_does() {
+    let (a, b) = (World::new(), World::new());
+    let ids = seed(&a);
+    assert_eq!(seed(&b), ids, "same seeds, same ids");
+    let calls: Vec<(&str, &str, Value)> = vec![
+        ("/api/pin", "skillmem/pin", json!({ "id": ids[0] })),
+        ("/api/pin", "skillmem/pin", json!({ "id": ids[0], "pinned": false })),
+        ("/api/pin", "skillmem/pin", json!({ "id": ids[1] })),
+        ("/api/edit", "skillmem/edit", json!({ "id": ids[2], "delta": "validate the JSON with jq empty first" })),
+        ("/api/move", "skillmem/move", json!({ "id": ids[3], "scope": "global" })),
+        ("/api/merge", "skillmem/merge", json!({ "keep": ids[0], "drop": ids[3] })),
+        ("/api/forget", "skillmem/forget", json!({ "id": ids[4] })),
+    ];
+    let ui = start(&a);
+    for (path, _, body) in &calls {
+        let (s, v) = ui.post(path, body.clone());
+        assert_eq!(s, 200, "{path} {body}: {v}");
+    }
+    drop(ui);
+    let mut c = b.spawn();
+    for (_, method, body) in &calls {
+        ok(c.request(method, body.clone()).unwrap());
+    }
+    assert_eq!(c.shutdown().unwrap(), 0);
+    let (ea, eb) = (export_of(&a), export_of(&b));
+    assert_eq!(ea.len(), 3);
+    assert_eq!(ea, eb);
+}
+
+#[test]
+fn pages_render_and_the_preview_counts_no_recall() {
+    let w = World::new();
+    let ids = seed(&w);
+    let ui = start(&w);
+    let (s, _, body) = ui.get("/");
+    assert_eq!(s, 200);
+    let body = dechunk(&body);
+    assert!(body.contains("href=\"/skill/jq\"") && body.contains("<svg class=\"chart\""), "{body}");
+    let (s, _, body) = ui.get("/skill/jq?q=slurp");
+    assert_eq!(s, 200);
+    let body = dechunk(&body);
+    assert!(body.contains(&format!("id=\"note-{}\"", ids[3])) && !body.contains(&format!("id=\"note-{}\"", ids[0])));
+    // Script-free markup: a lesson with markup is escaped.
+    let (s, _) = ui.post("/api/edit", json!({ "id": ids[0], "delta": "<script>alert(1)</script> & more" }));
+    assert_eq!(s, 200);
+    let (_, _, body) = ui.get("/skill/jq");
+    let body = dechunk(&body);
+    assert!(body.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more") && !body.contains("<script>alert"));
+
+    let (s, _, page) = ui.get("/preview?skill=jq&intent=iterate+over+null");
+    assert_eq!(s, 200);
+    let page = dechunk(&page);
+    assert!(page.contains("id=\"block\"") && page.contains("&lt;skill-memory"), "{page}");
+    let p = ui.json("/api/preview?skill=jq&intent=iterate+over+null");
+    assert!(p["block"].as_str().unwrap().contains("<skill-memory"));
+    assert!(p["notes"].as_array().unwrap().iter().any(|n| n["rung"] != "recent"), "{p}");
+    let notes = ui.json("/api/notes?skill=jq");
+    assert!(notes["notes"].as_array().unwrap().iter().all(|n| n["recalls"] == 0), "preview counted: {notes}");
+    let dups = ui.json("/api/duplicates?skill=jq");
+    assert!(dups["pairs"].is_array());
+    let (s, _, _) = ui.get("/skills");
+    assert_eq!(s, 200);
+    let (s, _, _) = ui.get("/assets/app.js");
+    assert_eq!(s, 200);
+}
