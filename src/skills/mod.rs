@@ -52,6 +52,11 @@ pub struct SkillInfo {
 
 pub use crate::progress::Progress;
 
+/// How often a seed looks again when a concurrent install swapped a skill's stored copy while
+/// it copied (each look reads the registry afresh; a busy machine with installs flipping
+/// versions back to back needed more than three).
+const SEED_ATTEMPTS: u32 = 12;
+
 /// Session skills over one data directory and its database connection.
 pub struct Skills<'a> {
     pub data_dir: &'a Path,
@@ -332,7 +337,7 @@ impl Skills<'_> {
             attempt += 1;
             let wanted = self.wanted(names)?;
             match seed::seed(cwd, target, &wanted, self.home.as_deref(), dry_run) {
-                Err(e) if attempt < 3 && wanted.iter().any(|w| !w.store_dir.is_dir()) => {
+                Err(e) if attempt < SEED_ATTEMPTS && wanted.iter().any(|w| !w.store_dir.is_dir()) => {
                     tracing::info!("a stored skill changed while seeding ({e}); seeding again");
                     continue;
                 }
