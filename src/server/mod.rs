@@ -29,6 +29,9 @@ pub struct Backend {
     engine: OnceLock<Arc<Engine>>,
     pending_warnings: std::sync::Mutex<Vec<String>>,
     shut_down: Arc<AtomicBool>,
+    /// Set while a background re-embedding run is going: one run at a time (two would split
+    /// the notes between them, each reporting only its share).
+    reembedding: Arc<AtomicBool>,
     /// Open SKILL.md files (an editor's).
     documents: documents::Documents,
 }
@@ -167,9 +170,21 @@ impl Backend {
     /// progress in the log. Recall finds those notes by their words meanwhile.
     fn reembed_in_background(&self) {
         let Some(engine) = self.engine.get().cloned() else { return };
+        if self.reembedding.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let client = self.client.clone();
         let stop = self.shut_down.clone();
+        let running = self.reembedding.clone();
         tokio::spawn(async move {
+            // Cleared however the task ends.
+            struct Done(Arc<AtomicBool>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.store(false, Ordering::SeqCst);
+                }
+            }
+            let _done = Done(running);
             let e = engine.clone();
             let count = tokio::task::spawn_blocking(move || e.other_model_count()).await;
             let total = match count {
@@ -471,6 +486,7 @@ pub fn service(shut_down: Arc<AtomicBool>) -> (LspService<Backend>, tower_lsp_se
         engine: OnceLock::new(),
         pending_warnings: Default::default(),
         shut_down,
+        reembedding: Default::default(),
         documents: Default::default(),
     });
     let route = protocol::for_each_method!(route_all);
