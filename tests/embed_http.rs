@@ -128,7 +128,7 @@ fn embeds_in_batches_sorted_by_index_and_normalised() {
     let f = fake();
     let e = embedder(&f);
     assert_eq!(e.dim(), 8);
-    assert_eq!(e.model_id(), format!("http:mini@{}/v1/embeddings#8", f.url));
+    assert_eq!(e.model_id(), format!("http:mini@{}/v1/embeddings#8+2v", f.url));
     let texts: Vec<String> = (0..150).map(|i| format!("text number {i}")).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vs = e.embed(&refs).unwrap();

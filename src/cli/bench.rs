@@ -416,7 +416,7 @@ fn populate(data: &Path, n: usize, skills: usize, words: &Words) -> Result<()> {
             let intent = words.phrase(&mut r, k);
             let k = 10 + r.below(10);
             let delta = format!("{} {}", words.phrase(&mut r, k), i);
-            vectors.push(e.embed_one(&skillmem::embed::embed_text(&e, &intent, &delta))?);
+            vectors.push(skillmem::embed::embed_note(&e, &intent, &delta)?);
             let created = now - (r.below(90) as i64) * 86_400_000;
             let new = NewNote {
                 skill,

@@ -12,7 +12,10 @@
 //!   without the vector rung);
 //! - **plain bm25**: a baseline outside skillmem's code, a plain FTS5 table of the notes
 //!   (`intent`, `delta`, the store's `porter unicode61` tokenizer) queried with the intent's
-//!   words OR-ed as written, in `bm25()` order, matches only (issue 9's baseline).
+//!   words OR-ed as written, in `bm25()` order, matches only (issue 9's baseline);
+//! - **pure cosine** (with an embedder): the skill's notes by the cosine between the intent's
+//!   vector and the vector of the note's text as written (intent and lesson, code and all),
+//!   nothing else (issue 10's baseline: what recall must never fall below).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -158,7 +161,17 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
     plain_db.execute(PLAIN_SETUP, [])?;
     let now = db::now_ms();
     let mut ids: HashMap<i64, String> = HashMap::new();
+    // The pure-cosine baseline's note vectors, by skill: (label, vector).
+    let mut plain_vectors: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
     for skill in &set.skills {
+        if let Some(e) = &embedder {
+            let texts: Vec<String> =
+                skill.notes.iter().map(|n| skillmem::embed::note_text(&n.intent, &n.delta)).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = e.embed(&refs)?;
+            let labelled = skill.notes.iter().map(|n| n.id.clone()).zip(vectors).collect();
+            plain_vectors.insert(skill.name.clone(), labelled);
+        }
         for n in &skill.notes {
             let kind = Kind::parse(&n.kind).with_context(|| format!("note {}: unknown kind {}", n.id, n.kind))?;
             let new = NewNote {
@@ -184,6 +197,7 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
     let mut full: BTreeMap<String, Score> = BTreeMap::new();
     let mut bm25: BTreeMap<String, Score> = BTreeMap::new();
     let mut plain: BTreeMap<String, Score> = BTreeMap::new();
+    let mut cosine: BTreeMap<String, Score> = BTreeMap::new();
     let label = |ranked: &[i64]| -> Vec<String> { ranked.iter().filter_map(|id| ids.get(id).cloned()).collect() };
     for q in &set.queries {
         let rank = |use_vectors: bool, matched_only: bool| -> Result<Vec<String>> {
@@ -195,7 +209,18 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
         for key in ["overall".to_string(), style] {
             full.entry(key.clone()).or_default().add(&rank(true, false)?, &q.relevant);
             bm25.entry(key.clone()).or_default().add(&rank(false, true)?, &q.relevant);
-            plain.entry(key).or_default().add(&label(&plain_bm25(&plain_db, &q.skill, &q.intent)?), &q.relevant);
+            plain
+                .entry(key.clone())
+                .or_default()
+                .add(&label(&plain_bm25(&plain_db, &q.skill, &q.intent)?), &q.relevant);
+            if let (Some(e), Some(notes)) = (&embedder, plain_vectors.get(&q.skill)) {
+                let qv = e.embed_one(&q.intent)?;
+                let mut by: Vec<(f32, &String)> =
+                    notes.iter().map(|(id, v)| (skillmem::embed::dot(&qv, v), id)).collect();
+                by.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+                let ranked: Vec<String> = by.into_iter().map(|(_, id)| id.clone()).collect();
+                cosine.entry(key).or_default().add(&ranked, &q.relevant);
+            }
         }
     }
     if g.json {
@@ -203,12 +228,17 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
             .iter()
             .map(|(k, f)| {
                 let (f, b, p) = (f.mean(), bm25[k].mean(), plain[k].mean());
+                let c = cosine.get(k).map(|c| {
+                    let c = c.mean();
+                    serde_json::json!({ "mrr10": c.mrr10, "recall5": c.recall5 })
+                });
                 serde_json::json!({
                     "style": k,
                     "queries": f.queries,
                     "cascade": { "mrr10": f.mrr10, "recall5": f.recall5 },
                     "bm25": { "mrr10": b.mrr10, "recall5": b.recall5 },
                     "plainBm25": { "mrr10": p.mrr10, "recall5": p.recall5 },
+                    "pureCosine": c,
                 })
             })
             .collect();
@@ -223,16 +253,32 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
         model
     ));
     out(&format!(
-        "{:<12} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9}",
-        "style", "queries", "MRR@10", "recall@5", "bm25 MRR", "bm25 r@5", "plain MRR", "plain r@5"
+        "{:<12} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9}",
+        "style",
+        "queries",
+        "MRR@10",
+        "recall@5",
+        "bm25 MRR",
+        "bm25 r@5",
+        "plain MRR",
+        "plain r@5",
+        "cos MRR",
+        "cos r@5"
     ));
     for (k, f) in &full {
         let (f, b, p) = (f.mean(), bm25[k].mean(), plain[k].mean());
+        let c = cosine
+            .get(k)
+            .map(|c| {
+                let c = c.mean();
+                format!("{:>9.3} {:>9.3}", c.mrr10, c.recall5)
+            })
+            .unwrap_or_else(|| format!("{:>9} {:>9}", "-", "-"));
         out(&format!(
-            "{:<12} {:>7} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3}",
-            k, f.queries, f.mrr10, f.recall5, b.mrr10, b.recall5, p.mrr10, p.recall5
+            "{:<12} {:>7} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {}",
+            k, f.queries, f.mrr10, f.recall5, b.mrr10, b.recall5, p.mrr10, p.recall5, c
         ));
     }
-    out("(MRR@10 / recall@5: cascade = what recall returns; bm25 = the bm25 rung's matches alone; plain = a plain FTS5 bm25 baseline)");
+    out("(MRR@10 / recall@5: cascade = what recall returns; bm25 = the bm25 rung's matches alone; plain = a plain FTS5 bm25 baseline; cos = pure cosine of the note's text)");
     Ok(())
 }

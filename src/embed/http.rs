@@ -110,7 +110,7 @@ impl HttpEmbedder {
                 return Err(Error::invalid(format!("embedding: {} returned an empty vector", e.endpoint)));
             }
         }
-        e.model_id = format!("http:{}@{}#{}", e.model, e.endpoint, e.dim);
+        e.model_id = format!("http:{}@{}#{}{}", e.model, e.endpoint, e.dim, super::VIEWS_TAG);
         Ok(e)
     }
 

@@ -64,7 +64,7 @@ impl ModelEmbedder {
         let h = Sha256::digest(&cfg_bytes);
         let tag: String = h.iter().take(4).map(|b| format!("{b:02x}")).collect();
         let name = super::model_name(path);
-        Ok(ModelEmbedder { model, tokenizer, dim, model_id: format!("model:{name}#{dim}-{tag}") })
+        Ok(ModelEmbedder { model, tokenizer, dim, model_id: format!("model:{name}#{dim}-{tag}{}", super::VIEWS_TAG) })
     }
 
     fn batch(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {

@@ -122,10 +122,10 @@ pub struct StaticEmbedder {
 }
 
 impl StaticEmbedder {
-    /// An embedder over `table`, stamped `static:<name>#<dim>-<tag>`.
+    /// An embedder over `table`, stamped `static:<name>#<dim>-<tag>+2v` (see [`super::VIEWS_TAG`]).
     pub fn new(table: Table, name: &str, tag: &str) -> Self {
         let tokenizer = WordPiece::new(&table.vocab);
-        let model_id = format!("static:{name}#{}-{tag}", table.dim);
+        let model_id = format!("static:{name}#{}-{tag}{}", table.dim, super::VIEWS_TAG);
         StaticEmbedder { table, tokenizer, model_id }
     }
 

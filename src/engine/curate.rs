@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::embed::embed_text;
+use crate::embed::embed_notes;
 use crate::error::{Error, Result};
 use crate::memory::store::{self, ListOrder, ListQuery};
 use crate::memory::{norm_hash, Kind, Note, RecallMode, Scope, Source, WriteStatus};
@@ -475,9 +475,8 @@ impl Engine {
         let mut vectors: Vec<Option<Vec<f32>>> = vec![None; notes.len()];
         if let Some(e) = self.embedder() {
             for (chunk_i, chunk) in notes.chunks(64).enumerate() {
-                let texts: Vec<String> = chunk.iter().map(|n| embed_text(e.as_ref(), &n.intent, &n.delta)).collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                match e.embed(&refs) {
+                let pairs: Vec<(&str, &str)> = chunk.iter().map(|n| (n.intent.as_str(), n.delta.as_str())).collect();
+                match embed_notes(e.as_ref(), &pairs) {
                     Ok(vs) if vs.len() == chunk.len() && vs.iter().all(|v| v.len() == e.dim()) => {
                         for (i, v) in vs.into_iter().enumerate() {
                             vectors[chunk_i * 64 + i] = Some(v);

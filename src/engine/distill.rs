@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::embed::{dot, embed_text};
+use crate::embed::{dot, embed_notes};
 use crate::error::{Error, Result};
 use crate::memory::store::{self, Stale};
 use crate::progress::Progress;
@@ -140,14 +140,13 @@ impl Engine {
             let rows = store::stale_batch(&self.conn(), which, &model, dim, last_id, batch)?;
             let Some(last) = rows.last() else { break };
             last_id = last.0;
-            let texts: Vec<String> = rows.iter().map(|(_, i, d)| embed_text(embedder.as_ref(), i, d)).collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let notes: Vec<(&str, &str)> = rows.iter().map(|(_, i, d)| (i.as_str(), d.as_str())).collect();
             let fail = |why: String| {
                 Error::storage(format!(
                     "re-embedding failed after {done} of {total} notes: {why}; the other notes keep their old vectors (still found by their words); fix the embedder and run distill again"
                 ))
             };
-            let vectors = embedder.embed(&refs).map_err(|e| fail(e.to_string()))?;
+            let vectors = embed_notes(embedder.as_ref(), &notes).map_err(|e| fail(e.to_string()))?;
             if vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != dim) {
                 return Err(fail(format!(
                     "the embedder returned {} vectors for {} notes, or vectors of the wrong dimension (expected {dim})",

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{lock, Engine, SkillContext};
 use crate::db;
-use crate::embed::embed_text;
+use crate::embed::embed_note;
 use crate::error::{Error, Result};
 use crate::memory::block::{self, Budget};
 use crate::memory::recall::{self, Query, Rungs};
@@ -183,7 +183,7 @@ impl Engine {
         match &self.embedder {
             // A failing embedder never loses a note: it is stored without a vector, found by
             // its words, and embedded by `distill` later.
-            Some(e) => match e.embed_one(&embed_text(e.as_ref(), intent, delta)) {
+            Some(e) => match embed_note(e.as_ref(), intent, delta) {
                 Ok(v) if v.len() == e.dim() => Ok(Some(v)),
                 Ok(v) => {
                     tracing::warn!(
@@ -329,8 +329,13 @@ impl Engine {
             ranking: self.ranking_of(ctx),
             now_ms: db::now_ms(),
         };
-        let rungs =
-            Rungs { embedder: self.embedder.as_deref(), index: self.index.as_deref(), use_vectors, use_fts: true };
+        let rungs = Rungs {
+            embedder: self.embedder.as_deref(),
+            index: self.index.as_deref(),
+            second: self.second.as_deref(),
+            use_vectors,
+            use_fts: true,
+        };
         let t0 = Instant::now();
         let read = self.catalog.candidates(conn, &ctx.name, &self.project_id)?;
         let t_catalog = t0.elapsed();

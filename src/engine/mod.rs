@@ -67,6 +67,9 @@ pub struct SkillContext {
 pub struct Engine {
     conn: Mutex<Connection>,
     embedder: Option<Arc<dyn Embedder>>,
+    /// The static table when `embedder` is another semantic embedder: recall's second
+    /// opinion (see [`recall::SECOND_WEIGHT`]).
+    second: Option<Arc<dyn Embedder>>,
     index: Option<Arc<dyn VectorIndex>>,
     /// The same index when it is the HNSW one (readiness, flushing).
     hnsw: Option<Arc<HnswIndex>>,
@@ -125,9 +128,11 @@ impl Engine {
         }
         let enabled_globs = b.build().map_err(|e| Error::invalid(format!("memory.enabledSkills: {e}")))?;
         let (index, hnsw) = open_index(&conn, &config, embedder.as_deref())?;
+        let second = second_opinion_for(embedder.as_deref());
         Ok(Engine {
             conn: Mutex::new(conn),
             embedder,
+            second,
             index,
             hnsw,
             catalog: Catalog::default(),
@@ -284,6 +289,21 @@ impl Engine {
 
 /// The index in use, and the same index when it is the HNSW one.
 type OpenedIndex = (Option<Arc<dyn VectorIndex>>, Option<Arc<HnswIndex>>);
+
+/// The static table, as recall's second opinion, for a semantic embedder other than itself.
+fn second_opinion_for(embedder: Option<&dyn Embedder>) -> Option<Arc<dyn Embedder>> {
+    let e = embedder?;
+    if e.lexical() || e.model_id().starts_with("static:") {
+        return None;
+    }
+    match embed::static_table::StaticEmbedder::builtin() {
+        Ok(s) => Some(s as Arc<dyn Embedder>),
+        Err(why) => {
+            tracing::warn!("{why}; recall ranks by {} alone", e.model_id());
+            None
+        }
+    }
+}
 
 /// Opens the vector index for `embedder`: the column-major exact index for the hash
 /// embedder, the HNSW index persisted under the data dir for the others (vectors and graph

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{lock, Engine};
-use crate::embed::embed_text;
+use crate::embed::embed_notes;
 use crate::error::{Error, Result};
 use crate::memory::store::{self, TeamIncoming, TeamOutboxRow};
 use crate::team::server::{Event, EventKind, Remote};
@@ -216,13 +216,12 @@ impl Engine {
                 .collect();
             if let Some(e) = &self.embedder {
                 let which: Vec<usize> = (0..incoming.len()).filter(|i| needs[*i] && !incoming[*i].deleted).collect();
-                let texts: Vec<String> = which
-                    .iter()
-                    .map(|i| embed_text(e.as_ref(), &incoming[*i].note.intent, &incoming[*i].note.delta))
-                    .collect();
-                for (chunk_i, chunk_t) in which.chunks(64).zip(texts.chunks(64)) {
-                    let refs: Vec<&str> = chunk_t.iter().map(String::as_str).collect();
-                    match e.embed(&refs) {
+                for chunk_i in which.chunks(64) {
+                    let pairs: Vec<(&str, &str)> = chunk_i
+                        .iter()
+                        .map(|i| (incoming[*i].note.intent.as_str(), incoming[*i].note.delta.as_str()))
+                        .collect();
+                    match embed_notes(e.as_ref(), &pairs) {
                         Ok(vs) => {
                             for (i, v) in chunk_i.iter().zip(vs) {
                                 if v.len() == e.dim() {
