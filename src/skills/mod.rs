@@ -87,7 +87,9 @@ impl Skills<'_> {
         let rref = rref.map(str::trim).filter(|r| !r.is_empty());
         store::sweep_staging(self.data_dir);
         progress(Progress { message: format!("cloning {source}"), percent: Some(0) });
+        let started = std::time::Instant::now();
         let fetched = fetch::fetch(&source, rref, &self.data_dir.join("tmp"), progress)?;
+        let fetched_ms = started.elapsed().as_millis();
         let repo = &fetched.repo;
         let commit = repo.find_commit(fetched.commit)?;
         let pinned = commit.id().to_string();
@@ -109,6 +111,7 @@ impl Skills<'_> {
         for c in &candidates {
             prepared.push(self.prepare(repo, &source, &pinned, c, now)?);
         }
+        let prepared_ms = started.elapsed().as_millis();
         let mut seen = HashSet::new();
         for p in &prepared {
             if !seen.insert(p.info.name.clone()) {
@@ -142,6 +145,13 @@ impl Skills<'_> {
         }
         self.gc(&involved);
         let removed = result?;
+        tracing::debug!(
+            source = %source,
+            "install: fetch {fetched_ms} ms, read and check {} ms, store and record {} ms ({} skill(s))",
+            prepared_ms - fetched_ms,
+            started.elapsed().as_millis() - prepared_ms,
+            records.len()
+        );
         progress(Progress {
             message: format!("installed {} skill(s) from {source}", records.len()),
             percent: Some(100),
