@@ -17,6 +17,7 @@ pub mod seed;
 pub mod store;
 
 use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -346,8 +347,15 @@ impl Skills<'_> {
         loop {
             attempt += 1;
             let wanted = self.wanted(names)?;
+            // A stored copy swapped under the seed is gone, or (an install flipping back to a
+            // version stored before) is a new folder at the same path: another inode.
+            let folder = |w: &seed::Wanted| std::fs::metadata(&w.store_dir).ok().map(|m| m.ino());
+            let before: Vec<Option<u64>> = wanted.iter().map(folder).collect();
             match seed::seed(cwd, target, &wanted, self.home.as_deref(), dry_run) {
-                Err(e) if attempt < SEED_ATTEMPTS && wanted.iter().any(|w| !w.store_dir.is_dir()) => {
+                Err(e)
+                    if attempt < SEED_ATTEMPTS
+                        && wanted.iter().zip(&before).any(|(w, b)| b.is_none() || folder(w) != *b) =>
+                {
                     tracing::info!("a stored skill changed while seeding ({e}); seeding again");
                     continue;
                 }
