@@ -259,6 +259,11 @@ pub enum BenchCommand {
         /// copy of its links).
         #[arg(long)]
         hnsw_rs: bool,
+        /// Keep the built graph in this folder, and reload it instead of building when it
+        /// holds one over the same vectors (to measure search changes without a rebuild;
+        /// one data set per folder).
+        #[arg(long, value_name = "DIR")]
+        index_dir: Option<PathBuf>,
     },
     /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
     Ui {
@@ -424,6 +429,7 @@ pub fn run(cli: Cli) -> Result<u8> {
                     ef_construction,
                     ef,
                     hnsw_rs,
+                    index_dir,
                 },
         } => bench::index(
             g,
@@ -439,6 +445,7 @@ pub fn run(cli: Cli) -> Result<u8> {
                 ef_construction,
                 ef_search: ef,
                 hnsw_rs,
+                index_dir,
             },
         )?,
         Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider, fill } } => {

@@ -609,7 +609,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         let index = ExactIndex::new("blind");
-        // The first note written wins every tie, so it is the wrong one here.
+        // The first note has more hits, so it wins every tie: it is the wrong one here.
         let lessons = [
             ("pin the compiler toolchain for the team", "a rust-toolchain.toml with a channel line"),
             ("reload the web server after editing its configuration", "nginx -s reload rereads the config"),
@@ -628,6 +628,7 @@ mod tests {
                 skill_hash: None,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 2.0, None).unwrap();
+            store::set_facts(&mut conn, id, if ids.is_empty() { 3 } else { 0 }, 0, false).unwrap();
             index.insert(id, &[1.0, 0.0]);
             ids.push(id);
         }

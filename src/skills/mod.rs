@@ -17,6 +17,7 @@ pub mod seed;
 pub mod store;
 
 use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -87,7 +88,9 @@ impl Skills<'_> {
         let rref = rref.map(str::trim).filter(|r| !r.is_empty());
         store::sweep_staging(self.data_dir);
         progress(Progress { message: format!("cloning {source}"), percent: Some(0) });
+        let started = std::time::Instant::now();
         let fetched = fetch::fetch(&source, rref, &self.data_dir.join("tmp"), progress)?;
+        let fetched_ms = started.elapsed().as_millis();
         let repo = &fetched.repo;
         let commit = repo.find_commit(fetched.commit)?;
         let pinned = commit.id().to_string();
@@ -109,6 +112,7 @@ impl Skills<'_> {
         for c in &candidates {
             prepared.push(self.prepare(repo, &source, &pinned, c, now)?);
         }
+        let prepared_ms = started.elapsed().as_millis();
         let mut seen = HashSet::new();
         for p in &prepared {
             if !seen.insert(p.info.name.clone()) {
@@ -142,6 +146,13 @@ impl Skills<'_> {
         }
         self.gc(&involved);
         let removed = result?;
+        tracing::debug!(
+            source = %source,
+            "install: fetch {fetched_ms} ms, read and check {} ms, store and record {} ms ({} skill(s))",
+            prepared_ms - fetched_ms,
+            started.elapsed().as_millis() - prepared_ms,
+            records.len()
+        );
         progress(Progress {
             message: format!("installed {} skill(s) from {source}", records.len()),
             percent: Some(100),
@@ -336,8 +347,15 @@ impl Skills<'_> {
         loop {
             attempt += 1;
             let wanted = self.wanted(names)?;
+            // A stored copy swapped under the seed is gone, or (an install flipping back to a
+            // version stored before) is a new folder at the same path: another inode.
+            let folder = |w: &seed::Wanted| std::fs::metadata(&w.store_dir).ok().map(|m| m.ino());
+            let before: Vec<Option<u64>> = wanted.iter().map(folder).collect();
             match seed::seed(cwd, target, &wanted, self.home.as_deref(), dry_run) {
-                Err(e) if attempt < SEED_ATTEMPTS && wanted.iter().any(|w| !w.store_dir.is_dir()) => {
+                Err(e)
+                    if attempt < SEED_ATTEMPTS
+                        && wanted.iter().zip(&before).any(|(w, b)| b.is_none() || folder(w) != *b) =>
+                {
                     tracing::info!("a stored skill changed while seeding ({e}); seeding again");
                     continue;
                 }

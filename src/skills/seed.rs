@@ -268,12 +268,14 @@ fn copy_tree(src: &Path, dst: &Path, top: bool) -> Result<()> {
             std::fs::create_dir(&to)?;
             copy_tree(&e.path(), &to, false)?;
         } else if ft.is_file() {
+            // `copy` gives the copy the source's mode (the store writes 0644 or 0755); set it
+            // only when the source's differs from that (a umask, a hand-edited store).
             std::fs::copy(e.path(), &to)?;
-            let mode = e.metadata()?.permissions().mode();
-            std::fs::set_permissions(
-                &to,
-                std::fs::Permissions::from_mode(if mode & 0o111 != 0 { 0o755 } else { 0o644 }),
-            )?;
+            let mode = e.metadata()?.permissions().mode() & 0o7777;
+            let want = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
+            if mode != want {
+                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(want))?;
+            }
         }
     }
     Ok(())

@@ -150,6 +150,8 @@ pub fn write(repo: &Repository, files: &[FileEntry], data_dir: &Path, name: &str
     std::fs::create_dir_all(&staging_root)?;
     let staging = tempfile::Builder::new().prefix(&format!("{name}-")).tempdir_in(&staging_root)?;
     let mut h = Sha256::new();
+    // Folders already made (files are sorted by path, so a folder's files come together).
+    let mut made: Option<PathBuf> = None;
     for f in files {
         let blob = repo.find_blob(f.oid)?;
         let bytes = blob.content();
@@ -158,8 +160,9 @@ pub fn write(repo: &Repository, files: &[FileEntry], data_dir: &Path, name: &str
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
         let path = staging.path().join(&f.rel);
-        if let Some(parent) = path.parent() {
+        if let Some(parent) = path.parent().filter(|p| *p != staging.path() && made.as_deref() != Some(*p)) {
             std::fs::create_dir_all(parent)?;
+            made = Some(parent.to_path_buf());
         }
         let mut file = std::fs::OpenOptions::new()
             .write(true)
