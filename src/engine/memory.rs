@@ -244,7 +244,7 @@ impl Engine {
             store::ensure_vectors(&conn, ix, &all)?;
             self.catalog.mark_checked(&new.skill);
         }
-        let ids: Option<Vec<i64>> = ready.map(|_| part.candidates.iter().map(|c| c.id).collect());
+        let ids = ready.map(|_| part.ids);
         let t_ids = t0.elapsed();
         let before = self.catalog.before_write(&conn);
         let (id, status) = store::write_among(
@@ -254,8 +254,10 @@ impl Engine {
             embedded,
             threshold,
             self.index.as_deref(),
-            ids.as_deref(),
+            ids.as_ref().map(|v| v.as_slice()),
         )?;
+        // Released before the catalog appends the new id to the same list (no copy).
+        drop(ids);
         let t_write = t0.elapsed();
         self.catalog.after_write(&conn, before, &[id]);
         drop(conn);
