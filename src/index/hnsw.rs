@@ -578,6 +578,17 @@ impl VectorIndex for HnswIndex {
     }
 
     fn search(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+        self.search_ef(query, candidates, k, self.shared.params.ef_search.max(2 * k))
+    }
+
+    fn nearest(&self, query: &[f32], candidates: &[i64], min: f32) -> Option<(i64, f32)> {
+        self.search_ef(query, candidates, 1, super::NEAREST_EF).into_iter().next().filter(|(_, s)| *s >= min)
+    }
+}
+
+impl HnswIndex {
+    /// [`VectorIndex::search`] with `ef` candidates in the graph.
+    fn search_ef(&self, query: &[f32], candidates: &[i64], k: usize, ef: usize) -> Vec<(i64, f32)> {
         if k == 0 || candidates.is_empty() {
             return vec![];
         }
@@ -609,7 +620,7 @@ impl VectorIndex for HnswIndex {
             let id = slots.get(*slot).copied().unwrap_or(TOMB);
             id != TOMB && cands.binary_search(&id).is_ok()
         };
-        let ef = s.params.ef_search.max(2 * k);
+        let ef = ef.max(k);
         s.searches.fetch_add(1, Ordering::Relaxed);
         if let Some(flat) = flat {
             let keep = |slot: usize| filter(&slot);
@@ -781,7 +792,11 @@ fn drain(s: &Shared) -> usize {
         }
     }
     m.dirty += batch.len();
-    if ok {
+    // Adopting walks every point of the graph (hnsw_rs offers no way to start at the new
+    // ones), under the maps' write lock: done once the owned copies pile up, not per batch
+    // (per batch it was a quarter of the worker's time at 65k notes, and held up searches).
+    let n = graph.get_nb_point();
+    if ok && n.saturating_sub(m.adopted.iter().sum::<usize>()) > FLAT_LAG.max(n / 50) {
         adopt(&graph, &mut m);
     }
     drop(m);

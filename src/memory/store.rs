@@ -95,9 +95,7 @@ pub fn write_among(
     let near = match (exact, &embedded) {
         (None, Some(e)) if e.vector.iter().any(|x| *x != 0.0) => {
             match (index.filter(|ix| ix.model_id() == e.model), partition_ids) {
-                (Some(ix), Some(ids)) => {
-                    ix.search(e.vector, ids, 1).first().filter(|(_, s)| *s >= dedup_threshold).map(|(id, _)| *id)
-                }
+                (Some(ix), Some(ids)) => ix.nearest(e.vector, ids, dedup_threshold).map(|(id, _)| id),
                 _ => near_duplicate(&tx, &new.skill, new.scope, pkey, e, dedup_threshold, index)?,
             }
         }
@@ -204,8 +202,7 @@ fn near_duplicate(
         let ids: Vec<i64> =
             stmt.query_map(params![skill, scope.as_str(), pkey, e.model], |r| r.get(0))?.collect::<Result<_, _>>()?;
         ensure_vectors(conn, ix, &ids)?;
-        let best = ix.search(e.vector, &ids, 1);
-        return Ok(best.first().filter(|(_, s)| *s >= threshold).map(|(id, _)| *id));
+        return Ok(ix.nearest(e.vector, &ids, threshold).map(|(id, _)| id));
     }
     let mut stmt = conn.prepare_cached(
         "SELECT id, vector FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
