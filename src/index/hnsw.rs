@@ -582,7 +582,23 @@ impl VectorIndex for HnswIndex {
     }
 
     fn nearest(&self, query: &[f32], candidates: &[i64], min: f32) -> Option<(i64, f32)> {
-        self.search_ef(query, candidates, 1, super::NEAREST_EF).into_iter().next().filter(|(_, s)| *s >= min)
+        let (ef, margin) = super::nearest_params();
+        let first = self.search_ef(query, candidates, 1, ef).into_iter().next();
+        match first {
+            Some((id, s)) if s >= min => return Some((id, s)),
+            Some((_, s)) if s < min - margin => return None,
+            None if candidates.is_empty() => return None,
+            _ => {}
+        }
+        // Close below the threshold: a longer list may find one above it (a scan, for sets
+        // searched exactly, gave the answer already).
+        let s = &self.shared;
+        let total = read(&s.maps).vectors.len().max(1);
+        if candidates.len() <= s.params.exact_max || (candidates.len() as f32) < s.params.min_selectivity * total as f32
+        {
+            return None;
+        }
+        self.search_ef(query, candidates, 1, s.params.ef_search).into_iter().next().filter(|(_, s)| *s >= min)
     }
 }
 

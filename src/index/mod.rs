@@ -126,12 +126,29 @@ pub trait VectorIndex: Send + Sync {
     }
 }
 
-/// The candidate list of a graph search for [`VectorIndex::nearest`] (a ranking uses the
-/// index's `ef_search`, 64). A near duplicate (cosine ≥ 0.92 by default) is the query's
-/// nearest neighbour by a wide margin, which a short list finds; every write into a skill
-/// large enough for the graph pays for this search (measured at 65k notes in one skill, the
-/// search with 64 took two thirds of the write path).
+/// The candidate list of the first graph search of [`VectorIndex::nearest`] (a ranking uses
+/// the index's `ef_search`, 64). Every write into a skill large enough for the graph pays for
+/// this search (at 65k notes in one skill, the search with 64 took two thirds of the write
+/// path). A short list finds a near duplicate that stands out; when it finds nothing above
+/// the threshold but something within [`NEAREST_MARGIN`] below, the search is done again with
+/// `ef_search`. Measured on `bench recall --fill protocol` (dense synthetic lessons): at 10k
+/// notes an exact scan finds 1356 duplicates, 64 alone 1353, 16 alone 1336, 16 then 64 within
+/// 0.03 1353; at 100k notes 64 alone 27,418, 16 alone 26,177, 16 then 64 within 0.03 27,427.
 pub const NEAREST_EF: usize = 16;
+/// See [`NEAREST_EF`].
+pub const NEAREST_MARGIN: f32 = 0.03;
+
+/// [`NEAREST_EF`] and [`NEAREST_MARGIN`], or `SKILLMEM_NEAREST=ef,margin` (benchmarks).
+pub fn nearest_params() -> (usize, f32) {
+    static P: std::sync::OnceLock<(usize, f32)> = std::sync::OnceLock::new();
+    *P.get_or_init(|| {
+        let v = std::env::var("SKILLMEM_NEAREST").unwrap_or_default();
+        let mut it = v.split(',');
+        let ef = it.next().and_then(|x| x.trim().parse().ok()).unwrap_or(NEAREST_EF);
+        let margin = it.next().and_then(|x| x.trim().parse().ok()).unwrap_or(NEAREST_MARGIN);
+        (ef, margin)
+    })
+}
 
 /// Exact cosine over the candidates.
 pub struct ExactIndex {
