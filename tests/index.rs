@@ -74,6 +74,46 @@ fn ann_agrees_with_exact_on_small_sets() {
     }
 }
 
+/// Duplicate detection through the graph (its short candidate list): a query within cosine
+/// 0.92 of a stored vector of the partition finds one that close, as the exact scan does, and
+/// a query with nothing that close finds nothing.
+#[test]
+fn nearest_finds_near_duplicates_through_the_graph() {
+    let vs = clustered(3000, 64, 30, 11);
+    let ix = filled(None, &vs);
+    let ex = ExactIndex::new("test-model");
+    for (i, v) in vs.iter().enumerate() {
+        ex.insert(i as i64 + 1, v);
+    }
+    // The partition: nine notes in ten.
+    let part: Vec<i64> = (1..=vs.len() as i64).filter(|id| id % 10 != 0).collect();
+    let noise = clustered(300, 64, 300, 12);
+    let (mut near, mut far) = (0, 0);
+    for (i, n) in noise.iter().enumerate() {
+        for mix in [0.2f32, 0.45, 1.0] {
+            // A stored vector moved towards random noise: near it for small mixes, not for large.
+            let base = &vs[(i * 7) % vs.len()];
+            let mut q: Vec<f32> = base.iter().zip(n).map(|(a, b)| a + mix * b).collect();
+            skillmem::embed::normalize(&mut q);
+            let want = ex.nearest(&q, &part, 0.92);
+            let got = ix.nearest(&q, &part, 0.92);
+            match want {
+                Some((_, s)) => {
+                    near += 1;
+                    let (id, g) = got.unwrap_or_else(|| panic!("query {i} mix {mix}: exact {s} found nothing"));
+                    assert!(g >= 0.92 && part.contains(&id), "query {i}: {id} at {g}");
+                    assert!(g >= s - 0.02, "query {i} mix {mix}: {g} against the exact {s}");
+                }
+                None => {
+                    far += 1;
+                    assert_eq!(got, None, "query {i} mix {mix}");
+                }
+            }
+        }
+    }
+    assert!(near > 300 && far > 100, "the queries cover both cases: {near} near, {far} far");
+}
+
 #[test]
 fn query_equal_to_a_stored_vector_finds_it_first() {
     let vs = clustered(300, 24, 5, 3);

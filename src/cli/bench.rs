@@ -399,6 +399,11 @@ struct RecallFigures {
     /// How the store was filled, and (through the protocol) notes/s in each tenth of the fill.
     fill: String,
     fill_per_s: Vec<f64>,
+    /// Through the protocol: writes merged as duplicates, and the server's RSS (MB) at the
+    /// end of the fill and its peak.
+    fill_duplicates: usize,
+    fill_rss_mb: f64,
+    fill_peak_rss_mb: f64,
 }
 
 /// Options of `bench recall`.
@@ -480,7 +485,7 @@ fn fill_through_protocol(
     skills: usize,
     words: &Words,
     provider: &str,
-) -> Result<Vec<f64>> {
+) -> Result<Fill> {
     const IN_FLIGHT: usize = 64;
     let (mut s, _) = spawn(data, ws, false, provider)?;
     let mut r = Rng::new(n as u64 * 7 + skills as u64);
@@ -489,11 +494,16 @@ fn fill_through_protocol(
     let mut rates = vec![];
     let mut t = Instant::now();
     let mut answered = 0;
-    let wait_one = |s: &mut Server, pending: &mut std::collections::VecDeque<i64>| -> Result<()> {
+    let mut duplicates = 0;
+    let fill_start = Instant::now();
+    let wait_one = |s: &mut Server, pending: &mut std::collections::VecDeque<i64>, dups: &mut usize| -> Result<()> {
         let id = pending.pop_front().expect("a request in flight");
         let res = s.client.wait_for(id)?;
         if let Some(e) = res.get("error") {
             bail!("note failed: {e}");
+        }
+        if res["result"]["status"] == "duplicate" {
+            *dups += 1;
         }
         Ok(())
     };
@@ -506,7 +516,7 @@ fn fill_through_protocol(
         )?;
         pending.push_back(id);
         if pending.len() >= IN_FLIGHT {
-            wait_one(&mut s, &mut pending)?;
+            wait_one(&mut s, &mut pending, &mut duplicates)?;
             answered += 1;
             if answered % tenth == 0 {
                 rates.push(tenth as f64 / t.elapsed().as_secs_f64().max(1e-9));
@@ -515,17 +525,31 @@ fn fill_through_protocol(
         }
     }
     while !pending.is_empty() {
-        wait_one(&mut s, &mut pending)?;
+        wait_one(&mut s, &mut pending, &mut duplicates)?;
         answered += 1;
         if answered % tenth == 0 {
             rates.push(tenth as f64 / t.elapsed().as_secs_f64().max(1e-9));
             t = Instant::now();
         }
     }
+    let secs = fill_start.elapsed().as_secs_f64();
+    let (rss, peak) = rss_mb(Some(s.client.child.id()));
     s.client.request("shutdown", Value::Null)?;
     s.client.notify("exit", Value::Null)?;
     let _ = s.client.child.wait();
-    Ok(rates)
+    Ok(Fill { rates, duplicates, secs, rss_mb: rss, peak_rss_mb: peak })
+}
+
+/// What a fill through the protocol measured.
+struct Fill {
+    /// Notes/s of each tenth.
+    rates: Vec<f64>,
+    /// Writes answered `duplicate` (merged into an earlier note).
+    duplicates: usize,
+    secs: f64,
+    /// The server's resident size at the end of the fill, and its peak.
+    rss_mb: f64,
+    peak_rss_mb: f64,
 }
 
 fn workspace(root: &Path, skills: usize) -> Result<PathBuf> {
@@ -606,16 +630,25 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             std::fs::create_dir_all(&data)?;
             let ws = workspace(&root, skills)?;
             let mut fill_per_s = vec![];
+            let mut fill_figures = None;
             if fresh {
                 if o.fill == "protocol" {
-                    fill_per_s = fill_through_protocol(&data, &ws, n, skills, &words, &o.provider)?;
+                    let f = fill_through_protocol(&data, &ws, n, skills, &words, &o.provider)?;
+                    fill_per_s = f.rates.clone();
                     if !g.json {
-                        let rates: Vec<String> = fill_per_s.iter().map(|x| format!("{x:.0}")).collect();
+                        let rates: Vec<String> = f.rates.iter().map(|x| format!("{x:.0}")).collect();
                         out(&format!(
-                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}",
-                            rates.join(" ")
+                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}; {:.0} notes/s over {:.1} s; {} duplicates; server RSS at the end {:.0} MB (peak {:.0} MB)",
+                            rates.join(" "),
+                            n as f64 / f.secs.max(1e-9),
+                            f.secs,
+                            f.duplicates,
+                            f.rss_mb,
+                            f.peak_rss_mb
                         ));
+                        let _ = std::io::stdout().flush();
                     }
+                    fill_figures = Some(f);
                 } else {
                     populate(&data, n, skills, &words)?;
                 }
@@ -694,6 +727,9 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 server_peak_rss_mb: peak,
                 fill: o.fill.clone(),
                 fill_per_s,
+                fill_duplicates: fill_figures.as_ref().map_or(0, |f| f.duplicates),
+                fill_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.rss_mb),
+                fill_peak_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.peak_rss_mb),
             };
             if !g.json {
                 out(&format!(

@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0004_fts_skill", include_str!("../../migrations/0004_fts_skill.sql")),
     ("0005_catalog_index", include_str!("../../migrations/0005_catalog_index.sql")),
     ("0006_team", include_str!("../../migrations/0006_team.sql")),
+    ("0007_vector_model_index", include_str!("../../migrations/0007_vector_model_index.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -219,7 +219,9 @@ impl Engine {
         if new.skill_hash.is_none() {
             new.skill_hash = ctx.version.clone();
         }
+        let t0 = Instant::now();
         let vector = self.embed_note(&new.intent, &new.delta)?;
+        let t_embed = t0.elapsed();
         let threshold = ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold);
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let embedded = match (&vector, &model) {
@@ -227,6 +229,7 @@ impl Engine {
             _ => None,
         };
         let mut conn = lock(&self.conn);
+        let t_lock = t0.elapsed();
         // Near duplicates are looked for among the partition's notes the catalog knows, once
         // the index is known to hold their vectors; otherwise the store asks SQLite.
         let pkey = store::partition(new.scope, &self.project_id).to_string();
@@ -241,7 +244,8 @@ impl Engine {
             store::ensure_vectors(&conn, ix, &all)?;
             self.catalog.mark_checked(&new.skill);
         }
-        let ids: Option<Vec<i64>> = ready.map(|_| part.candidates.iter().map(|c| c.id).collect());
+        let ids = ready.map(|_| part.ids);
+        let t_ids = t0.elapsed();
         let before = self.catalog.before_write(&conn);
         let (id, status) = store::write_among(
             &mut conn,
@@ -250,10 +254,21 @@ impl Engine {
             embedded,
             threshold,
             self.index.as_deref(),
-            ids.as_deref(),
+            ids.as_ref().map(|v| v.as_slice()),
         )?;
+        // Released before the catalog appends the new id to the same list (no copy).
+        drop(ids);
+        let t_write = t0.elapsed();
         self.catalog.after_write(&conn, before, &[id]);
         drop(conn);
+        tracing::trace!(
+            "write {id}: embed {:?}, lock {:?}, ids {:?}, write {:?}, catalog {:?}",
+            t_embed,
+            t_lock - t_embed,
+            t_ids - t_lock,
+            t_write - t_ids,
+            t0.elapsed() - t_write
+        );
         self.poke_team();
         Ok(Written { id, status })
     }

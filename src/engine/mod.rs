@@ -9,6 +9,7 @@
 //! [`historian`], [`distill`], [`skills`] (session skills) and [`curate`] (listing, scope
 //! moves, merges, preview, export, import, doctor).
 
+mod checkpoint;
 mod curate;
 mod distill;
 mod editor;
@@ -87,6 +88,8 @@ pub struct Engine {
     warnings: Mutex<Vec<String>>,
     /// Called after each local write when the server syncs with a team (see `team.rs`).
     team_poke: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    /// Checkpoints the write-ahead log off the write path (see `checkpoint.rs`).
+    _checkpointer: Option<checkpoint::Checkpointer>,
 }
 
 /// The note tool of the sidecar's own protocol, when neither the host nor the configuration
@@ -129,6 +132,7 @@ impl Engine {
         let enabled_globs = b.build().map_err(|e| Error::invalid(format!("memory.enabledSkills: {e}")))?;
         let (index, hnsw) = open_index(&conn, &config, embedder.as_deref())?;
         let second = second_opinion_for(embedder.as_deref());
+        let checkpointer = checkpoint::Checkpointer::start(&conn);
         Ok(Engine {
             conn: Mutex::new(conn),
             embedder,
@@ -146,6 +150,7 @@ impl Engine {
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),
             team_poke: Mutex::new(None),
+            _checkpointer: checkpointer,
         })
     }
 

@@ -765,6 +765,33 @@ impl VectorIndex for HnswIndex {
     }
 
     fn search(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+        self.search_ef(query, candidates, k, self.shared.params.ef_search.max(2 * k))
+    }
+
+    fn nearest(&self, query: &[f32], candidates: &[i64], min: f32) -> Option<(i64, f32)> {
+        let (ef, margin) = super::nearest_params();
+        let first = self.search_ef(query, candidates, 1, ef).into_iter().next();
+        match first {
+            Some((id, s)) if s >= min => return Some((id, s)),
+            Some((_, s)) if s < min - margin => return None,
+            None if candidates.is_empty() => return None,
+            _ => {}
+        }
+        // Close below the threshold: a longer list may find one above it (a scan, for sets
+        // searched exactly, gave the answer already).
+        let s = &self.shared;
+        let total = read(&s.maps).vectors.len().max(1);
+        if candidates.len() <= s.params.exact_max || (candidates.len() as f32) < s.params.min_selectivity * total as f32
+        {
+            return None;
+        }
+        self.search_ef(query, candidates, 1, s.params.ef_search).into_iter().next().filter(|(_, s)| *s >= min)
+    }
+}
+
+impl HnswIndex {
+    /// [`VectorIndex::search`] with `ef` candidates in the graph.
+    fn search_ef(&self, query: &[f32], candidates: &[i64], k: usize, ef: usize) -> Vec<(i64, f32)> {
         if k == 0 || candidates.is_empty() {
             return vec![];
         }
@@ -796,7 +823,7 @@ impl VectorIndex for HnswIndex {
             let id = slots.get(*slot).copied().unwrap_or(TOMB);
             id != TOMB && cands.binary_search(&id).is_ok()
         };
-        let ef = s.params.ef_search.max(2 * k);
+        let ef = ef.max(k);
         s.searches.fetch_add(1, Ordering::Relaxed);
         if let Some(flat) = flat {
             let keep = |slot: usize| filter(&slot);
@@ -968,7 +995,11 @@ fn drain(s: &Shared) -> usize {
         }
     }
     m.dirty += batch.len();
-    if ok {
+    // Adopting walks every point of the graph (hnsw_rs offers no way to start at the new
+    // ones), under the maps' write lock: done once the owned copies pile up, not per batch
+    // (per batch it was a quarter of the worker's time at 65k notes, and held up searches).
+    let n = graph.get_nb_point();
+    if ok && n.saturating_sub(m.adopted.iter().sum::<usize>()) > FLAT_LAG.max(n / 50) {
         adopt(&graph, &mut m);
     }
     drop(m);

@@ -41,12 +41,23 @@ struct State {
     checked: std::collections::HashSet<String>,
     /// (skill, project) → its candidates, until the skill's notes change.
     cache: HashMap<(String, String), Arc<Vec<Candidate>>>,
+    /// (skill, global, partition) → its note ids in order, kept up to date by writes (a new
+    /// note is appended): duplicate detection asks for them on every write.
+    parts: HashMap<(String, bool, String), Arc<Vec<i64>>>,
 }
 
 /// The catalog; see the module docs.
 #[derive(Default)]
 pub struct Catalog {
     state: Mutex<Option<State>>,
+}
+
+/// The notes of one skill in one scope and partition (duplicate detection).
+pub struct PartitionRead {
+    /// Their ids, ascending.
+    pub ids: Arc<Vec<i64>>,
+    /// As [`Read::vectors_checked`].
+    pub vectors_checked: bool,
 }
 
 /// What a read found.
@@ -76,12 +87,19 @@ impl State {
     fn remove(&mut self, id: i64) {
         if let Some(skill) = self.skill_of.remove(&id) {
             self.cache.retain(|k, _| *k.0 != *skill);
+            self.parts.retain(|k, _| *k.0 != *skill);
             if let Some(v) = self.skills.get_mut(&skill) {
                 if let Ok(i) = v.binary_search_by_key(&id, |m| m.id) {
                     v.remove(i);
                 }
             }
         }
+    }
+
+    /// The facts of `id` as held now, if any.
+    fn meta(&self, id: i64) -> Option<&Meta> {
+        let v = self.skills.get(self.skill_of.get(&id)?)?;
+        v.binary_search_by_key(&id, |m| m.id).ok().map(|i| &v[i])
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -95,15 +113,33 @@ impl State {
         created_at: i64,
         id: i64,
     ) {
-        self.remove(id);
+        // A note that stays in its skill and partition (a duplicate write, a pin) keeps its
+        // place in the partition's ids.
+        let same_place = self.skill_of.get(&id).is_some_and(|s| **s == *skill)
+            && self.meta(id).is_some_and(|m| m.global == global && *m.partition == *partition);
+        if !same_place {
+            self.remove(id);
+        }
         let partition = self.intern(partition);
-        let meta = Meta { id, global, partition, pinned, hits, created_at };
+        let meta = Meta { id, global, partition: partition.clone(), pinned, hits, created_at };
         let skill = self.intern(&skill);
         self.cache.retain(|k, _| *k.0 != *skill);
         let v = self.skills.entry(skill.clone()).or_default();
         match v.binary_search_by_key(&id, |m| m.id) {
             Ok(i) => v[i] = meta,
             Err(i) => v.insert(i, meta),
+        }
+        if !same_place {
+            // A new note: appended to its partition's ids when they are kept and it comes
+            // last (ids grow); otherwise they are gathered again at the next ask.
+            let key = (skill.to_string(), global, partition.to_string());
+            if let Some(ids) = self.parts.get_mut(&key) {
+                if ids.last().is_none_or(|last| *last < id) {
+                    Arc::make_mut(ids).push(id);
+                } else {
+                    self.parts.remove(&key);
+                }
+            }
         }
         self.skill_of.insert(id, skill);
     }
@@ -132,6 +168,7 @@ fn load(conn: &Connection) -> Result<State> {
         partitions: HashMap::new(),
         checked: Default::default(),
         cache: HashMap::new(),
+        parts: HashMap::new(),
     };
     // Text is read in place and interned: a load of 100k notes makes a handful of strings,
     // not 300k.
@@ -155,7 +192,10 @@ impl Catalog {
         let dv = data_version(conn)?;
         let valid = guard.as_ref().is_some_and(|s| s.data_version == dv && s.changes == conn.total_changes());
         if !valid {
-            *guard = Some(load(conn)?);
+            let t = std::time::Instant::now();
+            let st = load(conn)?;
+            tracing::debug!("catalog: {} notes loaded in {:?}", st.skill_of.len(), t.elapsed());
+            *guard = Some(st);
         }
         Ok(guard.as_mut().expect("loaded above"))
     }
@@ -196,24 +236,36 @@ impl Catalog {
         Ok(Read { candidates, vectors_checked, corpus: st.skill_of.len() })
     }
 
-    /// The ids of the notes of `skill` in one scope and partition (duplicate detection).
-    pub fn partition_ids(&self, conn: &Connection, skill: &str, scope: Scope, partition: &str) -> Result<Read> {
+    /// The ids of the notes of `skill` in one scope and partition (duplicate detection), in
+    /// order. Kept between calls and extended by the writes reported to
+    /// [`Catalog::after_write`], so that a write does not gather a large partition's ids
+    /// again.
+    pub fn partition_ids(
+        &self,
+        conn: &Connection,
+        skill: &str,
+        scope: Scope,
+        partition: &str,
+    ) -> Result<PartitionRead> {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let st = self.fresh(conn, &mut g)?;
         let vectors_checked = st.checked.contains(skill);
         let global = scope == Scope::Global;
-        let candidates = st
+        let key = (skill.to_string(), global, partition.to_string());
+        if let Some(ids) = st.parts.get(&key) {
+            return Ok(PartitionRead { ids: ids.clone(), vectors_checked });
+        }
+        let ids: Vec<i64> = st
             .skills
             .get(skill)
-            .map(|v| {
-                v.iter()
-                    .filter(|m| m.global == global && &*m.partition == partition)
-                    .map(|m| Candidate { id: m.id, pinned: m.pinned, hits: m.hits, created_at: m.created_at })
-                    .collect()
-            })
+            .map(|v| v.iter().filter(|m| m.global == global && &*m.partition == partition).map(|m| m.id).collect())
             .unwrap_or_default();
-        let candidates = Arc::new(candidates);
-        Ok(Read { candidates, vectors_checked, corpus: st.skill_of.len() })
+        let ids = Arc::new(ids);
+        if st.parts.len() > 64 {
+            st.parts.clear();
+        }
+        st.parts.insert(key, ids.clone());
+        Ok(PartitionRead { ids, vectors_checked })
     }
 
     /// The current change count of `conn`, to pass to [`Catalog::after_write`].
@@ -297,6 +349,58 @@ mod tests {
         }
     }
 
+    /// The partition ids kept between writes are the ones SQLite holds, through new notes,
+    /// duplicate writes, pins, deletions and moves reported to the catalog.
+    #[test]
+    fn partition_ids_follow_reported_writes() {
+        let (_d, mut c) = conn();
+        let cat = Catalog::default();
+        let check = |c: &Connection| {
+            for (scope, pkey) in [(Scope::Project, "p1"), (Scope::Project, "p2"), (Scope::Global, "")] {
+                let want: Vec<i64> = c
+                    .prepare("SELECT id FROM notes WHERE skill = 'jq' AND scope = ?1 AND project_id = ?2 ORDER BY id")
+                    .unwrap()
+                    .query_map(rusqlite::params![scope.as_str(), pkey], |r| r.get(0))
+                    .unwrap()
+                    .map(|r| r.unwrap())
+                    .collect();
+                assert_eq!(*cat.partition_ids(c, "jq", scope, pkey).unwrap().ids, want, "{pkey}");
+            }
+        };
+        let reported = |c: &mut Connection, scope: &str, pkey: &str, delta: &str| {
+            let before = cat.before_write(c);
+            let id = add(c, "jq", scope, pkey, delta);
+            cat.after_write(c, before, &[id]);
+            id
+        };
+        reported(&mut c, "project", "p1", "a");
+        check(&c);
+        for i in 0..5 {
+            reported(&mut c, "project", "p1", &format!("n{i}"));
+            reported(&mut c, "global", "", &format!("g{i}"));
+            check(&c);
+        }
+        // A duplicate write (hits + 1) and a pin keep the list.
+        let dup = reported(&mut c, "project", "p1", "n2");
+        check(&c);
+        let before = cat.before_write(&c);
+        store::set_pinned(&mut c, dup, true).unwrap();
+        cat.after_write(&c, before, &[dup]);
+        check(&c);
+        // A deletion, then a move to another partition.
+        let before = cat.before_write(&c);
+        store::forget(&mut c, dup, None).unwrap();
+        cat.after_write(&c, before, &[dup]);
+        check(&c);
+        let moved = reported(&mut c, "project", "p1", "to move");
+        let before = cat.before_write(&c);
+        c.execute("UPDATE notes SET project_id = 'p2', origin_project = 'p2' WHERE id = ?1", [moved]).unwrap();
+        cat.after_write(&c, before, &[moved]);
+        check(&c);
+        reported(&mut c, "project", "p2", "after the move");
+        check(&c);
+    }
+
     #[test]
     fn matches_sqlite_through_own_and_foreign_writes() {
         let (d, mut c) = conn();
@@ -327,8 +431,7 @@ mod tests {
         store::forget(&mut other, id, None).unwrap();
         assert!(!cat.candidates(&c, "jq", "p1").unwrap().vectors_checked);
         check(&c);
-        let ids: Vec<i64> =
-            cat.partition_ids(&c, "jq", Scope::Global, "").unwrap().candidates.iter().map(|c| c.id).collect();
-        assert_eq!(ids, vec![2]);
+        let ids = cat.partition_ids(&c, "jq", Scope::Global, "").unwrap().ids;
+        assert_eq!(*ids, vec![2]);
     }
 }

@@ -91,12 +91,11 @@ pub fn write_among(
             |r| r.get(0),
         )
         .optional()?;
+    let t0 = std::time::Instant::now();
     let near = match (exact, &embedded) {
         (None, Some(e)) if e.vector.iter().any(|x| *x != 0.0) => {
             match (index.filter(|ix| ix.model_id() == e.model), partition_ids) {
-                (Some(ix), Some(ids)) => {
-                    ix.search(e.vector, ids, 1).first().filter(|(_, s)| *s >= dedup_threshold).map(|(id, _)| *id)
-                }
+                (Some(ix), Some(ids)) => ix.nearest(e.vector, ids, dedup_threshold).map(|(id, _)| id),
                 _ => near_duplicate(&tx, &new.skill, new.scope, pkey, e, dedup_threshold, index)?,
             }
         }
@@ -110,13 +109,24 @@ pub fn write_among(
         tx.commit()?;
         return Ok((id, WriteStatus::Duplicate));
     }
+    let t_near = t0.elapsed();
     let id = insert(&tx, project, new, &hash, now, embedded.as_ref())?;
+    let t_insert = t0.elapsed();
     tx.commit()?;
+    let t_commit = t0.elapsed();
     if let (Some(ix), Some(e)) = (index, embedded) {
         if ix.model_id() == e.model {
             ix.insert(id, e.vector);
         }
     }
+    tracing::trace!(
+        "write_among {id}: near {:?} ({} ids), insert {:?}, commit {:?}, index {:?}",
+        t_near,
+        partition_ids.map_or(0, <[i64]>::len),
+        t_insert - t_near,
+        t_commit - t_insert,
+        t0.elapsed() - t_commit
+    );
     Ok((id, WriteStatus::Inserted))
 }
 
@@ -192,8 +202,7 @@ fn near_duplicate(
         let ids: Vec<i64> =
             stmt.query_map(params![skill, scope.as_str(), pkey, e.model], |r| r.get(0))?.collect::<Result<_, _>>()?;
         ensure_vectors(conn, ix, &ids)?;
-        let best = ix.search(e.vector, &ids, 1);
-        return Ok(best.first().filter(|(_, s)| *s >= threshold).map(|(id, _)| *id));
+        return Ok(ix.nearest(e.vector, &ids, threshold).map(|(id, _)| id));
     }
     let mut stmt = conn.prepare_cached(
         "SELECT id, vector FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
@@ -645,8 +654,23 @@ impl Stale {
     }
 }
 
+/// [`Stale::OtherModel`]'s count over `?1` = the model id and `?2` = the vector's length in
+/// bytes, as disjoint ranges of the index `notes_by_vector_model`.
+const OTHER_MODEL_COUNT: &str = "SELECT (SELECT count(*) FROM notes WHERE vector IS NOT NULL AND vector_model IS NULL)
+      + (SELECT count(*) FROM notes WHERE vector IS NOT NULL AND vector_model < ?1)
+      + (SELECT count(*) FROM notes WHERE vector IS NOT NULL AND vector_model > ?1)
+      + (SELECT count(*) FROM notes WHERE vector IS NOT NULL AND vector_model = ?1 AND length(vector) < ?2)
+      + (SELECT count(*) FROM notes WHERE vector IS NOT NULL AND vector_model = ?1 AND length(vector) > ?2)";
+
 /// How many notes of the whole store are `which` for `model` of `dim` numbers.
 pub fn count_stale(conn: &Connection, which: Stale, model: &str, dim: usize) -> Result<usize> {
+    if which == Stale::OtherModel {
+        // The same condition as five disjoint ranges of `notes_by_vector_model`: a few index
+        // seeks when (as usual) almost every vector is the current model's, where the plain
+        // condition reads every note row. The server asks after every request.
+        let n: i64 = conn.query_row(OTHER_MODEL_COUNT, params![model, (dim * 4) as i64], |r| r.get(0))?;
+        return Ok(n as usize);
+    }
     let n: i64 = conn.query_row(
         &format!("SELECT count(*) FROM notes WHERE {}", which.sql()),
         params![model, (dim * 4) as i64],
@@ -841,6 +865,67 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(fts_query(text).as_deref(), *want, "{text:?}");
         }
+    }
+
+    /// The count of notes whose vector another model made, taken from the index, is the plain
+    /// condition's count, and reads no note row.
+    #[test]
+    fn other_model_count_is_the_plain_count_from_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let mk = |i: usize| NewNote {
+            skill: "s".into(),
+            kind: super::super::Kind::Gotcha,
+            intent: String::new(),
+            delta: format!("lesson {i}"),
+            tags: vec![],
+            scope: Scope::Global,
+            source: super::super::Source::Agent,
+            session_id: None,
+            skill_hash: None,
+        };
+        let (v2, v3) = (vec![0.6f32, 0.8], vec![0.6f32, 0.8, 0.0]);
+        // (vector, model): none, the current one, a shorter or longer one of the same model,
+        // models before and after it in byte order, and a vector without a model.
+        let rows: Vec<(Option<&[f32]>, Option<&str>)> = vec![
+            (None, None),
+            (Some(&v2), Some("m")),
+            (Some(&v2), Some("m")),
+            (Some(&v3), Some("m")),
+            (Some(&v2[..1]), Some("m")),
+            (Some(&v2), Some("a")),
+            (Some(&v2), Some("z")),
+            (Some(&v2), Some("")),
+            (Some(&v2), None),
+        ];
+        for (i, (v, model)) in rows.iter().enumerate() {
+            let emb = v.map(|v| Embedded { vector: v, model: model.unwrap_or("") });
+            let (id, _) = write(&mut conn, "p", &mk(i), emb, 2.0, None).unwrap();
+            if v.is_some() && model.is_none() {
+                conn.execute("UPDATE notes SET vector_model = NULL WHERE id = ?1", [id]).unwrap();
+            }
+        }
+        for (model, dim) in [("m", 2usize), ("m", 3), ("a", 2), ("zz", 1), ("", 2)] {
+            let plain: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM notes WHERE {}", Stale::OtherModel.sql()),
+                    params![model, (dim * 4) as i64],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(count_stale(&conn, Stale::OtherModel, model, dim).unwrap() as i64, plain, "{model} {dim}");
+        }
+        assert_eq!(count_stale(&conn, Stale::OtherModel, "m", 2).unwrap(), 6);
+        // Every part of the count seeks a range of the index (rows are read only for the notes
+        // in it, which are the stale ones): no scan of the table.
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {OTHER_MODEL_COUNT}")).unwrap();
+        let plan: Vec<String> = stmt.query_map(params!["m", 8], |r| r.get(3)).unwrap().map(|r| r.unwrap()).collect();
+        let scans: Vec<&String> = plan.iter().filter(|p| p.contains("notes")).collect();
+        assert_eq!(scans.len(), 5, "{plan:?}");
+        assert!(
+            scans.iter().all(|p| p.starts_with("SEARCH notes USING") && p.contains("notes_by_vector_model")),
+            "{plan:?}"
+        );
     }
 
     /// Every statement over a table lives in its store module: the notes (and their full-text
