@@ -155,7 +155,7 @@ fn persist_reload_same_answers_and_truncated_files_are_rebuilt() {
     assert!(!other.reload_now());
 
     // Truncate the graph file: reload refuses, a build over the vectors answers again.
-    let graph = idir.join("notes.hnsw.graph");
+    let graph = idir.join("graph.bin");
     let len = std::fs::metadata(&graph).unwrap().len();
     let f = std::fs::OpenOptions::new().write(true).open(&graph).unwrap();
     f.set_len(len / 3).unwrap();

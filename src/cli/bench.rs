@@ -150,8 +150,6 @@ struct IndexFigures {
     m: usize,
     ef_construction: usize,
     ef_search: usize,
-    /// `flat` (skillmem's search over a flat copy of the links) or `hnsw_rs` (the crate's).
-    search: &'static str,
     build_s: f64,
     recall_at_10: f64,
     qps_per_core: f64,
@@ -186,8 +184,6 @@ pub struct IndexOpts {
     pub m: usize,
     pub ef_construction: usize,
     pub ef_search: Vec<usize>,
-    /// Also measure hnsw_rs's own search on the same graph.
-    pub hnsw_rs: bool,
     /// Where to keep the graph between runs (reloaded instead of built when it matches).
     pub index_dir: Option<PathBuf>,
 }
@@ -287,18 +283,13 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
             bail!("the saved index did not reload");
         }
         drop(again);
-        let runs: Vec<(usize, bool)> = o
-            .ef_search
-            .iter()
-            .flat_map(|&ef| [(ef, false)].into_iter().chain(o.hnsw_rs.then_some((ef, true))))
-            .collect();
-        for (ef, through_hnsw_rs) in runs {
+        for &ef in &o.ef_search {
             let mut lat = Vec::with_capacity(qs.len());
             let mut hit = 0usize;
             let cpu = thread_cpu_s();
             for (q, want) in qs.iter().zip(&truth) {
                 let t = Instant::now();
-                let got = if through_hnsw_rs { ix.search_hnsw_rs(q, 10, ef) } else { ix.search_graph(q, 10, ef) };
+                let got = ix.search_graph(q, 10, ef);
                 let got = got.unwrap_or_default();
                 lat.push(ms(t.elapsed()));
                 hit += got.iter().filter(|(id, _)| want.contains(id)).count();
@@ -313,7 +304,6 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
                 m: o.m,
                 ef_construction: o.ef_construction,
                 ef_search: ef,
-                search: if through_hnsw_rs { "hnsw_rs" } else { "flat" },
                 build_s,
                 recall_at_10: hit as f64 / (qs.len() * 10) as f64,
                 qps_per_core: qs.len() as f64 / (total / 1000.0),
@@ -330,8 +320,8 @@ pub fn index(g: &Global, o: IndexOpts) -> Result<()> {
             };
             if !g.json {
                 out(&format!(
-                    "index n={} dim={} ef={} search={}: build {:.1} s, recall@10 {:.3}, {:.0} QPS/core ({:.0} per CPU second; exact {:.0}), p50 {:.3} ms p95 {:.3} ms p99 {:.3} ms, save {:.2} s, reload {:.2} s, index RSS {:.0} MB (process {:.0} MB, peak {:.0} MB)",
-                    f.n, f.dim, f.ef_search, f.search, f.build_s, f.recall_at_10, f.qps_per_core, f.qps_per_cpu_s, f.exact_qps_per_core, f.p50_ms, f.p95_ms, f.p99_ms, f.save_s, f.reload_s, f.index_rss_mb, f.rss_mb, f.peak_rss_mb
+                    "index n={} dim={} ef={}: build {:.1} s, recall@10 {:.3}, {:.0} QPS/core ({:.0} per CPU second; exact {:.0}), p50 {:.3} ms p95 {:.3} ms p99 {:.3} ms, save {:.2} s, reload {:.2} s, index RSS {:.0} MB (process {:.0} MB, peak {:.0} MB)",
+                    f.n, f.dim, f.ef_search, f.build_s, f.recall_at_10, f.qps_per_core, f.qps_per_cpu_s, f.exact_qps_per_core, f.p50_ms, f.p95_ms, f.p99_ms, f.save_s, f.reload_s, f.index_rss_mb, f.rss_mb, f.peak_rss_mb
                 ));
                 let _ = std::io::stdout().flush();
             }

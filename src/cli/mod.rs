@@ -255,10 +255,6 @@ pub enum BenchCommand {
         /// Search list sizes to measure.
         #[arg(long, value_delimiter = ',', default_value = "32,64,128")]
         ef: Vec<usize>,
-        /// Also measure hnsw_rs's own search on the same graph (skillmem searches a flat
-        /// copy of its links).
-        #[arg(long)]
-        hnsw_rs: bool,
         /// Keep the built graph in this folder, and reload it instead of building when it
         /// holds one over the same vectors (to measure search changes without a rebuild;
         /// one data set per folder).
@@ -428,7 +424,6 @@ pub fn run(cli: Cli) -> Result<u8> {
                     m,
                     ef_construction,
                     ef,
-                    hnsw_rs,
                     index_dir,
                 },
         } => bench::index(
@@ -444,7 +439,6 @@ pub fn run(cli: Cli) -> Result<u8> {
                 m,
                 ef_construction,
                 ef_search: ef,
-                hnsw_rs,
                 index_dir,
             },
         )?,

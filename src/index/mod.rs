@@ -6,6 +6,7 @@
 //! candidate sets recall asks about.
 
 pub mod columns;
+pub mod graph;
 pub mod hnsw;
 
 use std::collections::HashMap;
