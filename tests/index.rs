@@ -43,6 +43,40 @@ fn ids(r: &[(i64, f32)]) -> Vec<i64> {
     r.iter().map(|x| x.0).collect()
 }
 
+/// A skill's notes under the exact limit are scanned (the graph's int8 codes first, then the
+/// best of them exactly): the ranking and the scores are an exact scan's, pending vectors
+/// included.
+#[test]
+fn scanned_candidate_sets_rank_exactly() {
+    let vs = clustered(3000, 32, 30, 7);
+    let ix = HnswIndex::new("test-model", 32, None, HnswParams::default());
+    let ex = ExactIndex::new("test-model");
+    for (i, v) in vs.iter().enumerate() {
+        ix.insert(i as i64, v);
+        ex.insert(i as i64, v);
+    }
+    ix.build_now();
+    assert_eq!(ix.pending(), 0);
+    // Written after the build: pending, not in the graph.
+    let late = clustered(3, 32, 30, 8);
+    for (i, v) in late.iter().enumerate() {
+        ix.insert(10_000 + i as i64, v);
+        ex.insert(10_000 + i as i64, v);
+    }
+    assert_eq!(ix.pending(), 3);
+    let cands: Vec<i64> = (0..3000).step_by(3).chain(10_000..10_003).collect();
+    for q in clustered(30, 32, 30, 9).iter().chain(&late) {
+        for k in [1, 10, 50] {
+            let got = ix.search(q, &cands, k);
+            let want = ex.search(q, &cands, k);
+            assert_eq!(ids(&got), ids(&want), "k={k}");
+            for ((_, a), (_, b)) in got.iter().zip(&want) {
+                assert!((a - b).abs() < 1e-5, "scores are exact: {a} vs {b}");
+            }
+        }
+    }
+}
+
 #[test]
 fn ann_agrees_with_exact_on_small_sets() {
     let vs = clustered(600, 32, 12, 1);

@@ -163,6 +163,34 @@ impl Graph {
         &self.vectors[s..s + self.dim]
     }
 
+    /// The cosine of `q` and `slot`'s vector from its int8 codes (within about 0.01 of the
+    /// exact one; reads a third of the memory the float row does).
+    #[inline]
+    pub fn approx_cosine(&self, q: &[f32], slot: u32) -> f32 {
+        1.0 - self.dist_i8(q, slot)
+    }
+
+    /// Asks the CPU to start loading `slot`'s block (ahead of [`Graph::approx_cosine`]).
+    #[inline]
+    pub fn prefetch_block(&self, slot: u32) {
+        prefetch(self.block(slot).as_ptr(), self.stride);
+    }
+
+    /// Asks the CPU to start loading `slot`'s exact vector.
+    #[inline]
+    pub fn prefetch_vector(&self, slot: u32) {
+        prefetch(self.vector(slot).as_ptr().cast::<u8>(), (self.dim * 4).div_ceil(64));
+    }
+
+    /// Asks the kernel to back the two big arrays with huge pages where it can (Linux,
+    /// `transparent_hugepage` in `madvise` mode, the common default). A search or a scan
+    /// reads a few blocks and rows scattered over tens of megabytes: with 4 KiB pages nearly
+    /// every read also misses the TLB. Advice only; nothing changes when it is refused.
+    pub fn advise_huge_pages(&self) {
+        advise_huge(self.blocks.as_ptr().cast::<u8>(), self.blocks.capacity() * 64);
+        advise_huge(self.vectors.as_ptr().cast::<u8>(), self.vectors.capacity() * 4);
+    }
+
     /// Bytes held by the arrays (for logs and benchmarks).
     pub fn heap_bytes(&self) -> usize {
         self.blocks.capacity() * 64
@@ -386,7 +414,12 @@ impl Graph {
             return None;
         }
         let slot = plan.slot;
+        let grows = self.vectors.len() + v.len() > self.vectors.capacity();
         self.vectors.extend_from_slice(v);
+        if grows {
+            self.blocks.reserve(self.vectors.capacity() / self.dim.max(1) * self.stride - self.blocks.len());
+            self.advise_huge_pages();
+        }
         let mut block = vec![Line([0; 64]); self.stride];
         {
             let b = bytes_of_mut(&mut block);
@@ -640,6 +673,25 @@ fn prefetch(p: *const u8, lines: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, lines);
+}
+
+/// `madvise(MADV_HUGEPAGE)` over the whole 2 MiB pages inside `len` bytes from `p`.
+fn advise_huge(p: *const u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (p as usize).div_ceil(HUGE) * HUGE;
+        let end = (p as usize + len) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside one live allocation of ours; MADV_HUGEPAGE only
+            // changes how the kernel backs it, never its contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, len);
 }
 
 /// A vector in int8: `v ≈ scale × codes`, `scale` = max |v_i| / 127.

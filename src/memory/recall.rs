@@ -274,8 +274,15 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                     if !p.vectors_checked {
                         store::ensure_vectors(conn, ix, &ids)?;
                     }
+                    let t_search = std::time::Instant::now();
                     vec_hits = ix.search(&qv, &ids, RUNG_DEPTH);
                     vec_hits.retain(|(_, s)| *s > 0.0);
+                    tracing::trace!(
+                        "rank: embedded in {:?}, searched {} candidates in {:?}",
+                        t_search.duration_since(t0),
+                        ids.len(),
+                        t_search.elapsed()
+                    );
                 }
             }
         }
