@@ -423,6 +423,30 @@ fn budget_is_respected_framing_included() {
     assert_eq!(r["notes"].as_array().unwrap().len(), 3);
 }
 
+/// A block with room for more notes than are loaded before it is first rendered still shows
+/// every note that fits (the rest of the ranked head is loaded and the block rendered again).
+#[test]
+fn a_roomy_block_shows_every_note_that_fits() {
+    let w = World::new();
+    w.enabled_skill("many");
+    let mut c = w.spawn_with(json!({ "embedding": { "provider": "hash" } }));
+    for i in 0..80 {
+        note(&mut c, "many", "fix", &format!("case {i}"), &format!("Set flag q{i}z{} first.", i * 7));
+    }
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "many", "maxTokens": 20000 })).unwrap());
+    assert_eq!(r["notes"].as_array().unwrap().len(), 80, "every note fits");
+    let b = r["block"].as_str().unwrap();
+    assert!(b.contains("count=\"80\""));
+    for i in [0, 47, 48, 79] {
+        assert!(b.contains(&format!("q{i}z{}", i * 7)), "note {i} missing");
+    }
+    // A budget the first notes fill: the block is as full as it can be, within the budget.
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "many", "maxTokens": 600 })).unwrap());
+    let n = r["notes"].as_array().unwrap().len();
+    assert!((1..48).contains(&n), "{n}");
+    assert!(r["block"].as_str().unwrap().chars().count().div_ceil(4) <= 600);
+}
+
 fn unescape(s: &str) -> String {
     s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
 }

@@ -64,6 +64,10 @@ pub fn guidance(skill: &str, note_tool: &str) -> String {
     )
 }
 
+/// No note costs fewer tokens than this in a block (its markup alone is more; tested): a
+/// block with less room left than this is full.
+pub const NOTE_TOKENS_MIN: usize = 16;
+
 /// Renders one note element.
 pub fn note_xml(r: &Ranked, older: bool) -> String {
     let n = &r.note;
@@ -173,6 +177,14 @@ mod tests {
             score: 1.0,
             matched: true,
         }
+    }
+
+    #[test]
+    fn no_note_costs_fewer_tokens_than_the_minimum() {
+        let mut r = ranked(1, "x", false);
+        r.note.intent = String::new();
+        r.note.kind = crate::memory::Kind::Fix;
+        assert!(tokens(&note_xml(&r, false)) >= NOTE_TOKENS_MIN);
     }
 
     #[test]

@@ -88,6 +88,28 @@ pub struct Outcome {
     /// The rung that found each matched note (`Vector` when the vector rung did, else `Fts`);
     /// a note not in it was ranked by recency and hits (shown by the dashboard's preview).
     pub found_by: std::collections::HashMap<i64, RecallMode>,
+    /// Ranked after `notes` but not loaded yet (see [`Prepared::load_first`]): (id, score,
+    /// matched), in order.
+    pub unloaded: Vec<(i64, f32, bool)>,
+}
+
+impl Outcome {
+    /// Loads the notes left in [`Outcome::unloaded`] and appends them in their order (a note
+    /// deleted meanwhile is left out).
+    pub fn load_rest(&mut self, conn: &Connection) -> Result<()> {
+        if self.unloaded.is_empty() {
+            return Ok(());
+        }
+        let rest = std::mem::take(&mut self.unloaded);
+        let ids: Vec<i64> = rest.iter().map(|r| r.0).collect();
+        let mut by_id: std::collections::HashMap<i64, Note> =
+            store::load(conn, &ids)?.into_iter().map(|n| (n.id, n)).collect();
+        self.notes.extend(
+            rest.into_iter()
+                .filter_map(|(id, score, matched)| by_id.remove(&id).map(|note| Ranked { note, score, matched })),
+        );
+        Ok(())
+    }
 }
 
 /// The rungs a ranking may use.
@@ -112,6 +134,9 @@ pub struct Prepared<'a> {
     pub vectors_checked: bool,
     /// Rank fully but load and return only the first `keep` notes.
     pub keep: usize,
+    /// Of those, load only the first `load_first` now; the others are left in
+    /// [`Outcome::unloaded`] for [`load_rest`] (a block rarely shows all it could hold).
+    pub load_first: usize,
     /// Notes in the whole store (0: unknown). Above [`FTS_PRUNE_MIN`] the bm25 rung checks
     /// visibility in memory instead of joining every match to the notes table.
     pub corpus: usize,
@@ -239,6 +264,7 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
             candidates: candidates.into(),
             vectors_checked: false,
             keep: usize::MAX,
+            load_first: usize::MAX,
             corpus: 0,
             rest_cache: None,
         },
@@ -250,7 +276,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let t0 = std::time::Instant::now();
     let cands = p.candidates;
     if cands.is_empty() {
-        return Ok(Outcome { mode: RecallMode::None, notes: vec![], found_by: Default::default() });
+        return Ok(Outcome { mode: RecallMode::None, notes: vec![], found_by: Default::default(), unloaded: vec![] });
     }
     let intent = q.intent.map(str::trim).filter(|s| !s.is_empty());
     let mut rel: std::collections::HashMap<i64, f32> = Default::default();
@@ -431,6 +457,11 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     scored.sort_by(order);
     let t_score = t0.elapsed();
+    let unloaded: Vec<(i64, f32, bool)> = if scored.len() > p.load_first {
+        scored.drain(p.load_first..).map(|(c, matched, score)| (c.id, score, matched)).collect()
+    } else {
+        vec![]
+    };
     let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).collect();
     let notes = store::load(conn, &ids)?;
     tracing::trace!(
@@ -447,7 +478,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         .into_iter()
         .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched }))
         .collect();
-    Ok(Outcome { mode, notes, found_by })
+    Ok(Outcome { mode, notes, found_by, unloaded })
 }
 
 /// Adds [`SECOND_WEIGHT`] × `second`'s cosine to the relevance of `notes`; an embedder that
@@ -529,6 +560,7 @@ mod tests {
                                 candidates: cands.clone(),
                                 vectors_checked: false,
                                 keep,
+                                load_first: usize::MAX,
                                 corpus: 0,
                                 rest_cache: Some(&cache),
                             };
@@ -572,6 +604,7 @@ mod tests {
             candidates: cands.clone(),
             vectors_checked: false,
             keep: usize::MAX,
+            load_first: usize::MAX,
             corpus: 0,
             rest_cache: None,
         };
@@ -655,6 +688,7 @@ mod tests {
                 candidates: cands.clone(),
                 vectors_checked: true,
                 keep: usize::MAX,
+                load_first: usize::MAX,
                 corpus: 0,
                 rest_cache: None,
             };
