@@ -404,6 +404,10 @@ struct RecallFigures {
     fill_duplicates: usize,
     fill_rss_mb: f64,
     fill_peak_rss_mb: f64,
+    /// Through the protocol: the fill's wall time over its notes.
+    fill_ms_per_note: f64,
+    /// The embedder's own times, measured in the same run.
+    embed: Option<EmbedTimes>,
 }
 
 /// Options of `bench recall`.
@@ -416,6 +420,8 @@ pub struct RecallOpts {
     pub keep: Option<PathBuf>,
     /// The embedding provider the servers are initialized with (`static`, `hash`, ...).
     pub provider: String,
+    /// A model folder: the servers embed with it (provider `model`).
+    pub model: Option<PathBuf>,
     /// `sql` (the fixture) or `protocol` (every note through `skillmem/note`).
     pub fill: String,
 }
@@ -484,10 +490,10 @@ fn fill_through_protocol(
     n: usize,
     skills: usize,
     words: &Words,
-    provider: &str,
+    embedding: &Value,
 ) -> Result<Fill> {
     const IN_FLIGHT: usize = 64;
-    let (mut s, _) = spawn(data, ws, false, provider)?;
+    let (mut s, _) = spawn(data, ws, false, embedding)?;
     let mut r = Rng::new(n as u64 * 7 + skills as u64);
     let mut pending = std::collections::VecDeque::new();
     let tenth = (n / 10).max(1);
@@ -509,10 +515,10 @@ fn fill_through_protocol(
     };
     for i in 0..n {
         let skill = if skills == 1 || r.below(10) < 9 { skill_name(0) } else { skill_name(1 + r.below(skills - 1)) };
+        let (intent, delta) = fill_note(&mut r, words, i);
         let id = s.client.send_request(
             "skillmem/note",
-            json!({ "skill": skill, "kind": "fix", "intent": words.phrase(&mut r, 3),
-                    "delta": format!("{} lesson {i}", words.phrase(&mut r, 12)) }),
+            json!({ "skill": skill, "kind": "fix", "intent": intent, "delta": delta }),
         )?;
         pending.push_back(id);
         if pending.len() >= IN_FLIGHT {
@@ -538,6 +544,80 @@ fn fill_through_protocol(
     s.client.notify("exit", Value::Null)?;
     let _ = s.client.child.wait();
     Ok(Fill { rates, duplicates, secs, rss_mb: rss, peak_rss_mb: peak })
+}
+
+/// The intent and lesson of the `i`th note of a fill: a three-word intent, a twelve-word
+/// lesson, and in one note of four a code span (a semantic embedder embeds those notes in two
+/// views, [`skillmem::embed::embed_notes`]).
+fn fill_note(r: &mut Rng, words: &Words, i: usize) -> (String, String) {
+    let intent = words.phrase(r, 3);
+    let mut delta = format!("{} lesson {i}", words.phrase(r, 12));
+    if r.below(4) == 0 {
+        delta.push_str(&format!(" with `--{}`", words.pick(r)));
+    }
+    (intent, delta)
+}
+
+/// The embedding options the servers are initialized with.
+fn embedding_options(o: &RecallOpts) -> Value {
+    match &o.model {
+        Some(p) => json!({ "provider": "model", "path": p.display().to_string() }),
+        None => json!({ "provider": o.provider }),
+    }
+}
+
+/// How long the servers' embedder takes, measured in this process with the same embedder and
+/// texts made like the bench's: one query (an intent), one text (a note's prose), and one note
+/// as a write embeds it (two texts for a note with a code span). Medians and means in ms.
+#[derive(Serialize, Clone, Copy, Default)]
+struct EmbedTimes {
+    query_p50_ms: f64,
+    text_p50_ms: f64,
+    text_mean_ms: f64,
+    note_mean_ms: f64,
+}
+
+fn embed_times(o: &RecallOpts, words: &Words) -> Result<Option<EmbedTimes>> {
+    use skillmem::config::EmbeddingConfig as C;
+    let cfg = match (&o.model, o.provider.as_str()) {
+        (Some(p), _) => C::Model { path: p.clone() },
+        (None, "static") => C::Static,
+        (None, "hash") => C::Hash,
+        _ => return Ok(None),
+    };
+    let Some(e) = skillmem::embed::from_config(&cfg)? else { return Ok(None) };
+    if o.model.is_some() && !e.model_id().starts_with("model:") {
+        bail!(
+            "--model {}: the model did not load (see the warning above; a build with --features local-model is needed)",
+            o.model.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+        );
+    }
+    const N: usize = 100;
+    let mut r = Rng::new(31);
+    let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let t = Instant::now();
+        f()?;
+        Ok(ms(t.elapsed()))
+    };
+    // One untimed call first (allocations, lazy initialisation).
+    e.embed_one("warm up")?;
+    let mut query = vec![];
+    let mut text = vec![];
+    let mut note = vec![];
+    for i in 0..N {
+        let k = 2 + r.below(3);
+        let intent = words.phrase(&mut r, k);
+        query.push(time(&mut || Ok(e.embed_one(&intent).map(drop)?))?);
+        let (intent, delta) = fill_note(&mut r, words, i);
+        let prose = skillmem::embed::embed_text(e.as_ref(), &intent, &delta);
+        text.push(time(&mut || Ok(e.embed_one(&prose).map(drop)?))?);
+        note.push(time(&mut || Ok(skillmem::embed::embed_note(e.as_ref(), &intent, &delta).map(drop)?))?);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (text_mean_ms, note_mean_ms) = (mean(&text), mean(&note));
+    query.sort_by(f64::total_cmp);
+    text.sort_by(f64::total_cmp);
+    Ok(Some(EmbedTimes { query_p50_ms: pct(&query, 0.5), text_p50_ms: pct(&text, 0.5), text_mean_ms, note_mean_ms }))
 }
 
 /// What a fill through the protocol measured.
@@ -570,7 +650,7 @@ struct Server {
     client: skillmem::client::Client,
 }
 
-fn spawn(data: &Path, ws: &Path, blocking: bool, provider: &str) -> Result<(Server, Duration)> {
+fn spawn(data: &Path, ws: &Path, blocking: bool, embedding: &Value) -> Result<(Server, Duration)> {
     let exe = std::env::current_exe()?;
     let home = data.parent().unwrap_or(data).join("home");
     std::fs::create_dir_all(&home)?;
@@ -584,7 +664,7 @@ fn spawn(data: &Path, ws: &Path, blocking: bool, provider: &str) -> Result<(Serv
     // SKILLMEM_BENCH_STDERR=1 shows the servers' logs (with SKILLMEM_LOG set).
     let quiet = std::env::var_os("SKILLMEM_BENCH_STDERR").is_none();
     let mut client = skillmem::client::Client::spawn(&exe, &envs, quiet)?;
-    let r = client.initialize(ws, json!({ "embedding": { "provider": provider } }))?;
+    let r = client.initialize(ws, json!({ "embedding": embedding }))?;
     if r.get("result").is_none() {
         bail!("initialize failed: {r}");
     }
@@ -611,6 +691,17 @@ fn tool_after(s: &mut Server, ws: &Path, call: usize, skill: &str, intent: Optio
 /// `skillmem bench recall`.
 pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
     let words = Words::new(3000);
+    let embedding = embedding_options(&o);
+    // Measured once, before any server runs, on the same machine and load as the figures it
+    // is compared with.
+    let embed = embed_times(&o, &words)?;
+    if let (Some(t), false) = (&embed, g.json) {
+        out(&format!(
+            "embedder {}: one query {:.2} ms (p50), one note's text {:.2} ms (p50; mean {:.2}), one note as written (two texts with a code span) {:.2} ms (mean)",
+            embedding, t.query_p50_ms, t.text_p50_ms, t.text_mean_ms, t.note_mean_ms
+        ));
+        let _ = std::io::stdout().flush();
+    }
     let mut all = vec![];
     for &n in &o.notes {
         for &skills in &o.skills {
@@ -633,15 +724,20 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             let mut fill_figures = None;
             if fresh {
                 if o.fill == "protocol" {
-                    let f = fill_through_protocol(&data, &ws, n, skills, &words, &o.provider)?;
+                    let f = fill_through_protocol(&data, &ws, n, skills, &words, &embedding)?;
                     fill_per_s = f.rates.clone();
                     if !g.json {
                         let rates: Vec<String> = f.rates.iter().map(|x| format!("{x:.0}")).collect();
+                        let per_note = 1000.0 * f.secs / n.max(1) as f64;
+                        let vs = embed
+                            .map(|t| format!(" ({:.2}× one text's embedding)", per_note / t.text_p50_ms.max(1e-9)))
+                            .unwrap_or_default();
                         out(&format!(
-                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}; {:.0} notes/s over {:.1} s; {} duplicates; server RSS at the end {:.0} MB (peak {:.0} MB)",
+                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}; {:.0} notes/s over {:.1} s, {:.2} ms per note{vs}; {} duplicates; server RSS at the end {:.0} MB (peak {:.0} MB)",
                             rates.join(" "),
                             n as f64 / f.secs.max(1e-9),
                             f.secs,
+                            per_note,
                             f.duplicates,
                             f.rss_mb,
                             f.peak_rss_mb
@@ -655,7 +751,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 std::fs::write(data.join(".populated"), b"")?;
             }
             // 1. Build and persist the index once (what a long-running server leaves behind).
-            let (mut s, build) = spawn(&data, &ws, true, &o.provider)?;
+            let (mut s, build) = spawn(&data, &ws, true, &embedding)?;
             tool_after(&mut s, &ws, 0, &skill_name(0), Some("warm up"))?;
             s.client.request("shutdown", Value::Null)?;
             s.client.notify("exit", Value::Null)?;
@@ -663,7 +759,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             // 2. Spawn to first answered recall, with the persisted index loading behind it.
             let mut r = Rng::new(5);
             let t = Instant::now();
-            let (mut s, _) = spawn(&data, &ws, false, &o.provider)?;
+            let (mut s, _) = spawn(&data, &ws, false, &embedding)?;
             let intent = words.phrase(&mut r, 3);
             let first = tool_after(&mut s, &ws, 1, &skill_name(0), Some(&intent))?;
             let spawn_first = ms(t.elapsed());
@@ -671,7 +767,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             drop(s);
             // 3. A server whose index is ready: round trips, writes, RSS.
             let t = Instant::now();
-            let (mut s, _) = spawn(&data, &ws, true, &o.provider)?;
+            let (mut s, _) = spawn(&data, &ws, true, &embedding)?;
             let reload_ready = ms(t.elapsed());
             let mut lat = vec![];
             let mut modes = std::collections::BTreeMap::new();
@@ -696,10 +792,10 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             let t = Instant::now();
             for i in 0..o.writes {
                 let skill = skill_name(r.below(skills));
+                let (intent, delta) = fill_note(&mut r, &words, n + i);
                 let res = s.client.request(
                     "skillmem/note",
-                    json!({ "skill": skill, "kind": "fix", "intent": words.phrase(&mut r, 3),
-                            "delta": format!("{} written {i}", words.phrase(&mut r, 12)) }),
+                    json!({ "skill": skill, "kind": "fix", "intent": intent, "delta": delta }),
                 )?;
                 if let Some(e) = res.get("error") {
                     bail!("note failed: {e}");
@@ -730,12 +826,26 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 fill_duplicates: fill_figures.as_ref().map_or(0, |f| f.duplicates),
                 fill_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.rss_mb),
                 fill_peak_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.peak_rss_mb),
+                fill_ms_per_note: fill_figures.as_ref().map_or(0.0, |f| 1000.0 * f.secs / n.max(1) as f64),
+                embed,
             };
             if !g.json {
                 out(&format!(
                     "recall notes={} skills={}: toolAfter p50 {:.2} ms p95 {:.2} ms p99 {:.2} ms (no intent p50 {:.2} ms; modes {:?}); spawn to first recall {:.0} ms ({}); ready after reload {:.0} ms; first build {:.1} s; writes {:.0}/s; server RSS {:.0} MB (peak {:.0} MB)",
                     f.notes, f.skills, f.tool_after_p50_ms, f.tool_after_p95_ms, f.tool_after_p99_ms, f.tool_after_no_intent_p50_ms, f.modes, f.spawn_to_first_recall_ms, f.first_recall_mode, f.reload_ready_ms, f.index_build_s, f.writes_per_s, f.server_rss_mb, f.server_peak_rss_mb
                 ));
+                if let Some(t) = &f.embed {
+                    out(&format!(
+                        "  against the embedder: toolAfter p50 {:+.2} ms, p95 {:+.2} ms, p99 {:+.2} ms over one query's embedding ({:.2} ms); one write {:.2} ms, {:.2}× one text's embedding ({:.2} ms)",
+                        f.tool_after_p50_ms - t.query_p50_ms,
+                        f.tool_after_p95_ms - t.query_p50_ms,
+                        f.tool_after_p99_ms - t.query_p50_ms,
+                        t.query_p50_ms,
+                        1000.0 / f.writes_per_s.max(1e-9),
+                        1000.0 / f.writes_per_s.max(1e-9) / t.text_p50_ms.max(1e-9),
+                        t.text_p50_ms
+                    ));
+                }
                 let _ = std::io::stdout().flush();
             }
             all.push(f);
