@@ -406,7 +406,9 @@ struct RecallFigures {
     fill_peak_rss_mb: f64,
     /// Through the protocol: the fill's wall time over its notes.
     fill_ms_per_note: f64,
-    /// The embedder's own times, measured in the same run.
+    /// The embedder's own times, measured right before the fill and right before the round
+    /// trips.
+    fill_embed: Option<EmbedTimes>,
     embed: Option<EmbedTimes>,
 }
 
@@ -543,7 +545,7 @@ fn fill_through_protocol(
     s.client.request("shutdown", Value::Null)?;
     s.client.notify("exit", Value::Null)?;
     let _ = s.client.child.wait();
-    Ok(Fill { rates, duplicates, secs, rss_mb: rss, peak_rss_mb: peak })
+    Ok(Fill { rates, duplicates, secs, rss_mb: rss, peak_rss_mb: peak, embed: None })
 }
 
 /// The intent and lesson of the `i`th note of a fill: a three-word intent, a twelve-word
@@ -575,6 +577,11 @@ struct EmbedTimes {
     text_p50_ms: f64,
     text_mean_ms: f64,
     note_mean_ms: f64,
+    /// One text's share of a batch of 16 (what batching writes together could reach).
+    text_in_batch_ms: f64,
+    /// Recall's second opinion with a model: the static table's vectors of 50 notes and of
+    /// the query (median of 20 runs; 0 for the static and hash embedders).
+    second_opinion_ms: f64,
 }
 
 fn embed_times(o: &RecallOpts, words: &Words) -> Result<Option<EmbedTimes>> {
@@ -592,7 +599,7 @@ fn embed_times(o: &RecallOpts, words: &Words) -> Result<Option<EmbedTimes>> {
             o.model.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
         );
     }
-    const N: usize = 100;
+    const N: usize = 60;
     let mut r = Rng::new(31);
     let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
         let t = Instant::now();
@@ -613,11 +620,47 @@ fn embed_times(o: &RecallOpts, words: &Words) -> Result<Option<EmbedTimes>> {
         text.push(time(&mut || Ok(e.embed_one(&prose).map(drop)?))?);
         note.push(time(&mut || Ok(skillmem::embed::embed_note(e.as_ref(), &intent, &delta).map(drop)?))?);
     }
+    let mut r = Rng::new(37);
+    let batch: Vec<String> = (0..N)
+        .map(|i| {
+            let (intent, delta) = fill_note(&mut r, words, i);
+            skillmem::embed::embed_text(e.as_ref(), &intent, &delta)
+        })
+        .collect();
+    let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+    let mut batched = 0.0;
+    for chunk in refs.chunks(16) {
+        batched += time(&mut || Ok(e.embed(chunk).map(drop)?))?;
+    }
+    let text_in_batch_ms = batched / N as f64;
+    let mut second = vec![];
+    if o.model.is_some() {
+        let table = skillmem::embed::static_table::StaticEmbedder::builtin()?;
+        let mut r = Rng::new(41);
+        for _ in 0..20 {
+            let notes: Vec<(String, String)> = (0..50).map(|i| fill_note(&mut r, words, i)).collect();
+            let pairs: Vec<(&str, &str)> = notes.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let intent = words.phrase(&mut r, 3);
+            second.push(time(&mut || {
+                table.embed_one(&intent)?;
+                skillmem::embed::embed_notes(table.as_ref(), &pairs)?;
+                Ok(())
+            })?);
+        }
+        second.sort_by(f64::total_cmp);
+    }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (text_mean_ms, note_mean_ms) = (mean(&text), mean(&note));
     query.sort_by(f64::total_cmp);
     text.sort_by(f64::total_cmp);
-    Ok(Some(EmbedTimes { query_p50_ms: pct(&query, 0.5), text_p50_ms: pct(&text, 0.5), text_mean_ms, note_mean_ms }))
+    Ok(Some(EmbedTimes {
+        query_p50_ms: pct(&query, 0.5),
+        text_p50_ms: pct(&text, 0.5),
+        text_mean_ms,
+        note_mean_ms,
+        text_in_batch_ms,
+        second_opinion_ms: pct(&second, 0.5),
+    }))
 }
 
 /// What a fill through the protocol measured.
@@ -630,6 +673,8 @@ struct Fill {
     /// The server's resident size at the end of the fill, and its peak.
     rss_mb: f64,
     peak_rss_mb: f64,
+    /// The embedder's times measured right before the fill.
+    embed: Option<EmbedTimes>,
 }
 
 fn workspace(root: &Path, skills: usize) -> Result<PathBuf> {
@@ -692,16 +737,20 @@ fn tool_after(s: &mut Server, ws: &Path, call: usize, skill: &str, intent: Optio
 pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
     let words = Words::new(3000);
     let embedding = embedding_options(&o);
-    // Measured once, before any server runs, on the same machine and load as the figures it
-    // is compared with.
-    let embed = embed_times(&o, &words)?;
-    if let (Some(t), false) = (&embed, g.json) {
-        out(&format!(
-            "embedder {}: one query {:.2} ms (p50), one note's text {:.2} ms (p50; mean {:.2}), one note as written (two texts with a code span) {:.2} ms (mean)",
-            embedding, t.query_p50_ms, t.text_p50_ms, t.text_mean_ms, t.note_mean_ms
-        ));
-        let _ = std::io::stdout().flush();
-    }
+    // The embedder's own times are measured in this process right before the figures they
+    // are compared with (the fill; the round trips and writes), at the same load: on a
+    // shared machine a figure from another minute is not comparable.
+    let measure = |when: &str| -> Result<Option<EmbedTimes>> {
+        let t = embed_times(&o, &words)?;
+        if let (Some(t), false) = (&t, g.json) {
+            out(&format!(
+                "embedder {embedding} ({when}): one query {:.2} ms (p50), one note's text {:.2} ms (p50; mean {:.2}), one note as written (two texts with a code span) {:.2} ms (mean); a text in a batch of 16 {:.2} ms; recall's second opinion (static table, 50 notes) {:.2} ms",
+                t.query_p50_ms, t.text_p50_ms, t.text_mean_ms, t.note_mean_ms, t.text_in_batch_ms, t.second_opinion_ms
+            ));
+            let _ = std::io::stdout().flush();
+        }
+        Ok(t)
+    };
     let mut all = vec![];
     for &n in &o.notes {
         for &skills in &o.skills {
@@ -724,7 +773,9 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             let mut fill_figures = None;
             if fresh {
                 if o.fill == "protocol" {
+                    let embed = measure("before the fill")?;
                     let f = fill_through_protocol(&data, &ws, n, skills, &words, &embedding)?;
+                    let f = Fill { embed, ..f };
                     fill_per_s = f.rates.clone();
                     if !g.json {
                         let rates: Vec<String> = f.rates.iter().map(|x| format!("{x:.0}")).collect();
@@ -766,6 +817,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             let first_mode = first["mode"].as_str().unwrap_or("").to_string();
             drop(s);
             // 3. A server whose index is ready: round trips, writes, RSS.
+            let embed = measure("before the round trips")?;
             let t = Instant::now();
             let (mut s, _) = spawn(&data, &ws, true, &embedding)?;
             let reload_ready = ms(t.elapsed());
@@ -827,6 +879,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 fill_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.rss_mb),
                 fill_peak_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.peak_rss_mb),
                 fill_ms_per_note: fill_figures.as_ref().map_or(0.0, |f| 1000.0 * f.secs / n.max(1) as f64),
+                fill_embed: fill_figures.as_ref().and_then(|f| f.embed),
                 embed,
             };
             if !g.json {
@@ -834,7 +887,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                     "recall notes={} skills={}: toolAfter p50 {:.2} ms p95 {:.2} ms p99 {:.2} ms (no intent p50 {:.2} ms; modes {:?}); spawn to first recall {:.0} ms ({}); ready after reload {:.0} ms; first build {:.1} s; writes {:.0}/s; server RSS {:.0} MB (peak {:.0} MB)",
                     f.notes, f.skills, f.tool_after_p50_ms, f.tool_after_p95_ms, f.tool_after_p99_ms, f.tool_after_no_intent_p50_ms, f.modes, f.spawn_to_first_recall_ms, f.first_recall_mode, f.reload_ready_ms, f.index_build_s, f.writes_per_s, f.server_rss_mb, f.server_peak_rss_mb
                 ));
-                if let Some(t) = &f.embed {
+                if let (Some(t), true) = (&f.embed, o.writes > 0) {
                     out(&format!(
                         "  against the embedder: toolAfter p50 {:+.2} ms, p95 {:+.2} ms, p99 {:+.2} ms over one query's embedding ({:.2} ms); one write {:.2} ms, {:.2}× one text's embedding ({:.2} ms)",
                         f.tool_after_p50_ms - t.query_p50_ms,

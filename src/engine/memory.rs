@@ -336,6 +336,7 @@ impl Engine {
         intent: Option<&str>,
         max_tokens: usize,
         use_vectors: bool,
+        query: Option<&[f32]>,
     ) -> Result<(recall::Outcome, std::time::Duration)> {
         let q = Query {
             skill: &ctx.name,
@@ -350,6 +351,7 @@ impl Engine {
             second: self.second.as_deref(),
             use_vectors,
             use_fts: true,
+            query,
         };
         let t0 = Instant::now();
         let read = self.catalog.candidates(conn, &ctx.name, &self.project_id)?;
@@ -376,9 +378,29 @@ impl Engine {
     /// the recall eval's entry point. `vectors: false` leaves the vector rung out (the bm25
     /// rung alone). The head a block of the configured budget holds is ranked.
     pub fn rank_in(&self, ctx: &SkillContext, intent: Option<&str>, vectors: bool) -> Result<recall::Outcome> {
+        let query = if vectors { self.query_vector(ctx, intent)? } else { None };
         let conn = lock(&self.conn);
         let max_tokens = ctx.settings.max_tokens.unwrap_or(self.config.memory.max_tokens);
-        Ok(self.rank_head(&conn, ctx, intent, max_tokens, vectors)?.0)
+        Ok(self.rank_head(&conn, ctx, intent, max_tokens, vectors, query.as_deref())?.0)
+    }
+
+    /// The vector of a recall's intent, embedded before the database lock is taken: a model
+    /// takes milliseconds a text (an endpoint, a round trip), and writes and the recalls of
+    /// other skills wait for that lock. `None` when the vector rung would not run (no intent,
+    /// no embedder, an index of another model that is being rebuilt, or a skill without
+    /// notes: the catalog, cached, is asked under a moment's lock); the ranking then embeds
+    /// the intent itself if it needs it after all.
+    fn query_vector(&self, ctx: &SkillContext, intent: Option<&str>) -> Result<Option<Vec<f32>>> {
+        let Some(intent) = intent.map(str::trim).filter(|s| !s.is_empty()) else { return Ok(None) };
+        let (Some(e), Some(ix)) = (self.embedder.as_deref(), self.index.as_deref()) else { return Ok(None) };
+        if e.model_id() != ix.model_id() {
+            return Ok(None);
+        }
+        let empty = {
+            let conn = lock(&self.conn);
+            self.catalog.candidates(&conn, &ctx.name, &self.project_id)?.candidates.is_empty()
+        };
+        Ok((!empty).then(|| recall::query_vector(e, intent)))
     }
 
     /// Sets the facts recall ranks a note by (hits, when it was written, its pin): for
@@ -402,6 +424,7 @@ impl Engine {
         limit: Option<usize>,
         count: bool,
     ) -> Result<BlockOut> {
+        let query = self.query_vector(ctx, intent)?;
         let mut conn = lock(&self.conn);
         let budget = Budget {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
@@ -409,7 +432,7 @@ impl Engine {
             limit,
         };
         let t0 = Instant::now();
-        let (out, t_catalog) = self.rank_head(&conn, ctx, intent, budget.max_tokens, true)?;
+        let (out, t_catalog) = self.rank_head(&conn, ctx, intent, budget.max_tokens, true, query.as_deref())?;
         let t_rank = t0.elapsed();
         let b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
         let t_render = t0.elapsed();

@@ -100,6 +100,10 @@ pub struct Rungs<'a> {
     /// Off to measure the bm25 rung alone.
     pub use_vectors: bool,
     pub use_fts: bool,
+    /// The intent's vector by `embedder`, when the caller embedded it before taking the
+    /// database lock (see [`crate::engine::Engine`]'s recall: a model takes milliseconds a
+    /// text, and writes and other recalls wait for that lock); `None`: embedded here.
+    pub query: Option<&'a [f32]>,
 }
 
 /// Candidates gathered by the caller (from [`crate::memory::catalog`], say) instead of
@@ -261,11 +265,14 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         let mut vec_hits = vec![];
         if let (true, Some(e), Some(ix)) = (rungs.use_vectors, rungs.embedder, rungs.index) {
             if e.model_id() == ix.model_id() {
-                // An embedder that fails leaves the lexical rungs to answer.
-                let qv = e.embed_one(intent).unwrap_or_else(|why| {
-                    tracing::warn!("{why}; recall uses the lexical rungs");
-                    vec![]
-                });
+                let owned;
+                let qv: &[f32] = match rungs.query {
+                    Some(v) => v,
+                    None => {
+                        owned = query_vector(e, intent);
+                        &owned
+                    }
+                };
                 let warming = ix.warming() && ids.len() > WARMING_EXACT_MAX;
                 if warming {
                     tracing::debug!("recall: vector index still loading; {} candidates ranked lexically", ids.len());
@@ -274,7 +281,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                     if !p.vectors_checked {
                         store::ensure_vectors(conn, ix, &ids)?;
                     }
-                    vec_hits = ix.search(&qv, &ids, RUNG_DEPTH);
+                    vec_hits = ix.search(qv, &ids, RUNG_DEPTH);
                     vec_hits.retain(|(_, s)| *s > 0.0);
                 }
             }
@@ -446,7 +453,9 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
 /// Adds [`SECOND_WEIGHT`] × `second`'s cosine to the relevance of `notes`; an embedder that
 /// fails adds nothing.
 fn second_opinion(second: &dyn Embedder, intent: &str, notes: &[Note], rel: &mut std::collections::HashMap<i64, f32>) {
+    let t0 = std::time::Instant::now();
     let pairs: Vec<(&str, &str)> = notes.iter().map(|n| (n.intent.as_str(), n.delta.as_str())).collect();
+    let _trace = TraceOnDrop(t0, notes.len());
     let scored = second.embed_one(intent).and_then(|q| Ok((crate::embed::embed_notes(second, &pairs)?, q)));
     match scored {
         Ok((vectors, q)) => {
@@ -457,6 +466,24 @@ fn second_opinion(second: &dyn Embedder, intent: &str, notes: &[Note], rel: &mut
             }
         }
         Err(why) => tracing::warn!("{why}; recall ranks without the static table's opinion"),
+    }
+}
+
+/// The vector of a recall's intent; an embedder that fails gives an empty one (the lexical
+/// rungs answer).
+pub fn query_vector(e: &dyn Embedder, intent: &str) -> Vec<f32> {
+    e.embed_one(intent.trim()).unwrap_or_else(|why| {
+        tracing::warn!("{why}; recall uses the lexical rungs");
+        vec![]
+    })
+}
+
+/// Traces the second opinion's time when dropped.
+struct TraceOnDrop(std::time::Instant, usize);
+
+impl Drop for TraceOnDrop {
+    fn drop(&mut self) {
+        tracing::trace!("second opinion: {:?} for {} notes", self.0.elapsed(), self.1);
     }
 }
 
@@ -505,7 +532,7 @@ mod tests {
             store::set_facts(&mut conn, id, (i * 7) % 5, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
         }
         let cache = RestCache::default();
-        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true };
+        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true, query: None };
         let ids = |o: &Outcome| o.notes.iter().map(|r| (r.note.id, r.matched)).collect::<Vec<_>>();
         for ranking in [Ranking::default(), Ranking { relevance: 0.5, recency: 0.4, hit: 0.1 }] {
             for intent in [None, Some("rebase conflict"), Some("tag"), Some("nothing matches zzz")] {
@@ -558,7 +585,7 @@ mod tests {
             store::set_facts(&mut conn, id, 10 - i * 3, 0, false).unwrap();
             ids.push(id);
         }
-        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true };
+        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true, query: None };
         // The candidates as the catalog handed them out, before another process deletes one.
         let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(&conn, "git", "p").unwrap().into();
         let prepared = || Prepared {
@@ -642,8 +669,14 @@ mod tests {
             now_ms: 5,
         };
         for (second, want) in [(None, ids[0]), (Some(table.as_ref() as &dyn Embedder), ids[1])] {
-            let rungs =
-                Rungs { embedder: Some(&Blind), index: Some(&index), second, use_vectors: true, use_fts: false };
+            let rungs = Rungs {
+                embedder: Some(&Blind),
+                index: Some(&index),
+                second,
+                use_vectors: true,
+                use_fts: false,
+                query: None,
+            };
             let p = Prepared {
                 candidates: cands.clone(),
                 vectors_checked: true,
