@@ -744,7 +744,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
         let t = embed_times(&o, &words)?;
         if let (Some(t), false) = (&t, g.json) {
             out(&format!(
-                "embedder {embedding} ({when}): one query {:.2} ms (p50), one note's text {:.2} ms (p50; mean {:.2}), one note as written (two texts with a code span) {:.2} ms (mean); a text in a batch of 16 {:.2} ms; recall's second opinion (static table, 50 notes) {:.2} ms",
+                "embedder {embedding} ({when}): one query {:.2} ms (p50), one note's text {:.2} ms (p50; mean {:.2}), one note as written (two texts with a code span) {:.2} ms (mean); a text in a batch of 16 {:.2} ms; recall's second opinion uncached (static table, 50 notes) {:.2} ms",
                 t.query_p50_ms, t.text_p50_ms, t.text_mean_ms, t.note_mean_ms, t.text_in_batch_ms, t.second_opinion_ms
             ));
             let _ = std::io::stdout().flush();

@@ -400,7 +400,13 @@ impl Engine {
             let conn = lock(&self.conn);
             self.catalog.candidates(&conn, &ctx.name, &self.project_id)?.candidates.is_empty()
         };
-        Ok((!empty).then(|| recall::query_vector(e, intent)))
+        if empty {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        let v = recall::query_vector(e, intent);
+        tracing::trace!("recall {}: query embedded in {:?}", ctx.name, t.elapsed());
+        Ok(Some(v))
     }
 
     /// Sets the facts recall ranks a note by (hits, when it was written, its pin): for

@@ -260,6 +260,8 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let mut rel: std::collections::HashMap<i64, f32> = Default::default();
     let mut mode = RecallMode::Recent;
     let mut found_by: std::collections::HashMap<i64, RecallMode> = Default::default();
+    // Notes already read for scoring, by id: the head's load below does not read them again.
+    let mut loaded: std::collections::HashMap<i64, Note> = Default::default();
     if let Some(intent) = intent {
         let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
         let mut vec_hits = vec![];
@@ -323,6 +325,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             if let Some(second) = rungs.second {
                 second_opinion(second, intent, &notes, &mut rel);
             }
+            loaded = notes.into_iter().map(|n| (n.id, n)).collect();
         } else {
             // bm25 ranks the notes it matches; a lexical embedder's notes that bm25 did not
             // match continue its ranking (see [`RRF_K`]).
@@ -431,18 +434,20 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     scored.sort_by(order);
     let t_score = t0.elapsed();
-    let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).collect();
+    let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).filter(|id| !loaded.contains_key(id)).collect();
     let notes = store::load(conn, &ids)?;
     tracing::trace!(
-        "rank: rungs {:?}, score {:?}, load {:?} ({} notes)",
+        "rank: rungs {:?}, score {:?}, load {:?} ({} notes; {} read for scoring)",
         t_rungs,
         t_score - t_rungs,
         t0.elapsed() - t_score,
-        ids.len()
+        ids.len(),
+        loaded.len()
     );
     // Joined by id: a note deleted since the candidates were gathered (by another process)
     // is not loaded, and must not shift the scores of the notes after it.
-    let mut by_id: std::collections::HashMap<i64, Note> = notes.into_iter().map(|n| (n.id, n)).collect();
+    let mut by_id = loaded;
+    by_id.extend(notes.into_iter().map(|n| (n.id, n)));
     let notes = scored
         .into_iter()
         .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched }))
