@@ -20,12 +20,15 @@ use crate::error::Result;
 /// static table: 4 MB at most).
 pub const SECOND_OPINION_ENTRIES: usize = 4096;
 
+/// Vectors by the hash of their text.
+type Map = HashMap<u64, Arc<[f32]>>;
+
 /// An embedder whose vectors are remembered by text.
 pub struct Cached {
     inner: Arc<dyn Embedder>,
     half: usize,
     /// (newer, older)
-    maps: Mutex<(HashMap<u64, Arc<[f32]>>, HashMap<u64, Arc<[f32]>>)>,
+    maps: Mutex<(Map, Map)>,
 }
 
 fn key(text: &str) -> u64 {
@@ -51,11 +54,11 @@ impl Cached {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<u64, Arc<[f32]>>, HashMap<u64, Arc<[f32]>>)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Map, Map)> {
         self.maps.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn insert(&self, maps: &mut (HashMap<u64, Arc<[f32]>>, HashMap<u64, Arc<[f32]>>), k: u64, v: Arc<[f32]>) {
+    fn insert(&self, maps: &mut (Map, Map), k: u64, v: Arc<[f32]>) {
         if maps.0.len() >= self.half {
             maps.1 = std::mem::take(&mut maps.0);
         }
