@@ -410,6 +410,24 @@ struct RecallFigures {
     /// trips.
     fill_embed: Option<EmbedTimes>,
     embed: Option<EmbedTimes>,
+    /// With `--model`: each round trip and write against its own embedding, measured here
+    /// right before it.
+    paired: Option<Paired>,
+}
+
+/// Round trips and writes paired with their own embedding (see [`recall`]).
+#[derive(Serialize)]
+struct Paired {
+    /// toolAfter minus the embedding of the same intent.
+    tool_after_over_query_p50_ms: f64,
+    tool_after_over_query_p95_ms: f64,
+    tool_after_over_query_p99_ms: f64,
+    write_p50_ms: f64,
+    /// A write minus its note's embedding (two texts when it has a code span).
+    write_over_note_p50_ms: f64,
+    /// A write over its prose's embedding (one text).
+    write_over_text_p50: f64,
+    write_over_text_mean: f64,
 }
 
 /// Options of `bench recall`.
@@ -584,7 +602,8 @@ struct EmbedTimes {
     second_opinion_ms: f64,
 }
 
-fn embed_times(o: &RecallOpts, words: &Words) -> Result<Option<EmbedTimes>> {
+/// The servers' embedder, loaded in this process too (none for `http` and `off`).
+fn bench_embedder(o: &RecallOpts) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
     use skillmem::config::EmbeddingConfig as C;
     let cfg = match (&o.model, o.provider.as_str()) {
         (Some(p), _) => C::Model { path: p.clone() },
@@ -599,6 +618,10 @@ fn embed_times(o: &RecallOpts, words: &Words) -> Result<Option<EmbedTimes>> {
             o.model.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
         );
     }
+    Ok(Some(e))
+}
+
+fn embed_times(o: &RecallOpts, e: &std::sync::Arc<dyn Embedder>, words: &Words) -> Result<EmbedTimes> {
     const N: usize = 60;
     let mut r = Rng::new(31);
     let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
@@ -653,14 +676,14 @@ fn embed_times(o: &RecallOpts, words: &Words) -> Result<Option<EmbedTimes>> {
     let (text_mean_ms, note_mean_ms) = (mean(&text), mean(&note));
     query.sort_by(f64::total_cmp);
     text.sort_by(f64::total_cmp);
-    Ok(Some(EmbedTimes {
+    Ok(EmbedTimes {
         query_p50_ms: pct(&query, 0.5),
         text_p50_ms: pct(&text, 0.5),
         text_mean_ms,
         note_mean_ms,
         text_in_batch_ms,
         second_opinion_ms: pct(&second, 0.5),
-    }))
+    })
 }
 
 /// What a fill through the protocol measured.
@@ -740,8 +763,10 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
     // The embedder's own times are measured in this process right before the figures they
     // are compared with (the fill; the round trips and writes), at the same load: on a
     // shared machine a figure from another minute is not comparable.
+    let embedder = bench_embedder(&o)?;
     let measure = |when: &str| -> Result<Option<EmbedTimes>> {
-        let t = embed_times(&o, &words)?;
+        let Some(e) = &embedder else { return Ok(None) };
+        let t = Some(embed_times(&o, e, &words)?);
         if let (Some(t), false) = (&t, g.json) {
             out(&format!(
                 "embedder {embedding} ({when}): one query {:.2} ms (p50), one note's text {:.2} ms (p50; mean {:.2}), one note as written (two texts with a code span) {:.2} ms (mean); a text in a batch of 16 {:.2} ms; recall's second opinion uncached (static table, 50 notes) {:.2} ms",
@@ -823,13 +848,28 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             let reload_ready = ms(t.elapsed());
             let mut lat = vec![];
             let mut modes = std::collections::BTreeMap::new();
+            // Each round trip is paired with the embedding of its own intent here, right
+            // before it: the difference is what recall adds to the query's embedding, at the
+            // same moment's load.
+            let mut over = vec![];
             for i in 0..o.rounds {
                 let skill = skill_name(r.below(skills));
                 let k = 2 + r.below(3);
                 let intent = words.phrase(&mut r, k);
+                let q = match &embedder {
+                    Some(e) if o.model.is_some() => {
+                        let t = Instant::now();
+                        e.embed_one(&intent)?;
+                        Some(ms(t.elapsed()))
+                    }
+                    _ => None,
+                };
                 let t = Instant::now();
                 let res = tool_after(&mut s, &ws, 10 + i, &skill, Some(&intent))?;
                 lat.push(ms(t.elapsed()));
+                if let Some(q) = q {
+                    over.push(ms(t.elapsed()) - q);
+                }
                 *modes.entry(res["mode"].as_str().unwrap_or("").to_string()).or_insert(0) += 1;
             }
             lat.sort_by(f64::total_cmp);
@@ -841,19 +881,45 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 plain.push(ms(t.elapsed()));
             }
             plain.sort_by(f64::total_cmp);
-            let t = Instant::now();
+            // Each write is paired too: its note embedded here as the server embeds it, and its
+            // prose alone (one text), right before it.
+            let mut write_ms = vec![];
+            let mut write_over = vec![];
+            let mut write_ratio = vec![];
+            let mut busy = Duration::ZERO;
             for i in 0..o.writes {
                 let skill = skill_name(r.below(skills));
                 let (intent, delta) = fill_note(&mut r, &words, n + i);
+                let paired = match &embedder {
+                    Some(e) if o.model.is_some() => {
+                        let t = Instant::now();
+                        skillmem::embed::embed_note(e.as_ref(), &intent, &delta)?;
+                        let note = ms(t.elapsed());
+                        let t = Instant::now();
+                        e.embed_one(&skillmem::embed::embed_text(e.as_ref(), &intent, &delta))?;
+                        Some((note, ms(t.elapsed())))
+                    }
+                    _ => None,
+                };
+                let t = Instant::now();
                 let res = s.client.request(
                     "skillmem/note",
                     json!({ "skill": skill, "kind": "fix", "intent": intent, "delta": delta }),
                 )?;
+                busy += t.elapsed();
+                write_ms.push(ms(t.elapsed()));
+                if let Some((note, text)) = paired {
+                    write_over.push(ms(t.elapsed()) - note);
+                    write_ratio.push(ms(t.elapsed()) / text.max(1e-9));
+                }
                 if let Some(e) = res.get("error") {
                     bail!("note failed: {e}");
                 }
             }
-            let writes_per_s = o.writes as f64 / t.elapsed().as_secs_f64().max(1e-9);
+            let writes_per_s = o.writes as f64 / busy.as_secs_f64().max(1e-9);
+            for v in [&mut over, &mut write_ms, &mut write_over, &mut write_ratio] {
+                v.sort_by(f64::total_cmp);
+            }
             let (rss, peak) = rss_mb(Some(s.client.child.id()));
             s.client.request("shutdown", Value::Null)?;
             s.client.notify("exit", Value::Null)?;
@@ -881,12 +947,33 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 fill_ms_per_note: fill_figures.as_ref().map_or(0.0, |f| 1000.0 * f.secs / n.max(1) as f64),
                 fill_embed: fill_figures.as_ref().and_then(|f| f.embed),
                 embed,
+                paired: (!over.is_empty()).then(|| Paired {
+                    tool_after_over_query_p50_ms: pct(&over, 0.5),
+                    tool_after_over_query_p95_ms: pct(&over, 0.95),
+                    tool_after_over_query_p99_ms: pct(&over, 0.99),
+                    write_p50_ms: pct(&write_ms, 0.5),
+                    write_over_note_p50_ms: pct(&write_over, 0.5),
+                    write_over_text_p50: pct(&write_ratio, 0.5),
+                    write_over_text_mean: write_ratio.iter().sum::<f64>() / write_ratio.len().max(1) as f64,
+                }),
             };
             if !g.json {
                 out(&format!(
                     "recall notes={} skills={}: toolAfter p50 {:.2} ms p95 {:.2} ms p99 {:.2} ms (no intent p50 {:.2} ms; modes {:?}); spawn to first recall {:.0} ms ({}); ready after reload {:.0} ms; first build {:.1} s; writes {:.0}/s; server RSS {:.0} MB (peak {:.0} MB)",
                     f.notes, f.skills, f.tool_after_p50_ms, f.tool_after_p95_ms, f.tool_after_p99_ms, f.tool_after_no_intent_p50_ms, f.modes, f.spawn_to_first_recall_ms, f.first_recall_mode, f.reload_ready_ms, f.index_build_s, f.writes_per_s, f.server_rss_mb, f.server_peak_rss_mb
                 ));
+                if let Some(p) = &f.paired {
+                    out(&format!(
+                        "  paired with their own embedding: toolAfter minus its intent's embedding p50 {:+.2} ms, p95 {:+.2} ms, p99 {:+.2} ms; a write p50 {:.2} ms, minus its note's embedding p50 {:+.2} ms, over its prose's embedding (one text) p50 {:.2}× (mean {:.2}×)",
+                        p.tool_after_over_query_p50_ms,
+                        p.tool_after_over_query_p95_ms,
+                        p.tool_after_over_query_p99_ms,
+                        p.write_p50_ms,
+                        p.write_over_note_p50_ms,
+                        p.write_over_text_p50,
+                        p.write_over_text_mean
+                    ));
+                }
                 if let (Some(t), true) = (&f.embed, o.writes > 0) {
                     out(&format!(
                         "  against the embedder: toolAfter p50 {:+.2} ms, p95 {:+.2} ms, p99 {:+.2} ms over one query's embedding ({:.2} ms); one write {:.2} ms, {:.2}× one text's embedding ({:.2} ms)",
