@@ -7,7 +7,6 @@
 //! checks the two agree (`skillmem model distill` refuses a vocabulary where they do not).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use unicode_general_category::{get_general_category, GeneralCategory as G};
 use unicode_normalization::UnicodeNormalization;
@@ -15,65 +14,21 @@ use unicode_normalization::UnicodeNormalization;
 /// Words longer than this many characters become `[UNK]` (as in BERT).
 const MAX_WORD_CHARS: usize = 100;
 
-/// FxHash (rustc's): the vocabulary's keys are short and not chosen by an adversary, and
-/// tokenizing is lookups (several per word: the longest piece is looked for first), so a
-/// hasher a few times faster than SipHash makes the static embedder as much faster.
-#[derive(Default, Clone, Copy)]
-struct Fx(u64);
-
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut add = |w: u64| self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            add(u64::from_le_bytes(b));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
 /// An uncased WordPiece tokenizer over a vocabulary (one token a line, the line number is
 /// the id).
 #[derive(Debug, Clone)]
 pub struct WordPiece {
-    /// Word-initial pieces, and continuation pieces (`##` stripped): looked up by a slice of
-    /// the word, never a copy.
-    ids: HashMap<Box<str>, u32, BuildHasherDefault<Fx>>,
-    cont: HashMap<Box<str>, u32, BuildHasherDefault<Fx>>,
+    ids: HashMap<String, u32>,
     unk: Option<u32>,
-    /// The longest piece in characters: a longer slice is never looked up.
-    max_chars: usize,
 }
 
 impl WordPiece {
     /// A tokenizer over `vocab` (the id of a token is its index).
     pub fn new<S: AsRef<str>>(vocab: &[S]) -> Self {
-        let mut ids: HashMap<Box<str>, u32, BuildHasherDefault<Fx>> = HashMap::default();
-        let mut cont: HashMap<Box<str>, u32, BuildHasherDefault<Fx>> = HashMap::default();
-        let mut max_chars = 0;
-        for (i, t) in vocab.iter().enumerate() {
-            let t = t.as_ref();
-            // The last of two equal tokens wins, as it did in one map built in order.
-            match t.strip_prefix("##") {
-                Some(piece) => cont.insert(piece.into(), i as u32),
-                None => ids.insert(t.into(), i as u32),
-            };
-            max_chars = max_chars.max(t.chars().count());
-        }
+        let ids: HashMap<String, u32> =
+            vocab.iter().enumerate().map(|(i, t)| (t.as_ref().to_string(), i as u32)).collect();
         let unk = ids.get("[UNK]").copied();
-        WordPiece { ids, cont, unk, max_chars }
+        WordPiece { ids, unk }
     }
 
     /// The id of `[UNK]`, if the vocabulary has one.
@@ -100,15 +55,19 @@ impl WordPiece {
         }
         let start_len = out.len();
         let mut start = 0; // index into chars
+        let mut key = String::with_capacity(word.len() + 2);
         while start < chars.len() {
-            // No piece is longer than the longest token.
-            let mut end = chars.len().min(start + self.max_chars);
+            let mut end = chars.len();
             let mut found = None;
-            let map = if start > 0 { &self.cont } else { &self.ids };
             while start < end {
                 let from = chars[start].0;
                 let to = if end == chars.len() { word.len() } else { chars[end].0 };
-                if let Some(id) = map.get(&word[from..to]) {
+                key.clear();
+                if start > 0 {
+                    key.push_str("##");
+                }
+                key.push_str(&word[from..to]);
+                if let Some(id) = self.ids.get(&key) {
                     found = Some(*id);
                     break;
                 }
@@ -167,16 +126,6 @@ fn is_punct(c: char) -> bool {
 /// BertNormalizer: drop control characters, whitespace to spaces, spaces around CJK
 /// ideographs, strip accents (NFD, non-spacing marks dropped), lower-case.
 pub fn normalize(text: &str) -> String {
-    if text.is_ascii() {
-        // ASCII has no accents, nothing NFD changes, and lower-cases byte by byte.
-        let mut out: String = text
-            .chars()
-            .filter(|&c| c != '\0' && !is_control(c))
-            .map(|c| if c.is_whitespace() { ' ' } else { c.to_ascii_lowercase() })
-            .collect();
-        out.shrink_to_fit();
-        return out;
-    }
     let mut cleaned = String::with_capacity(text.len());
     for c in text.chars() {
         if c == '\0' || c == '\u{fffd}' || is_control(c) {
@@ -253,82 +202,6 @@ mod tests {
         assert_eq!(normalize("日本"), " 日  本 ");
         assert_eq!(pre_tokenize("don't stop—now!"), vec!["don", "'", "t", "stop", "—", "now", "!"]);
         assert_eq!(pre_tokenize("a_b c-d"), vec!["a", "_", "b", "c", "-", "d"]);
-    }
-
-    /// The greedy longest-match of BERT's WordPiece, written plainly (one map with the `##`
-    /// keys, every slice looked up): the fast lookups must give the same ids.
-    fn reference(vocab: &[String], text: &str) -> Vec<u32> {
-        let ids: HashMap<&str, u32> = vocab.iter().enumerate().map(|(i, t)| (t.as_str(), i as u32)).collect();
-        let unk = ids.get("[UNK]").copied();
-        let mut out = vec![];
-        for word in pre_tokenize(&normalize(text)) {
-            let chars: Vec<(usize, char)> = word.char_indices().collect();
-            if chars.len() > MAX_WORD_CHARS {
-                out.extend(unk);
-                continue;
-            }
-            let (mut pieces, mut start) = (vec![], 0);
-            while start < chars.len() {
-                let found = (start + 1..=chars.len()).rev().find_map(|end| {
-                    let to = if end == chars.len() { word.len() } else { chars[end].0 };
-                    let key = format!("{}{}", if start > 0 { "##" } else { "" }, &word[chars[start].0..to]);
-                    ids.get(key.as_str()).map(|id| (*id, end))
-                });
-                match found {
-                    Some((id, end)) => {
-                        pieces.push(id);
-                        start = end;
-                    }
-                    None => {
-                        pieces = unk.into_iter().collect();
-                        break;
-                    }
-                }
-            }
-            out.extend(pieces);
-        }
-        out
-    }
-
-    #[test]
-    fn the_builtin_vocabulary_tokenizes_as_the_plain_algorithm_does() {
-        let table = crate::embed::static_table::Table::parse(std::borrow::Cow::Borrowed(
-            crate::embed::static_table::BUILTIN_TABLE,
-        ))
-        .unwrap();
-        let t = WordPiece::new(&table.vocab);
-        let mut texts: Vec<String> = [
-            "Parse a CSV export with `--delimiter=';'` (not the default)",
-            "kalomi strathadrifro zeplugla unaffable Café's naïve résumé",
-            "Übergröße façade 日本語のテキスト emoji 🎉 tabs\tand\nnewlines\u{0}",
-            "antidisestablishmentarianism supercalifragilisticexpialidocious",
-            "SELECT * FROM notes WHERE id = 42; -- a comment",
-            "",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        // Pseudo-words of syllables (the bench's notes): many slices that are not tokens.
-        let syl = ["ka", "lo", "mi", "str", "tha", "zu", "ph", "x", "qu", "é"];
-        let mut x = 7u64;
-        for _ in 0..200 {
-            let words: Vec<String> = (0..6)
-                .map(|_| {
-                    (0..1 + (x % 5) as usize)
-                        .map(|_| {
-                            x ^= x << 13;
-                            x ^= x >> 7;
-                            x ^= x << 17;
-                            syl[(x % syl.len() as u64) as usize]
-                        })
-                        .collect()
-                })
-                .collect();
-            texts.push(words.join(" "));
-        }
-        for text in &texts {
-            assert_eq!(t.encode(text), reference(&table.vocab, text), "{text:?}");
-        }
     }
 
     #[test]
