@@ -1,13 +1,14 @@
 //! The `http` embedder against a small OpenAI-compatible server on loopback: batching, the
 //! API key, the dimension probe, wrong dimension, garbage, a slow endpoint, the circuit
-//! breaker, and notes that are never lost while the endpoint is down.
+//! breaker, notes that are never lost while the endpoint is down, and writes that do not wait
+//! for a recall's query embedding.
 
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -26,6 +27,37 @@ struct Fake {
     mode: Arc<AtomicUsize>,
     requests: Arc<AtomicUsize>,
     auth: Arc<Mutex<Vec<String>>>,
+    gate: Arc<Gate>,
+}
+
+/// A request with a text containing [`HOLD`] is answered only once the test opens the gate
+/// (or after a minute, so that a failing test ends).
+const HOLD: &str = "holdthisquery";
+
+#[derive(Default)]
+struct Gate {
+    /// (a request is being held, the gate is open)
+    state: Mutex<(bool, bool)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn hold(&self) {
+        let mut s = self.state.lock().unwrap();
+        s.0 = true;
+        self.cv.notify_all();
+        let _open = self.cv.wait_timeout_while(s, Duration::from_secs(60), |s| !s.1).unwrap();
+    }
+    /// Waits until a request is held.
+    fn wait_held(&self) {
+        let s = self.state.lock().unwrap();
+        let (s, _) = self.cv.wait_timeout_while(s, Duration::from_secs(60), |s| !s.0).unwrap();
+        assert!(s.0, "the endpoint never received the held request");
+    }
+    fn open(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.cv.notify_all();
+    }
 }
 
 fn vector(text: &str, dim: usize) -> Vec<f32> {
@@ -36,7 +68,13 @@ fn vector(text: &str, dim: usize) -> Vec<f32> {
     v
 }
 
-fn serve_conn(s: TcpStream, mode: Arc<AtomicUsize>, requests: Arc<AtomicUsize>, auth: Arc<Mutex<Vec<String>>>) {
+fn serve_conn(
+    s: TcpStream,
+    mode: Arc<AtomicUsize>,
+    requests: Arc<AtomicUsize>,
+    auth: Arc<Mutex<Vec<String>>>,
+    gate: Arc<Gate>,
+) {
     let mut r = BufReader::new(s.try_clone().unwrap());
     let mut w = s;
     loop {
@@ -74,6 +112,9 @@ fn serve_conn(s: TcpStream, mode: Arc<AtomicUsize>, requests: Arc<AtomicUsize>, 
             Value::String(s) => vec![s.clone()],
             _ => vec![],
         };
+        if inputs.iter().any(|t| t.contains(HOLD)) {
+            gate.hold();
+        }
         let m = mode.load(Ordering::SeqCst);
         let (status, text) = match m {
             GARBAGE => (200, "{\"data\": [{\"embedding\": \"nope\"}]}".to_string()),
@@ -109,14 +150,15 @@ fn fake() -> Fake {
     let mode = Arc::new(AtomicUsize::new(OK));
     let requests = Arc::new(AtomicUsize::new(0));
     let auth = Arc::new(Mutex::new(vec![]));
-    let (m, r, a) = (mode.clone(), requests.clone(), auth.clone());
+    let gate = Arc::new(Gate::default());
+    let (m, r, a, g) = (mode.clone(), requests.clone(), auth.clone(), gate.clone());
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
-            let (m, r, a) = (m.clone(), r.clone(), a.clone());
-            std::thread::spawn(move || serve_conn(s, m, r, a));
+            let (m, r, a, g) = (m.clone(), r.clone(), a.clone(), g.clone());
+            std::thread::spawn(move || serve_conn(s, m, r, a, g));
         }
     });
-    Fake { url, mode, requests, auth }
+    Fake { url, mode, requests, auth, gate }
 }
 
 fn embedder(f: &Fake) -> HttpEmbedder {
@@ -225,4 +267,49 @@ fn endpoint_down_never_loses_a_note() {
     assert_eq!(s["notes"], 2);
     assert!(s["embedding"]["model"].as_str().unwrap().starts_with("http:mini@"));
     assert_eq!(s["embedding"]["stale"], 1, "the note written while down waits for distill");
+}
+
+/// Through the binary: a recall embeds its intent without holding the database, so a note
+/// written while the endpoint is still embedding a recall's query is stored and answered
+/// first (a model takes milliseconds a query, an endpoint a round trip; writes and the
+/// recalls of other skills used to queue behind it).
+#[test]
+fn a_write_does_not_wait_for_a_recall_embedding_its_query() {
+    let f = fake();
+    let w = common::World::new();
+    let dir = w.enabled_skill("jq");
+    let opts = json!({"embedding": {"provider": "http", "url": f.url, "model": "mini", "dim": 8}});
+    let mut c = w.spawn_with(opts);
+    common::note(&mut c, "jq", "gotcha", "parse csv", "use @csv to quote fields");
+    let recall = c
+        .send_request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": "s1", "callId": "c1", "tool": "skill",
+                    "args": { "name": "jq", "intent": format!("{HOLD} csv quoting") },
+                    "output": format!("# jq\n\nBase directory for this skill: {}\n", dir.display()) }),
+        )
+        .unwrap();
+    f.gate.wait_held();
+    let write = c
+        .send_request(
+            "skillmem/note",
+            json!({ "skill": "jq", "kind": "fix", "intent": "raw output", "delta": "add -r for raw strings" }),
+        )
+        .unwrap();
+    // Frames in the order they come: the write's answer must not wait for the recall's.
+    let first = loop {
+        let msg = c.read().unwrap().expect("the server closed its output");
+        match msg.get("id").and_then(Value::as_i64) {
+            Some(id) if id == write || id == recall => break (id, msg),
+            _ => {}
+        }
+    };
+    assert_eq!(first.0, write, "the recall answered before the write: {}", first.1);
+    // (The fake's vectors are all alike: the write may be merged as a duplicate.)
+    let status = common::ok(first.1)["status"].clone();
+    assert!(status == "inserted" || status == "duplicate", "{status}");
+    f.gate.open();
+    let r = common::ok(c.wait_for(recall).unwrap());
+    assert_eq!(r["mode"], "vector", "{r}");
+    assert!(r["append"].as_str().unwrap().contains("@csv"), "{r}");
 }

@@ -394,6 +394,30 @@ struct RecallFigures {
     fill_duplicates: usize,
     fill_rss_mb: f64,
     fill_peak_rss_mb: f64,
+    /// Through the protocol: the fill's wall time over its notes.
+    fill_ms_per_note: f64,
+    /// The embedder's own times, measured right before the fill and right before the round
+    /// trips.
+    fill_embed: Option<EmbedTimes>,
+    embed: Option<EmbedTimes>,
+    /// With `--model`: each round trip and write against its own embedding, measured here
+    /// right before it.
+    paired: Option<Paired>,
+}
+
+/// Round trips and writes paired with their own embedding (see [`recall`]).
+#[derive(Serialize)]
+struct Paired {
+    /// toolAfter minus the embedding of the same intent.
+    tool_after_over_query_p50_ms: f64,
+    tool_after_over_query_p95_ms: f64,
+    tool_after_over_query_p99_ms: f64,
+    write_p50_ms: f64,
+    /// A write minus its note's embedding (two texts when it has a code span).
+    write_over_note_p50_ms: f64,
+    /// A write over its prose's embedding (one text).
+    write_over_text_p50: f64,
+    write_over_text_mean: f64,
 }
 
 /// Options of `bench recall`.
@@ -406,6 +430,8 @@ pub struct RecallOpts {
     pub keep: Option<PathBuf>,
     /// The embedding provider the servers are initialized with (`static`, `hash`, ...).
     pub provider: String,
+    /// A model folder: the servers embed with it (provider `model`).
+    pub model: Option<PathBuf>,
     /// `sql` (the fixture) or `protocol` (every note through `skillmem/note`).
     pub fill: String,
 }
@@ -474,10 +500,10 @@ fn fill_through_protocol(
     n: usize,
     skills: usize,
     words: &Words,
-    provider: &str,
+    embedding: &Value,
 ) -> Result<Fill> {
     const IN_FLIGHT: usize = 64;
-    let (mut s, _) = spawn(data, ws, false, provider)?;
+    let (mut s, _) = spawn(data, ws, false, embedding)?;
     let mut r = Rng::new(n as u64 * 7 + skills as u64);
     let mut pending = std::collections::VecDeque::new();
     let tenth = (n / 10).max(1);
@@ -499,10 +525,10 @@ fn fill_through_protocol(
     };
     for i in 0..n {
         let skill = if skills == 1 || r.below(10) < 9 { skill_name(0) } else { skill_name(1 + r.below(skills - 1)) };
+        let (intent, delta) = fill_note(&mut r, words, i);
         let id = s.client.send_request(
             "skillmem/note",
-            json!({ "skill": skill, "kind": "fix", "intent": words.phrase(&mut r, 3),
-                    "delta": format!("{} lesson {i}", words.phrase(&mut r, 12)) }),
+            json!({ "skill": skill, "kind": "fix", "intent": intent, "delta": delta }),
         )?;
         pending.push_back(id);
         if pending.len() >= IN_FLIGHT {
@@ -527,7 +553,127 @@ fn fill_through_protocol(
     s.client.request("shutdown", Value::Null)?;
     s.client.notify("exit", Value::Null)?;
     let _ = s.client.child.wait();
-    Ok(Fill { rates, duplicates, secs, rss_mb: rss, peak_rss_mb: peak })
+    Ok(Fill { rates, duplicates, secs, rss_mb: rss, peak_rss_mb: peak, embed: None })
+}
+
+/// The intent and lesson of the `i`th note of a fill: a three-word intent, a twelve-word
+/// lesson, and in one note of four a code span (a semantic embedder embeds those notes in two
+/// views, [`skillmem::embed::embed_notes`]).
+fn fill_note(r: &mut Rng, words: &Words, i: usize) -> (String, String) {
+    let intent = words.phrase(r, 3);
+    let mut delta = format!("{} lesson {i}", words.phrase(r, 12));
+    if r.below(4) == 0 {
+        delta.push_str(&format!(" with `--{}`", words.pick(r)));
+    }
+    (intent, delta)
+}
+
+/// The embedding options the servers are initialized with.
+fn embedding_options(o: &RecallOpts) -> Value {
+    match &o.model {
+        Some(p) => json!({ "provider": "model", "path": p.display().to_string() }),
+        None => json!({ "provider": o.provider }),
+    }
+}
+
+/// How long the servers' embedder takes, measured in this process with the same embedder and
+/// texts made like the bench's: one query (an intent), one text (a note's prose), and one note
+/// as a write embeds it (two texts for a note with a code span). Medians and means in ms.
+#[derive(Serialize, Clone, Copy, Default)]
+struct EmbedTimes {
+    query_p50_ms: f64,
+    text_p50_ms: f64,
+    text_mean_ms: f64,
+    note_mean_ms: f64,
+    /// One text's share of a batch of 16 (what batching writes together could reach).
+    text_in_batch_ms: f64,
+    /// Recall's second opinion with a model: the static table's vectors of 50 notes and of
+    /// the query (median of 20 runs; 0 for the static and hash embedders).
+    second_opinion_ms: f64,
+}
+
+/// The servers' embedder, loaded in this process too (none for `http` and `off`).
+fn bench_embedder(o: &RecallOpts) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
+    use skillmem::config::EmbeddingConfig as C;
+    let cfg = match (&o.model, o.provider.as_str()) {
+        (Some(p), _) => C::Model { path: p.clone() },
+        (None, "static") => C::Static,
+        (None, "hash") => C::Hash,
+        _ => return Ok(None),
+    };
+    let Some(e) = skillmem::embed::from_config(&cfg)? else { return Ok(None) };
+    if o.model.is_some() && !e.model_id().starts_with("model:") {
+        bail!(
+            "--model {}: the model did not load (see the warning above; a build with --features local-model is needed)",
+            o.model.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+        );
+    }
+    Ok(Some(e))
+}
+
+fn embed_times(o: &RecallOpts, e: &std::sync::Arc<dyn Embedder>, words: &Words) -> Result<EmbedTimes> {
+    const N: usize = 60;
+    let mut r = Rng::new(31);
+    let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let t = Instant::now();
+        f()?;
+        Ok(ms(t.elapsed()))
+    };
+    // One untimed call first (allocations, lazy initialisation).
+    e.embed_one("warm up")?;
+    let mut query = vec![];
+    let mut text = vec![];
+    let mut note = vec![];
+    for i in 0..N {
+        let k = 2 + r.below(3);
+        let intent = words.phrase(&mut r, k);
+        query.push(time(&mut || Ok(e.embed_one(&intent).map(drop)?))?);
+        let (intent, delta) = fill_note(&mut r, words, i);
+        let prose = skillmem::embed::embed_text(e.as_ref(), &intent, &delta);
+        text.push(time(&mut || Ok(e.embed_one(&prose).map(drop)?))?);
+        note.push(time(&mut || Ok(skillmem::embed::embed_note(e.as_ref(), &intent, &delta).map(drop)?))?);
+    }
+    let mut r = Rng::new(37);
+    let batch: Vec<String> = (0..N)
+        .map(|i| {
+            let (intent, delta) = fill_note(&mut r, words, i);
+            skillmem::embed::embed_text(e.as_ref(), &intent, &delta)
+        })
+        .collect();
+    let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+    let mut batched = 0.0;
+    for chunk in refs.chunks(16) {
+        batched += time(&mut || Ok(e.embed(chunk).map(drop)?))?;
+    }
+    let text_in_batch_ms = batched / N as f64;
+    let mut second = vec![];
+    if o.model.is_some() {
+        let table = skillmem::embed::static_table::StaticEmbedder::builtin()?;
+        let mut r = Rng::new(41);
+        for _ in 0..20 {
+            let notes: Vec<(String, String)> = (0..50).map(|i| fill_note(&mut r, words, i)).collect();
+            let pairs: Vec<(&str, &str)> = notes.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            let intent = words.phrase(&mut r, 3);
+            second.push(time(&mut || {
+                table.embed_one(&intent)?;
+                skillmem::embed::embed_notes(table.as_ref(), &pairs)?;
+                Ok(())
+            })?);
+        }
+        second.sort_by(f64::total_cmp);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (text_mean_ms, note_mean_ms) = (mean(&text), mean(&note));
+    query.sort_by(f64::total_cmp);
+    text.sort_by(f64::total_cmp);
+    Ok(EmbedTimes {
+        query_p50_ms: pct(&query, 0.5),
+        text_p50_ms: pct(&text, 0.5),
+        text_mean_ms,
+        note_mean_ms,
+        text_in_batch_ms,
+        second_opinion_ms: pct(&second, 0.5),
+    })
 }
 
 /// What a fill through the protocol measured.
@@ -540,6 +686,8 @@ struct Fill {
     /// The server's resident size at the end of the fill, and its peak.
     rss_mb: f64,
     peak_rss_mb: f64,
+    /// The embedder's times measured right before the fill.
+    embed: Option<EmbedTimes>,
 }
 
 fn workspace(root: &Path, skills: usize) -> Result<PathBuf> {
@@ -560,7 +708,7 @@ struct Server {
     client: skillmem::client::Client,
 }
 
-fn spawn(data: &Path, ws: &Path, blocking: bool, provider: &str) -> Result<(Server, Duration)> {
+fn spawn(data: &Path, ws: &Path, blocking: bool, embedding: &Value) -> Result<(Server, Duration)> {
     let exe = std::env::current_exe()?;
     let home = data.parent().unwrap_or(data).join("home");
     std::fs::create_dir_all(&home)?;
@@ -574,7 +722,7 @@ fn spawn(data: &Path, ws: &Path, blocking: bool, provider: &str) -> Result<(Serv
     // SKILLMEM_BENCH_STDERR=1 shows the servers' logs (with SKILLMEM_LOG set).
     let quiet = std::env::var_os("SKILLMEM_BENCH_STDERR").is_none();
     let mut client = skillmem::client::Client::spawn(&exe, &envs, quiet)?;
-    let r = client.initialize(ws, json!({ "embedding": { "provider": provider } }))?;
+    let r = client.initialize(ws, json!({ "embedding": embedding }))?;
     if r.get("result").is_none() {
         bail!("initialize failed: {r}");
     }
@@ -601,6 +749,23 @@ fn tool_after(s: &mut Server, ws: &Path, call: usize, skill: &str, intent: Optio
 /// `skillmem bench recall`.
 pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
     let words = Words::new(3000);
+    let embedding = embedding_options(&o);
+    // The embedder's own times are measured in this process right before the figures they
+    // are compared with (the fill; the round trips and writes), at the same load: on a
+    // shared machine a figure from another minute is not comparable.
+    let embedder = bench_embedder(&o)?;
+    let measure = |when: &str| -> Result<Option<EmbedTimes>> {
+        let Some(e) = &embedder else { return Ok(None) };
+        let t = Some(embed_times(&o, e, &words)?);
+        if let (Some(t), false) = (&t, g.json) {
+            out(&format!(
+                "embedder {embedding} ({when}): one query {:.2} ms (p50), one note's text {:.2} ms (p50; mean {:.2}), one note as written (two texts with a code span) {:.2} ms (mean); a text in a batch of 16 {:.2} ms; recall's second opinion uncached (static table, 50 notes) {:.2} ms",
+                t.query_p50_ms, t.text_p50_ms, t.text_mean_ms, t.note_mean_ms, t.text_in_batch_ms, t.second_opinion_ms
+            ));
+            let _ = std::io::stdout().flush();
+        }
+        Ok(t)
+    };
     let mut all = vec![];
     for &n in &o.notes {
         for &skills in &o.skills {
@@ -623,15 +788,22 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             let mut fill_figures = None;
             if fresh {
                 if o.fill == "protocol" {
-                    let f = fill_through_protocol(&data, &ws, n, skills, &words, &o.provider)?;
+                    let embed = measure("before the fill")?;
+                    let f = fill_through_protocol(&data, &ws, n, skills, &words, &embedding)?;
+                    let f = Fill { embed, ..f };
                     fill_per_s = f.rates.clone();
                     if !g.json {
                         let rates: Vec<String> = f.rates.iter().map(|x| format!("{x:.0}")).collect();
+                        let per_note = 1000.0 * f.secs / n.max(1) as f64;
+                        let vs = embed
+                            .map(|t| format!(" ({:.2}× one text's embedding)", per_note / t.text_p50_ms.max(1e-9)))
+                            .unwrap_or_default();
                         out(&format!(
-                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}; {:.0} notes/s over {:.1} s; {} duplicates; server RSS at the end {:.0} MB (peak {:.0} MB)",
+                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}; {:.0} notes/s over {:.1} s, {:.2} ms per note{vs}; {} duplicates; server RSS at the end {:.0} MB (peak {:.0} MB)",
                             rates.join(" "),
                             n as f64 / f.secs.max(1e-9),
                             f.secs,
+                            per_note,
                             f.duplicates,
                             f.rss_mb,
                             f.peak_rss_mb
@@ -645,7 +817,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 std::fs::write(data.join(".populated"), b"")?;
             }
             // 1. Build and persist the index once (what a long-running server leaves behind).
-            let (mut s, build) = spawn(&data, &ws, true, &o.provider)?;
+            let (mut s, build) = spawn(&data, &ws, true, &embedding)?;
             tool_after(&mut s, &ws, 0, &skill_name(0), Some("warm up"))?;
             s.client.request("shutdown", Value::Null)?;
             s.client.notify("exit", Value::Null)?;
@@ -653,25 +825,41 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             // 2. Spawn to first answered recall, with the persisted index loading behind it.
             let mut r = Rng::new(5);
             let t = Instant::now();
-            let (mut s, _) = spawn(&data, &ws, false, &o.provider)?;
+            let (mut s, _) = spawn(&data, &ws, false, &embedding)?;
             let intent = words.phrase(&mut r, 3);
             let first = tool_after(&mut s, &ws, 1, &skill_name(0), Some(&intent))?;
             let spawn_first = ms(t.elapsed());
             let first_mode = first["mode"].as_str().unwrap_or("").to_string();
             drop(s);
             // 3. A server whose index is ready: round trips, writes, RSS.
+            let embed = measure("before the round trips")?;
             let t = Instant::now();
-            let (mut s, _) = spawn(&data, &ws, true, &o.provider)?;
+            let (mut s, _) = spawn(&data, &ws, true, &embedding)?;
             let reload_ready = ms(t.elapsed());
             let mut lat = vec![];
             let mut modes = std::collections::BTreeMap::new();
+            // Each round trip is paired with the embedding of its own intent here, right
+            // before it: the difference is what recall adds to the query's embedding, at the
+            // same moment's load.
+            let mut over = vec![];
             for i in 0..o.rounds {
                 let skill = skill_name(r.below(skills));
                 let k = 2 + r.below(3);
                 let intent = words.phrase(&mut r, k);
+                let q = match &embedder {
+                    Some(e) if o.model.is_some() => {
+                        let t = Instant::now();
+                        e.embed_one(&intent)?;
+                        Some(ms(t.elapsed()))
+                    }
+                    _ => None,
+                };
                 let t = Instant::now();
                 let res = tool_after(&mut s, &ws, 10 + i, &skill, Some(&intent))?;
                 lat.push(ms(t.elapsed()));
+                if let Some(q) = q {
+                    over.push(ms(t.elapsed()) - q);
+                }
                 *modes.entry(res["mode"].as_str().unwrap_or("").to_string()).or_insert(0) += 1;
             }
             lat.sort_by(f64::total_cmp);
@@ -683,19 +871,45 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 plain.push(ms(t.elapsed()));
             }
             plain.sort_by(f64::total_cmp);
-            let t = Instant::now();
+            // Each write is paired too: its note embedded here as the server embeds it, and its
+            // prose alone (one text), right before it.
+            let mut write_ms = vec![];
+            let mut write_over = vec![];
+            let mut write_ratio = vec![];
+            let mut busy = Duration::ZERO;
             for i in 0..o.writes {
                 let skill = skill_name(r.below(skills));
+                let (intent, delta) = fill_note(&mut r, &words, n + i);
+                let paired = match &embedder {
+                    Some(e) if o.model.is_some() => {
+                        let t = Instant::now();
+                        skillmem::embed::embed_note(e.as_ref(), &intent, &delta)?;
+                        let note = ms(t.elapsed());
+                        let t = Instant::now();
+                        e.embed_one(&skillmem::embed::embed_text(e.as_ref(), &intent, &delta))?;
+                        Some((note, ms(t.elapsed())))
+                    }
+                    _ => None,
+                };
+                let t = Instant::now();
                 let res = s.client.request(
                     "skillmem/note",
-                    json!({ "skill": skill, "kind": "fix", "intent": words.phrase(&mut r, 3),
-                            "delta": format!("{} written {i}", words.phrase(&mut r, 12)) }),
+                    json!({ "skill": skill, "kind": "fix", "intent": intent, "delta": delta }),
                 )?;
+                busy += t.elapsed();
+                write_ms.push(ms(t.elapsed()));
+                if let Some((note, text)) = paired {
+                    write_over.push(ms(t.elapsed()) - note);
+                    write_ratio.push(ms(t.elapsed()) / text.max(1e-9));
+                }
                 if let Some(e) = res.get("error") {
                     bail!("note failed: {e}");
                 }
             }
-            let writes_per_s = o.writes as f64 / t.elapsed().as_secs_f64().max(1e-9);
+            let writes_per_s = o.writes as f64 / busy.as_secs_f64().max(1e-9);
+            for v in [&mut over, &mut write_ms, &mut write_over, &mut write_ratio] {
+                v.sort_by(f64::total_cmp);
+            }
             let (rss, peak) = rss_mb(Some(s.client.child.id()));
             s.client.request("shutdown", Value::Null)?;
             s.client.notify("exit", Value::Null)?;
@@ -720,12 +934,48 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 fill_duplicates: fill_figures.as_ref().map_or(0, |f| f.duplicates),
                 fill_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.rss_mb),
                 fill_peak_rss_mb: fill_figures.as_ref().map_or(0.0, |f| f.peak_rss_mb),
+                fill_ms_per_note: fill_figures.as_ref().map_or(0.0, |f| 1000.0 * f.secs / n.max(1) as f64),
+                fill_embed: fill_figures.as_ref().and_then(|f| f.embed),
+                embed,
+                paired: (!over.is_empty()).then(|| Paired {
+                    tool_after_over_query_p50_ms: pct(&over, 0.5),
+                    tool_after_over_query_p95_ms: pct(&over, 0.95),
+                    tool_after_over_query_p99_ms: pct(&over, 0.99),
+                    write_p50_ms: pct(&write_ms, 0.5),
+                    write_over_note_p50_ms: pct(&write_over, 0.5),
+                    write_over_text_p50: pct(&write_ratio, 0.5),
+                    write_over_text_mean: write_ratio.iter().sum::<f64>() / write_ratio.len().max(1) as f64,
+                }),
             };
             if !g.json {
                 out(&format!(
                     "recall notes={} skills={}: toolAfter p50 {:.2} ms p95 {:.2} ms p99 {:.2} ms (no intent p50 {:.2} ms; modes {:?}); spawn to first recall {:.0} ms ({}); ready after reload {:.0} ms; first build {:.1} s; writes {:.0}/s; server RSS {:.0} MB (peak {:.0} MB)",
                     f.notes, f.skills, f.tool_after_p50_ms, f.tool_after_p95_ms, f.tool_after_p99_ms, f.tool_after_no_intent_p50_ms, f.modes, f.spawn_to_first_recall_ms, f.first_recall_mode, f.reload_ready_ms, f.index_build_s, f.writes_per_s, f.server_rss_mb, f.server_peak_rss_mb
                 ));
+                if let Some(p) = &f.paired {
+                    out(&format!(
+                        "  paired with their own embedding: toolAfter minus its intent's embedding p50 {:+.2} ms, p95 {:+.2} ms, p99 {:+.2} ms; a write p50 {:.2} ms, minus its note's embedding p50 {:+.2} ms, over its prose's embedding (one text) p50 {:.2}× (mean {:.2}×)",
+                        p.tool_after_over_query_p50_ms,
+                        p.tool_after_over_query_p95_ms,
+                        p.tool_after_over_query_p99_ms,
+                        p.write_p50_ms,
+                        p.write_over_note_p50_ms,
+                        p.write_over_text_p50,
+                        p.write_over_text_mean
+                    ));
+                }
+                if let (Some(t), true) = (&f.embed, o.writes > 0) {
+                    out(&format!(
+                        "  against the embedder: toolAfter p50 {:+.2} ms, p95 {:+.2} ms, p99 {:+.2} ms over one query's embedding ({:.2} ms); one write {:.2} ms, {:.2}× one text's embedding ({:.2} ms)",
+                        f.tool_after_p50_ms - t.query_p50_ms,
+                        f.tool_after_p95_ms - t.query_p50_ms,
+                        f.tool_after_p99_ms - t.query_p50_ms,
+                        t.query_p50_ms,
+                        1000.0 / f.writes_per_s.max(1e-9),
+                        1000.0 / f.writes_per_s.max(1e-9) / t.text_p50_ms.max(1e-9),
+                        t.text_p50_ms
+                    ));
+                }
                 let _ = std::io::stdout().flush();
             }
             all.push(f);

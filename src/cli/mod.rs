@@ -287,9 +287,16 @@ pub enum BenchCommand {
         /// (the written notes accumulate).
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
-        /// The embedding provider of the servers: static (default) or hash.
+        /// The embedding provider of the servers: static (default) or hash (`--model` sets
+        /// the model provider).
         #[arg(long, default_value = "static")]
         provider: String,
+        /// A sentence-embedding model folder (config.json, tokenizer.json,
+        /// model.safetensors): the servers embed with it (`embedding.provider` "model"), and
+        /// the bench times one text's embedding with the same model to compare (needs a
+        /// build with the local-model feature).
+        #[arg(long, value_name = "DIR", conflicts_with = "provider")]
+        model: Option<PathBuf>,
         /// How the store is filled: `sql` (the fixture, straight into the database) or
         /// `protocol` (every note through `skillmem/note` from an empty store, 64 in flight,
         /// 90% to one skill, as a host or an import writes; prints notes/s per tenth).
@@ -442,9 +449,9 @@ pub fn run(cli: Cli) -> Result<u8> {
                 index_dir,
             },
         )?,
-        Command::Bench { what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider, fill } } => {
-            bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider, fill })?
-        }
+        Command::Bench {
+            what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider, model, fill },
+        } => bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider, model, fill })?,
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,

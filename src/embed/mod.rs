@@ -6,6 +6,7 @@
 //! dot product. The model id of a vector travels with it: vectors of different model ids are
 //! never compared.
 
+pub mod cache;
 #[cfg(feature = "local-model")]
 pub mod distill_table;
 pub mod fetch;

@@ -15,6 +15,17 @@ use crate::error::{Error, Result};
 use crate::memory::block::{self, Budget};
 use crate::memory::recall::{self, Query, Rungs};
 
+/// What [`Engine::rank_head`] ranks: the intent, the block's budget, whether the vector rung
+/// runs, how many notes of the head to load at first (see [`LOAD_FIRST`]), and the intent's
+/// vector when it was embedded before the database lock.
+struct HeadAsk<'a> {
+    intent: Option<&'a str>,
+    max_tokens: usize,
+    use_vectors: bool,
+    load_first: usize,
+    query: Option<&'a [f32]>,
+}
+
 /// The notes of a ranked head loaded before the block is rendered (see
 /// [`Engine::recall_block`]).
 const LOAD_FIRST: usize = 48;
@@ -337,11 +348,9 @@ impl Engine {
         &self,
         conn: &rusqlite::Connection,
         ctx: &SkillContext,
-        intent: Option<&str>,
-        max_tokens: usize,
-        use_vectors: bool,
-        load_first: usize,
+        ask: HeadAsk<'_>,
     ) -> Result<(recall::Outcome, std::time::Duration)> {
+        let HeadAsk { intent, max_tokens, use_vectors, load_first, query } = ask;
         let q = Query {
             skill: &ctx.name,
             project: &self.project_id,
@@ -355,6 +364,7 @@ impl Engine {
             second: self.second.as_deref(),
             use_vectors,
             use_fts: true,
+            query,
         };
         let t0 = Instant::now();
         let read = self.catalog.candidates(conn, &ctx.name, &self.project_id)?;
@@ -382,9 +392,36 @@ impl Engine {
     /// the recall eval's entry point. `vectors: false` leaves the vector rung out (the bm25
     /// rung alone). The head a block of the configured budget holds is ranked.
     pub fn rank_in(&self, ctx: &SkillContext, intent: Option<&str>, vectors: bool) -> Result<recall::Outcome> {
+        let query = if vectors { self.query_vector(ctx, intent)? } else { None };
         let conn = lock(&self.conn);
         let max_tokens = ctx.settings.max_tokens.unwrap_or(self.config.memory.max_tokens);
-        Ok(self.rank_head(&conn, ctx, intent, max_tokens, vectors, usize::MAX)?.0)
+        let ask = HeadAsk { intent, max_tokens, use_vectors: vectors, load_first: usize::MAX, query: query.as_deref() };
+        Ok(self.rank_head(&conn, ctx, ask)?.0)
+    }
+
+    /// The vector of a recall's intent, embedded before the database lock is taken: a model
+    /// takes milliseconds a text (an endpoint, a round trip), and writes and the recalls of
+    /// other skills wait for that lock. `None` when the vector rung would not run (no intent,
+    /// no embedder, an index of another model that is being rebuilt, or a skill without
+    /// notes: the catalog, cached, is asked under a moment's lock); the ranking then embeds
+    /// the intent itself if it needs it after all.
+    fn query_vector(&self, ctx: &SkillContext, intent: Option<&str>) -> Result<Option<Vec<f32>>> {
+        let Some(intent) = intent.map(str::trim).filter(|s| !s.is_empty()) else { return Ok(None) };
+        let (Some(e), Some(ix)) = (self.embedder.as_deref(), self.index.as_deref()) else { return Ok(None) };
+        if e.model_id() != ix.model_id() {
+            return Ok(None);
+        }
+        let empty = {
+            let conn = lock(&self.conn);
+            self.catalog.candidates(&conn, &ctx.name, &self.project_id)?.candidates.is_empty()
+        };
+        if empty {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        let v = recall::query_vector(e, intent);
+        tracing::trace!("recall {}: query embedded in {:?}", ctx.name, t.elapsed());
+        Ok(Some(v))
     }
 
     /// Sets the facts recall ranks a note by (hits, when it was written, its pin): for
@@ -410,6 +447,7 @@ impl Engine {
         limit: Option<usize>,
         count: bool,
     ) -> Result<BlockOut> {
+        let query = self.query_vector(ctx, intent)?;
         let mut conn = lock(&self.conn);
         let budget = Budget {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
@@ -417,7 +455,14 @@ impl Engine {
             limit,
         };
         let t0 = Instant::now();
-        let (mut out, t_catalog) = self.rank_head(&conn, ctx, intent, budget.max_tokens, true, LOAD_FIRST)?;
+        let ask = HeadAsk {
+            intent,
+            max_tokens: budget.max_tokens,
+            use_vectors: true,
+            load_first: LOAD_FIRST,
+            query: query.as_deref(),
+        };
+        let (mut out, t_catalog) = self.rank_head(&conn, ctx, ask)?;
         let t_rank = t0.elapsed();
         let mut b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
         // Room left for another note, and notes not loaded: load them and render again (the

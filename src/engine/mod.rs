@@ -302,7 +302,10 @@ fn second_opinion_for(embedder: Option<&dyn Embedder>) -> Option<Arc<dyn Embedde
         return None;
     }
     match embed::static_table::StaticEmbedder::builtin() {
-        Ok(s) => Some(s as Arc<dyn Embedder>),
+        // Kept by text: the same notes come back recall after recall of a skill.
+        Ok(s) => {
+            Some(Arc::new(embed::cache::Cached::new(s, embed::cache::SECOND_OPINION_ENTRIES)) as Arc<dyn Embedder>)
+        }
         Err(why) => {
             tracing::warn!("{why}; recall ranks by {} alone", e.model_id());
             None

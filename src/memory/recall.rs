@@ -122,6 +122,10 @@ pub struct Rungs<'a> {
     /// Off to measure the bm25 rung alone.
     pub use_vectors: bool,
     pub use_fts: bool,
+    /// The intent's vector by `embedder`, when the caller embedded it before taking the
+    /// database lock (see [`crate::engine::Engine`]'s recall: a model takes milliseconds a
+    /// text, and writes and other recalls wait for that lock); `None`: embedded here.
+    pub query: Option<&'a [f32]>,
 }
 
 /// Candidates gathered by the caller (from [`crate::memory::catalog`], say) instead of
@@ -282,16 +286,21 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let mut rel: std::collections::HashMap<i64, f32> = Default::default();
     let mut mode = RecallMode::Recent;
     let mut found_by: std::collections::HashMap<i64, RecallMode> = Default::default();
+    // Notes already read for scoring, by id: the head's load below does not read them again.
+    let mut loaded: std::collections::HashMap<i64, Note> = Default::default();
     if let Some(intent) = intent {
         let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
         let mut vec_hits = vec![];
         if let (true, Some(e), Some(ix)) = (rungs.use_vectors, rungs.embedder, rungs.index) {
             if e.model_id() == ix.model_id() {
-                // An embedder that fails leaves the lexical rungs to answer.
-                let qv = e.embed_one(intent).unwrap_or_else(|why| {
-                    tracing::warn!("{why}; recall uses the lexical rungs");
-                    vec![]
-                });
+                let owned;
+                let qv: &[f32] = match rungs.query {
+                    Some(v) => v,
+                    None => {
+                        owned = query_vector(e, intent);
+                        &owned
+                    }
+                };
                 let warming = ix.warming() && ids.len() > WARMING_EXACT_MAX;
                 if warming {
                     tracing::debug!("recall: vector index still loading; {} candidates ranked lexically", ids.len());
@@ -301,10 +310,10 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                         store::ensure_vectors(conn, ix, &ids)?;
                     }
                     let t_search = std::time::Instant::now();
-                    vec_hits = ix.search(&qv, &ids, RUNG_DEPTH);
+                    vec_hits = ix.search(qv, &ids, RUNG_DEPTH);
                     vec_hits.retain(|(_, s)| *s > 0.0);
                     tracing::trace!(
-                        "rank: embedded in {:?}, searched {} candidates in {:?}",
+                        "rank: query ready after {:?}, searched {} candidates in {:?}",
                         t_search.duration_since(t0),
                         ids.len(),
                         t_search.elapsed()
@@ -349,6 +358,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             if let Some(second) = rungs.second {
                 second_opinion(second, intent, &notes, &mut rel);
             }
+            loaded = notes.into_iter().map(|n| (n.id, n)).collect();
         } else {
             // bm25 ranks the notes it matches; a lexical embedder's notes that bm25 did not
             // match continue its ranking (see [`RRF_K`]).
@@ -462,18 +472,20 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     } else {
         vec![]
     };
-    let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).collect();
+    let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).filter(|id| !loaded.contains_key(id)).collect();
     let notes = store::load(conn, &ids)?;
     tracing::trace!(
-        "rank: rungs {:?}, score {:?}, load {:?} ({} notes)",
+        "rank: rungs {:?}, score {:?}, load {:?} ({} notes; {} read for scoring)",
         t_rungs,
         t_score - t_rungs,
         t0.elapsed() - t_score,
-        ids.len()
+        ids.len(),
+        loaded.len()
     );
     // Joined by id: a note deleted since the candidates were gathered (by another process)
     // is not loaded, and must not shift the scores of the notes after it.
-    let mut by_id: std::collections::HashMap<i64, Note> = notes.into_iter().map(|n| (n.id, n)).collect();
+    let mut by_id = loaded;
+    by_id.extend(notes.into_iter().map(|n| (n.id, n)));
     let notes = scored
         .into_iter()
         .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched }))
@@ -484,7 +496,9 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
 /// Adds [`SECOND_WEIGHT`] × `second`'s cosine to the relevance of `notes`; an embedder that
 /// fails adds nothing.
 fn second_opinion(second: &dyn Embedder, intent: &str, notes: &[Note], rel: &mut std::collections::HashMap<i64, f32>) {
+    let t0 = std::time::Instant::now();
     let pairs: Vec<(&str, &str)> = notes.iter().map(|n| (n.intent.as_str(), n.delta.as_str())).collect();
+    let _trace = TraceOnDrop(t0, notes.len());
     let scored = second.embed_one(intent).and_then(|q| Ok((crate::embed::embed_notes(second, &pairs)?, q)));
     match scored {
         Ok((vectors, q)) => {
@@ -495,6 +509,24 @@ fn second_opinion(second: &dyn Embedder, intent: &str, notes: &[Note], rel: &mut
             }
         }
         Err(why) => tracing::warn!("{why}; recall ranks without the static table's opinion"),
+    }
+}
+
+/// The vector of a recall's intent; an embedder that fails gives an empty one (the lexical
+/// rungs answer).
+pub fn query_vector(e: &dyn Embedder, intent: &str) -> Vec<f32> {
+    e.embed_one(intent.trim()).unwrap_or_else(|why| {
+        tracing::warn!("{why}; recall uses the lexical rungs");
+        vec![]
+    })
+}
+
+/// Traces the second opinion's time when dropped.
+struct TraceOnDrop(std::time::Instant, usize);
+
+impl Drop for TraceOnDrop {
+    fn drop(&mut self) {
+        tracing::trace!("second opinion: {:?} for {} notes", self.0.elapsed(), self.1);
     }
 }
 
@@ -543,7 +575,7 @@ mod tests {
             store::set_facts(&mut conn, id, (i * 7) % 5, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
         }
         let cache = RestCache::default();
-        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true };
+        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true, query: None };
         let ids = |o: &Outcome| o.notes.iter().map(|r| (r.note.id, r.matched)).collect::<Vec<_>>();
         for ranking in [Ranking::default(), Ranking { relevance: 0.5, recency: 0.4, hit: 0.1 }] {
             for intent in [None, Some("rebase conflict"), Some("tag"), Some("nothing matches zzz")] {
@@ -597,7 +629,7 @@ mod tests {
             store::set_facts(&mut conn, id, 10 - i * 3, 0, false).unwrap();
             ids.push(id);
         }
-        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true };
+        let rungs = Rungs { embedder: None, index: None, second: None, use_vectors: false, use_fts: true, query: None };
         // The candidates as the catalog handed them out, before another process deletes one.
         let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(&conn, "git", "p").unwrap().into();
         let prepared = || Prepared {
@@ -682,8 +714,14 @@ mod tests {
             now_ms: 5,
         };
         for (second, want) in [(None, ids[0]), (Some(table.as_ref() as &dyn Embedder), ids[1])] {
-            let rungs =
-                Rungs { embedder: Some(&Blind), index: Some(&index), second, use_vectors: true, use_fts: false };
+            let rungs = Rungs {
+                embedder: Some(&Blind),
+                index: Some(&index),
+                second,
+                use_vectors: true,
+                use_fts: false,
+                query: None,
+            };
             let p = Prepared {
                 candidates: cands.clone(),
                 vectors_checked: true,
