@@ -349,13 +349,26 @@ impl Skills<'_> {
             let wanted = self.wanted(names)?;
             // A stored copy swapped under the seed is gone, or (an install flipping back to a
             // version stored before) is a new folder at the same path: another inode.
-            let folder = |w: &seed::Wanted| std::fs::metadata(&w.store_dir).ok().map(|m| m.ino());
-            let before: Vec<Option<u64>> = wanted.iter().map(folder).collect();
+            // The change time too: a deleted folder's inode number can be reused.
+            let folder =
+                |w: &seed::Wanted| std::fs::metadata(&w.store_dir).ok().map(|m| (m.ino(), m.ctime(), m.ctime_nsec()));
+            let before: Vec<Option<(u64, i64, i64)>> = wanted.iter().map(folder).collect();
+            let changed =
+                |wanted: &[seed::Wanted]| wanted.iter().zip(&before).any(|(w, b)| b.is_none() || folder(w) != *b);
             match seed::seed(cwd, target, &wanted, self.home.as_deref(), dry_run) {
-                Err(e)
-                    if attempt < SEED_ATTEMPTS
-                        && wanted.iter().zip(&before).any(|(w, b)| b.is_none() || folder(w) != *b) =>
-                {
+                // A copy that read a folder swapped (and deleted) under it can succeed with
+                // files missing or from two versions: seeded again, whole (seen once in a
+                // test flipping versions while seeding: a copy without one of its files).
+                Ok(_) if !dry_run && changed(&wanted) => {
+                    if attempt < SEED_ATTEMPTS {
+                        tracing::info!("a stored skill changed while seeding; seeding again");
+                        continue;
+                    }
+                    return Err(Error::Storage(
+                        "the stored skills kept changing while they were seeded (updates running); seed again".into(),
+                    ));
+                }
+                Err(e) if attempt < SEED_ATTEMPTS && changed(&wanted) => {
                     tracing::info!("a stored skill changed while seeding ({e}); seeding again");
                     continue;
                 }
