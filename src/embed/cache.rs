@@ -20,30 +20,29 @@ use crate::error::Result;
 /// static table: 4 MB at most).
 pub const SECOND_OPINION_ENTRIES: usize = 4096;
 
-/// Vectors by the hash of their text.
-type Map = HashMap<u64, Arc<[f32]>>;
-
-/// An embedder whose vectors are remembered by text.
-pub struct Cached {
-    inner: Arc<dyn Embedder>,
+/// A bounded map from the hash of a text to a value: two generations of at most `half`
+/// entries each; a hit in the older one moves to the newer; when the newer is full, the older
+/// is dropped (an approximate LRU in O(1)).
+pub struct ByText<V> {
     half: usize,
     /// (newer, older)
-    maps: Mutex<(Map, Map)>,
+    maps: Mutex<(HashMap<u64, V>, HashMap<u64, V>)>,
 }
 
-fn key(text: &str) -> u64 {
+/// The key of a text (a 64-bit hash).
+pub fn key(text: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);
     h.finish()
 }
 
-impl Cached {
-    /// Remembers at most `cap` vectors of `inner` (at least 2).
-    pub fn new(inner: Arc<dyn Embedder>, cap: usize) -> Cached {
-        Cached { inner, half: (cap / 2).max(1), maps: Mutex::new((HashMap::new(), HashMap::new())) }
+impl<V: Clone> ByText<V> {
+    /// Holds at most `cap` values (at least 2).
+    pub fn new(cap: usize) -> ByText<V> {
+        ByText { half: (cap / 2).max(1), maps: Mutex::new((HashMap::new(), HashMap::new())) }
     }
 
-    /// Vectors held now.
+    /// Values held now.
     pub fn len(&self) -> usize {
         let m = self.lock();
         m.0.len() + m.1.len()
@@ -54,15 +53,61 @@ impl Cached {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (Map, Map)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<u64, V>, HashMap<u64, V>)> {
         self.maps.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn insert(&self, maps: &mut (Map, Map), k: u64, v: Arc<[f32]>) {
+    fn insert_in(&self, maps: &mut (HashMap<u64, V>, HashMap<u64, V>), k: u64, v: V) {
         if maps.0.len() >= self.half {
             maps.1 = std::mem::take(&mut maps.0);
         }
         maps.0.insert(k, v);
+    }
+
+    /// The values of `keys` held now, in order (`None` where missing).
+    pub fn get_many(&self, keys: &[u64]) -> Vec<Option<V>> {
+        let mut maps = self.lock();
+        keys.iter()
+            .map(|k| {
+                if let Some(v) = maps.0.get(k) {
+                    return Some(v.clone());
+                }
+                let v = maps.1.remove(k)?;
+                self.insert_in(&mut maps, *k, v.clone());
+                Some(v)
+            })
+            .collect()
+    }
+
+    /// Holds `(key, value)` pairs.
+    pub fn insert_many(&self, pairs: impl IntoIterator<Item = (u64, V)>) {
+        let mut maps = self.lock();
+        for (k, v) in pairs {
+            self.insert_in(&mut maps, k, v);
+        }
+    }
+}
+
+/// An embedder whose vectors are remembered by text.
+pub struct Cached {
+    inner: Arc<dyn Embedder>,
+    held: ByText<Arc<[f32]>>,
+}
+
+impl Cached {
+    /// Remembers at most `cap` vectors of `inner` (at least 2).
+    pub fn new(inner: Arc<dyn Embedder>, cap: usize) -> Cached {
+        Cached { inner, held: ByText::new(cap) }
+    }
+
+    /// Vectors held now.
+    pub fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    /// True when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
     }
 }
 
@@ -81,28 +126,15 @@ impl Embedder for Cached {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
-        let mut out: Vec<Option<Vec<f32>>> = {
-            let mut maps = self.lock();
-            keys.iter()
-                .map(|k| {
-                    if let Some(v) = maps.0.get(k) {
-                        return Some(v.to_vec());
-                    }
-                    let v = maps.1.remove(k)?;
-                    let copy = v.to_vec();
-                    self.insert(&mut maps, *k, v);
-                    Some(copy)
-                })
-                .collect()
-        };
+        let mut out: Vec<Option<Vec<f32>>> =
+            self.held.get_many(&keys).into_iter().map(|v| v.map(|v| v.to_vec())).collect();
         let missing: Vec<usize> = (0..texts.len()).filter(|&i| out[i].is_none()).collect();
         if !missing.is_empty() {
             // Embedded without the lock: other callers' hits do not wait for it.
             let refs: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
             let vs = self.inner.embed(&refs)?;
-            let mut maps = self.lock();
+            self.held.insert_many(missing.iter().zip(&vs).map(|(&i, v)| (keys[i], Arc::from(v.as_slice()))));
             for (&i, v) in missing.iter().zip(vs) {
-                self.insert(&mut maps, keys[i], v.as_slice().into());
                 out[i] = Some(v);
             }
         }

@@ -15,6 +15,7 @@ pub mod http;
 #[cfg(feature = "local-model")]
 pub mod model;
 pub mod static_table;
+pub mod tokens;
 pub mod wordpiece;
 
 use crate::error::Result;

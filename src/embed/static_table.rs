@@ -45,6 +45,9 @@ pub struct Table {
     pub vocab: Vec<String>,
     pub scales: Vec<f32>,
     rows: Cow<'static, [u8]>,
+    /// 1 / the length of each int8 row (0 for a zero row), made on first use by
+    /// [`Table::cos`].
+    inv_norms: OnceLock<Vec<f32>>,
 }
 
 impl Table {
@@ -77,7 +80,7 @@ impl Table {
             Cow::Borrowed(b) => Cow::Borrowed(&b[scales_end..]),
             Cow::Owned(b) => Cow::Owned(b[scales_end..].to_vec()),
         };
-        Ok(Table { dim, vocab, scales, rows: rows_bytes })
+        Ok(Table { dim, vocab, scales, rows: rows_bytes, inv_norms: OnceLock::new() })
     }
 
     /// Encodes rows of f32 as a table file: each row scaled so that its largest magnitude is
@@ -104,6 +107,32 @@ impl Table {
         out
     }
 
+    fn row(&self, id: usize) -> &[u8] {
+        &self.rows[id * self.dim..(id + 1) * self.dim]
+    }
+
+    /// The cosine of rows `a` and `b` (0 with a zero row). A row's scale cancels out, so it
+    /// is the int8 rows' own cosine.
+    pub fn cos(&self, a: u32, b: u32) -> f32 {
+        let inv = self.inv_norms.get_or_init(|| {
+            (0..self.vocab.len())
+                .map(|i| {
+                    let n = idot(self.row(i), self.row(i)) as f32;
+                    if n > 0.0 {
+                        1.0 / n.sqrt()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        });
+        let (a, b) = (a as usize, b as usize);
+        if a >= inv.len() || b >= inv.len() {
+            return 0.0;
+        }
+        idot(self.row(a), self.row(b)) as f32 * inv[a] * inv[b]
+    }
+
     /// Row `id`, de-quantised, added to `acc`.
     fn add_row(&self, id: usize, acc: &mut [f32]) {
         let s = self.scales[id];
@@ -112,6 +141,11 @@ impl Table {
             *a += s * (*q as i8) as f32;
         }
     }
+}
+
+/// The dot product of two int8 rows.
+fn idot(a: &[u8], b: &[u8]) -> i32 {
+    a.iter().zip(b).map(|(x, y)| (*x as i8 as i32) * (*y as i8 as i32)).sum()
 }
 
 /// The static embedder: a [`Table`] and the WordPiece tokenizer over its vocabulary.
@@ -156,6 +190,22 @@ impl StaticEmbedder {
     /// The tokenizer (the distillation checks it against the model's).
     pub fn tokenizer(&self) -> &WordPiece {
         &self.tokenizer
+    }
+
+    /// The table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The word pieces of `text` that token matching compares ([`super::tokens`]): `[UNK]` and
+    /// lone punctuation left out, at most [`MAX_TOKENS`].
+    pub fn match_ids(&self, text: &str) -> Vec<u32> {
+        let unk = self.tokenizer.unk();
+        let punct = |id: u32| {
+            let t = self.table.vocab.get(id as usize).map(String::as_bytes).unwrap_or_default();
+            t.len() == 1 && t[0].is_ascii_punctuation()
+        };
+        self.tokenizer.encode(text).into_iter().filter(|id| Some(*id) != unk && !punct(*id)).take(MAX_TOKENS).collect()
     }
 
     fn one(&self, text: &str) -> Vec<f32> {

@@ -362,6 +362,7 @@ impl Engine {
             embedder: self.embedder.as_deref(),
             index: self.index.as_deref(),
             second: self.second.as_deref(),
+            tokens: self.tokens.as_deref(),
             use_vectors,
             use_fts: true,
             query,

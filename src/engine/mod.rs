@@ -71,6 +71,8 @@ pub struct Engine {
     /// The static table when `embedder` is another semantic embedder: recall's second
     /// opinion (see [`recall::SECOND_WEIGHT`]).
     second: Option<Arc<dyn Embedder>>,
+    /// Token matching, when `embedder` is the static table (see [`recall::TOKEN_WEIGHT`]).
+    tokens: Option<Arc<embed::tokens::TokenMatch>>,
     index: Option<Arc<dyn VectorIndex>>,
     /// The same index when it is the HNSW one (readiness, flushing).
     hnsw: Option<Arc<HnswIndex>>,
@@ -132,11 +134,13 @@ impl Engine {
         let enabled_globs = b.build().map_err(|e| Error::invalid(format!("memory.enabledSkills: {e}")))?;
         let (index, hnsw) = open_index(&conn, &config, embedder.as_deref())?;
         let second = second_opinion_for(embedder.as_deref());
+        let tokens = token_match_for(embedder.as_deref());
         let checkpointer = checkpoint::Checkpointer::start(&conn);
         Ok(Engine {
             conn: Mutex::new(conn),
             embedder,
             second,
+            tokens,
             index,
             hnsw,
             catalog: Catalog::default(),
@@ -311,6 +315,12 @@ fn second_opinion_for(embedder: Option<&dyn Embedder>) -> Option<Arc<dyn Embedde
             None
         }
     }
+}
+
+/// Token matching over the static table, when `embedder` is the built-in table.
+fn token_match_for(embedder: Option<&dyn Embedder>) -> Option<Arc<embed::tokens::TokenMatch>> {
+    let table = embed::static_table::StaticEmbedder::builtin().ok()?;
+    (embedder?.model_id() == table.model_id()).then(|| Arc::new(embed::tokens::TokenMatch::new(table)))
 }
 
 /// Opens the vector index for `embedder`: the column-major exact index for the hash

@@ -1,0 +1,177 @@
+//! Token matching: each word piece of an intent looks for its closest word piece in a note,
+//! by the static table's rows ([`super::static_table`]), and a note scores the IDF-weighted
+//! mean of those best matches.
+//!
+//! A note's vector averages its word pieces, so one strong match ("presign" for "presigned
+//! download link") is diluted by the rest of the lesson; matching piece by piece keeps it
+//! (the late interaction of ColBERT, here on the table's frozen token vectors). A piece that
+//! most of the notes ranked contain (a skill's own name, "use", "file") says little about
+//! which note is meant, so each piece weighs its bm25 IDF among those notes:
+//! `ln(1 + (N − df + 0.5) / (df + 0.5))`. Recall adds this score to the cosine when the
+//! static table is the embedder ([`crate::memory::recall::TOKEN_WEIGHT`]).
+//!
+//! A note's pieces are kept by the hash of its text (the same notes come back recall after
+//! recall of a skill); the cosine of two pieces is the cosine of their int8 rows.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::cache::{key, ByText};
+use super::static_table::StaticEmbedder;
+
+/// Notes whose pieces are kept (about 40 pieces, 160 bytes, a note: under 1 MB).
+pub const NOTES_HELD: usize = 4096;
+
+/// Token matching over a static table.
+pub struct TokenMatch {
+    table: Arc<StaticEmbedder>,
+    held: ByText<Arc<[u32]>>,
+}
+
+impl TokenMatch {
+    /// Matching by `table`'s rows.
+    pub fn new(table: Arc<StaticEmbedder>) -> TokenMatch {
+        TokenMatch { table, held: ByText::new(NOTES_HELD) }
+    }
+
+    /// The table's model id (matching applies to the notes ranked by that embedder).
+    pub fn model_id(&self) -> &str {
+        use super::Embedder;
+        self.table.model_id()
+    }
+
+    /// The pieces of each text, kept by text.
+    fn pieces(&self, texts: &[&str]) -> Vec<Arc<[u32]>> {
+        let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
+        let mut out = self.held.get_many(&keys);
+        let mut new = vec![];
+        for (i, slot) in out.iter_mut().enumerate() {
+            if slot.is_none() {
+                let ids: Arc<[u32]> = self.table.match_ids(texts[i]).into();
+                new.push((keys[i], ids.clone()));
+                *slot = Some(ids);
+            }
+        }
+        self.held.insert_many(new);
+        out.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// The score of each of `notes` (their texts) for `query`, in order: for each piece of
+    /// the query, the cosine of its closest piece in the note, weighted by the piece's IDF
+    /// among `notes`, averaged. 0 for a note or a query without pieces.
+    pub fn scores(&self, query: &str, notes: &[&str]) -> Vec<f32> {
+        let q = self.table.match_ids(query);
+        let pieces = self.pieces(notes);
+        let table = self.table.table();
+        score_pieces(&q, &pieces, |a, b| table.cos(a, b))
+    }
+}
+
+/// [`TokenMatch::scores`] over piece ids, with `cos` the similarity of two pieces.
+fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(u32, u32) -> f32) -> Vec<f32> {
+    if q.is_empty() {
+        return vec![0.0; notes.len()];
+    }
+    let n = notes.len() as f32;
+    let weights: Vec<f32> = q
+        .iter()
+        .map(|t| {
+            let df = notes.iter().filter(|p| p.contains(t)).count() as f32;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    let total: f32 = weights.iter().sum();
+    // The cosines of a note piece to every query piece, computed once per distinct piece.
+    let mut row_of: HashMap<u32, usize> = HashMap::new();
+    let mut rows: Vec<f32> = vec![];
+    let mut best = vec![0f32; q.len()];
+    notes
+        .iter()
+        .map(|p| {
+            if p.is_empty() || total <= 0.0 {
+                return 0.0;
+            }
+            best.iter_mut().for_each(|b| *b = f32::NEG_INFINITY);
+            for t in p.iter() {
+                let at = *row_of.entry(*t).or_insert_with(|| {
+                    rows.extend(q.iter().map(|a| cos(*a, *t)));
+                    rows.len() / q.len() - 1
+                });
+                for (b, c) in best.iter_mut().zip(&rows[at * q.len()..(at + 1) * q.len()]) {
+                    *b = b.max(*c);
+                }
+            }
+            best.iter().zip(&weights).map(|(b, w)| b * w).sum::<f32>() / total
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces are equal or not: cosine 1 or 0.
+    fn exact(a: u32, b: u32) -> f32 {
+        if a == b {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    #[test]
+    fn scores_by_idf_weighted_best_matches() {
+        let notes: Vec<Arc<[u32]>> = vec![vec![1, 2, 3].into(), vec![1, 4].into(), vec![].into(), vec![1, 2].into()];
+        let idf = |df: f32| (1.0 + (4.0 - df + 0.5) / (df + 0.5)).ln();
+        let (w1, w2, w4) = (idf(3.0), idf(2.0), idf(1.0));
+        // (query, expected score of each note)
+        let cases: Vec<(Vec<u32>, Vec<f32>)> = vec![
+            (vec![1], vec![1.0, 1.0, 0.0, 1.0]),
+            (vec![9], vec![0.0, 0.0, 0.0, 0.0]),
+            (vec![], vec![0.0, 0.0, 0.0, 0.0]),
+            // A rare piece counts more than a common one.
+            (vec![1, 4], vec![w1 / (w1 + w4), 1.0, 0.0, w1 / (w1 + w4)]),
+            (vec![2, 4], vec![w2 / (w2 + w4), w4 / (w2 + w4), 0.0, w2 / (w2 + w4)]),
+            // A repeated query piece counts each time.
+            (vec![2, 2, 4], vec![2.0 * w2 / (2.0 * w2 + w4), w4 / (2.0 * w2 + w4), 0.0, 2.0 * w2 / (2.0 * w2 + w4)]),
+        ];
+        for (q, want) in cases {
+            let got = score_pieces(&q, &notes, exact);
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() < 1e-5, "query {q:?}: {got:?} want {want:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_closest_piece_counts() {
+        // Cosine by distance between ids: the best match of 10 in [12, 30] is 12.
+        let near = |a: u32, b: u32| 1.0 - (a.abs_diff(b) as f32) / 10.0;
+        let got = score_pieces(&[10], &[vec![12, 30].into(), vec![30].into()], near);
+        assert!((got[0] - 0.8).abs() < 1e-6 && (got[1] + 1.0).abs() < 1e-6, "{got:?}");
+    }
+
+    #[test]
+    fn the_builtin_table_matches_meaning_and_skips_punctuation() {
+        let m = TokenMatch::new(StaticEmbedder::builtin().unwrap());
+        let table = StaticEmbedder::builtin().unwrap();
+        assert!(table
+            .match_ids("a , . ; `x`")
+            .iter()
+            .all(|id| !table.table().vocab[*id as usize].starts_with(['.', ',', ';', '`'])));
+        let notes = [
+            "presigned download link\n`aws s3 presign s3://b/f --expires-in 3600` prints a temporary URL",
+            "sync a folder\n`aws s3 sync ./logs s3://b/logs` uploads what changed",
+            "lifecycle rules\nexpire old objects after 30 days",
+        ];
+        let s = m.scores("share a file for an hour via a temporary link", &notes);
+        assert!(s[0] > s[1] && s[0] > s[2], "{s:?}");
+        // Kept by text: asked again, the same scores.
+        assert_eq!(m.scores("share a file for an hour via a temporary link", &notes), s);
+        assert_eq!(m.held.len(), 3);
+        assert_eq!(m.scores("", &notes), vec![0.0; 3]);
+        let c = table.table().cos(5000, 5000);
+        assert!((c - 1.0).abs() < 1e-5, "{c}");
+    }
+}
