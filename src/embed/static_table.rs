@@ -46,7 +46,7 @@ pub struct Table {
     pub scales: Vec<f32>,
     rows: Cow<'static, [u8]>,
     /// 1 / the length of each int8 row (0 for a zero row), made on first use by
-    /// [`Table::cos`].
+    /// [`Table::inv_norm`].
     inv_norms: OnceLock<Vec<f32>>,
 }
 
@@ -111,26 +111,34 @@ impl Table {
         &self.rows[id * self.dim..(id + 1) * self.dim]
     }
 
-    /// The cosine of rows `a` and `b` (0 with a zero row). A row's scale cancels out, so it
-    /// is the int8 rows' own cosine.
-    pub fn cos(&self, a: u32, b: u32) -> f32 {
+    /// Row `id` as int8 (empty for an id out of range).
+    pub fn row_i8(&self, id: u32) -> &[i8] {
+        let id = id as usize;
+        if id >= self.vocab.len() {
+            return &[];
+        }
+        let row = self.row(id);
+        // SAFETY: i8 and u8 have the same size and alignment; every bit pattern is valid.
+        unsafe { std::slice::from_raw_parts(row.as_ptr().cast::<i8>(), row.len()) }
+    }
+
+    /// 1 / the length of int8 row `id` (0 for a zero row or an id out of range): the row's
+    /// scale cancels out of a cosine, so `row_i8(a) · row_i8(b) × inv_norm(a) × inv_norm(b)`
+    /// is the cosine of two rows. Made for every row on first use.
+    pub fn inv_norm(&self, id: u32) -> f32 {
         let inv = self.inv_norms.get_or_init(|| {
             (0..self.vocab.len())
                 .map(|i| {
-                    let n = idot(self.row(i), self.row(i)) as f32;
-                    if n > 0.0 {
-                        1.0 / n.sqrt()
+                    let n: i32 = self.row(i).iter().map(|x| (*x as i8 as i32) * (*x as i8 as i32)).sum();
+                    if n > 0 {
+                        1.0 / (n as f32).sqrt()
                     } else {
                         0.0
                     }
                 })
                 .collect()
         });
-        let (a, b) = (a as usize, b as usize);
-        if a >= inv.len() || b >= inv.len() {
-            return 0.0;
-        }
-        idot(self.row(a), self.row(b)) as f32 * inv[a] * inv[b]
+        inv.get(id as usize).copied().unwrap_or(0.0)
     }
 
     /// Row `id`, de-quantised, added to `acc`.
@@ -141,11 +149,6 @@ impl Table {
             *a += s * (*q as i8) as f32;
         }
     }
-}
-
-/// The dot product of two int8 rows.
-fn idot(a: &[u8], b: &[u8]) -> i32 {
-    a.iter().zip(b).map(|(x, y)| (*x as i8 as i32) * (*y as i8 as i32)).sum()
 }
 
 /// The static embedder: a [`Table`] and the WordPiece tokenizer over its vocabulary.

@@ -63,12 +63,21 @@ impl TokenMatch {
         let q = self.table.match_ids(query);
         let pieces = self.pieces(notes);
         let table = self.table.table();
-        score_pieces(&q, &pieces, |a, b| table.cos(a, b))
+        // The query's pieces as unit f32 rows: a cosine is then one f32 × int8 dot product.
+        let rows: Vec<Vec<f32>> = q
+            .iter()
+            .map(|id| {
+                let inv = table.inv_norm(*id);
+                table.row_i8(*id).iter().map(|x| f32::from(*x) * inv).collect()
+            })
+            .collect();
+        score_pieces(&q, &pieces, |j, t| crate::index::graph::dot_i8(&rows[j], table.row_i8(t)) * table.inv_norm(t))
     }
 }
 
-/// [`TokenMatch::scores`] over piece ids, with `cos` the similarity of two pieces.
-fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(u32, u32) -> f32) -> Vec<f32> {
+/// [`TokenMatch::scores`] over piece ids, with `cos(j, t)` the similarity of the query's
+/// `j`-th piece and piece `t`.
+fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32) -> Vec<f32> {
     if q.is_empty() {
         return vec![0.0; notes.len()];
     }
@@ -94,7 +103,7 @@ fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(u32, u32) -> f32) 
             best.iter_mut().for_each(|b| *b = f32::NEG_INFINITY);
             for t in p.iter() {
                 let at = *row_of.entry(*t).or_insert_with(|| {
-                    rows.extend(q.iter().map(|a| cos(*a, *t)));
+                    rows.extend((0..q.len()).map(|j| cos(j, *t)));
                     rows.len() / q.len() - 1
                 });
                 for (b, c) in best.iter_mut().zip(&rows[at * q.len()..(at + 1) * q.len()]) {
@@ -111,12 +120,8 @@ mod tests {
     use super::*;
 
     /// Pieces are equal or not: cosine 1 or 0.
-    fn exact(a: u32, b: u32) -> f32 {
-        if a == b {
-            1.0
-        } else {
-            0.0
-        }
+    fn exact(q: &[u32]) -> impl Fn(usize, u32) -> f32 + '_ {
+        move |j, t| if q[j] == t { 1.0 } else { 0.0 }
     }
 
     #[test]
@@ -136,7 +141,7 @@ mod tests {
             (vec![2, 2, 4], vec![2.0 * w2 / (2.0 * w2 + w4), w4 / (2.0 * w2 + w4), 0.0, 2.0 * w2 / (2.0 * w2 + w4)]),
         ];
         for (q, want) in cases {
-            let got = score_pieces(&q, &notes, exact);
+            let got = score_pieces(&q, &notes, exact(&q));
             assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() < 1e-5, "query {q:?}: {got:?} want {want:?}");
@@ -147,7 +152,7 @@ mod tests {
     #[test]
     fn the_closest_piece_counts() {
         // Cosine by distance between ids: the best match of 10 in [12, 30] is 12.
-        let near = |a: u32, b: u32| 1.0 - (a.abs_diff(b) as f32) / 10.0;
+        let near = |_: usize, b: u32| 1.0 - (10u32.abs_diff(b) as f32) / 10.0;
         let got = score_pieces(&[10], &[vec![12, 30].into(), vec![30].into()], near);
         assert!((got[0] - 0.8).abs() < 1e-6 && (got[1] + 1.0).abs() < 1e-6, "{got:?}");
     }
@@ -171,7 +176,9 @@ mod tests {
         assert_eq!(m.scores("share a file for an hour via a temporary link", &notes), s);
         assert_eq!(m.held.len(), 3);
         assert_eq!(m.scores("", &notes), vec![0.0; 3]);
-        let c = table.table().cos(5000, 5000);
-        assert!((c - 1.0).abs() < 1e-5, "{c}");
+        // A piece is its own closest match.
+        let id = table.match_ids("presign")[0];
+        let own = m.scores("presign", &["presign"])[0];
+        assert!((own - 1.0).abs() < 1e-4, "{own} ({id})");
     }
 }

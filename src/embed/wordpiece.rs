@@ -20,6 +20,8 @@ const MAX_WORD_CHARS: usize = 100;
 pub struct WordPiece {
     ids: HashMap<String, u32>,
     unk: Option<u32>,
+    /// The longest token's length in characters (`##` left out): no longer piece is looked up.
+    longest: usize,
 }
 
 impl WordPiece {
@@ -28,7 +30,15 @@ impl WordPiece {
         let ids: HashMap<String, u32> =
             vocab.iter().enumerate().map(|(i, t)| (t.as_ref().to_string(), i as u32)).collect();
         let unk = ids.get("[UNK]").copied();
-        WordPiece { ids, unk }
+        let longest = vocab
+            .iter()
+            .map(|t| {
+                let t = t.as_ref();
+                t.strip_prefix("##").unwrap_or(t).chars().count()
+            })
+            .max()
+            .unwrap_or(0);
+        WordPiece { ids, unk, longest }
     }
 
     /// The id of `[UNK]`, if the vocabulary has one.
@@ -40,34 +50,34 @@ impl WordPiece {
     /// WordPiece split is one `[UNK]`.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut out = vec![];
+        let mut key = String::new();
         for word in pre_tokenize(&normalize(text)) {
-            self.word(&word, &mut out);
+            self.word(word, &mut key, &mut out);
         }
         out
     }
 
-    /// Appends the pieces of one pre-tokenized word.
-    fn word(&self, word: &str, out: &mut Vec<u32>) {
-        let chars: Vec<(usize, char)> = word.char_indices().collect();
-        if chars.len() > MAX_WORD_CHARS {
+    /// Appends the pieces of one pre-tokenized word (`key`: a buffer to look pieces up with).
+    fn word(&self, word: &str, key: &mut String, out: &mut Vec<u32>) {
+        // Piece boundaries as byte offsets, one per character, and the word's end.
+        let bounds: Vec<usize> = word.char_indices().map(|(i, _)| i).chain([word.len()]).collect();
+        let chars = bounds.len() - 1;
+        if chars > MAX_WORD_CHARS {
             out.extend(self.unk);
             return;
         }
         let start_len = out.len();
-        let mut start = 0; // index into chars
-        let mut key = String::with_capacity(word.len() + 2);
-        while start < chars.len() {
-            let mut end = chars.len();
+        let mut start = 0; // index into bounds
+        while start < chars {
+            let mut end = chars.min(start + self.longest);
             let mut found = None;
             while start < end {
-                let from = chars[start].0;
-                let to = if end == chars.len() { word.len() } else { chars[end].0 };
                 key.clear();
                 if start > 0 {
                     key.push_str("##");
                 }
-                key.push_str(&word[from..to]);
-                if let Some(id) = self.ids.get(&key) {
+                key.push_str(&word[bounds[start]..bounds[end]]);
+                if let Some(id) = self.ids.get(key.as_str()) {
                     found = Some(*id);
                     break;
                 }
@@ -91,6 +101,8 @@ impl WordPiece {
 fn is_control(c: char) -> bool {
     match c {
         '\t' | '\n' | '\r' => false,
+        // ASCII's control characters are its only ones (category Cc), looked up quickly.
+        _ if c.is_ascii() => c.is_ascii_control(),
         _ => matches!(get_general_category(c), G::Control | G::Format | G::PrivateUse),
     }
 }
@@ -111,16 +123,17 @@ fn is_chinese(c: char) -> bool {
 
 fn is_punct(c: char) -> bool {
     c.is_ascii_punctuation()
-        || matches!(
-            get_general_category(c),
-            G::ConnectorPunctuation
-                | G::DashPunctuation
-                | G::OpenPunctuation
-                | G::ClosePunctuation
-                | G::InitialPunctuation
-                | G::FinalPunctuation
-                | G::OtherPunctuation
-        )
+        || !c.is_ascii()
+            && matches!(
+                get_general_category(c),
+                G::ConnectorPunctuation
+                    | G::DashPunctuation
+                    | G::OpenPunctuation
+                    | G::ClosePunctuation
+                    | G::InitialPunctuation
+                    | G::FinalPunctuation
+                    | G::OtherPunctuation
+            )
 }
 
 /// BertNormalizer: drop control characters, whitespace to spaces, spaces around CJK
@@ -141,30 +154,34 @@ pub fn normalize(text: &str) -> String {
             cleaned.push(c);
         }
     }
+    if cleaned.is_ascii() {
+        // NFD leaves ASCII as it is, and it has no marks to strip.
+        cleaned.make_ascii_lowercase();
+        return cleaned;
+    }
     let stripped: String = cleaned.nfd().filter(|c| get_general_category(*c) != G::NonspacingMark).collect();
     stripped.to_lowercase()
 }
 
 /// BertPreTokenizer: split on whitespace (dropped) and punctuation (each mark its own word).
-pub fn pre_tokenize(text: &str) -> Vec<String> {
+pub fn pre_tokenize(text: &str) -> Vec<&str> {
     let mut words = vec![];
-    let mut cur = String::new();
-    for c in text.chars() {
-        if c.is_whitespace() {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
+    let mut start = None; // byte offset where the current word began
+    for (i, c) in text.char_indices() {
+        let punct = is_punct(c);
+        if c.is_whitespace() || punct {
+            if let Some(s) = start.take() {
+                words.push(&text[s..i]);
             }
-        } else if is_punct(c) {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
+            if punct {
+                words.push(&text[i..i + c.len_utf8()]);
             }
-            words.push(c.to_string());
-        } else {
-            cur.push(c);
+        } else if start.is_none() {
+            start = Some(i);
         }
     }
-    if !cur.is_empty() {
-        words.push(cur);
+    if let Some(s) = start {
+        words.push(&text[s..]);
     }
     words
 }
@@ -199,6 +216,8 @@ mod tests {
     #[test]
     fn normalizer_and_pre_tokenizer() {
         assert_eq!(normalize("Héllo\tWörld"), "hello world");
+        // The ASCII fast path: controls dropped, whitespace to spaces, lower-cased.
+        assert_eq!(normalize("\u{7}AbC\tX\r\nY\u{7f}"), "abc x  y");
         assert_eq!(normalize("日本"), " 日  本 ");
         assert_eq!(pre_tokenize("don't stop—now!"), vec!["don", "'", "t", "stop", "—", "now", "!"]);
         assert_eq!(pre_tokenize("a_b c-d"), vec!["a", "_", "b", "c", "-", "d"]);

@@ -730,7 +730,7 @@ fn quantize(v: &[f32], codes: &mut [i8]) -> f32 {
 
 /// `q · codes` over the common prefix (the caller multiplies by the scale).
 #[inline]
-fn dot_i8(q: &[f32], codes: &[i8]) -> f32 {
+pub fn dot_i8(q: &[f32], codes: &[i8]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {

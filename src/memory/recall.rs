@@ -2,8 +2,9 @@
 //!
 //! With an intent, the vector rung (cosine over the notes whose vector is of the current
 //! model) and the bm25 rung (FTS5) are combined, so that a note with no current vector still
-//! surfaces through its words: with a semantic embedder, relevance is the cosine plus a boost
-//! for notes that contain most of the intent's words ([`COVERAGE_WEIGHT`]); with a lexical
+//! surfaces through its words: with the static table, relevance is the cosine plus token
+//! matching ([`TOKEN_WEIGHT`]); with another semantic embedder, the cosine plus a boost for
+//! notes that contain most of the intent's words ([`COVERAGE_WEIGHT`]); with a lexical
 //! (hash) embedder, bm25 ranks its matches and the vector rung's other notes follow them
 //! ([`RRF_K`]). Relevance is blended with recency and hits by the skill's ranking weights.
 //! Every other visible note follows, ranked by recency × hits (all of them without an intent,
@@ -61,10 +62,11 @@ pub const SECOND_WEIGHT: f32 = 0.25;
 /// `TOKEN_WEIGHT ×` its token match ([`crate::embed::tokens`]: each word piece of the intent
 /// finds its closest piece in the note, weighted by IDF among the notes the rungs found),
 /// instead of the coverage boost, which adds nothing beside it. The two are summed as they
-/// come, both cosines. Measured offline (MRR@10, the coverage-boosted cosine in brackets):
-/// `recall-dev.json` 0.698 (0.680), and on the sets made apart from it `recall-own.json`
-/// 0.810 (0.781), `recall-set-b.json` 0.755 (0.718), `recall-set-c.json` 0.750 (0.679);
-/// weight 0.5 gives 0.705 / 0.814 / 0.758 / 0.722, 2 loses on three sets
+/// come, both cosines. `skillmem eval recall` (MRR@10, the coverage-boosted cosine in
+/// brackets): `recall-dev.json` 0.698 (0.680), and on sets made apart from it
+/// `recall-own.json` 0.812 (0.781), `recall-set-b.json` 0.754 (0.718), `recall-set-c.json`
+/// 0.761 (0.679), `recall-set-d.json` (written blind afterwards) 0.686 (0.653). Offline,
+/// weight 0.5 gives 0.705 / 0.814 / 0.758 / 0.722 on the first four, 2 loses on three
 /// (docs/index.md, "Token matching").
 pub const TOKEN_WEIGHT: f32 = 1.0;
 /// The half-life-like scale of recency, in days.
@@ -366,9 +368,11 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             if let Some(m) = matching {
                 let texts: Vec<String> = notes.iter().map(|n| crate::embed::note_text(&n.intent, &n.delta)).collect();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let t_match = std::time::Instant::now();
                 for (note, s) in notes.iter().zip(m.scores(intent, &refs)) {
                     *rel.entry(note.id).or_default() += TOKEN_WEIGHT * s;
                 }
+                tracing::trace!("rank: token matching of {} notes {:?}", notes.len(), t_match.elapsed());
             } else {
                 let terms = crate::text::query_terms(intent);
                 for note in &notes {
