@@ -23,6 +23,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0005_catalog_index", include_str!("../../migrations/0005_catalog_index.sql")),
     ("0006_team", include_str!("../../migrations/0006_team.sql")),
     ("0007_vector_model_index", include_str!("../../migrations/0007_vector_model_index.sql")),
+    ("0008_note_pieces", include_str!("../../migrations/0008_note_pieces.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -37,6 +37,84 @@ pub trait Embedder: Send + Sync {
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())
     }
+    /// True when [`Embedder::embed_with_pieces`] gives each text's contextual word pieces
+    /// (a local model: recall then ranks by token matching, see [`tokens`]).
+    fn has_pieces(&self) -> bool {
+        false
+    }
+    /// [`Embedder::embed`], and the pieces of each text whose `want` flag is set (from the
+    /// same run of the model); `None` for the others, and always without
+    /// [`Embedder::has_pieces`].
+    fn embed_with_pieces(&self, texts: &[&str], want: &[bool]) -> Result<WithPieces> {
+        let _ = want;
+        Ok((self.embed(texts)?, vec![None; texts.len()]))
+    }
+}
+
+/// Vectors of texts, and the pieces of those asked for ([`Embedder::embed_with_pieces`]).
+pub type WithPieces = (Vec<Vec<f32>>, Vec<Option<Pieces>>);
+
+/// A text's word pieces as the embedder read them in context: the piece ids (the tokenizer's
+/// vocabulary), and one unit vector each, stored as int8 with one scale per piece (`row ≈
+/// scale × int8`). Special tokens and lone punctuation are left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pieces {
+    pub dim: usize,
+    pub ids: Vec<u32>,
+    pub scales: Vec<f32>,
+    /// `ids.len() × dim` values.
+    pub rows: Vec<i8>,
+}
+
+impl Pieces {
+    /// Pieces from unit f32 rows (`ids.len() × dim` values), each quantised to int8.
+    pub fn from_rows(dim: usize, ids: Vec<u32>, rows: &[f32]) -> Pieces {
+        let mut scales = Vec::with_capacity(ids.len());
+        let mut q = Vec::with_capacity(rows.len());
+        for row in rows.chunks_exact(dim.max(1)).take(ids.len()) {
+            let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+            let s = if max > 0.0 { max / 127.0 } else { 0.0 };
+            scales.push(s);
+            q.extend(row.iter().map(|x| if s > 0.0 { (x / s).round().clamp(-127.0, 127.0) as i8 } else { 0 }));
+        }
+        Pieces { dim, ids, scales, rows: q }
+    }
+
+    /// Piece `i`'s int8 row.
+    pub fn row(&self, i: usize) -> &[i8] {
+        &self.rows[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Piece `i` as an f32 row.
+    pub fn row_f32(&self, i: usize) -> Vec<f32> {
+        self.row(i).iter().map(|x| f32::from(*x) * self.scales[i]).collect()
+    }
+
+    /// The stored form: `dim`, count (u32 LE each), the ids (u32 LE), the scales (f32 LE),
+    /// the int8 rows.
+    pub fn to_blob(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 + self.ids.len() * (8 + self.dim));
+        out.extend_from_slice(&(self.dim as u32).to_le_bytes());
+        out.extend_from_slice(&(self.ids.len() as u32).to_le_bytes());
+        self.ids.iter().for_each(|id| out.extend_from_slice(&id.to_le_bytes()));
+        self.scales.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+        out.extend(self.rows.iter().map(|x| *x as u8));
+        out
+    }
+
+    /// Reads [`Pieces::to_blob`]'s form; `None` when the blob is not one.
+    pub fn from_blob(b: &[u8]) -> Option<Pieces> {
+        let u = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?)) };
+        let (dim, n) = (u(0)? as usize, u(4)? as usize);
+        let rows_at = n.checked_mul(8)?.checked_add(8)?;
+        if dim == 0 || b.len() != rows_at.checked_add(n.checked_mul(dim)?)? {
+            return None;
+        }
+        let ids = (0..n).map(|i| u(8 + 4 * i)).collect::<Option<Vec<u32>>>()?;
+        let scales = (0..n).map(|i| u(8 + 4 * n + 4 * i).map(f32::from_bits)).collect::<Option<Vec<f32>>>()?;
+        let rows = b[rows_at..].iter().map(|x| *x as i8).collect();
+        Some(Pieces { dim, ids, scales, rows })
+    }
 }
 
 /// The end of a semantic embedder's model id: which recipe ([`embed_notes`]) made its note
@@ -180,27 +258,47 @@ pub fn embed_text(embedder: &dyn Embedder, intent: &str, delta: &str) -> String 
 /// 0.816, 0.905 / 0.890, 0.786 / 0.752; with the static table 0.654 / 0.638, 0.781 / 0.729,
 /// 0.716 / 0.660, 0.654 / 0.650 (docs/index.md, "Issue 10 part 3").
 pub fn embed_notes(embedder: &dyn Embedder, notes: &[(&str, &str)]) -> Result<Vec<Vec<f32>>> {
+    Ok(embed_notes_with_pieces(embedder, notes)?.into_iter().map(|(v, _)| v).collect())
+}
+
+/// [`embed_notes`], with the pieces of each note's whole text ([`note_text`]) when the
+/// embedder has them ([`Embedder::has_pieces`]): they come from the same run of the model as
+/// the vector (the last view embedded: the whole note when it has code; its prose, the same
+/// word pieces, when it has none).
+pub fn embed_notes_with_pieces(
+    embedder: &dyn Embedder,
+    notes: &[(&str, &str)],
+) -> Result<Vec<(Vec<f32>, Option<Pieces>)>> {
     let two = |delta: &str| !embedder.lexical() && delta.contains('`');
     let mut texts: Vec<String> = Vec::with_capacity(notes.len() * 2);
+    let mut want: Vec<bool> = Vec::with_capacity(notes.len() * 2);
     for (intent, delta) in notes {
         texts.push(embed_text(embedder, intent, delta));
+        want.push(!two(delta));
         if two(delta) {
             texts.push(note_text(intent, delta));
+            want.push(true);
         }
     }
+    if !embedder.has_pieces() {
+        want.iter_mut().for_each(|w| *w = false);
+    }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let mut vectors = embedder.embed(&refs)?.into_iter();
+    let (vectors, pieces) = embedder.embed_with_pieces(&refs, &want)?;
+    let mut vectors = vectors.into_iter();
+    let mut pieces = pieces.into_iter();
     let mut out = Vec::with_capacity(notes.len());
     for (_, delta) in notes {
-        let Some(mut v) = vectors.next() else { break };
+        let (Some(mut v), Some(mut p)) = (vectors.next(), pieces.next()) else { break };
         if two(delta) {
-            let Some(code) = vectors.next() else { break };
+            let (Some(code), Some(cp)) = (vectors.next(), pieces.next()) else { break };
+            p = cp;
             if code.len() == v.len() {
                 v.iter_mut().zip(&code).for_each(|(a, b)| *a += b);
                 normalize(&mut v);
             }
         }
-        out.push(v);
+        out.push((v, p));
     }
     Ok(out)
 }

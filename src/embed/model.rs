@@ -13,7 +13,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
-use super::{normalize, Embedder};
+use super::{normalize, Embedder, Pieces, WithPieces};
 use crate::error::{Error, Result};
 
 /// Tokens per text (all-MiniLM-L6-v2 was trained on 256).
@@ -67,7 +67,9 @@ impl ModelEmbedder {
         Ok(ModelEmbedder { model, tokenizer, dim, model_id: format!("model:{name}#{dim}-{tag}{}", super::VIEWS_TAG) })
     }
 
-    fn batch(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {
+    /// Embeds a batch; the pieces of the texts whose `want` flag is set come from the same run
+    /// (see [`super::Pieces`]).
+    fn batch(&self, texts: &[&str], want: &[bool]) -> std::result::Result<WithPieces, String> {
         let enc = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| format!("tokenizer: {e}"))?;
         let ids: Vec<Tensor> = enc
             .iter()
@@ -79,7 +81,10 @@ impl ModelEmbedder {
             .map(|e| Tensor::new(e.get_attention_mask(), &Device::Cpu))
             .collect::<candle_core::Result<_>>()
             .map_err(|e| e.to_string())?;
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+        let any_pieces = want.iter().any(|w| *w);
+        // The pooled vectors, and every token's output when pieces are asked for.
+        type Run = (Vec<Vec<f32>>, Option<Vec<Vec<Vec<f32>>>>);
+        let run = || -> candle_core::Result<Run> {
             let ids = Tensor::stack(&ids, 0)?;
             let mask = Tensor::stack(&masks, 0)?;
             let types = ids.zeros_like()?;
@@ -88,13 +93,39 @@ impl ModelEmbedder {
             let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
             let summed = out.broadcast_mul(&m)?.sum(1)?;
             let counts = m.sum(1)?;
-            summed.broadcast_div(&counts)?.to_vec2::<f32>()
+            let pooled = summed.broadcast_div(&counts)?.to_vec2::<f32>()?;
+            let states = if any_pieces { Some(out.to_vec3::<f32>()?) } else { None };
+            Ok((pooled, states))
         };
-        let mut vs = run().map_err(|e| format!("model: {e}"))?;
+        let (mut vs, states) = run().map_err(|e| format!("model: {e}"))?;
         for v in &mut vs {
             normalize(v);
         }
-        Ok(vs)
+        let mut pieces = vec![None; texts.len()];
+        if let Some(states) = states {
+            for (i, (e, rows)) in enc.iter().zip(states).enumerate() {
+                if !want.get(i).copied().unwrap_or(false) {
+                    continue;
+                }
+                let mut kept_ids = vec![];
+                let mut kept = vec![];
+                for (t, mut row) in rows.into_iter().enumerate() {
+                    let keep = e.get_attention_mask().get(t) == Some(&1)
+                        && e.get_special_tokens_mask().get(t) == Some(&0)
+                        && !e
+                            .get_tokens()
+                            .get(t)
+                            .is_some_and(|tok| tok.len() == 1 && tok.as_bytes()[0].is_ascii_punctuation());
+                    if keep {
+                        normalize(&mut row);
+                        kept_ids.push(e.get_ids()[t]);
+                        kept.extend(row);
+                    }
+                }
+                pieces[i] = Some(Pieces::from_rows(self.dim, kept_ids, &kept));
+            }
+        }
+        Ok((vs, pieces))
     }
 }
 
@@ -108,13 +139,24 @@ impl Embedder for ModelEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(self.embed_with_pieces(texts, &vec![false; texts.len()])?.0)
+    }
+
+    fn has_pieces(&self) -> bool {
+        true
+    }
+
+    fn embed_with_pieces(&self, texts: &[&str], want: &[bool]) -> Result<WithPieces> {
         let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
-            out.extend(
-                self.batch(chunk).map_err(|e| Error::Storage(format!("embedding model {}: {e}", self.model_id)))?,
-            );
+        let mut pieces = Vec::with_capacity(texts.len());
+        for (chunk, w) in texts.chunks(BATCH).zip(want.chunks(BATCH).chain(std::iter::repeat(&[][..]))) {
+            let w: Vec<bool> = (0..chunk.len()).map(|i| w.get(i).copied().unwrap_or(false)).collect();
+            let (v, p) =
+                self.batch(chunk, &w).map_err(|e| Error::Storage(format!("embedding model {}: {e}", self.model_id)))?;
+            out.extend(v);
+            pieces.extend(p);
         }
-        Ok(out)
+        Ok((out, pieces))
     }
 }
 
@@ -141,5 +183,18 @@ mod tests {
         let near = super::super::dot(&vs[0], &vs[1]);
         let far = super::super::dot(&vs[0], &vs[2]);
         assert!(near > far + 0.2, "{near} vs {far}");
+        // Pieces from the same run: the same vectors, word pieces only ([CLS], [SEP] and the
+        // comma left out), unit rows.
+        let (same, pieces) = m.embed_with_pieces(&["parse a CSV export", "x, y"], &[true, false]).unwrap();
+        assert!(same[0].iter().zip(&vs[0]).all(|(a, b)| (a - b).abs() < 1e-5));
+        assert_eq!(pieces[1], None);
+        let p = pieces[0].as_ref().unwrap();
+        assert!((4..=6).contains(&p.ids.len()), "{:?}", p.ids);
+        for i in 0..p.ids.len() {
+            let r = p.row_f32(i);
+            assert!((super::super::dot(&r, &r) - 1.0).abs() < 0.02);
+        }
+        let (_, comma) = m.embed_with_pieces(&["x, y"], &[true]).unwrap();
+        assert_eq!(comma[0].as_ref().unwrap().ids.len(), 2);
     }
 }

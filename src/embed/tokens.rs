@@ -81,14 +81,8 @@ fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32
     if q.is_empty() {
         return vec![0.0; notes.len()];
     }
-    let n = notes.len() as f32;
-    let weights: Vec<f32> = q
-        .iter()
-        .map(|t| {
-            let df = notes.iter().filter(|p| p.contains(t)).count() as f32;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-        })
-        .collect();
+    let ids: Vec<&[u32]> = notes.iter().map(|p| &p[..]).collect();
+    let weights = idf(q, &ids);
     let total: f32 = weights.iter().sum();
     // The cosines of a note piece to every query piece, computed once per distinct piece.
     let mut row_of: HashMap<u32, usize> = HashMap::new();
@@ -108,6 +102,51 @@ fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32
                 });
                 for (b, c) in best.iter_mut().zip(&rows[at * q.len()..(at + 1) * q.len()]) {
                     *b = b.max(*c);
+                }
+            }
+            best.iter().zip(&weights).map(|(b, w)| b * w).sum::<f32>() / total
+        })
+        .collect()
+}
+
+/// The bm25 IDF of each query piece among `notes` (each a list of piece ids):
+/// `ln(1 + (N − df + 0.5) / (df + 0.5))`.
+fn idf(q: &[u32], notes: &[&[u32]]) -> Vec<f32> {
+    let n = notes.len() as f32;
+    q.iter()
+        .map(|t| {
+            let df = notes.iter().filter(|p| p.contains(t)).count() as f32;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect()
+}
+
+/// Token matching over a model's contextual pieces ([`super::Pieces`]): each piece of the
+/// query finds its closest piece in the note (the cosine of their vectors, which depend on
+/// the text around them), and the note scores the mean of those best cosines, each weighted
+/// by the query piece's IDF among `notes`. 0 for a note or a query without pieces, or pieces
+/// of another dimension.
+pub fn score_contextual(query: &super::Pieces, notes: &[&super::Pieces]) -> Vec<f32> {
+    let nq = query.ids.len();
+    if nq == 0 {
+        return vec![0.0; notes.len()];
+    }
+    let rows: Vec<Vec<f32>> = (0..nq).map(|j| query.row_f32(j)).collect();
+    let ids: Vec<&[u32]> = notes.iter().map(|p| &p.ids[..]).collect();
+    let weights = idf(&query.ids, &ids);
+    let total: f32 = weights.iter().sum();
+    let mut best = vec![0f32; nq];
+    notes
+        .iter()
+        .map(|p| {
+            if p.ids.is_empty() || p.dim != query.dim || total <= 0.0 {
+                return 0.0;
+            }
+            best.iter_mut().for_each(|b| *b = f32::NEG_INFINITY);
+            for i in 0..p.ids.len() {
+                let (row, scale) = (p.row(i), p.scales[i]);
+                for (b, q) in best.iter_mut().zip(&rows) {
+                    *b = b.max(crate::index::graph::dot_i8(q, row) * scale);
                 }
             }
             best.iter().zip(&weights).map(|(b, w)| b * w).sum::<f32>() / total
@@ -146,6 +185,58 @@ mod tests {
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() < 1e-5, "query {q:?}: {got:?} want {want:?}");
             }
+        }
+    }
+
+    /// Unit rows along axes: piece `a` is axis `a % dim`.
+    fn axes(dim: usize, ids: &[u32]) -> super::super::Pieces {
+        let mut rows = vec![0f32; ids.len() * dim];
+        for (i, id) in ids.iter().enumerate() {
+            rows[i * dim + *id as usize % dim] = 1.0;
+        }
+        super::super::Pieces::from_rows(dim, ids.to_vec(), &rows)
+    }
+
+    #[test]
+    fn contextual_pieces_score_like_the_static_ones() {
+        let notes = [axes(4, &[1, 2, 3]), axes(4, &[1, 0]), axes(4, &[]), axes(4, &[1, 2])];
+        let refs: Vec<&super::super::Pieces> = notes.iter().collect();
+        let as_ids: Vec<Arc<[u32]>> = notes.iter().map(|p| p.ids.clone().into()).collect();
+        for q in [vec![1u32], vec![1, 0], vec![2, 0], vec![2, 2, 0], vec![]] {
+            let got = score_contextual(&axes(4, &q), &refs);
+            let want = score_pieces(&q, &as_ids, exact(&q));
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() < 1e-5, "query {q:?}: {got:?} want {want:?}");
+            }
+        }
+        // Another dimension scores nothing.
+        assert_eq!(score_contextual(&axes(4, &[1]), &[&axes(3, &[1])]), vec![0.0]);
+    }
+
+    #[test]
+    fn pieces_blobs_round_trip_and_bad_ones_are_refused() {
+        let p = super::super::Pieces::from_rows(3, vec![7, 9], &[0.6, 0.8, 0.0, -1.0, 0.0, 0.0]);
+        assert_eq!(p.rows, vec![95, 127, 0, -127, 0, 0]);
+        let b = p.to_blob();
+        assert_eq!(super::super::Pieces::from_blob(&b), Some(p.clone()));
+        let empty = super::super::Pieces::from_rows(3, vec![], &[]);
+        assert_eq!(super::super::Pieces::from_blob(&empty.to_blob()), Some(empty));
+        // (blob, why it is refused)
+        let mut dim0 = b.clone();
+        dim0[..4].copy_from_slice(&0u32.to_le_bytes());
+        let mut huge = b.clone();
+        huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (vec![], "empty"),
+            (b[..7].to_vec(), "no header"),
+            (b[..b.len() - 1].to_vec(), "a row cut short"),
+            ([b.clone(), vec![0]].concat(), "a byte too many"),
+            (dim0, "dimension 0"),
+            (huge, "a count past the end"),
+        ];
+        for (blob, why) in cases {
+            assert_eq!(super::super::Pieces::from_blob(&blob), None, "{why}");
         }
     }
 

@@ -525,6 +525,7 @@ impl Engine {
         let written = {
             let mut conn = self.conn();
             let w = store::import_rows(&mut conn, &rows, model.as_deref(), threshold)?;
+            self.pieces_missing();
             self.catalog.invalidate();
             w
         };

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::embed::{dot, embed_notes};
+use crate::embed::{dot, embed_notes_with_pieces};
 use crate::error::{Error, Result};
 use crate::memory::store::{self, Stale};
 use crate::progress::Progress;
@@ -96,7 +96,14 @@ impl Engine {
                 );
                 0
             }
-            Some(_) => self.reembed(batch, Stale::Any, &Pace::default(), progress)?,
+            Some(e) => {
+                let has_pieces = e.has_pieces();
+                let mut n = self.reembed(batch, Stale::Any, &Pace::default(), progress)?;
+                if has_pieces {
+                    n += self.reembed(batch, Stale::Pieceless, &Pace::default(), progress)?;
+                }
+                n
+            }
         };
         let mut report = self.corpus_report()?;
         report.warnings.extend(warnings);
@@ -110,16 +117,32 @@ impl Engine {
     /// only holds vectors of the current model. Notes without any vector (stored while the
     /// embedder failed, or with embedding off) wait for `distill`, as before.
     pub fn reembed_other_models(&self, pace: &Pace, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
-        if self.embedder().is_none() {
-            return Ok(0);
+        let Some(has_pieces) = self.embedder().map(|e| e.has_pieces()) else { return Ok(0) };
+        let mut n = self.reembed(BACKGROUND_BATCH, Stale::OtherModel, pace, progress)?;
+        if has_pieces {
+            // Notes written before the model's pieces were kept, or by another door: recall
+            // ranks a skill by token matching once all the notes it finds have them.
+            n += self.reembed(BACKGROUND_BATCH, Stale::Pieceless, pace, progress)?;
         }
-        self.reembed(BACKGROUND_BATCH, Stale::OtherModel, pace, progress)
+        Ok(n)
     }
 
-    /// How many notes [`Engine::reembed_other_models`] would re-embed.
+    /// How many notes [`Engine::reembed_other_models`] would re-embed. The server asks after
+    /// every request: the notes without the model's pieces (a scan of the model's notes) are
+    /// counted once, and again after an import or a team sync stored notes without them.
     pub fn other_model_count(&self) -> Result<usize> {
         let Some(e) = self.embedder() else { return Ok(0) };
-        store::count_stale(&self.conn(), Stale::OtherModel, e.model_id(), e.dim())
+        let mut n = store::count_stale(&self.conn(), Stale::OtherModel, e.model_id(), e.dim())?;
+        if e.has_pieces() && !self.pieces_counted.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            n += store::count_stale(&self.conn(), Stale::Pieceless, e.model_id(), e.dim())?;
+        }
+        Ok(n)
+    }
+
+    /// Notes were stored without the model's pieces: the next [`Engine::other_model_count`]
+    /// counts them.
+    pub(super) fn pieces_missing(&self) {
+        self.pieces_counted.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn reembed(&self, batch: usize, which: Stale, pace: &Pace, progress: &mut dyn FnMut(Progress)) -> Result<usize> {
@@ -146,7 +169,11 @@ impl Engine {
                     "re-embedding failed after {done} of {total} notes: {why}; the other notes keep their old vectors (still found by their words); fix the embedder and run distill again"
                 ))
             };
-            let vectors = embed_notes(embedder.as_ref(), &notes).map_err(|e| fail(e.to_string()))?;
+            let (vectors, pieces): (Vec<Vec<f32>>, Vec<Option<crate::embed::Pieces>>) =
+                embed_notes_with_pieces(embedder.as_ref(), &notes)
+                    .map_err(|e| fail(e.to_string()))?
+                    .into_iter()
+                    .unzip();
             if vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != dim) {
                 return Err(fail(format!(
                     "the embedder returned {} vectors for {} notes, or vectors of the wrong dimension (expected {dim})",
@@ -155,10 +182,13 @@ impl Engine {
                 )));
             }
             // A note edited meanwhile got its vector from the edit, and is left alone.
-            let written: Vec<(i64, &Vec<f32>)> = store::set_vectors(&mut self.conn(), &model, &rows, &vectors)?
-                .into_iter()
-                .map(|i| (rows[i].0, &vectors[i]))
+            let written_at = store::set_vectors(&mut self.conn(), &model, &rows, &vectors)?;
+            let with_pieces: Vec<(i64, &str, &str, &crate::embed::Pieces)> = written_at
+                .iter()
+                .filter_map(|&i| pieces[i].as_ref().map(|p| (rows[i].0, rows[i].1.as_str(), rows[i].2.as_str(), p)))
                 .collect();
+            store::set_pieces(&mut self.conn(), &model, &with_pieces)?;
+            let written: Vec<(i64, &Vec<f32>)> = written_at.into_iter().map(|i| (rows[i].0, &vectors[i])).collect();
             if let Some(ix) = self.vector_index().filter(|ix| ix.model_id() == model) {
                 for (id, v) in &written {
                     ix.insert(*id, v);

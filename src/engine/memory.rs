@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{lock, Engine, SkillContext};
 use crate::db;
-use crate::embed::embed_note;
+use crate::embed::{embed_notes_with_pieces, Pieces};
 use crate::error::{Error, Result};
 use crate::memory::block::{self, Budget};
 use crate::memory::recall::{self, Query, Rungs};
@@ -24,6 +24,8 @@ struct HeadAsk<'a> {
     use_vectors: bool,
     load_first: usize,
     query: Option<&'a [f32]>,
+    /// The intent's pieces, by an embedder that has them (see [`Rungs::query_pieces`]).
+    query_pieces: Option<&'a Pieces>,
 }
 
 /// The notes of a ranked head loaded before the block is rendered (see
@@ -194,27 +196,29 @@ impl Engine {
 
     // ---- writes ------------------------------------------------------------------------
 
-    fn embed_note(&self, intent: &str, delta: &str) -> Result<Option<Vec<f32>>> {
+    /// The note's vector, and its pieces when the embedder has them.
+    fn embed_note(&self, intent: &str, delta: &str) -> Result<(Option<Vec<f32>>, Option<Pieces>)> {
         match &self.embedder {
             // A failing embedder never loses a note: it is stored without a vector, found by
             // its words, and embedded by `distill` later.
-            Some(e) => match embed_note(e.as_ref(), intent, delta) {
-                Ok(v) if v.len() == e.dim() => Ok(Some(v)),
-                Ok(v) => {
+            Some(e) => match embed_notes_with_pieces(e.as_ref(), &[(intent, delta)]).map(|mut v| v.pop()) {
+                Ok(Some((v, p))) if v.len() == e.dim() => Ok((Some(v), p)),
+                Ok(None) => Ok((None, None)),
+                Ok(Some((v, _))) => {
                     tracing::warn!(
                         "embedder {} returned {} numbers, not {}; note stored without a vector",
                         e.model_id(),
                         v.len(),
                         e.dim()
                     );
-                    Ok(None)
+                    Ok((None, None))
                 }
                 Err(why) => {
                     tracing::warn!("{why}; note stored without a vector");
-                    Ok(None)
+                    Ok((None, None))
                 }
             },
-            None => Ok(None),
+            None => Ok((None, None)),
         }
     }
 
@@ -235,7 +239,7 @@ impl Engine {
             new.skill_hash = ctx.version.clone();
         }
         let t0 = Instant::now();
-        let vector = self.embed_note(&new.intent, &new.delta)?;
+        let (vector, pieces) = self.embed_note(&new.intent, &new.delta)?;
         let t_embed = t0.elapsed();
         let threshold = ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold);
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
@@ -273,6 +277,9 @@ impl Engine {
         )?;
         // Released before the catalog appends the new id to the same list (no copy).
         drop(ids);
+        if let (Some(p), Some(m), WriteStatus::Inserted) = (&pieces, &model, status) {
+            store::set_pieces(&mut conn, m, &[(id, &new.intent, &new.delta, p)])?;
+        }
         let t_write = t0.elapsed();
         self.catalog.after_write(&conn, before, &[id]);
         drop(conn);
@@ -320,7 +327,7 @@ impl Engine {
             store::get(&conn, id)?.ok_or_else(|| Error::NotFound(format!("no note with id {}", id)))?.intent
         };
         let delta = delta.trim();
-        let vector = self.embed_note(&intent, delta)?;
+        let (vector, pieces) = self.embed_note(&intent, delta)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let embedded = match (&vector, &model) {
             (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
@@ -329,6 +336,9 @@ impl Engine {
         let mut conn = lock(&self.conn);
         let before = self.catalog.before_write(&conn);
         store::edit(&mut conn, id, delta, embedded, self.index.as_deref())?;
+        if let (Some(p), Some(m)) = (&pieces, &model) {
+            store::set_pieces(&mut conn, m, &[(id, &intent, delta, p)])?;
+        }
         self.catalog.after_write(&conn, before, &[id]);
         drop(conn);
         self.poke_team();
@@ -350,7 +360,7 @@ impl Engine {
         ctx: &SkillContext,
         ask: HeadAsk<'_>,
     ) -> Result<(recall::Outcome, std::time::Duration)> {
-        let HeadAsk { intent, max_tokens, use_vectors, load_first, query } = ask;
+        let HeadAsk { intent, max_tokens, use_vectors, load_first, query, query_pieces } = ask;
         let q = Query {
             skill: &ctx.name,
             project: &self.project_id,
@@ -363,6 +373,7 @@ impl Engine {
             index: self.index.as_deref(),
             second: self.second.as_deref(),
             tokens: self.tokens.as_deref(),
+            query_pieces,
             use_vectors,
             use_fts: true,
             query,
@@ -396,7 +407,14 @@ impl Engine {
         let query = if vectors { self.query_vector(ctx, intent)? } else { None };
         let conn = lock(&self.conn);
         let max_tokens = ctx.settings.max_tokens.unwrap_or(self.config.memory.max_tokens);
-        let ask = HeadAsk { intent, max_tokens, use_vectors: vectors, load_first: usize::MAX, query: query.as_deref() };
+        let ask = HeadAsk {
+            intent,
+            max_tokens,
+            use_vectors: vectors,
+            load_first: usize::MAX,
+            query: query.as_ref().map(|q| q.0.as_slice()),
+            query_pieces: query.as_ref().and_then(|q| q.1.as_ref()),
+        };
         Ok(self.rank_head(&conn, ctx, ask)?.0)
     }
 
@@ -406,7 +424,9 @@ impl Engine {
     /// no embedder, an index of another model that is being rebuilt, or a skill without
     /// notes: the catalog, cached, is asked under a moment's lock); the ranking then embeds
     /// the intent itself if it needs it after all.
-    fn query_vector(&self, ctx: &SkillContext, intent: Option<&str>) -> Result<Option<Vec<f32>>> {
+    /// With an embedder that has pieces ([`crate::embed::Embedder::has_pieces`]), the intent's
+    /// pieces come from the same run.
+    fn query_vector(&self, ctx: &SkillContext, intent: Option<&str>) -> Result<Option<(Vec<f32>, Option<Pieces>)>> {
         let Some(intent) = intent.map(str::trim).filter(|s| !s.is_empty()) else { return Ok(None) };
         let (Some(e), Some(ix)) = (self.embedder.as_deref(), self.index.as_deref()) else { return Ok(None) };
         if e.model_id() != ix.model_id() {
@@ -420,7 +440,18 @@ impl Engine {
             return Ok(None);
         }
         let t = Instant::now();
-        let v = recall::query_vector(e, intent);
+        let v = if e.has_pieces() {
+            match e.embed_with_pieces(&[intent], &[true]) {
+                Ok((mut v, mut p)) if v.len() == 1 => (v.pop().unwrap_or_default(), p.pop().flatten()),
+                Ok(_) => (vec![], None),
+                Err(why) => {
+                    tracing::warn!("{why}; recall uses the lexical rungs");
+                    (vec![], None)
+                }
+            }
+        } else {
+            (recall::query_vector(e, intent), None)
+        };
         tracing::trace!("recall {}: query embedded in {:?}", ctx.name, t.elapsed());
         Ok(Some(v))
     }
@@ -461,7 +492,8 @@ impl Engine {
             max_tokens: budget.max_tokens,
             use_vectors: true,
             load_first: LOAD_FIRST,
-            query: query.as_deref(),
+            query: query.as_ref().map(|q| q.0.as_slice()),
+            query_pieces: query.as_ref().and_then(|q| q.1.as_ref()),
         };
         let (mut out, t_catalog) = self.rank_head(&conn, ctx, ask)?;
         let t_rank = t0.elapsed();

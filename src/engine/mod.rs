@@ -73,6 +73,10 @@ pub struct Engine {
     second: Option<Arc<dyn Embedder>>,
     /// Token matching, when `embedder` is the static table (see [`recall::TOKEN_WEIGHT`]).
     tokens: Option<Arc<embed::tokens::TokenMatch>>,
+    /// Set once the notes without the model's pieces were counted (see
+    /// [`Engine::other_model_count`]); cleared by the doors that store notes without them
+    /// (import, team sync), so that the next count looks again.
+    pieces_counted: std::sync::atomic::AtomicBool,
     index: Option<Arc<dyn VectorIndex>>,
     /// The same index when it is the HNSW one (readiness, flushing).
     hnsw: Option<Arc<HnswIndex>>,
@@ -141,6 +145,7 @@ impl Engine {
             embedder,
             second,
             tokens,
+            pieces_counted: Default::default(),
             index,
             hnsw,
             catalog: Catalog::default(),

@@ -237,6 +237,7 @@ impl Engine {
             let mut conn = lock(&self.conn);
             let before = self.catalog.before_write(&conn);
             let applied = store::team_apply(&mut conn, &incoming, last, model.as_deref(), with_project)?;
+            self.pieces_missing();
             let touched: Vec<i64> =
                 applied.inserted.iter().chain(&applied.updated).chain(&applied.removed).copied().collect();
             self.catalog.after_write(&conn, before, &touched);

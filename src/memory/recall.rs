@@ -134,6 +134,10 @@ pub struct Rungs<'a> {
     /// Token matching over the static table (see [`TOKEN_WEIGHT`]); applies when `embedder`
     /// is that table.
     pub tokens: Option<&'a crate::embed::tokens::TokenMatch>,
+    /// The intent's contextual pieces by `embedder`, when it has them (a local model): the
+    /// notes the rungs found are then ranked by token matching over their stored pieces
+    /// ([`crate::embed::tokens::score_contextual`]), when every one of them has its pieces.
+    pub query_pieces: Option<&'a crate::embed::Pieces>,
     /// Off to measure the bm25 rung alone.
     pub use_vectors: bool,
     pub use_fts: bool,
@@ -357,15 +361,28 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                 rel.insert(*id, *s);
             }
             let matching = rungs.tokens.filter(|t| rungs.embedder.is_some_and(|e| e.model_id() == t.model_id()));
+            let contextual = match (rungs.query_pieces, rungs.embedder) {
+                (Some(q), Some(e)) if e.has_pieces() && !q.ids.is_empty() => Some((q, e.model_id())),
+                _ => None,
+            };
             let fts_ids: Vec<i64> = fts_hits.iter().map(|(id, _)| *id).collect();
             let mut load: Vec<i64> = fts_ids.clone();
-            if rungs.second.is_some() || matching.is_some() {
+            if rungs.second.is_some() || matching.is_some() || contextual.is_some() {
                 load.extend(vec_hits.iter().map(|(id, _)| *id));
                 load.sort_unstable();
                 load.dedup();
             }
             let notes = store::load(conn, &load)?;
-            if let Some(m) = matching {
+            let by_pieces = match contextual {
+                Some((q, model)) => contextual_scores(conn, q, model, &notes)?,
+                None => None,
+            };
+            if let Some(scores) = &by_pieces {
+                // Token matching ranks alone (see [`crate::embed::tokens::score_contextual`]).
+                for (note, s) in notes.iter().zip(scores) {
+                    rel.insert(note.id, *s);
+                }
+            } else if let Some(m) = matching {
                 let texts: Vec<String> = notes.iter().map(|n| crate::embed::note_text(&n.intent, &n.delta)).collect();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 let t_match = std::time::Instant::now();
@@ -382,7 +399,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                     }
                 }
             }
-            if let Some(second) = rungs.second {
+            if let (Some(second), None) = (rungs.second, &by_pieces) {
                 second_opinion(second, intent, &notes, &mut rel);
             }
             loaded = notes.into_iter().map(|n| (n.id, n)).collect();
@@ -520,6 +537,35 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     Ok(Outcome { mode, notes, found_by, unloaded })
 }
 
+/// Token matching of `notes` against the intent's pieces `q` over the notes' stored pieces
+/// by `model`, in order; `None` when a note has none (written by another door, or before
+/// the model's pieces were kept: the background run after a start makes them), and the
+/// ranking falls back to the cosine.
+fn contextual_scores(
+    conn: &Connection,
+    q: &crate::embed::Pieces,
+    model: &str,
+    notes: &[Note],
+) -> Result<Option<Vec<f32>>> {
+    if notes.is_empty() {
+        return Ok(None);
+    }
+    let t0 = std::time::Instant::now();
+    let ids: Vec<i64> = notes.iter().map(|n| n.id).collect();
+    let stored = store::pieces(conn, model, &ids)?;
+    let Some(refs) = ids.iter().map(|id| stored.get(id)).collect::<Option<Vec<_>>>() else {
+        tracing::debug!(
+            "recall: {} of {} notes have no pieces yet; ranked by the cosine",
+            ids.len() - stored.len(),
+            ids.len()
+        );
+        return Ok(None);
+    };
+    let scores = crate::embed::tokens::score_contextual(q, &refs);
+    tracing::trace!("rank: contextual token matching of {} notes {:?}", notes.len(), t0.elapsed());
+    Ok(Some(scores))
+}
+
 /// Adds [`SECOND_WEIGHT`] × `second`'s cosine to the relevance of `notes`; an embedder that
 /// fails adds nothing.
 fn second_opinion(second: &dyn Embedder, intent: &str, notes: &[Note], rel: &mut std::collections::HashMap<i64, f32>) {
@@ -607,6 +653,7 @@ mod tests {
             index: None,
             second: None,
             tokens: None,
+            query_pieces: None,
             use_vectors: false,
             use_fts: true,
             query: None,
@@ -669,6 +716,7 @@ mod tests {
             index: None,
             second: None,
             tokens: None,
+            query_pieces: None,
             use_vectors: false,
             use_fts: true,
             query: None,
@@ -778,6 +826,7 @@ mod tests {
                 index: Some(&index),
                 second,
                 tokens: None,
+                query_pieces: None,
                 use_vectors: true,
                 use_fts: false,
                 query: None,
@@ -786,6 +835,90 @@ mod tests {
             assert_eq!(out.mode, RecallMode::Vector);
             assert_eq!(out.notes[0].note.id, want, "second opinion: {}", second.is_some());
         }
+    }
+
+    /// [`Blind`] with pieces: each word of a text is a piece along its own axis (of 16), so
+    /// token matching counts shared words.
+    struct Pieced;
+    impl Embedder for Pieced {
+        fn model_id(&self) -> &str {
+            "pieced"
+        }
+        fn dim(&self) -> usize {
+            2
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+        }
+        fn has_pieces(&self) -> bool {
+            true
+        }
+        fn embed_with_pieces(&self, texts: &[&str], want: &[bool]) -> Result<crate::embed::WithPieces> {
+            let pieces = texts
+                .iter()
+                .zip(want)
+                .map(|(t, w)| {
+                    w.then(|| {
+                        let ids: Vec<u32> = t
+                            .split_whitespace()
+                            .map(|w| w.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32)) % 16)
+                            .collect();
+                        let mut rows = vec![0f32; ids.len() * 16];
+                        for (i, id) in ids.iter().enumerate() {
+                            rows[i * 16 + *id as usize] = 1.0;
+                        }
+                        crate::embed::Pieces::from_rows(16, ids, &rows)
+                    })
+                })
+                .collect();
+            Ok((self.embed(texts)?, pieces))
+        }
+    }
+
+    #[test]
+    fn stored_pieces_rank_by_token_matching_and_missing_ones_fall_back_to_the_cosine() {
+        let (_dir, mut conn, index, ids) = blind_store("pieced");
+        let e = Pieced;
+        let notes = store::load(&conn, &ids).unwrap();
+        let (_, query) = e.embed_with_pieces(&[BLIND_INTENT], &[true]).unwrap();
+        let query = query[0].clone().unwrap();
+        let rungs = |q| Rungs {
+            embedder: Some(&e),
+            index: Some(&index),
+            second: None,
+            tokens: None,
+            query_pieces: q,
+            use_vectors: true,
+            use_fts: false,
+            query: None,
+        };
+        // No pieces stored: the cosine ties, hits decide (the first note).
+        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
+        let mut stored = vec![];
+        for n in &notes {
+            let text = crate::embed::note_text(&n.intent, &n.delta);
+            let (_, p) = e.embed_with_pieces(&[&text], &[true]).unwrap();
+            stored.push(p[0].clone().unwrap());
+        }
+        // One note with pieces, one without: still the cosine.
+        let one = [(notes[1].id, notes[1].intent.as_str(), notes[1].delta.as_str(), &stored[1])];
+        assert_eq!(store::set_pieces(&mut conn, "pieced", &one).unwrap(), 1);
+        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
+        // Both: the note that shares the intent's words ("nginx", "a", "after", ...) wins.
+        let zero = [(notes[0].id, notes[0].intent.as_str(), notes[0].delta.as_str(), &stored[0])];
+        assert_eq!(store::set_pieces(&mut conn, "pieced", &zero).unwrap(), 1);
+        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[1]);
+        // Without the intent's pieces, the cosine again.
+        assert_eq!(rank_blind(&conn, &rungs(None)).notes[0].note.id, ids[0]);
+        // Pieces of a text the note no longer has are not stored; an edit drops the old ones.
+        let stale = [(notes[0].id, "another intent", notes[0].delta.as_str(), &stored[0])];
+        assert_eq!(store::set_pieces(&mut conn, "pieced", &stale).unwrap(), 0);
+        store::edit(&mut conn, notes[1].id, "nginx -s reload rereads the config files", None, None).unwrap();
+        assert!(!store::pieces(&conn, "pieced", &ids).unwrap().contains_key(&notes[1].id));
+        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
+        // Deleted with their note.
+        store::forget(&mut conn, notes[0].id, None).unwrap();
+        assert!(store::pieces(&conn, "pieced", &ids).unwrap().is_empty());
     }
 
     #[test]
@@ -802,6 +935,7 @@ mod tests {
                 index: Some(&index),
                 second: None,
                 tokens: on.then_some(&matcher),
+                query_pieces: None,
                 use_vectors: true,
                 use_fts: false,
                 query: None,

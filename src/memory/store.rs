@@ -642,6 +642,9 @@ pub enum Stale {
     Any,
     /// With a vector of another model or dimension (the background run after a start).
     OtherModel,
+    /// With a vector of the model but without its pieces (a model that has them: see
+    /// [`set_pieces`]).
+    Pieceless,
 }
 
 impl Stale {
@@ -650,6 +653,10 @@ impl Stale {
         match self {
             Stale::Any => "(vector IS NULL OR vector_model IS NOT ?1 OR length(vector) != ?2)",
             Stale::OtherModel => "(vector IS NOT NULL AND (vector_model IS NOT ?1 OR length(vector) != ?2))",
+            Stale::Pieceless => {
+                "(vector_model = ?1 AND length(vector) = ?2
+                  AND NOT EXISTS (SELECT 1 FROM note_pieces p WHERE p.note_id = notes.id AND p.model = ?1))"
+            }
         }
     }
 }
@@ -721,6 +728,54 @@ pub fn set_vectors(
     }
     tx.commit()?;
     Ok(written)
+}
+
+/// Stores the pieces by `model` of notes as `(id, intent, delta, pieces)`: only where the
+/// note still has that text (a note edited meanwhile gets its pieces from the edit). One
+/// transaction for all. Returns how many were stored.
+pub fn set_pieces(
+    conn: &mut Connection,
+    model: &str,
+    rows: &[(i64, &str, &str, &crate::embed::Pieces)],
+) -> Result<usize> {
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let tx = write_tx(conn)?;
+    let mut n = 0;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT OR REPLACE INTO note_pieces (note_id, model, pieces)
+             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1 AND intent = ?4 AND delta = ?5)",
+        )?;
+        for (id, intent, delta, p) in rows {
+            n += stmt.execute(params![id, model, p.to_blob(), intent, delta])?;
+        }
+    }
+    tx.commit()?;
+    Ok(n)
+}
+
+/// The pieces by `model` of those of `ids` that have them (a blob that does not read is
+/// left out, as if missing).
+pub fn pieces(
+    conn: &Connection,
+    model: &str,
+    ids: &[i64],
+) -> Result<std::collections::HashMap<i64, crate::embed::Pieces>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT note_id, pieces FROM note_pieces WHERE model = ?1 AND note_id IN (SELECT value FROM json_each(?2))",
+    )?;
+    let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
+    let rows = stmt.query_map(params![model, list], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+    let mut out = std::collections::HashMap::new();
+    for row in rows {
+        let (id, blob) = row?;
+        if let Some(p) = crate::embed::Pieces::from_blob(&blob) {
+            out.insert(id, p);
+        }
+    }
+    Ok(out)
 }
 
 /// What the corpus report reads of one visible note.
