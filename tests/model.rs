@@ -296,3 +296,40 @@ fn notes_of_another_model_are_reembedded_in_the_background() {
     assert_eq!(s["embedding"]["stale"], 0, "{s}");
     c.shutdown().unwrap();
 }
+
+/// With a real local model (`SKILLMEM_TEST_MODEL_DIR`, a build with `--features
+/// local-model`): notes keep the model's pieces when written; notes written before (here by
+/// the static table) get them from the background run after a start, and recall then ranks
+/// by them.
+#[cfg(feature = "local-model")]
+#[test]
+fn a_model_keeps_each_notes_pieces_and_makes_the_missing_ones() {
+    let Ok(model) = std::env::var("SKILLMEM_TEST_MODEL_DIR") else { return };
+    let w = common::World::new();
+    let dir = w.enabled_skill("jq");
+    let pieces = |w: &common::World| -> i64 {
+        let db = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+        db.query_row("SELECT count(*) FROM note_pieces", [], |r| r.get(0)).unwrap()
+    };
+    let mut c = w.spawn_with(json!({ "embedding": { "provider": "static" } }));
+    common::note(&mut c, "jq", "gotcha", "raw output", "Use `jq -r` to print raw strings instead of JSON-quoted ones.");
+    c.shutdown().unwrap();
+    assert_eq!(pieces(&w), 0);
+    let mut c = w.spawn_with(json!({ "embedding": { "provider": "model", "path": model } }));
+    common::note(&mut c, "jq", "fix", "slurp lines", "`jq -s .` reads every input into one array.");
+    loop {
+        let done = c.notifications.iter().any(|n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"].as_str().is_some_and(|m| m.contains("re-embedded"))
+        });
+        if done {
+            break;
+        }
+        let m = c.read().unwrap().expect("the sidecar ended before re-embedding");
+        c.notifications.push(m);
+    }
+    let r = common::load(&mut c, "c1", "jq", &dir, Some("print strings without the quotes"));
+    assert!(r["append"].as_str().unwrap().contains("jq -r"), "{r}");
+    c.shutdown().unwrap();
+    assert_eq!(pieces(&w), 2);
+}

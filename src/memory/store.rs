@@ -971,6 +971,19 @@ mod tests {
             assert_eq!(count_stale(&conn, Stale::OtherModel, model, dim).unwrap() as i64, plain, "{model} {dim}");
         }
         assert_eq!(count_stale(&conn, Stale::OtherModel, "m", 2).unwrap(), 6);
+        // Of the current model's two notes with a whole vector, those without its pieces.
+        assert_eq!(count_stale(&conn, Stale::Pieceless, "m", 2).unwrap(), 2);
+        let batch = stale_batch(&conn, Stale::Pieceless, "m", 2, 0, 10).unwrap();
+        assert_eq!(batch.len(), 2);
+        let p = crate::embed::Pieces::from_rows(2, vec![1], &[1.0, 0.0]);
+        let (id, intent, delta) = &batch[0];
+        set_pieces(&mut conn, "m", &[(*id, intent, delta, &p)]).unwrap();
+        assert_eq!(count_stale(&conn, Stale::Pieceless, "m", 2).unwrap(), 1);
+        // Pieces of another model do not count.
+        let (id, intent, delta) = &batch[1];
+        set_pieces(&mut conn, "other", &[(*id, intent, delta, &p)]).unwrap();
+        assert_eq!(count_stale(&conn, Stale::Pieceless, "m", 2).unwrap(), 1);
+        assert_eq!(pieces(&conn, "m", &[batch[0].0, batch[1].0]).unwrap().len(), 1);
         // Every part of the count seeks a range of the index (rows are read only for the notes
         // in it, which are the stale ones): no scan of the table.
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {OTHER_MODEL_COUNT}")).unwrap();
