@@ -265,6 +265,20 @@ fn a_missing_model_falls_back_to_static_and_says_what_to_run() {
     assert!(out.contains("configured: static") && out.contains("in use: static:"), "{out}");
 }
 
+/// Reads the sidecar's messages until a `window/logMessage` containing `needle` has come.
+fn wait_for_log(c: &mut skillmem::client::Client, needle: &str) {
+    loop {
+        let done = c.notifications.iter().any(|n| {
+            n["method"] == "window/logMessage" && n["params"]["message"].as_str().is_some_and(|m| m.contains(needle))
+        });
+        if done {
+            return;
+        }
+        let m = c.read().unwrap().expect("the sidecar ended before the log message came");
+        c.notifications.push(m);
+    }
+}
+
 /// Notes stamped by another model are re-embedded in the background after start; until then
 /// they are found by their words.
 #[test]
@@ -281,17 +295,7 @@ fn notes_of_another_model_are_reembedded_in_the_background() {
     let r = common::load(&mut c, "c1", "jq", &dir, Some("lesson number 7"));
     assert!(r["append"].as_str().unwrap().contains("Lesson number 7"), "{r}");
     // The run ends with a log message; then nothing is stamped by the old model.
-    loop {
-        let done = c.notifications.iter().any(|n| {
-            n["method"] == "window/logMessage"
-                && n["params"]["message"].as_str().is_some_and(|m| m.contains("re-embedded 40 notes"))
-        });
-        if done {
-            break;
-        }
-        let m = c.read().unwrap().expect("the sidecar ended before re-embedding");
-        c.notifications.push(m);
-    }
+    wait_for_log(&mut c, "re-embedded 40 notes");
     let s = common::ok(c.request("skillmem/stats", json!({})).unwrap());
     assert_eq!(s["embedding"]["stale"], 0, "{s}");
     c.shutdown().unwrap();
@@ -317,17 +321,7 @@ fn a_model_keeps_each_notes_pieces_and_makes_the_missing_ones() {
     assert_eq!(pieces(&w), 0);
     let mut c = w.spawn_with(json!({ "embedding": { "provider": "model", "path": model } }));
     common::note(&mut c, "jq", "fix", "slurp lines", "`jq -s .` reads every input into one array.");
-    loop {
-        let done = c.notifications.iter().any(|n| {
-            n["method"] == "window/logMessage"
-                && n["params"]["message"].as_str().is_some_and(|m| m.contains("re-embedded"))
-        });
-        if done {
-            break;
-        }
-        let m = c.read().unwrap().expect("the sidecar ended before re-embedding");
-        c.notifications.push(m);
-    }
+    wait_for_log(&mut c, "re-embedded");
     let r = common::load(&mut c, "c1", "jq", &dir, Some("print strings without the quotes"));
     assert!(r["append"].as_str().unwrap().contains("jq -r"), "{r}");
     c.shutdown().unwrap();

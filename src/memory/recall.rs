@@ -626,6 +626,25 @@ pub fn hit_score(hits: i64, max_hits: i64) -> f32 {
 mod tests {
     use super::*;
 
+    /// The vector rung alone, over `index` by `embedder`.
+    fn vectors_only<'a>(embedder: &'a dyn Embedder, index: &'a dyn VectorIndex) -> Rungs<'a> {
+        Rungs { use_vectors: true, use_fts: false, embedder: Some(embedder), index: Some(index), ..fts_only() }
+    }
+
+    /// The bm25 rung alone.
+    fn fts_only() -> Rungs<'static> {
+        Rungs {
+            embedder: None,
+            index: None,
+            second: None,
+            tokens: None,
+            query_pieces: None,
+            use_vectors: false,
+            use_fts: true,
+            query: None,
+        }
+    }
+
     #[test]
     fn the_cached_head_ranks_like_the_full_ranking() {
         use crate::memory::{Kind, NewNote, Scope, Source};
@@ -648,16 +667,7 @@ mod tests {
             store::set_facts(&mut conn, id, (i * 7) % 5, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
         }
         let cache = RestCache::default();
-        let rungs = Rungs {
-            embedder: None,
-            index: None,
-            second: None,
-            tokens: None,
-            query_pieces: None,
-            use_vectors: false,
-            use_fts: true,
-            query: None,
-        };
+        let rungs = fts_only();
         let ids = |o: &Outcome| o.notes.iter().map(|r| (r.note.id, r.matched)).collect::<Vec<_>>();
         for ranking in [Ranking::default(), Ranking { relevance: 0.5, recency: 0.4, hit: 0.1 }] {
             for intent in [None, Some("rebase conflict"), Some("tag"), Some("nothing matches zzz")] {
@@ -711,16 +721,7 @@ mod tests {
             store::set_facts(&mut conn, id, 10 - i * 3, 0, false).unwrap();
             ids.push(id);
         }
-        let rungs = Rungs {
-            embedder: None,
-            index: None,
-            second: None,
-            tokens: None,
-            query_pieces: None,
-            use_vectors: false,
-            use_fts: true,
-            query: None,
-        };
+        let rungs = fts_only();
         // The candidates as the catalog handed them out, before another process deletes one.
         let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(&conn, "git", "p").unwrap().into();
         let prepared = || Prepared {
@@ -821,16 +822,7 @@ mod tests {
         let table = crate::embed::static_table::StaticEmbedder::builtin().unwrap();
         let blind = Blind("blind".into());
         for (second, want) in [(None, ids[0]), (Some(table.as_ref() as &dyn Embedder), ids[1])] {
-            let rungs = Rungs {
-                embedder: Some(&blind),
-                index: Some(&index),
-                second,
-                tokens: None,
-                query_pieces: None,
-                use_vectors: true,
-                use_fts: false,
-                query: None,
-            };
+            let rungs = Rungs { second, ..vectors_only(&blind, &index) };
             let out = rank_blind(&conn, &rungs);
             assert_eq!(out.mode, RecallMode::Vector);
             assert_eq!(out.notes[0].note.id, want, "second opinion: {}", second.is_some());
@@ -882,16 +874,7 @@ mod tests {
         let notes = store::load(&conn, &ids).unwrap();
         let (_, query) = e.embed_with_pieces(&[BLIND_INTENT], &[true]).unwrap();
         let query = query[0].clone().unwrap();
-        let rungs = |q| Rungs {
-            embedder: Some(&e),
-            index: Some(&index),
-            second: None,
-            tokens: None,
-            query_pieces: q,
-            use_vectors: true,
-            use_fts: false,
-            query: None,
-        };
+        let rungs = |q| Rungs { query_pieces: q, ..vectors_only(&e, &index) };
         // No pieces stored: the cosine ties, hits decide (the first note).
         assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
         let mut stored = vec![];
@@ -930,16 +913,7 @@ mod tests {
         for (model, on, first) in [(id.as_str(), false, 0), (id.as_str(), true, 1), ("blind", true, 0)] {
             let (_dir, conn, index, ids) = blind_store(model);
             let blind = Blind(model.into());
-            let rungs = Rungs {
-                embedder: Some(&blind),
-                index: Some(&index),
-                second: None,
-                tokens: on.then_some(&matcher),
-                query_pieces: None,
-                use_vectors: true,
-                use_fts: false,
-                query: None,
-            };
+            let rungs = Rungs { tokens: on.then_some(&matcher), ..vectors_only(&blind, &index) };
             let out = rank_blind(&conn, &rungs);
             assert_eq!(out.mode, RecallMode::Vector);
             assert_eq!(out.notes[0].note.id, ids[first], "model {model}, matching {on}");
