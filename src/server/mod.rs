@@ -197,7 +197,7 @@ impl Backend {
             };
             let model = engine.embedder().map(|e| e.model_id().to_string()).unwrap_or_default();
             let msg = format!(
-                "skillmem: re-embedding {total} notes made by another model with {model} in the background; they are found by their words until then"
+                "skillmem: re-embedding {total} notes (made by another model, or without its word pieces) with {model} in the background; until then they are found by their words, or ranked by the cosine"
             );
             tracing::info!("{msg}");
             client.log_message(MessageType::INFO, msg).await;
