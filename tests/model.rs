@@ -201,6 +201,39 @@ fn fetch_lays_out_the_hub_cache_and_verifies() {
     assert_eq!(code, 0, "{out}{errs}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!((v["configured"].as_str(), v["present"].as_bool()), (Some("model"), Some(true)), "{v}");
+    // The tiny files are no model: status says why the static table is in use instead.
+    assert!(v["inUse"].as_str().unwrap().starts_with("static:"), "{v}");
+    let why = if cfg!(feature = "local-model") { "does not load" } else { "local-model feature" };
+    assert!(v["problem"].as_str().is_some_and(|p| p.contains(why)), "{v}");
+}
+
+/// A model folder whose files do not load (a config of another architecture, weights cut
+/// short) does not stop the sidecar: it recalls with the static embedder and says why.
+#[test]
+fn a_model_that_does_not_load_falls_back_to_static_and_says_why() {
+    let w = common::World::new();
+    let dir = w.enabled_skill("jq");
+    let broken = w.tmp.path().join("broken-model");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("config.json"), r#"{"model_type": "gpt2"}"#).unwrap();
+    std::fs::write(broken.join("tokenizer.json"), "{}").unwrap();
+    std::fs::write(broken.join("model.safetensors"), b"cut short").unwrap();
+    let mut c = w.spawn_with(json!({ "embedding": { "provider": "model", "path": broken } }));
+    common::note(&mut c, "jq", "gotcha", "raw output", "Use -r to print raw strings instead of JSON-quoted ones.");
+    let r = common::load(&mut c, "c1", "jq", &dir, Some("print strings without quotes"));
+    assert_eq!(r["mode"], "vector", "{r}");
+    assert!(r["append"].as_str().unwrap().contains("Use -r"), "{r}");
+    let s = common::ok(c.request("skillmem/stats", json!({})).unwrap());
+    assert!(s["embedding"]["model"].as_str().unwrap().starts_with("static:minilm-l6-v2#256-"), "{s}");
+    let why = if cfg!(feature = "local-model") { "does not load" } else { "local-model feature" };
+    let logs: Vec<&str> = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "window/logMessage")
+        .filter_map(|n| n["params"]["message"].as_str())
+        .collect();
+    assert!(logs.iter().any(|m| m.contains(why) && m.contains("static")), "{logs:?}");
+    c.shutdown().unwrap();
 }
 
 #[test]

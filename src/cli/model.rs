@@ -97,7 +97,18 @@ pub fn run(g: &Global, what: ModelCommand) -> Result<()> {
                 EmbeddingConfig::Http { .. } => ("http", true, None),
                 EmbeddingConfig::Model { path } => ("model", fetch::is_model_folder(path), Some(path.clone())),
             };
-            let in_use = skillmem::embed::from_config(cfg)?.map(|e| e.model_id().to_string());
+            // Why the configured model is not the one in use, if it is not.
+            let (in_use, problem) = match cfg {
+                EmbeddingConfig::Model { path } => match skillmem::embed::load_model(path) {
+                    Ok(e) => (Some(e.model_id().to_string()), None),
+                    Err(why) => {
+                        let fallback: std::sync::Arc<dyn skillmem::embed::Embedder> =
+                            skillmem::embed::static_table::StaticEmbedder::builtin()?;
+                        (Some(fallback.model_id().to_string()), Some(why))
+                    }
+                },
+                _ => (skillmem::embed::from_config(cfg)?.map(|e| e.model_id().to_string()), None),
+            };
             let cached = fetch::cached(&fetch::hub_cache(), fetch::DEFAULT_MODEL, "main");
             let stale = match skillmem::db::open(&resolved.config.data_dir) {
                 Ok(conn) => skillmem::memory::store::unembedded(&conn, in_use.as_deref()).ok(),
@@ -111,6 +122,7 @@ pub fn run(g: &Global, what: ModelCommand) -> Result<()> {
                 "localModel": cfg!(feature = "local-model"),
                 "cachedDefaultModel": cached,
                 "notesToReembed": stale,
+                "problem": problem,
             });
             emit(g, &v, |_| {
                 let mut t = format!("configured: {configured}");
@@ -118,6 +130,9 @@ pub fn run(g: &Global, what: ModelCommand) -> Result<()> {
                     t.push_str(&format!(" ({}, {})", p.display(), if present { "present" } else { "missing" }));
                 }
                 t.push_str(&format!("\nin use: {}", in_use.as_deref().unwrap_or("none (embedding off)")));
+                if let Some(why) = &problem {
+                    t.push_str(&format!("\nnot the configured model: {why}"));
+                }
                 t.push_str(&format!(
                     "\nlocal-model feature: {}",
                     if cfg!(feature = "local-model") { "yes" } else { "no" }

@@ -149,9 +149,10 @@ pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
 }
 
 /// Builds the embedder a configuration asks for. A configuration error (a bad URL, an unset
-/// API key variable, a model folder without its files) is an error that names the key; an
-/// `http` endpoint that cannot be reached to learn its dimension is logged and recall uses
-/// the lexical rungs (notes are stored without vectors; `distill` embeds them later).
+/// API key variable) is an error that names the key; a local model that cannot be used
+/// ([`load_model`]) is logged and the static embedder recalls meanwhile; an `http` endpoint
+/// that cannot be reached to learn its dimension is logged and recall uses the lexical rungs
+/// (notes are stored without vectors; `distill` embeds them later).
 pub fn from_config(cfg: &crate::config::EmbeddingConfig) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
     use crate::config::EmbeddingConfig as C;
     match cfg {
@@ -168,41 +169,47 @@ pub fn from_config(cfg: &crate::config::EmbeddingConfig) -> Result<Option<std::s
                 Err(e) => Err(e),
             }
         }
-        C::Model { path } => {
-            // Never download on a host's critical path: a missing model is replaced by the
-            // static embedder until someone fetches it.
-            let fallback = |why: String| -> Result<Option<std::sync::Arc<dyn Embedder>>> {
+        C::Model { path } => match load_model(path) {
+            Ok(e) => Ok(Some(e)),
+            // Never download on a host's critical path, nor stop for a model that does not
+            // load: the static embedder recalls until someone fetches or fixes it.
+            Err(why) => {
                 tracing::warn!(
                     "{why}; recall uses the built-in static embedder meanwhile. Run `skillmem model fetch` (it prints the embedding.path to set), or `skillmem model status` to see what is configured"
                 );
                 Ok(Some(static_table::StaticEmbedder::builtin()?))
-            };
-            if !cfg!(feature = "local-model") {
-                return fallback(format!(
-                    "embedding.provider \"model\" ({}) needs a build with the local-model feature (cargo install skillmem --features local-model)",
-                    path.display()
-                ));
             }
-            if !fetch::is_model_folder(path) {
-                return fallback(format!(
-                    "embedding.path {} is not a model folder (it needs {})",
-                    path.display(),
-                    fetch::FILES.join(", ")
-                ));
-            }
-            model_embedder(path)
-        }
+        },
     }
 }
 
+/// The local model in `path`, or why it cannot be used: a build without the local-model
+/// feature, a folder without the model's files, or files that do not load.
+pub fn load_model(path: &std::path::Path) -> std::result::Result<std::sync::Arc<dyn Embedder>, String> {
+    if !cfg!(feature = "local-model") {
+        return Err(format!(
+            "embedding.provider \"model\" ({}) needs a build with the local-model feature (cargo install skillmem --features local-model)",
+            path.display()
+        ));
+    }
+    if !fetch::is_model_folder(path) {
+        return Err(format!(
+            "embedding.path {} is not a model folder (it needs {})",
+            path.display(),
+            fetch::FILES.join(", ")
+        ));
+    }
+    model_embedder(path).map_err(|e| format!("the model in {} does not load ({e})", path.display()))
+}
+
 #[cfg(feature = "local-model")]
-fn model_embedder(path: &std::path::Path) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
-    Ok(Some(std::sync::Arc::new(model::ModelEmbedder::load(path)?)))
+fn model_embedder(path: &std::path::Path) -> Result<std::sync::Arc<dyn Embedder>> {
+    Ok(std::sync::Arc::new(model::ModelEmbedder::load(path)?))
 }
 
 #[cfg(not(feature = "local-model"))]
-fn model_embedder(_: &std::path::Path) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
-    unreachable!("checked by from_config")
+fn model_embedder(_: &std::path::Path) -> Result<std::sync::Arc<dyn Embedder>> {
+    unreachable!("checked by load_model")
 }
 
 /// The name a model folder goes by: its own name, or its parent's for the pip package's

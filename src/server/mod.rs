@@ -363,13 +363,15 @@ impl LanguageServer for Backend {
         let opened = tokio::task::spawn_blocking(move || -> crate::Result<(Engine, Vec<String>)> {
             let resolved = Config::resolve(ws.as_deref(), opts.as_ref())?;
             let mut resolved = resolved;
-            let wanted_model = matches!(resolved.config.embedding, crate::config::EmbeddingConfig::Model { .. });
             let engine = Engine::open(resolved.config.clone(), ws)?;
-            if wanted_model && engine.embedder().is_some_and(|e| e.model_id().starts_with("static:")) {
-                resolved.warnings.push(
-                    "the configured embedding model is not available (see skillmem model status); recall uses the built-in static embedder meanwhile: run `skillmem model fetch` and set the embedding.path it prints"
-                        .into(),
-                );
+            if let crate::config::EmbeddingConfig::Model { path } = &resolved.config.embedding {
+                if engine.embedder().is_some_and(|e| e.model_id().starts_with("static:")) {
+                    // Fell back: say why (a failed load fails again quickly).
+                    let why = crate::embed::load_model(path).err().unwrap_or_default();
+                    resolved.warnings.push(format!(
+                        "the configured embedding model is not available: {why}; recall uses the built-in static embedder meanwhile: run `skillmem model fetch` and set the embedding.path it prints (`skillmem model status` shows what is configured)"
+                    ));
+                }
             }
             Ok((engine, resolved.warnings))
         })
