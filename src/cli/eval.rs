@@ -16,6 +16,12 @@
 //! - **pure cosine** (with an embedder): the skill's notes by the cosine between the intent's
 //!   vector and the vector of the note's text as written (intent and lesson, code and all),
 //!   nothing else (issue 10's baseline: what recall must never fall below).
+//!
+//! With an embedder it also prints the cascade's paired difference from pure cosine: the mean
+//! of the per-query differences in reciprocal rank, its standard error, and how many queries
+//! each wins, so that a change is judged against the set's noise. Given several sets, it
+//! prints each, then a line per set and their mean (judge a change on sets it was not tuned
+//! on, not on one).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -65,8 +71,15 @@ struct SetQuery {
     style: Option<String>,
 }
 
-#[derive(Default, Clone, serde::Serialize)]
+#[derive(Default, Clone)]
 struct Score {
+    /// Each query's reciprocal rank within the first 10 (0 when missed), in order.
+    rr: Vec<f64>,
+    recall5: f64,
+}
+
+/// Means of a [`Score`].
+struct Mean {
     queries: usize,
     mrr10: f64,
     recall5: f64,
@@ -74,18 +87,38 @@ struct Score {
 
 impl Score {
     fn add(&mut self, ranked: &[String], relevant: &[String]) {
-        self.queries += 1;
-        if let Some(pos) = ranked.iter().take(10).position(|id| relevant.contains(id)) {
-            self.mrr10 += 1.0 / (pos + 1) as f64;
-        }
+        let pos = ranked.iter().take(10).position(|id| relevant.contains(id));
+        self.rr.push(pos.map_or(0.0, |p| 1.0 / (p + 1) as f64));
         let found = ranked.iter().take(5).filter(|id| relevant.contains(id)).count();
         self.recall5 += found as f64 / relevant.len().max(1) as f64;
     }
 
-    fn mean(&self) -> Score {
-        let n = self.queries.max(1) as f64;
-        Score { queries: self.queries, mrr10: self.mrr10 / n, recall5: self.recall5 / n }
+    fn mean(&self) -> Mean {
+        let n = self.rr.len().max(1) as f64;
+        Mean { queries: self.rr.len(), mrr10: self.rr.iter().sum::<f64>() / n, recall5: self.recall5 / n }
     }
+}
+
+/// The paired difference of two rankings of the same queries (`a − b`, by reciprocal rank).
+#[derive(Debug, PartialEq, serde::Serialize)]
+struct Paired {
+    /// Mean difference in MRR@10.
+    diff: f64,
+    /// Standard error of that mean (sample standard deviation / √n; 0 under two queries).
+    se: f64,
+    /// Queries `a` ranks better, and worse.
+    better: usize,
+    worse: usize,
+}
+
+fn paired(a: &[f64], b: &[f64]) -> Paired {
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    let n = d.len() as f64;
+    let diff = if d.is_empty() { 0.0 } else { d.iter().sum::<f64>() / n };
+    let se = if d.len() < 2 { 0.0 } else { (d.iter().map(|x| (x - diff).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt() };
+    let better = d.iter().filter(|x| **x > 1e-12).count();
+    let worse = d.iter().filter(|x| **x < -1e-12).count();
+    Paired { diff, se, better, worse }
 }
 
 /// The embedder of `--embedding`: `static` (default), `hash`, `model:PATH` (a local model folder, with
@@ -131,15 +164,195 @@ fn plain_bm25(conn: &rusqlite::Connection, skill: &str, intent: &str) -> Result<
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
+/// One set's rankings, by query style (and `overall`).
+struct Report {
+    file: String,
+    notes: usize,
+    queries: usize,
+    full: BTreeMap<String, Score>,
+    bm25: BTreeMap<String, Score>,
+    plain: BTreeMap<String, Score>,
+    /// Empty without an embedder.
+    cosine: BTreeMap<String, Score>,
+}
+
+impl Report {
+    /// The cascade against pure cosine over all queries; `None` without an embedder.
+    fn vs_cosine(&self) -> Option<Paired> {
+        Some(paired(&self.full.get("overall")?.rr, &self.cosine.get("overall")?.rr))
+    }
+}
+
+/// Reads a recall set, refusing labels that point nowhere (they would count as misses).
+fn read_set(file: &Path) -> Result<Set> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let set: Set = serde_json::from_str(&text).with_context(|| format!("{} is not a recall set", file.display()))?;
-    let tmp = tempfile::tempdir()?;
+    let mut skill_of: HashMap<&str, &str> = HashMap::new();
+    for skill in &set.skills {
+        for n in &skill.notes {
+            if skill_of.insert(&n.id, &skill.name).is_some() {
+                anyhow::bail!("{}: note id {:?} is used twice; give each note its own id", file.display(), n.id);
+            }
+        }
+    }
+    for (i, q) in set.queries.iter().enumerate() {
+        if !set.skills.iter().any(|s| s.name == q.skill) {
+            anyhow::bail!(
+                "{}: query {} ({:?}) names skill {:?}, which the set has no notes for",
+                file.display(),
+                i + 1,
+                q.intent,
+                q.skill
+            );
+        }
+        if q.relevant.is_empty() {
+            anyhow::bail!(
+                "{}: query {} ({:?}) has no relevant notes; list at least one id",
+                file.display(),
+                i + 1,
+                q.intent
+            );
+        }
+        for id in &q.relevant {
+            match skill_of.get(id.as_str()) {
+                None => anyhow::bail!("{}: query {} ({:?}) lists relevant note {id:?}, which no skill of the set has", file.display(), i + 1, q.intent),
+                Some(s) if *s != q.skill => anyhow::bail!(
+                    "{}: query {} ({:?}) is for skill {:?} but lists note {id:?} of skill {s:?}; recall only ranks the query's skill",
+                    file.display(),
+                    i + 1,
+                    q.intent,
+                    q.skill
+                ),
+                _ => {}
+            }
+        }
+    }
+    Ok(set)
+}
+
+pub fn run(g: &Global, files: &[std::path::PathBuf], embedding: Option<&str>) -> Result<()> {
+    // Every set is checked before anything is embedded.
+    let sets: Vec<Set> = files.iter().map(|f| read_set(f)).collect::<Result<_>>()?;
     let embedder = match embedding {
         Some("off") => None,
         spec => Some(embedder_of(spec)?),
     };
     let model = embedder.as_ref().map(|e| e.model_id().to_string()).unwrap_or_else(|| "off".into());
+    let mut reports = vec![];
+    for (file, set) in files.iter().zip(&sets) {
+        reports.push(evaluate(file, set, embedder.as_ref())?);
+    }
+    if g.json {
+        let mut sets: Vec<serde_json::Value> = reports.iter().map(|r| report_json(r, &model)).collect();
+        if sets.len() == 1 {
+            out(&serde_json::to_string_pretty(&sets.remove(0))?);
+        } else {
+            let mean = |f: &dyn Fn(&Report) -> Option<f64>| -> Option<f64> {
+                let v: Option<Vec<f64>> = reports.iter().map(f).collect();
+                v.map(|v| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            let cascade = mean(&|r| r.full.get("overall").map(|s| s.mean().mrr10));
+            let cosine = mean(&|r| r.cosine.get("overall").map(|s| s.mean().mrr10));
+            out(&serde_json::to_string_pretty(&serde_json::json!({
+                "embedding": model,
+                "sets": sets,
+                "mean": { "mrr10": cascade, "pureCosineMrr10": cosine },
+            }))?);
+        }
+        return Ok(());
+    }
+    for r in &reports {
+        print_report(r, &model);
+    }
+    if reports.len() > 1 {
+        out("");
+        out(&format!(
+            "{:<40} {:>7} | {:>9} {:>9} | {}",
+            "set", "queries", "MRR@10", "cos MRR", "cascade − cos (± s.e.)"
+        ));
+        let (mut sum, mut sum_cos) = (0.0, 0.0);
+        for r in &reports {
+            let m = r.full["overall"].mean();
+            let c = r.cosine.get("overall").map(|c| c.mean().mrr10);
+            sum += m.mrr10;
+            sum_cos += c.unwrap_or(0.0);
+            let vs = r.vs_cosine().map(|p| format!("{:+.3} ± {:.3}", p.diff, p.se)).unwrap_or_else(|| "-".into());
+            let c = c.map(|c| format!("{c:>9.3}")).unwrap_or_else(|| format!("{:>9}", "-"));
+            out(&format!("{:<40} {:>7} | {:>9.3} {} | {}", r.file, m.queries, m.mrr10, c, vs));
+        }
+        let n = reports.len() as f64;
+        let c = if embedder.is_some() { format!("{:>9.3}", sum_cos / n) } else { format!("{:>9}", "-") };
+        out(&format!("{:<40} {:>7} | {:>9.3} {} |", format!("mean of {} sets", reports.len()), "", sum / n, c));
+    }
+    Ok(())
+}
+
+fn report_json(r: &Report, model: &str) -> serde_json::Value {
+    let styles: Vec<serde_json::Value> = r
+        .full
+        .iter()
+        .map(|(k, f)| {
+            let (f, b, p) = (f.mean(), r.bm25[k].mean(), r.plain[k].mean());
+            let c = r.cosine.get(k).map(|c| {
+                let c = c.mean();
+                serde_json::json!({ "mrr10": c.mrr10, "recall5": c.recall5 })
+            });
+            serde_json::json!({
+                "style": k,
+                "queries": f.queries,
+                "cascade": { "mrr10": f.mrr10, "recall5": f.recall5 },
+                "bm25": { "mrr10": b.mrr10, "recall5": b.recall5 },
+                "plainBm25": { "mrr10": p.mrr10, "recall5": p.recall5 },
+                "pureCosine": c,
+            })
+        })
+        .collect();
+    serde_json::json!({ "file": r.file, "embedding": model, "styles": styles, "vsPureCosine": r.vs_cosine() })
+}
+
+fn print_report(r: &Report, model: &str) {
+    out(&format!("recall eval: {} ({} notes, {} queries), embedding {}", r.file, r.notes, r.queries, model));
+    out(&format!(
+        "{:<12} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9}",
+        "style",
+        "queries",
+        "MRR@10",
+        "recall@5",
+        "bm25 MRR",
+        "bm25 r@5",
+        "plain MRR",
+        "plain r@5",
+        "cos MRR",
+        "cos r@5"
+    ));
+    for (k, f) in &r.full {
+        let (f, b, p) = (f.mean(), r.bm25[k].mean(), r.plain[k].mean());
+        let c = r
+            .cosine
+            .get(k)
+            .map(|c| {
+                let c = c.mean();
+                format!("{:>9.3} {:>9.3}", c.mrr10, c.recall5)
+            })
+            .unwrap_or_else(|| format!("{:>9} {:>9}", "-", "-"));
+        out(&format!(
+            "{:<12} {:>7} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {}",
+            k, f.queries, f.mrr10, f.recall5, b.mrr10, b.recall5, p.mrr10, p.recall5, c
+        ));
+    }
+    out("(MRR@10 / recall@5: cascade = what recall returns; bm25 = the bm25 rung's matches alone; plain = a plain FTS5 bm25 baseline; cos = pure cosine of the note's text)");
+    if let Some(p) = r.vs_cosine() {
+        out(&format!(
+            "cascade − pure cosine: {:+.3} MRR@10 ± {:.3} (standard error of the paired difference); {} queries ranked better, {} worse",
+            p.diff, p.se, p.better, p.worse
+        ));
+    }
+}
+
+/// Ranks every query of `set` four ways over a temporary store (see the module docs).
+fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>) -> Result<Report> {
+    let tmp = tempfile::tempdir()?;
+    let embedder = embedder.cloned();
     // The engine a skill load goes through, over a temporary store: the same writes, catalog,
     // index and ranking. Near duplicates are kept (every note of the set is its own).
     let mut config =
@@ -223,62 +436,38 @@ pub fn run(g: &Global, file: &Path, embedding: Option<&str>) -> Result<()> {
             }
         }
     }
-    if g.json {
-        let styles: Vec<serde_json::Value> = full
-            .iter()
-            .map(|(k, f)| {
-                let (f, b, p) = (f.mean(), bm25[k].mean(), plain[k].mean());
-                let c = cosine.get(k).map(|c| {
-                    let c = c.mean();
-                    serde_json::json!({ "mrr10": c.mrr10, "recall5": c.recall5 })
-                });
-                serde_json::json!({
-                    "style": k,
-                    "queries": f.queries,
-                    "cascade": { "mrr10": f.mrr10, "recall5": f.recall5 },
-                    "bm25": { "mrr10": b.mrr10, "recall5": b.recall5 },
-                    "plainBm25": { "mrr10": p.mrr10, "recall5": p.recall5 },
-                    "pureCosine": c,
-                })
-            })
-            .collect();
-        out(&serde_json::to_string_pretty(&serde_json::json!({ "embedding": model, "styles": styles }))?);
-        return Ok(());
+    Ok(Report {
+        file: file.display().to_string(),
+        notes: ids.len(),
+        queries: set.queries.len(),
+        full,
+        bm25,
+        plain,
+        cosine,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paired_differences_table() {
+        type Case = (Vec<f64>, Vec<f64>, f64, f64, usize, usize);
+        // (a, b, diff, se, better, worse)
+        let cases: Vec<Case> = vec![
+            (vec![], vec![], 0.0, 0.0, 0, 0),
+            (vec![1.0], vec![0.5], 0.5, 0.0, 1, 0),
+            (vec![1.0, 1.0], vec![1.0, 1.0], 0.0, 0.0, 0, 0),
+            // Differences 0.5 and −0.5: mean 0, sample sd √0.5, se √0.5 / √2 = 0.5.
+            (vec![1.0, 0.5], vec![0.5, 1.0], 0.0, 0.5, 1, 1),
+            // Differences 1, 0, 0, 0: mean 0.25, sample sd 0.5, se 0.25.
+            (vec![1.0, 0.2, 0.0, 1.0], vec![0.0, 0.2, 0.0, 1.0], 0.25, 0.25, 1, 0),
+        ];
+        for (a, b, diff, se, better, worse) in cases {
+            let p = paired(&a, &b);
+            assert!((p.diff - diff).abs() < 1e-12 && (p.se - se).abs() < 1e-12, "{a:?} {b:?}: {p:?}");
+            assert_eq!((p.better, p.worse), (better, worse), "{a:?} {b:?}");
+        }
     }
-    out(&format!(
-        "recall eval: {} ({} notes, {} queries), embedding {}",
-        file.display(),
-        ids.len(),
-        set.queries.len(),
-        model
-    ));
-    out(&format!(
-        "{:<12} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9}",
-        "style",
-        "queries",
-        "MRR@10",
-        "recall@5",
-        "bm25 MRR",
-        "bm25 r@5",
-        "plain MRR",
-        "plain r@5",
-        "cos MRR",
-        "cos r@5"
-    ));
-    for (k, f) in &full {
-        let (f, b, p) = (f.mean(), bm25[k].mean(), plain[k].mean());
-        let c = cosine
-            .get(k)
-            .map(|c| {
-                let c = c.mean();
-                format!("{:>9.3} {:>9.3}", c.mrr10, c.recall5)
-            })
-            .unwrap_or_else(|| format!("{:>9} {:>9}", "-", "-"));
-        out(&format!(
-            "{:<12} {:>7} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {}",
-            k, f.queries, f.mrr10, f.recall5, b.mrr10, b.recall5, p.mrr10, p.recall5, c
-        ));
-    }
-    out("(MRR@10 / recall@5: cascade = what recall returns; bm25 = the bm25 rung's matches alone; plain = a plain FTS5 bm25 baseline; cos = pure cosine of the note's text)");
-    Ok(())
 }

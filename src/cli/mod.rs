@@ -309,8 +309,10 @@ pub enum BenchCommand {
 pub enum EvalCommand {
     /// MRR@10 and recall@5 of the full cascade, of the bm25 rung alone and of a plain bm25 baseline.
     Recall {
-        /// A labelled recall set (the format of shared/bench/recall-dev.json).
-        file: PathBuf,
+        /// Labelled recall sets (the format of shared/bench/recall-dev.json); with several, a
+        /// line per set and their mean at the end.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
         /// The embedder: static (default), static:TABLE, hash, off, model:PATH (local-model feature)
         /// or http:URL#MODEL.
         #[arg(long)]
@@ -417,7 +419,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Ui { port, no_open } => curate::ui(g, port, no_open)?,
         Command::Bench { what: BenchCommand::Ui { notes, rounds } } => curate::bench_ui(g, notes, rounds)?,
         Command::Demo => demo::run()?,
-        Command::Eval { what: EvalCommand::Recall { file, embedding } } => eval::run(g, &file, embedding.as_deref())?,
+        Command::Eval { what: EvalCommand::Recall { files, embedding } } => eval::run(g, &files, embedding.as_deref())?,
         Command::Bench {
             what:
                 BenchCommand::Index {

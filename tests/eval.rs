@@ -1,0 +1,127 @@
+//! `skillmem eval recall`: the figures the README reports come from it, so it is tested like
+//! any other door: a labelled set in, MRR@10 out, through the binary.
+
+mod common;
+
+use serde_json::{json, Value};
+
+/// Three jq lessons; each query names its note's words, so every ranking finds it first.
+fn easy_set() -> Value {
+    json!({
+        "skills": [{
+            "name": "jq",
+            "notes": [
+                { "id": "raw", "kind": "gotcha", "intent": "raw output", "delta": "Use -r to print raw strings instead of JSON-quoted ones." },
+                { "id": "slurp", "kind": "discovery", "intent": "slurp files", "delta": "Use -s to read all inputs into one array." },
+                { "id": "null", "kind": "discovery", "intent": "null input", "delta": "Use -n to start without reading any input." }
+            ]
+        }],
+        "queries": [
+            { "skill": "jq", "intent": "print raw strings instead of quoted ones", "relevant": ["raw"], "style": "lexical" },
+            { "skill": "jq", "intent": "read all inputs into one array", "relevant": ["slurp"], "style": "lexical" }
+        ]
+    })
+}
+
+fn write(w: &common::World, name: &str, v: &Value) -> String {
+    let path = w.tmp.path().join(name);
+    std::fs::write(&path, serde_json::to_string(v).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+fn overall(report: &Value) -> &Value {
+    report["styles"].as_array().unwrap().iter().find(|s| s["style"] == "overall").unwrap()
+}
+
+#[test]
+fn a_set_is_ranked_by_the_cascade_and_its_baselines_and_compared_with_pure_cosine() {
+    let w = common::World::new();
+    let file = write(&w, "easy.json", &easy_set());
+    let (code, out, errs) = w.cli(&["eval", "recall", &file, "--json"]);
+    assert_eq!(code, 0, "{out}{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["embedding"].as_str().unwrap().starts_with("static:"), "{v}");
+    let o = overall(&v);
+    assert_eq!(o["queries"], 2, "{v}");
+    for ranking in ["cascade", "bm25", "plainBm25", "pureCosine"] {
+        assert_eq!(o[ranking]["mrr10"], 1.0, "{ranking}: {v}");
+        assert_eq!(o[ranking]["recall5"], 1.0, "{ranking}: {v}");
+    }
+    assert_eq!(v["vsPureCosine"], json!({ "diff": 0.0, "se": 0.0, "better": 0, "worse": 0 }), "{v}");
+
+    // The human form says the same, with the paired difference.
+    let (code, out, _) = w.cli(&["eval", "recall", &file]);
+    assert_eq!(code, 0);
+    assert!(out.contains("cascade − pure cosine: +0.000 MRR@10 ± 0.000"), "{out}");
+    assert!(out.contains("0 queries ranked better, 0 worse"), "{out}");
+
+    // Without an embedder there is no cosine to compare with.
+    let (code, out, errs) = w.cli(&["eval", "recall", &file, "--json", "--embedding", "off"]);
+    assert_eq!(code, 0, "{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(overall(&v)["cascade"]["mrr10"], 1.0, "{v}");
+    assert!(overall(&v)["pureCosine"].is_null() && v["vsPureCosine"].is_null(), "{v}");
+}
+
+#[test]
+fn several_sets_are_reported_each_and_by_their_mean() {
+    let w = common::World::new();
+    let easy = write(&w, "easy.json", &easy_set());
+    // The same notes, one query whose note shares no word with it: bm25 alone cannot find it.
+    let mut hard = easy_set();
+    hard["queries"] = json!([{ "skill": "jq", "intent": "zzz qqq", "relevant": ["null"], "style": "paraphrase" }]);
+    let hard = write(&w, "hard.json", &hard);
+    let (code, out, errs) = w.cli(&["eval", "recall", &easy, &hard, "--json"]);
+    assert_eq!(code, 0, "{out}{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let sets = v["sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 2, "{v}");
+    assert_eq!(sets[0]["file"], easy.as_str());
+    assert_eq!(overall(&sets[1])["bm25"]["mrr10"], 0.0, "{v}");
+    let (a, b) = (
+        overall(&sets[0])["cascade"]["mrr10"].as_f64().unwrap(),
+        overall(&sets[1])["cascade"]["mrr10"].as_f64().unwrap(),
+    );
+    assert!((v["mean"]["mrr10"].as_f64().unwrap() - (a + b) / 2.0).abs() < 1e-12, "{v}");
+
+    let (code, out, _) = w.cli(&["eval", "recall", &easy, &hard]);
+    assert_eq!(code, 0);
+    assert!(out.contains("mean of 2 sets"), "{out}");
+}
+
+#[test]
+fn sets_whose_labels_point_nowhere_are_refused_with_what_to_fix() {
+    let w = common::World::new();
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut v = easy_set();
+        f(&mut v);
+        v
+    };
+    // (set, what the error says)
+    let cases: Vec<(Value, &str)> = vec![
+        (with(&|v| v["queries"][1]["relevant"] = json!(["nope"])), "query 2 (\"read all inputs into one array\") lists relevant note \"nope\", which no skill of the set has"),
+        (with(&|v| v["queries"][0]["skill"] = json!("git")), "query 1 (\"print raw strings instead of quoted ones\") names skill \"git\", which the set has no notes for"),
+        (with(&|v| v["queries"][0]["relevant"] = json!([])), "query 1 (\"print raw strings instead of quoted ones\") has no relevant notes"),
+        (with(&|v| v["skills"][0]["notes"][1]["id"] = json!("raw")), "note id \"raw\" is used twice"),
+        (
+            with(&|v| {
+                let note = json!({ "id": "log", "kind": "gotcha", "intent": "log", "delta": "git log --oneline" });
+                v["skills"].as_array_mut().unwrap().push(json!({ "name": "git", "notes": [note] }));
+                v["queries"][0]["relevant"] = json!(["log"]);
+            }),
+            "is for skill \"jq\" but lists note \"log\" of skill \"git\"",
+        ),
+        (json!({ "skills": [] }), "is not a recall set"),
+    ];
+    for (set, want) in cases {
+        let file = write(&w, "bad.json", &set);
+        let (code, out, errs) = w.cli(&["eval", "recall", &file]);
+        assert_ne!(code, 0, "{want}: {out}");
+        assert!(errs.contains(want), "want {want:?} in {errs}");
+    }
+    // A bad set among good ones: nothing is evaluated.
+    let good = write(&w, "good.json", &easy_set());
+    let (code, out, errs) = w.cli(&["eval", "recall", &good, "/no/such/set.json"]);
+    assert_ne!(code, 0);
+    assert!(out.is_empty() && errs.contains("cannot read /no/such/set.json"), "{out}{errs}");
+}
