@@ -226,12 +226,7 @@ fn a_model_that_does_not_load_falls_back_to_static_and_says_why() {
     let s = common::ok(c.request("skillmem/stats", json!({})).unwrap());
     assert!(s["embedding"]["model"].as_str().unwrap().starts_with("static:minilm-l6-v2#256-"), "{s}");
     let why = if cfg!(feature = "local-model") { "does not load" } else { "local-model feature" };
-    let logs: Vec<&str> = c
-        .notifications
-        .iter()
-        .filter(|n| n["method"] == "window/logMessage")
-        .filter_map(|n| n["params"]["message"].as_str())
-        .collect();
+    let logs = log_messages(&c);
     assert!(logs.iter().any(|m| m.contains(why) && m.contains("static")), "{logs:?}");
     c.shutdown().unwrap();
 }
@@ -284,18 +279,22 @@ fn a_missing_model_falls_back_to_static_and_says_what_to_run() {
     assert_eq!(r["mode"], "vector", "{r}");
     let s = common::ok(c.request("skillmem/stats", json!({})).unwrap());
     assert!(s["embedding"]["model"].as_str().unwrap().starts_with("static:minilm-l6-v2#256-"), "{s}");
-    let logs: Vec<&str> = c
-        .notifications
-        .iter()
-        .filter(|n| n["method"] == "window/logMessage")
-        .filter_map(|n| n["params"]["message"].as_str())
-        .collect();
+    let logs = log_messages(&c);
     assert!(logs.iter().any(|m| m.contains("skillmem model fetch") && m.contains("static")), "{logs:?}");
     c.shutdown().unwrap();
 
     let (code, out, _) = w.cli(&["model", "status"]);
     assert_eq!(code, 0);
     assert!(out.contains("configured: static") && out.contains("in use: static:"), "{out}");
+}
+
+/// The `window/logMessage` texts the sidecar has sent so far.
+fn log_messages(c: &skillmem::client::Client) -> Vec<&str> {
+    c.notifications
+        .iter()
+        .filter(|n| n["method"] == "window/logMessage")
+        .filter_map(|n| n["params"]["message"].as_str())
+        .collect()
 }
 
 /// Reads the sidecar's messages until a `window/logMessage` containing `needle` has come.
