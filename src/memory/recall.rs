@@ -561,8 +561,13 @@ fn contextual_scores(
         );
         return Ok(None);
     };
+    let read = t0.elapsed();
     let scores = crate::embed::tokens::score_contextual(q, &refs);
-    tracing::trace!("rank: contextual token matching of {} notes {:?}", notes.len(), t0.elapsed());
+    tracing::trace!(
+        "rank: contextual token matching of {} notes {:?} (pieces read in {read:?})",
+        notes.len(),
+        t0.elapsed()
+    );
     Ok(Some(scores))
 }
 
