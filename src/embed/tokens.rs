@@ -131,7 +131,6 @@ pub fn score_contextual(query: &super::Pieces, notes: &[&super::Pieces]) -> Vec<
     if nq == 0 {
         return vec![0.0; notes.len()];
     }
-    let rows: Vec<Vec<f32>> = (0..nq).map(|j| query.row_f32(j)).collect();
     let ids: Vec<&[u32]> = notes.iter().map(|p| &p.ids[..]).collect();
     let weights = idf(&query.ids, &ids);
     let total: f32 = weights.iter().sum();
@@ -145,13 +144,50 @@ pub fn score_contextual(query: &super::Pieces, notes: &[&super::Pieces]) -> Vec<
             best.iter_mut().for_each(|b| *b = f32::NEG_INFINITY);
             for i in 0..p.ids.len() {
                 let (row, scale) = (p.row(i), p.scales[i]);
-                for (b, q) in best.iter_mut().zip(&rows) {
-                    *b = b.max(crate::index::graph::dot_i8(q, row) * scale);
+                for (j, b) in best.iter_mut().enumerate() {
+                    // Both sides int8: an exact integer dot product, then the two scales.
+                    *b = b.max(dot_i8_i8(query.row(j), row) as f32 * query.scales[j] * scale);
                 }
             }
             best.iter().zip(&weights).map(|(b, w)| b * w).sum::<f32>() / total
         })
         .collect()
+}
+
+/// `a · b` over the common prefix, exactly (int8 values, at most 2¹⁶ of them).
+pub fn dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2_dot_i8_i8(a, b) };
+        }
+    }
+    a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
+}
+
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn avx2_dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
+    use std::arch::x86_64::*;
+    let n = a.len().min(b.len());
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let mut acc = _mm256_setzero_si256();
+    let mut i = 0;
+    // SAFETY (both loads): i + 16 <= n keeps every read inside both slices.
+    while i + 16 <= n {
+        let x = _mm256_cvtepi8_epi16(_mm_loadu_si128(pa.add(i).cast()));
+        let y = _mm256_cvtepi8_epi16(_mm_loadu_si128(pb.add(i).cast()));
+        // Pairs of i16 products summed into i32 lanes: |x·y| ≤ 2¹⁴, a pair ≤ 2¹⁵.
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, y));
+        i += 16;
+    }
+    let mut lanes = [0i32; 8];
+    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc);
+    let tail: i32 = a[i..n].iter().zip(&b[i..n]).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+    lanes.iter().sum::<i32>() + tail
 }
 
 #[cfg(test)]
@@ -238,6 +274,24 @@ mod tests {
         for (blob, why) in cases {
             assert_eq!(super::super::Pieces::from_blob(&blob), None, "{why}");
         }
+    }
+
+    #[test]
+    fn int8_dot_products_are_exact() {
+        // A fixed pseudo-random walk over the whole int8 range, and the extremes.
+        let walk: Vec<i8> = (0..400u32).map(|k| (k.wrapping_mul(2_654_435_761) >> 24) as u8 as i8).collect();
+        let rev: Vec<i8> = walk.iter().rev().copied().collect();
+        let (max, min) = (vec![127i8; 400], vec![-128i8; 400]);
+        let naive = |a: &[i8], b: &[i8]| -> i32 { a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum() };
+        // (a, b) over prefixes of several lengths, around the 16-wide steps
+        for (a, b) in [(&walk, &rev), (&walk, &walk), (&max, &max), (&min, &min), (&max, &min)] {
+            for n in [0, 1, 15, 16, 17, 31, 32, 33, 255, 384, 385, 400] {
+                assert_eq!(dot_i8_i8(&a[..n], &b[..n]), naive(&a[..n], &b[..n]), "length {n}");
+            }
+            // Unequal lengths: the common prefix.
+            assert_eq!(dot_i8_i8(&a[..40], &b[..23]), naive(&a[..23], &b[..23]));
+        }
+        assert_eq!(dot_i8_i8(&min, &min), 400 * 128 * 128);
     }
 
     #[test]
