@@ -63,15 +63,11 @@ impl TokenMatch {
         let q = self.table.match_ids(query);
         let pieces = self.pieces(notes);
         let table = self.table.table();
-        // The query's pieces as unit f32 rows: a cosine is then one f32 × int8 dot product.
-        let rows: Vec<Vec<f32>> = q
-            .iter()
-            .map(|id| {
-                let inv = table.inv_norm(*id);
-                table.row_i8(*id).iter().map(|x| f32::from(*x) * inv).collect()
-            })
-            .collect();
-        score_pieces(&q, &pieces, |j, t| crate::index::graph::dot_i8(&rows[j], table.row_i8(t)) * table.inv_norm(t))
+        // Two int8 rows: an exact integer dot product, times the rows' inverse lengths.
+        let inv: Vec<f32> = q.iter().map(|id| table.inv_norm(*id)).collect();
+        score_pieces(&q, &pieces, |j, t| {
+            dot_i8_i8(table.row_i8(q[j]), table.row_i8(t)) as f32 * inv[j] * table.inv_norm(t)
+        })
     }
 }
 
