@@ -36,6 +36,13 @@ pub fn key(text: &str) -> u64 {
     h.finish()
 }
 
+/// The key of several texts taken together, in order (`["a", "bc"]` and `["ab", "c"]` differ).
+pub fn key_of(parts: &[&str]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
 impl<V: Clone> ByText<V> {
     /// Holds at most `cap` values (at least 2).
     pub fn new(cap: usize) -> ByText<V> {
@@ -146,6 +153,20 @@ impl Embedder for Cached {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn keys_of_parts_keep_the_boundaries() {
+        // (parts, parts, same key)
+        let cases: Vec<(&[&str], &[&str], bool)> = vec![
+            (&["m", "a", "bc"], &["m", "a", "bc"], true),
+            (&["m", "a", "bc"], &["m", "ab", "c"], false),
+            (&["m", "a", ""], &["m", "", "a"], false),
+            (&["m1", "a", "b"], &["m2", "a", "b"], false),
+        ];
+        for (a, b, same) in cases {
+            assert_eq!(key_of(a) == key_of(b), same, "{a:?} {b:?}");
+        }
+    }
 
     /// Counts the texts it embeds; a text's vector is its length and first byte.
     #[derive(Default)]

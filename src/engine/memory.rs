@@ -374,6 +374,7 @@ impl Engine {
             second: self.second.as_deref(),
             tokens: self.tokens.as_deref(),
             query_pieces,
+            held_pieces: Some(&self.held_pieces),
             use_vectors,
             use_fts: true,
             query,

@@ -77,6 +77,8 @@ pub struct Engine {
     /// [`Engine::other_model_count`]); cleared by the doors that store notes without them
     /// (import, team sync), so that the next count looks again.
     pieces_counted: std::sync::atomic::AtomicBool,
+    /// Notes' pieces read for recall, kept by model and text (with a local model).
+    held_pieces: recall::HeldPieces,
     index: Option<Arc<dyn VectorIndex>>,
     /// The same index when it is the HNSW one (readiness, flushing).
     hnsw: Option<Arc<HnswIndex>>,
@@ -146,6 +148,7 @@ impl Engine {
             second,
             tokens,
             pieces_counted: Default::default(),
+            held_pieces: recall::HeldPieces::new(recall::PIECES_HELD),
             index,
             hnsw,
             catalog: Catalog::default(),

@@ -138,6 +138,9 @@ pub struct Rungs<'a> {
     /// notes the rungs found are then ranked by token matching over their stored pieces
     /// ([`crate::embed::tokens::score_contextual`]), when every one of them has its pieces.
     pub query_pieces: Option<&'a crate::embed::Pieces>,
+    /// Notes' pieces read before, by model and text ([`HeldPieces`]): a skill's notes come
+    /// back recall after recall, and reading their pieces is half of token matching's time.
+    pub held_pieces: Option<&'a HeldPieces>,
     /// Off to measure the bm25 rung alone.
     pub use_vectors: bool,
     pub use_fts: bool,
@@ -374,7 +377,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             }
             let notes = store::load(conn, &load)?;
             let by_pieces = match contextual {
-                Some((q, model)) => contextual_scores(conn, q, model, &notes)?,
+                Some((q, model)) => contextual_scores(conn, q, model, &notes, rungs.held_pieces)?,
                 None => None,
             };
             if let Some(scores) = &by_pieces {
@@ -537,36 +540,62 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     Ok(Outcome { mode, notes, found_by, unloaded })
 }
 
+/// Notes' pieces kept in memory by model and text (~20 KB a note with all-MiniLM-L6-v2; at
+/// most [`PIECES_HELD`] notes). A note whose text changes gets another key, so old pieces are
+/// never served for a new text; pieces not stored yet are not kept, so a later backfill is seen.
+pub type HeldPieces = crate::embed::cache::ByText<std::sync::Arc<crate::embed::Pieces>>;
+
+/// Notes whose pieces [`HeldPieces`] keeps (~20 MB at most with all-MiniLM-L6-v2).
+pub const PIECES_HELD: usize = 1024;
+
 /// Token matching of `notes` against the intent's pieces `q` over the notes' stored pieces
-/// by `model`, in order; `None` when a note has none (written by another door, or before
-/// the model's pieces were kept: the background run after a start makes them), and the
-/// ranking falls back to the cosine.
+/// by `model` (those in `held` first), in order; `None` when a note has none (written by
+/// another door, or before the model's pieces were kept: the background run after a start
+/// makes them), and the ranking falls back to the cosine.
 fn contextual_scores(
     conn: &Connection,
     q: &crate::embed::Pieces,
     model: &str,
     notes: &[Note],
+    held: Option<&HeldPieces>,
 ) -> Result<Option<Vec<f32>>> {
     if notes.is_empty() {
         return Ok(None);
     }
     let t0 = std::time::Instant::now();
-    let ids: Vec<i64> = notes.iter().map(|n| n.id).collect();
-    let stored = store::pieces(conn, model, &ids)?;
-    let Some(refs) = ids.iter().map(|id| stored.get(id)).collect::<Option<Vec<_>>>() else {
+    let keys: Vec<u64> =
+        notes.iter().map(|n| crate::embed::cache::key_of(&[model, n.intent.as_str(), n.delta.as_str()])).collect();
+    let mut found = held.map(|h| h.get_many(&keys)).unwrap_or_else(|| vec![None; notes.len()]);
+    let missing: Vec<i64> = notes.iter().zip(&found).filter(|(_, p)| p.is_none()).map(|(n, _)| n.id).collect();
+    if !missing.is_empty() {
+        let mut stored = store::pieces(conn, model, &missing)?;
+        let mut new = vec![];
+        for ((n, slot), k) in notes.iter().zip(found.iter_mut()).zip(&keys) {
+            if let Some(p) = stored.remove(&n.id).filter(|_| slot.is_none()) {
+                let p = std::sync::Arc::new(p);
+                new.push((*k, p.clone()));
+                *slot = Some(p);
+            }
+        }
+        if let Some(h) = held {
+            h.insert_many(new);
+        }
+    }
+    let Some(refs) = found.iter().map(|p| p.as_deref()).collect::<Option<Vec<_>>>() else {
         tracing::debug!(
             "recall: {} of {} notes have no pieces yet; ranked by the cosine",
-            ids.len() - stored.len(),
-            ids.len()
+            found.iter().filter(|p| p.is_none()).count(),
+            notes.len()
         );
         return Ok(None);
     };
     let read = t0.elapsed();
     let scores = crate::embed::tokens::score_contextual(q, &refs);
     tracing::trace!(
-        "rank: contextual token matching of {} notes {:?} (pieces read in {read:?})",
+        "rank: contextual token matching of {} notes {:?} (pieces read in {read:?}, {} of them from the store)",
         notes.len(),
-        t0.elapsed()
+        t0.elapsed(),
+        missing.len()
     );
     Ok(Some(scores))
 }
@@ -644,6 +673,7 @@ mod tests {
             second: None,
             tokens: None,
             query_pieces: None,
+            held_pieces: None,
             use_vectors: false,
             use_fts: true,
             query: None,
@@ -874,39 +904,52 @@ mod tests {
 
     #[test]
     fn stored_pieces_rank_by_token_matching_and_missing_ones_fall_back_to_the_cosine() {
-        let (_dir, mut conn, index, ids) = blind_store("pieced");
-        let e = Pieced;
-        let notes = store::load(&conn, &ids).unwrap();
-        let (_, query) = e.embed_with_pieces(&[BLIND_INTENT], &[true]).unwrap();
-        let query = query[0].clone().unwrap();
-        let rungs = |q| Rungs { query_pieces: q, ..vectors_only(&e, &index) };
-        // No pieces stored: the cosine ties, hits decide (the first note).
-        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
-        let mut stored = vec![];
-        for n in &notes {
-            let text = crate::embed::note_text(&n.intent, &n.delta);
-            let (_, p) = e.embed_with_pieces(&[&text], &[true]).unwrap();
-            stored.push(p[0].clone().unwrap());
+        // Each step without and with pieces kept in memory: the same rankings, except where
+        // the kept pieces stand in for rows read before.
+        for keep in [false, true] {
+            let held = HeldPieces::new(16);
+            let held = keep.then_some(&held);
+            let (_dir, mut conn, index, ids) = blind_store("pieced");
+            let e = Pieced;
+            let notes = store::load(&conn, &ids).unwrap();
+            let (_, query) = e.embed_with_pieces(&[BLIND_INTENT], &[true]).unwrap();
+            let query = query[0].clone().unwrap();
+            let rungs = |q| Rungs { query_pieces: q, held_pieces: held, ..vectors_only(&e, &index) };
+            // No pieces stored: the cosine ties, hits decide (the first note).
+            assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
+            let mut stored = vec![];
+            for n in &notes {
+                let text = crate::embed::note_text(&n.intent, &n.delta);
+                let (_, p) = e.embed_with_pieces(&[&text], &[true]).unwrap();
+                stored.push(p[0].clone().unwrap());
+            }
+            // One note with pieces, one without: still the cosine.
+            let one = [(notes[1].id, notes[1].intent.as_str(), notes[1].delta.as_str(), &stored[1])];
+            assert_eq!(store::set_pieces(&mut conn, "pieced", &one).unwrap(), 1);
+            assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
+            // Both: the note that shares the intent's words ("nginx", "a", "after", ...) wins.
+            let zero = [(notes[0].id, notes[0].intent.as_str(), notes[0].delta.as_str(), &stored[0])];
+            assert_eq!(store::set_pieces(&mut conn, "pieced", &zero).unwrap(), 1);
+            assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[1]);
+            // Without the intent's pieces, the cosine again.
+            assert_eq!(rank_blind(&conn, &rungs(None)).notes[0].note.id, ids[0]);
+            // Rows gone from the store: pieces kept in memory still rank; without, the cosine.
+            conn.execute("DELETE FROM note_pieces", []).unwrap();
+            let want = if keep { ids[1] } else { ids[0] };
+            assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, want, "kept {keep}");
+            let both = [zero[0], one[0]];
+            assert_eq!(store::set_pieces(&mut conn, "pieced", &both).unwrap(), 2);
+            // Pieces of a text the note no longer has are not stored; an edit drops the old
+            // ones, and those kept in memory belong to the old text.
+            let stale = [(notes[0].id, "another intent", notes[0].delta.as_str(), &stored[0])];
+            assert_eq!(store::set_pieces(&mut conn, "pieced", &stale).unwrap(), 0);
+            store::edit(&mut conn, notes[1].id, "nginx -s reload rereads the config files", None, None).unwrap();
+            assert!(!store::pieces(&conn, "pieced", &ids).unwrap().contains_key(&notes[1].id));
+            assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0], "kept {keep}");
+            // Deleted with their note.
+            store::forget(&mut conn, notes[0].id, None).unwrap();
+            assert!(store::pieces(&conn, "pieced", &ids).unwrap().is_empty());
         }
-        // One note with pieces, one without: still the cosine.
-        let one = [(notes[1].id, notes[1].intent.as_str(), notes[1].delta.as_str(), &stored[1])];
-        assert_eq!(store::set_pieces(&mut conn, "pieced", &one).unwrap(), 1);
-        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
-        // Both: the note that shares the intent's words ("nginx", "a", "after", ...) wins.
-        let zero = [(notes[0].id, notes[0].intent.as_str(), notes[0].delta.as_str(), &stored[0])];
-        assert_eq!(store::set_pieces(&mut conn, "pieced", &zero).unwrap(), 1);
-        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[1]);
-        // Without the intent's pieces, the cosine again.
-        assert_eq!(rank_blind(&conn, &rungs(None)).notes[0].note.id, ids[0]);
-        // Pieces of a text the note no longer has are not stored; an edit drops the old ones.
-        let stale = [(notes[0].id, "another intent", notes[0].delta.as_str(), &stored[0])];
-        assert_eq!(store::set_pieces(&mut conn, "pieced", &stale).unwrap(), 0);
-        store::edit(&mut conn, notes[1].id, "nginx -s reload rereads the config files", None, None).unwrap();
-        assert!(!store::pieces(&conn, "pieced", &ids).unwrap().contains_key(&notes[1].id));
-        assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0]);
-        // Deleted with their note.
-        store::forget(&mut conn, notes[0].id, None).unwrap();
-        assert!(store::pieces(&conn, "pieced", &ids).unwrap().is_empty());
     }
 
     #[test]
