@@ -571,7 +571,7 @@ fn contextual_scores(
         let mut stored = store::pieces(conn, model, &missing)?;
         let mut new = vec![];
         for ((n, slot), k) in notes.iter().zip(found.iter_mut()).zip(&keys) {
-            if let Some(p) = stored.remove(&n.id).filter(|_| slot.is_none()) {
+            if let Some(p) = stored.remove(&n.id) {
                 let p = std::sync::Arc::new(p);
                 new.push((*k, p.clone()));
                 *slot = Some(p);
