@@ -318,6 +318,12 @@ pub enum EvalCommand {
         #[arg(long)]
         embedding: Option<String>,
     },
+    /// Precision and recall of the historian's promotion filter, by category, on labelled sets.
+    Historian {
+        /// Labelled historian sets (JSONL: skill, chunk and observation records; bench/historian/).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 /// Writes to stdout (the CLI's own output; the sidecar never calls this).
@@ -420,6 +426,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Bench { what: BenchCommand::Ui { notes, rounds } } => curate::bench_ui(g, notes, rounds)?,
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { files, embedding } } => eval::run(g, &files, embedding.as_deref())?,
+        Command::Eval { what: EvalCommand::Historian { files } } => eval::historian(g, &files)?,
         Command::Bench {
             what:
                 BenchCommand::Index {
