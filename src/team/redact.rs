@@ -105,8 +105,10 @@ fn private_keys(text: &str, out: &mut Vec<Span>) {
             None => break,
         };
         let head = &text[start..head_end];
-        if !head.contains("PRIVATE KEY") {
-            from = head_end;
+        let label = &head[11..head.len() - 5];
+        if !label.contains("PRIVATE KEY") || !label.chars().all(|c| c.is_ascii_uppercase() || c == ' ') {
+            // Not armour of a key: look again right after this `-----BEGIN `.
+            from = start + 11;
             continue;
         }
         let end = match text[head_end..].find("-----END ") {
