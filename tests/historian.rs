@@ -562,3 +562,68 @@ fn the_promotion_filter_keeps_lessons_and_refuses_junk_with_reasons() {
     assert_eq!(other["promoted"].as_array().unwrap().len(), 1, "{other}");
     c.shutdown().unwrap();
 }
+
+/// Secrets never reach the store through the note tool (redacted, and the result says what
+/// was; refused when nothing else would be left); notes that already hold one are found by
+/// `doctor` and `distill` and redacted by `doctor --fix`.
+#[test]
+fn secrets_are_redacted_on_write_found_by_doctor_and_distill_and_fixed() {
+    let w = World::new();
+    w.enabled_skill("curl");
+    let mut c = w.spawn();
+    let r = ok(c
+        .request(
+            "skillmem/note",
+            json!({ "skill": "curl", "kind": "gotcha", "delta": "The API answers 401 unless the header is exactly `Authorization: Bearer sk-live-51HxT9kL2mQ8vR3nZ7pW4cY6`, with no quotes around the token." }),
+        )
+        .unwrap());
+    assert_eq!(r["status"], "inserted");
+    assert_eq!(r["redacted"], json!(["a live secret key (sk-live-…)"]), "{r}");
+    let plain = ok(c.request("skillmem/note", json!({ "skill": "curl", "kind": "fix", "delta": "Pass --fail so that curl exits non-zero on HTTP errors." })).unwrap());
+    assert!(plain.get("redacted").is_none(), "no field when nothing was redacted: {plain}");
+    let e = err(c
+        .request(
+            "skillmem/note",
+            json!({ "skill": "curl", "kind": "fix", "delta": "token ghp_4f9Kq2LmZ8xR1vT7bN3cW6yH0pJ5sD2eA9uQ" }),
+        )
+        .unwrap());
+    assert_eq!(e["data"]["kind"], "invalidParams");
+    assert!(e["message"].as_str().unwrap().contains("mostly a secret (a GitHub token)"), "{e}");
+    let all = ok(c.request("skillmem/notes", json!({})).unwrap());
+    assert_eq!(all["total"], 2, "{all}");
+    let text = all.to_string();
+    assert!(!text.contains("sk-live-51Hx") && text.contains("[redacted: a live secret key (sk-live-…)]"), "{text}");
+    c.shutdown().unwrap();
+
+    // A note written before redaction existed.
+    let conn = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+    let id = plain["id"].as_i64().unwrap();
+    conn.execute(
+        "UPDATE notes SET delta = ?1 WHERE id = ?2",
+        rusqlite::params!["Pass --fail; the staging URL is https://deploy:Hunter2Hunter2@staging.example.com/api.", id],
+    )
+    .unwrap();
+    drop(conn);
+    let (code, out, _) = w.cli(&["doctor", "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let d: Value = serde_json::from_str(&out).unwrap();
+    let check = d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "secrets").cloned().unwrap();
+    assert_eq!(check["status"], "fail", "{check}");
+    assert!(check["detail"].as_str().unwrap().contains(&format!("#{id} (curl: a password in a URL)")), "{check}");
+    let (_, out, _) = w.cli(&["distill", "--json"]);
+    let dist: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        dist["report"]["secrets"],
+        json!([{ "id": id, "skill": "curl", "what": ["a password in a URL"] }]),
+        "{dist}"
+    );
+    let (code, out, errs) = w.cli(&["doctor", "--fix"]);
+    assert!(errs.contains("redacted the secrets of 1 note(s)"), "{errs}");
+    assert!(out.contains("no note holds a secret"), "{out}");
+    let _ = code; // other checks (the hosts' wiring) may warn on this machine
+    let (_, out, _) = w.cli(&["notes", "curl", "--json"]);
+    assert!(
+        !out.contains("Hunter2Hunter2") && out.contains("https://deploy:[redacted: a password in a URL]@staging"),
+        "{out}"
+    );
+}

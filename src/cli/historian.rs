@@ -142,6 +142,12 @@ fn human_distill(r: &Distilled) -> String {
             t.push_str(&format!("\n  {}: notes {} and {} ({:.3})", d.skill, d.a, d.b, d.similarity));
         }
     }
+    if !c.secrets.is_empty() {
+        t.push_str(&format!("\n{} note(s) hold a secret (skillmem doctor --fix redacts them):", c.secrets.len()));
+        for s in &c.secrets {
+            t.push_str(&format!("\n  {}: note {} ({})", s.skill, s.id, s.what.join(", ")));
+        }
+    }
     for w in &c.warnings {
         t.push_str(&format!("\nwarning: {w}"));
     }

@@ -74,6 +74,10 @@ impl LoadRecall {
 pub struct Written {
     pub id: i64,
     pub status: WriteStatus,
+    /// What was redacted from the lesson and intent before they were stored (e.g. "a GitHub
+    /// token"); absent when nothing was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
 }
 
 /// One note of a recall, with its score.
@@ -223,9 +227,18 @@ impl Engine {
     }
 
     /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
-    pub fn write_note(&self, new: NewNote) -> Result<Written> {
+    /// Secrets in the lesson or the intent are redacted before anything is stored or
+    /// embedded (`team::redact`), and the result says what was; a lesson that would be left
+    /// with nothing but a marker is refused.
+    pub fn write_note(&self, mut new: NewNote) -> Result<Written> {
         let ctx = self.require_enabled(&new.skill)?;
-        self.write_note_in(&ctx, new)
+        let (delta, mut redacted) = crate::team::redact::redact_lesson(&new.delta).map_err(Error::invalid)?;
+        let (intent, in_intent) = crate::team::redact::redact(&new.intent);
+        redacted.extend(in_intent.into_iter().filter(|w| !redacted.contains(w)).collect::<Vec<_>>());
+        (new.delta, new.intent) = (delta, intent);
+        let mut w = self.write_note_in(&ctx, new)?;
+        w.redacted = redacted.into_iter().map(str::to_string).collect();
+        Ok(w)
     }
 
     /// Writes a note for a skill whose context is known.
@@ -292,7 +305,7 @@ impl Engine {
             t0.elapsed() - t_write
         );
         self.poke_team();
-        Ok(Written { id, status })
+        Ok(Written { id, status, redacted: vec![] })
     }
 
     /// Pins a note (every load shows it) or unpins it.
@@ -326,7 +339,9 @@ impl Engine {
             let conn = lock(&self.conn);
             store::get(&conn, id)?.ok_or_else(|| Error::NotFound(format!("no note with id {}", id)))?.intent
         };
-        let delta = delta.trim();
+        // A person's edit is redacted like a note (the dashboard, `skillmem/edit`).
+        let (delta, _) = crate::team::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
+        let delta = delta.as_str();
         let (vector, pieces) = self.embed_note(&intent, delta)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let embedded = match (&vector, &model) {

@@ -22,7 +22,7 @@ pub use curate::{
     parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
     ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
 };
-pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
+pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace, SecretNote};
 pub use editor::SkillOverview;
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{

@@ -132,10 +132,14 @@ impl McpTool for Note {
         format!("Save a lesson about a skill to skill memory, so that the next load of that skill shows it. Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation. {KINDS} Notes are per project unless scope is \"global\".")
     }
     fn text(_: &NoteParams, r: &Written) -> String {
-        match r.status {
+        let said = match r.status {
             WriteStatus::Duplicate => format!("Already known (note {}); its weight went up.", r.id),
             _ => format!("Saved as note {}.", r.id),
+        };
+        if r.redacted.is_empty() {
+            return said;
         }
+        format!("{said} Redacted before storing: {}; never put credentials in notes.", r.redacted.join(", "))
     }
 }
 

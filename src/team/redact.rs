@@ -45,6 +45,20 @@ pub fn redact(text: &str) -> (String, Vec<&'static str>) {
     (out, what)
 }
 
+/// A lesson about to be stored by a write path other than the historian (the note tool,
+/// import, a pulled team note, an edit): its text with every secret replaced by a marker, and
+/// what was found; an error (in words) when redaction would leave no lesson.
+pub fn redact_lesson(text: &str) -> Result<(String, Vec<&'static str>), String> {
+    let (red, what) = redact(text);
+    if !what.is_empty() && !leaves_a_lesson(&red) {
+        return Err(format!(
+            "the lesson is mostly a secret ({}); nothing was stored: write what was learned without the credential",
+            what.join(", ")
+        ));
+    }
+    Ok((red, what))
+}
+
 /// True when what is left of a redacted text still says something: at least three words of
 /// three letters or more outside the markers. A text that was mostly a credential is refused
 /// rather than stored as a marker and a few words.
