@@ -388,7 +388,12 @@ pub fn run(cli: Cli) -> Result<u8> {
                 NoteParams { session_id: None, skill, kind, delta, intent, tags: Some(tags), scope },
             )?;
             emit(g, &r, |r| {
-                format!("note {} {}", r.id, serde_json::to_value(r.status).unwrap_or_default().as_str().unwrap_or(""))
+                let status = serde_json::to_value(r.status).unwrap_or_default();
+                let mut t = format!("note {} {}", r.id, status.as_str().unwrap_or(""));
+                if !r.redacted.is_empty() {
+                    t.push_str(&format!(" (redacted before storing: {})", r.redacted.join(", ")));
+                }
+                t
             })?;
         }
         Command::Recall { skill, intent, max_tokens, limit } => {
