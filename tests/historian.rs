@@ -627,3 +627,48 @@ fn secrets_are_redacted_on_write_found_by_doctor_and_distill_and_fixed() {
         "{out}"
     );
 }
+
+/// `skillmem eval historian` on the labelled sets: the dev set keeps the goal the rules were
+/// chosen for (precision ≥ 0.95 at recall ≥ 0.9); the held-out set is reported, not held to it.
+#[test]
+fn eval_historian_prints_precision_recall_and_the_confusion_table() {
+    let w = World::new();
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/historian");
+    let (dev, held) = (bench.join("dev.jsonl"), bench.join("held-out.jsonl"));
+    let (code, out, err) = w.cli(&["eval", "historian", "--json", dev.to_str().unwrap(), held.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r.as_array().unwrap().len(), 2);
+    let (p, rc) = (r[0]["precision"].as_f64().unwrap(), r[0]["recall"].as_f64().unwrap());
+    assert!(p >= 0.95 && rc >= 0.9, "dev set: precision {p}, recall {rc}");
+    assert!(r[0]["observations"].as_u64().unwrap() >= 150);
+    for set in r.as_array().unwrap() {
+        let cats: Vec<&str> =
+            set["byCategory"].as_array().unwrap().iter().map(|c| c["category"].as_str().unwrap()).collect();
+        for c in [
+            "lesson",
+            "narration",
+            "task-bound",
+            "restates-skill",
+            "restates-note",
+            "unused-skill",
+            "too-long",
+            "vague",
+            "secret",
+        ] {
+            assert!(cats.contains(&c), "{c} missing from {cats:?}");
+        }
+    }
+    let (code, text, _) = w.cli(&["eval", "historian", dev.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("promotion: precision 0.") && text.contains("category") && text.contains("refused by"),
+        "{text}"
+    );
+    // A label that is neither, or a chunk that is not there, is an error naming the line.
+    let bad = w.tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"type\":\"chunk\",\"id\":\"c\",\"skills\":null}\n{\"type\":\"observation\",\"chunk\":\"c\",\"line\":\"* a | fix | b\",\"label\":\"maybe\",\"category\":\"x\"}\n").unwrap();
+    let (code, _, err) = w.cli(&["eval", "historian", bad.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("bad.jsonl:2") && err.contains("maybe"), "{err}");
+}

@@ -124,6 +124,7 @@ impl Engine {
         let mut promoted = vec![];
         let scope = self.config().historian.promote_scope;
         let mut seen = std::collections::HashSet::new();
+        let mut facts: std::collections::HashMap<String, (Option<String>, Vec<super::ListedNote>)> = Default::default();
         for o in parsed.observations {
             let line = format!("* {} | {} | {}", o.skill, o.kind.as_str(), o.lesson);
             // The same lesson twice in one output is one observation, not two hits.
@@ -147,7 +148,9 @@ impl Engine {
                 }
             };
             let used = session_id.as_ref().and_then(|s| super::lock(&self.chunk_skills).get(s).cloned());
-            let (md, listed) = self.filter_facts(&ctx);
+            // Read once a skill per output, not once a line.
+            let (md, listed) = facts.entry(o.skill.clone()).or_insert_with(|| self.filter_facts(&ctx));
+            let (md, listed) = (&*md, &*listed);
             let notes: Vec<(i64, String)> = listed.iter().map(|n| (n.id, n.delta.clone())).collect();
             let fctx = filter::Context { skill_md: md.as_deref(), notes: &notes, chunk_skills: used.as_deref() };
             let mut hit_on = None;
