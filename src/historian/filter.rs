@@ -41,7 +41,7 @@ use crate::text::{is_stop, stem, words};
 
 /// The longest lesson promoted, in characters. The instructions ask for one or two
 /// sentences; two full sentences of a lesson run to about 300 characters (the longest
-/// lesson of the labelled set, `bench/historian/`, is 231), and a note is shown in every
+/// lesson of the labelled sets, `bench/historian/`, is 205), and a note is shown in every
 /// later load's block (default budget 1,500 tokens, about 6,000 characters), so a 400
 /// character note already takes a fifteenth of it. Past that a summariser is writing a
 /// paragraph: several lessons at once, or a story.
