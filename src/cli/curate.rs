@@ -214,6 +214,15 @@ pub fn doctor(g: &Global, engine: &Engine, fix: bool) -> Result<u8> {
         eprintln!("skillmem: rebuilt the full-text index");
         d = engine.doctor(dirs::home_dir().as_deref());
     }
+    if fix && d.checks.iter().any(|c| c.name == "secrets" && c.status == CheckStatus::Fail) {
+        let (done, left) = engine.redact_notes()?;
+        eprintln!("skillmem: redacted the secrets of {} note(s)", done.len());
+        if !left.is_empty() {
+            let ids: Vec<String> = left.iter().map(|i| format!("#{i}")).collect();
+            eprintln!("skillmem: {} are little but a secret: edit or forget them", ids.join(", "));
+        }
+        d = engine.doctor(dirs::home_dir().as_deref());
+    }
     emit(g, &d, human_doctor)?;
     Ok(if d.failed() { 1 } else { 0 })
 }

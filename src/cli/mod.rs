@@ -356,6 +356,12 @@ pub enum EvalCommand {
         #[arg(long)]
         verbose: bool,
     },
+    /// Precision and recall of the historian's promotion filter, by category, on labelled sets.
+    Historian {
+        /// Labelled historian sets (JSONL: skill, chunk and observation records; bench/historian/).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 /// Writes to stdout (the CLI's own output; the sidecar never calls this).
@@ -422,6 +428,9 @@ pub fn run(cli: Cli) -> Result<u8> {
             emit(g, &r, |r| {
                 let status = serde_json::to_value(r.status).unwrap_or_default();
                 let mut s = format!("note {} {}", r.id, status.as_str().unwrap_or(""));
+                if !r.redacted.is_empty() {
+                    s.push_str(&format!(" (redacted before storing: {})", r.redacted.join(", ")));
+                }
                 if let Some(old) = r.replaced {
                     s.push_str(&format!(" (note {old} is kept as history; skillmem restore {old} undoes it)"));
                 }
@@ -483,6 +492,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval { what: EvalCommand::Merge { files, embedding, verbose } } => {
             eval_merge::run(g, &files, embedding.as_deref(), verbose)?
         }
+        Command::Eval { what: EvalCommand::Historian { files } } => eval::historian(g, &files)?,
         Command::Bench {
             what:
                 BenchCommand::Index {

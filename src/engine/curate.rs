@@ -497,8 +497,28 @@ impl Engine {
     /// Reads an export (JSONL) and writes its notes in one transaction. Every line is checked
     /// first: a malformed line aborts the import with its line number, and nothing is written.
     pub fn import_notes(&self, text: &str) -> Result<Imported> {
-        let notes = parse_export(text)?;
+        let mut notes = parse_export(text)?;
         let mut out = Imported { read: notes.len(), ..Default::default() };
+        // Secrets are redacted before anything is embedded or stored; a note that would be
+        // left with nothing but a marker is not imported, and the warnings say which.
+        let mut redacted = 0;
+        notes.retain_mut(|n| {
+            n.intent = crate::team::redact::redact(&n.intent).0;
+            match crate::team::redact::redact_lesson(&n.delta) {
+                Ok((d, what)) => {
+                    redacted += usize::from(!what.is_empty());
+                    n.delta = d;
+                    true
+                }
+                Err(why) => {
+                    out.warnings.push(format!("a note of {} was not imported: {why}", n.skill));
+                    false
+                }
+            }
+        });
+        if redacted > 0 {
+            out.warnings.push(format!("{redacted} note(s) held secrets and were imported with them redacted"));
+        }
         let model = self.model_id();
         // Vectors are never exported: every note is embedded by this embedder.
         let mut vectors: Vec<Option<Vec<f32>>> = vec![None; notes.len()];
@@ -698,6 +718,32 @@ impl Engine {
                     }
                 }
             }
+        }
+        match self.notes_with_secrets(true) {
+            Ok(found) if found.is_empty() => {
+                checks.push(Check {
+                    name: "secrets".into(),
+                    status: CheckStatus::Ok,
+                    detail: "no note holds a secret".into(),
+                    fix: None,
+                });
+            }
+            Ok(found) => {
+                let list: Vec<String> =
+                    found.iter().take(20).map(|s| format!("#{} ({}: {})", s.id, s.skill, s.what.join(", "))).collect();
+                checks.push(Check {
+                    name: "secrets".into(),
+                    status: CheckStatus::Fail,
+                    detail: format!("{} note(s) hold a secret: {}", found.len(), list.join("; ")),
+                    fix: Some("run skillmem doctor --fix to redact them (and rotate the credentials)".into()),
+                });
+            }
+            Err(e) => checks.push(Check {
+                name: "secrets".into(),
+                status: CheckStatus::Fail,
+                detail: e.to_string(),
+                fix: None,
+            }),
         }
         for c in hosts_wired(home, self.workspace()) {
             checks.push(c);
