@@ -317,7 +317,9 @@ pub fn plain_block(block: &str) -> String {
         if let Some(rest) = t.strip_prefix("<skill-memory") {
             let a = attrs(rest.trim_end_matches('>'));
             let get = |k: &str| a.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).unwrap_or("");
-            out.push(format!("skill-memory for {} ({} notes, ranked by {}):", get("skill"), get("count"), get("mode")));
+            let n = get("count");
+            let notes = if n == "1" { "note" } else { "notes" };
+            out.push(format!("skill-memory for {} ({n} {notes}, ranked by {}):", get("skill"), get("mode")));
         } else if t == "</skill-memory>" || t == "</note>" {
         } else if let Some(rest) = t.strip_prefix("<note") {
             let a = attrs(rest.trim_end_matches('>'));
@@ -463,8 +465,28 @@ mod tests {
         let got = plain_block(block);
         assert_eq!(
             got,
-            "skill-memory for jq (1 notes, ranked by vector):\n- note #7 (gotcha, intent: raw & quiet, hits: 2)\n  use -r <not> quotes\nIf you hit a gotcha, call mcp_skillmem_skill_note."
+            "skill-memory for jq (1 note, ranked by vector):\n- note #7 (gotcha, intent: raw & quiet, hits: 2)\n  use -r <not> quotes\nIf you hit a gotcha, call mcp_skillmem_skill_note."
         );
         assert!(!got.contains("&lt;") && !got.contains("&amp;"));
+    }
+
+    #[test]
+    fn recorded_gemini_0_61_hook_input_and_transcript() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemini-cli/recorded-0.61.0");
+        let event: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("after-tool-activate-skill.json")).unwrap())
+                .unwrap();
+        assert_eq!(skill_load(GEMINI, &event, Path::new("/ws")), Some(Loaded { skill: "jq".into(), dir: None }));
+        assert!(transcript_of(&event).is_some());
+        // The transcript as it stood when the hook ran (its timestamp): up to the tool's response.
+        let whole = std::fs::read_to_string(dir.join("session.jsonl")).unwrap();
+        let then: String =
+            whole.lines().take_while(|l| !l.contains("functionResponse")).map(|l| format!("{l}\n")).collect();
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("t.jsonl"), then).unwrap();
+        assert_eq!(
+            intent_from(&tmp.path().join("t.jsonl")).as_deref(),
+            Some("I will load jq to print raw strings for a shell loop.")
+        );
     }
 }
