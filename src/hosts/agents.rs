@@ -489,4 +489,18 @@ mod tests {
             Some("I will load jq to print raw strings for a shell loop.")
         );
     }
+
+    #[test]
+    fn recorded_codex_0_171_hook_input_and_rollout() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex/recorded-0.171.0");
+        let event: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("post-tool-use-bash.json")).unwrap()).unwrap();
+        let cwd = event["cwd"].as_str().unwrap();
+        let want = Loaded { skill: "jq".into(), dir: Some(Path::new(cwd).join(".agents/skills/jq")) };
+        assert_eq!(skill_load(CODEX, &event, Path::new("/ws")), Some(want));
+        assert_eq!(
+            intent_from(&dir.join("rollout-at-hook.jsonl")).as_deref(),
+            Some("I will read the jq skill to print raw strings for a shell loop.")
+        );
+    }
 }

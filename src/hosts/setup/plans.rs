@@ -347,6 +347,9 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         vec![
                             (s("command"), TomlValue::Str(w.exe.display().to_string())),
                             (s("args"), TomlValue::Strs(vec![s("mcp")])),
+                            // Codex starts MCP servers with a short list of variables: the
+                            // data directory must reach the server as it reaches the hook.
+                            (s("env_vars"), TomlValue::Strs(vec![s("SKILLMEM_HOME")])),
                         ],
                     )],
                 },
