@@ -10,7 +10,8 @@
 //!   object) → top-level `additionalContext`.
 //!
 //! The intent is the text the agent wrote last before the call, read from the tail of the
-//! session's transcript when the event names one; without it, notes rank by recency and hits.
+//! session's transcript (named by the event, or Copilot's events file of the session); without
+//! it, notes rank by recency and hits.
 //! A skill named without a folder is found by name in the host's skill folders (project up to
 //! the repository root, then the user's). Each load is recorded as a skill use of the session.
 //!
@@ -114,7 +115,11 @@ fn handle(agent: Agent, stdin: &str, opts: &HookOptions, log: &mut Vec<String>) 
     let ws = workspace_of(agent, &event, opts);
     let data_dir = data_dir_for(&ws, opts);
     let Some(loaded) = skill_load(agent, &event, &ws) else { return (None, data_dir) };
-    let intent = transcript_of(&event).and_then(|p| intent_from(&p));
+    let intent = match (agent.dialect, transcript_of(agent, &event)) {
+        (Dialect::Copilot, Some(p)) => copilot_intent(&p, &loaded.skill),
+        (_, Some(p)) => intent_from(&p),
+        (_, None) => None,
+    };
     let Some(engine) = open_or_log(&ws, opts, log) else { return (None, data_dir) };
     let block = match engine.skill_loaded(SkillLoad { skill: loaded.skill.clone(), dir: loaded.dir.clone(), intent }) {
         Ok(r) => {
@@ -174,8 +179,22 @@ fn session_of(event: &Value) -> Option<String> {
     str_field(event, "session_id").or_else(|| str_field(event, "sessionId")).map(str::to_string)
 }
 
-fn transcript_of(event: &Value) -> Option<PathBuf> {
-    str_field(event, "transcript_path").or_else(|| str_field(event, "transcriptPath")).map(expand_home)
+/// The session's transcript: the event's `transcript_path` (Gemini, Codex) or, for Copilot CLI,
+/// whose `postToolUse` names none, `~/.copilot/session-state/<sessionId>/events.jsonl` (its
+/// `assistant.message` with the call is written before the tool runs).
+fn transcript_of(agent: Agent, event: &Value) -> Option<PathBuf> {
+    if let Some(p) = str_field(event, "transcript_path").or_else(|| str_field(event, "transcriptPath")) {
+        return Some(expand_home(p));
+    }
+    if agent.dialect != Dialect::Copilot {
+        return None;
+    }
+    let id = session_of(event)?;
+    let plain = id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain {
+        return None;
+    }
+    Some(dirs::home_dir()?.join(".copilot/session-state").join(id).join("events.jsonl"))
 }
 
 /// The skill an event loads, or `None` when it is no skill load of this host.
@@ -251,6 +270,59 @@ pub fn skill_file_in(command: &str) -> Option<String> {
         words.push(cur);
     }
     words.into_iter().rev().find(|w| w == "SKILL.md" || w.ends_with("/SKILL.md"))
+}
+
+/// How long the Copilot hook waits for the session's events to show the call.
+const COPILOT_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// What the agent said with its `skill` call of `skill`, from Copilot's events file. Copilot
+/// 1.0.102 writes that file asynchronously: when `postToolUse` runs, the call's
+/// `assistant.message` is often not in it yet (recorded: the file ended at
+/// `assistant.turn_start`). So the file is read again until the message is there, for at most
+/// [`COPILOT_WAIT`]; the last `assistant.message` whose tool requests load this skill gives the
+/// intent (when a session loads one skill twice and the second call is not written yet, the
+/// first call's words are taken).
+fn copilot_intent(path: &Path, skill: &str) -> Option<String> {
+    let deadline = std::time::Instant::now() + COPILOT_WAIT;
+    loop {
+        if let Some(said) = copilot_said(path, skill) {
+            return said;
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The last `assistant.message` of Copilot's events that requests `skill {skill}`, if there
+/// is one, and its text, if it has any.
+pub fn copilot_said(path: &Path, skill: &str) -> Option<Option<String>> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut buf = vec![];
+    f.read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf);
+    let loads = |r: &Value| {
+        r.pointer("/data/toolRequests").and_then(Value::as_array).is_some_and(|reqs| {
+            reqs.iter().any(|q| {
+                q.get("name").and_then(Value::as_str) == Some("skill")
+                    && q.pointer("/arguments/skill").and_then(Value::as_str).map(|s| s.rsplit(':').next().unwrap_or(s))
+                        == Some(skill)
+            })
+        })
+    };
+    let r = text
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|r| r.get("type").and_then(Value::as_str) == Some("assistant.message") && loads(r))?;
+    // A call with no words is still the call: no intent, and no more waiting for one.
+    Some(
+        agent_text(&r)
+            .map(|said| said.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(INTENT_CHARS).collect()),
+    )
 }
 
 /// The last thing the agent said in a transcript (its text before the tool call), as the
@@ -477,7 +549,7 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(dir.join("after-tool-activate-skill.json")).unwrap())
                 .unwrap();
         assert_eq!(skill_load(GEMINI, &event, Path::new("/ws")), Some(Loaded { skill: "jq".into(), dir: None }));
-        assert!(transcript_of(&event).is_some());
+        assert!(transcript_of(GEMINI, &event).is_some());
         // The transcript as it stood when the hook ran (its timestamp): up to the tool's response.
         let whole = std::fs::read_to_string(dir.join("session.jsonl")).unwrap();
         let then: String =
@@ -502,5 +574,24 @@ mod tests {
             intent_from(&dir.join("rollout-at-hook.jsonl")).as_deref(),
             Some("I will read the jq skill to print raw strings for a shell loop.")
         );
+    }
+
+    #[test]
+    fn recorded_copilot_1_0_102_hook_input_and_events() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/copilot/recorded-1.0.102");
+        let event: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("post-tool-use-skill.json")).unwrap()).unwrap();
+        assert_eq!(skill_load(COPILOT, &event, Path::new("/ws")), Some(Loaded { skill: "jq".into(), dir: None }));
+        let t = transcript_of(COPILOT, &event).unwrap();
+        assert!(t.ends_with(format!(".copilot/session-state/{}/events.jsonl", event["sessionId"].as_str().unwrap())));
+        assert_eq!(
+            copilot_said(&dir.join("events-at-hook.jsonl"), "jq"),
+            Some(Some("I will load the jq skill to print raw strings for a shell loop.".to_string()))
+        );
+        assert_eq!(copilot_said(&dir.join("events-at-hook.jsonl"), "pdf"), None);
+        // What the file held when the hook ran: not the call yet (hence the wait).
+        assert_eq!(copilot_said(&dir.join("events-when-the-hook-ran.jsonl"), "jq"), None);
+        // A session id that is no plain name names no file.
+        assert_eq!(transcript_of(COPILOT, &json!({"sessionId": "../../etc"})), None);
     }
 }
