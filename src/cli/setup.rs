@@ -91,7 +91,11 @@ pub fn run(g: &Global, a: SetupArgs) -> Result<()> {
         bail!("--undo removes skillmem's entries whatever binary they name: drop --bin");
     }
     let host: Host = a.host.into();
-    let w = here(a.project, a.bin, a.checkout)?;
+    let mut w = here(a.project, a.bin, a.checkout)?;
+    if let Some(d) = &g.data_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("--data-dir {}: cannot create it", d.display()))?;
+        w.data_dir = Some(std::fs::canonicalize(d)?);
+    }
     let plan = setup::plan(host, &w, a.undo)?;
     let changes = setup::changes(&plan, a.undo)?;
     if !a.dry_run {

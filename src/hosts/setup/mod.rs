@@ -575,10 +575,17 @@ fn codex_trust(hooks_json: &Path, text: Option<&str>, marker: &str) -> Result<Ta
 
 /// A command line for `sh -c`: the binary's path, quoted when it needs it, then the arguments.
 pub fn shell_command(exe: &Path, args: &str) -> String {
-    let p = exe.display().to_string();
+    format!("{} {args}", shell_quote(&exe.display().to_string()))
+}
+
+/// One word for `sh`: as it is when it is plain, else in single quotes.
+pub fn shell_quote(p: &str) -> String {
     let plain = !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
-    let quoted = if plain { p } else { format!("'{}'", p.replace('\'', r"'\''")) };
-    format!("{quoted} {args}")
+    if plain {
+        p.to_string()
+    } else {
+        format!("'{}'", p.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::json::J;
-use super::{shell_command, JsonEdit, Op, Plan, SetupError, TomlValue};
+use super::{shell_command, shell_quote, JsonEdit, Op, Plan, SetupError, TomlValue};
 
 /// The hosts `skillmem setup` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +73,9 @@ pub struct Where {
     pub codex_home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME` (default `~/.config`), where OpenCode keeps its configuration.
     pub xdg_config: Option<PathBuf>,
+    /// `--data-dir` of the setup command: passed on to every hook and MCP server it wires
+    /// (else they use `$SKILLMEM_HOME` or the default, as the host's environment says).
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Where {
@@ -83,7 +86,15 @@ impl Where {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         let checkout = checkout
             .or_else(|| exe.ancestors().skip(1).find(|d| d.join(OPENCODE_PLUGIN).is_file()).map(Path::to_path_buf));
-        Ok(Where { home, project, exe, checkout, codex_home: env("CODEX_HOME"), xdg_config: env("XDG_CONFIG_HOME") })
+        Ok(Where {
+            home,
+            project,
+            exe,
+            checkout,
+            codex_home: env("CODEX_HOME"),
+            xdg_config: env("XDG_CONFIG_HOME"),
+            data_dir: None,
+        })
     }
 
     pub fn codex_home(&self) -> PathBuf {
@@ -150,7 +161,29 @@ fn command_handler(command: &str, timeout: u64) -> J {
 }
 
 fn mcp_server(w: &Where) -> J {
-    J::obj([("command", J::s(w.exe.display().to_string())), ("args", J::strs(&["mcp"]))])
+    J::obj([
+        ("command", J::s(w.exe.display().to_string())),
+        ("args", J::Arr(mcp_args(w).into_iter().map(J::s).collect())),
+    ])
+}
+
+/// `skillmem mcp`'s arguments: `--data-dir DIR` first when the setup was given one.
+fn mcp_args(w: &Where) -> Vec<String> {
+    let mut a = vec![];
+    if let Some(d) = &w.data_dir {
+        a.push("--data-dir".to_string());
+        a.push(d.display().to_string());
+    }
+    a.push("mcp".into());
+    a
+}
+
+/// A hook's command line: the binary, `--data-dir DIR` when the setup was given one, `args`.
+fn hook_command(w: &Where, args: &str) -> String {
+    match &w.data_dir {
+        Some(d) => shell_command(&w.exe, &format!("--data-dir {} {args}", shell_quote(&d.display().to_string()))),
+        None => shell_command(&w.exe, args),
+    }
 }
 
 fn seed_line(host: Host) -> String {
@@ -187,7 +220,7 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
     let mut next = vec![];
     let ops = match host {
         Host::ClaudeCode => {
-            let cmd = shell_command(&w.exe, &format!("hook claude-code --note-tool {}", note_tool(host)));
+            let cmd = hook_command(w, &format!("hook claude-code --note-tool {}", note_tool(host)));
             let (settings, mcp) = match &w.project {
                 Some(d) => (d.join(".claude/settings.json"), d.join(".mcp.json")),
                 None => (w.home.join(".claude/settings.json"), w.home.join(".claude.json")),
@@ -234,7 +267,11 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                 }
             };
             let plugin = format!("file://{}", checkout.join(OPENCODE_PLUGIN).display());
-            let item = J::Arr(vec![J::s(plugin), J::obj([("bin", J::s(w.exe.display().to_string()))])]);
+            let mut options = vec![(s("bin"), J::s(w.exe.display().to_string()))];
+            if let Some(d) = &w.data_dir {
+                options.push((s("env"), J::obj([("SKILLMEM_HOME", J::s(d.display().to_string()))])));
+            }
+            let item = J::Arr(vec![J::s(plugin), J::Obj(options)]);
             if !checkout.join("editors/opencode/node_modules").is_dir() {
                 next.push(format!("Once: cd {} && npm ci", checkout.join("editors/opencode").display()));
             }
@@ -252,6 +289,12 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             if !checkout.join("editors/pi/node_modules").is_dir() {
                 next.push(format!("Once: cd {} && npm ci", checkout.join("editors/pi").display()));
             }
+            if let Some(d) = &w.data_dir {
+                next.push(format!(
+                    "Pi's extension takes the data directory from the environment: export SKILLMEM_HOME={}",
+                    d.display()
+                ));
+            }
             next.push(format!(
                 "Pi's extension runs skillmem from PATH: put {} on PATH or export SKILLMEM_BIN={} (Pi has no per-extension options).",
                 w.exe.parent().map(|p| p.display().to_string()).unwrap_or_default(),
@@ -267,7 +310,7 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             }]
         }
         Host::GeminiCli => {
-            let cmd = shell_command(&w.exe, "hook gemini-cli");
+            let cmd = hook_command(w, "hook gemini-cli");
             let settings = match &w.project {
                 Some(d) => d.join(".gemini/settings.json"),
                 None => w.home.join(".gemini/settings.json"),
@@ -324,7 +367,7 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                 "Codex reads hooks and MCP servers from $CODEX_HOME (default ~/.codex); set CODEX_HOME for another one",
             )?;
             let home = w.codex_home();
-            let cmd = shell_command(&w.exe, "hook codex");
+            let cmd = hook_command(w, "hook codex");
             let hooks_json = home.join("hooks.json");
             let config = home.join("config.toml");
             next.push(format!(
@@ -346,7 +389,7 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         keys(&["mcp_servers", SERVER]),
                         vec![
                             (s("command"), TomlValue::Str(w.exe.display().to_string())),
-                            (s("args"), TomlValue::Strs(vec![s("mcp")])),
+                            (s("args"), TomlValue::Strs(mcp_args(w))),
                             // Codex starts MCP servers with a short list of variables: the
                             // data directory must reach the server as it reaches the hook.
                             (s("env_vars"), TomlValue::Strs(vec![s("SKILLMEM_HOME")])),
@@ -358,7 +401,7 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
         }
         Host::Copilot => {
             no_project("Copilot CLI's hooks and MCP servers are read from ~/.copilot here")?;
-            let cmd = shell_command(&w.exe, "hook copilot");
+            let cmd = hook_command(w, "hook copilot");
             let hook = |matcher: Option<&str>, timeout: u64| {
                 let mut es = vec![(s("type"), J::s("command"))];
                 if let Some(m) = matcher {

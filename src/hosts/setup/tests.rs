@@ -50,6 +50,7 @@ impl Home {
             checkout: Some(checkout),
             codex_home: None,
             xdg_config: None,
+            data_dir: None,
         };
         Home { _dir: dir, w }
     }
@@ -147,6 +148,7 @@ fn setup_into_an_empty_home_and_undo_leaves_no_file() {
             checkout: Some(checkout),
             codex_home: None,
             xdg_config: None,
+            data_dir: None,
         };
         let p = plan(host, &w, false).unwrap();
         let c = changes(&p, false).unwrap();
@@ -303,4 +305,33 @@ fn diffs_show_added_and_removed_lines() {
     assert_eq!(diff(&c), "*** /f\n  a\n- b\n+ x\n  c");
     let c = Change { path: "/f".into(), before: None, after: Some("a\n".into()) };
     assert_eq!(diff(&c), "+++ /f (new file)\n+ a");
+}
+
+#[test]
+fn a_data_directory_given_to_setup_reaches_every_hook_and_server() {
+    let h = Home::new();
+    let w = Where { data_dir: Some(PathBuf::from("/srv/skill mem")), ..h.w.clone() };
+    // (host, file, what it must hold)
+    let cases: &[(Host, &str, &str)] = &[
+        (Host::ClaudeCode, ".claude/settings.json", "--data-dir '/srv/skill mem' hook claude-code"),
+        (Host::ClaudeCode, ".claude.json", "\"/srv/skill mem\""),
+        (Host::GeminiCli, ".gemini/settings.json", "--data-dir '/srv/skill mem' hook gemini-cli"),
+        (Host::Codex, ".codex/hooks.json", "--data-dir '/srv/skill mem' hook codex"),
+        (Host::Codex, ".codex/config.toml", "args = [\"--data-dir\", \"/srv/skill mem\", \"mcp\"]"),
+        (Host::Copilot, ".copilot/hooks/skillmem.json", "--data-dir '/srv/skill mem' hook copilot"),
+        (Host::Opencode, ".config/opencode/opencode.json", "\"SKILLMEM_HOME\": \"/srv/skill mem\""),
+    ];
+    for (host, rel, want) in cases {
+        h.run(*host, &w, false);
+        assert!(h.read(rel).contains(want), "{host:?} {rel}:\n{}", h.read(rel));
+    }
+    // Undo without it still finds skillmem's entries.
+    for host in [Host::ClaudeCode, Host::GeminiCli, Host::Codex, Host::Copilot, Host::Opencode] {
+        h.run(host, &h.w, true);
+    }
+    for rel in
+        [".claude/settings.json", ".claude.json", ".codex/hooks.json", ".codex/config.toml", ".gemini/settings.json"]
+    {
+        assert!(!h.read(rel).contains("skill mem"), "{rel}: {}", h.read(rel));
+    }
 }
