@@ -42,6 +42,7 @@ impl Home {
             .env("HOME", &self.home)
             .env_remove("CODEX_HOME")
             .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
             .env("SKILLMEM_HOME", self.home.with_file_name("data"))
             .output()
             .unwrap();

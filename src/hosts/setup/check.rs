@@ -18,7 +18,7 @@ fn check_host(host: Host, w: &Where) -> Check {
     let mut found = vec![];
     let mut problems = vec![];
     if host == Host::ClaudeCode {
-        let plugins = w.home.join(".claude/plugins/installed_plugins.json");
+        let plugins = w.host_home(host).join("plugins/installed_plugins.json");
         if std::fs::read_to_string(&plugins).is_ok_and(|t| t.contains("skillmem")) {
             return Check {
                 name: host.label().into(),

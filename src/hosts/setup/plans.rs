@@ -73,6 +73,9 @@ pub struct Where {
     pub codex_home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME` (default `~/.config`), where OpenCode keeps its configuration.
     pub xdg_config: Option<PathBuf>,
+    /// `$CLAUDE_CONFIG_DIR`: Claude Code's folder (default `~/.claude`, its MCP servers then in
+    /// `~/.claude.json`; with the variable, both are in that folder).
+    pub claude_config: Option<PathBuf>,
     /// `--data-dir` of the setup command: passed on to every hook and MCP server it wires
     /// (else they use `$SKILLMEM_HOME` or the default, as the host's environment says).
     pub data_dir: Option<PathBuf>,
@@ -93,6 +96,7 @@ impl Where {
             checkout,
             codex_home: env("CODEX_HOME"),
             xdg_config: env("XDG_CONFIG_HOME"),
+            claude_config: env("CLAUDE_CONFIG_DIR"),
             data_dir: None,
         })
     }
@@ -108,7 +112,7 @@ impl Where {
     /// The folder whose presence says the host is installed for this user.
     pub fn host_home(&self, host: Host) -> PathBuf {
         match host {
-            Host::ClaudeCode => self.home.join(".claude"),
+            Host::ClaudeCode => self.claude_config.clone().unwrap_or_else(|| self.home.join(".claude")),
             Host::Opencode => self.config_home().join("opencode"),
             Host::Pi => self.home.join(".pi"),
             Host::GeminiCli => self.home.join(".gemini"),
@@ -223,7 +227,10 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             let cmd = hook_command(w, &format!("hook claude-code --note-tool {}", note_tool(host)));
             let (settings, mcp) = match &w.project {
                 Some(d) => (d.join(".claude/settings.json"), d.join(".mcp.json")),
-                None => (w.home.join(".claude/settings.json"), w.home.join(".claude.json")),
+                None => match &w.claude_config {
+                    Some(d) => (d.join("settings.json"), d.join(".claude.json")),
+                    None => (w.home.join(".claude/settings.json"), w.home.join(".claude.json")),
+                },
             };
             let hooks = [
                 ("PostToolUse", Some("Skill"), 10),

@@ -50,6 +50,7 @@ impl Home {
             checkout: Some(checkout),
             codex_home: None,
             xdg_config: None,
+            claude_config: None,
             data_dir: None,
         };
         Home { _dir: dir, w }
@@ -148,6 +149,7 @@ fn setup_into_an_empty_home_and_undo_leaves_no_file() {
             checkout: Some(checkout),
             codex_home: None,
             xdg_config: None,
+            claude_config: None,
             data_dir: None,
         };
         let p = plan(host, &w, false).unwrap();
