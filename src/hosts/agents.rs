@@ -381,7 +381,8 @@ pub fn agent_text(r: &Value) -> Option<String> {
 /// The block as Gemini CLI's model reads it: Gemini escapes `<` and `>` of hook context
 /// (`&lt;note ...&gt;`), which buries the lessons in entities. The same notes, the same order,
 /// as plain lines: a header, one line a note (`#id kind, intent: …`) with its lesson below,
-/// then the guidance line. XML entities of the block are decoded.
+/// then the guidance line (its `<`/`>` as `‹`/`›`). XML entities of the block are decoded; a
+/// lesson's own text (code, often) is kept as it is.
 pub fn plain_block(block: &str) -> String {
     let mut out = vec![];
     for line in block.lines() {
@@ -411,7 +412,9 @@ pub fn plain_block(block: &str) -> String {
         } else if let Some(rest) = t.strip_prefix("<delta>") {
             out.push(format!("  {}", unescape(rest.trim_end_matches("</delta>"))));
         } else if !t.is_empty() {
-            out.push(unescape(t));
+            // The guidance line: its placeholders (`replaces=<its id>`) would reach the model
+            // as `&lt;its id&gt;`; angle quotes read the same and pass untouched.
+            out.push(unescape(t).replace('<', "‹").replace('>', "›"));
         }
     }
     out.join("\n")
@@ -533,11 +536,11 @@ mod tests {
 
     #[test]
     fn gemini_reads_the_block_without_angle_brackets() {
-        let block = "<skill-memory skill=\"jq\" mode=\"vector\" count=\"1\" pinned=\"0\">\n<note id=\"7\" kind=\"gotcha\" intent=\"raw &amp; quiet\" hits=\"2\" pinned=\"false\">\n<delta>use -r &lt;not&gt; quotes</delta>\n</note>\n</skill-memory>\nIf you hit a gotcha, call mcp_skillmem_skill_note.";
+        let block = "<skill-memory skill=\"jq\" mode=\"vector\" count=\"1\" pinned=\"0\">\n<note id=\"7\" kind=\"gotcha\" intent=\"raw &amp; quiet\" hits=\"2\" pinned=\"false\">\n<delta>use -r &lt;not&gt; quotes</delta>\n</note>\n</skill-memory>\nIf you hit a gotcha, call mcp_skillmem_skill_note (replaces=<its id>).";
         let got = plain_block(block);
         assert_eq!(
             got,
-            "skill-memory for jq (1 note, ranked by vector):\n- note #7 (gotcha, intent: raw & quiet, hits: 2)\n  use -r <not> quotes\nIf you hit a gotcha, call mcp_skillmem_skill_note."
+            "skill-memory for jq (1 note, ranked by vector):\n- note #7 (gotcha, intent: raw & quiet, hits: 2)\n  use -r <not> quotes\nIf you hit a gotcha, call mcp_skillmem_skill_note (replaces=‹its id›)."
         );
         assert!(!got.contains("&lt;") && !got.contains("&amp;"));
     }
