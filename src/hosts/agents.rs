@@ -114,11 +114,22 @@ fn handle(agent: Agent, stdin: &str, opts: &HookOptions, log: &mut Vec<String>) 
     };
     let ws = workspace_of(agent, &event, opts);
     let data_dir = data_dir_for(&ws, opts);
-    let Some(loaded) = skill_load(agent, &event, &ws) else { return (None, data_dir) };
-    let intent = match (agent.dialect, transcript_of(agent, &event)) {
-        (Dialect::Copilot, Some(p)) => copilot_intent(&p, &loaded.skill),
-        (_, Some(p)) => intent_from(&p),
-        (_, None) => None,
+    let mention = match agent.dialect {
+        Dialect::Codex => codex_mention(&event, &ws, dirs::home_dir().as_deref()),
+        _ => None,
+    };
+    let prompted = mention.is_some();
+    let (loaded, intent) = match mention {
+        Some((loaded, said)) => (loaded, said),
+        None => {
+            let Some(loaded) = skill_load(agent, &event, &ws) else { return (None, data_dir) };
+            let intent = match (agent.dialect, transcript_of(agent, &event)) {
+                (Dialect::Copilot, Some(p)) => copilot_intent(&p, &loaded.skill),
+                (_, Some(p)) => intent_from(&p),
+                (_, None) => None,
+            };
+            (loaded, intent)
+        }
     };
     let Some(engine) = open_or_log(&ws, opts, log) else { return (None, data_dir) };
     let block = match engine.skill_loaded(SkillLoad { skill: loaded.skill.clone(), dir: loaded.dir.clone(), intent }) {
@@ -156,7 +167,10 @@ fn handle(agent: Agent, stdin: &str, opts: &HookOptions, log: &mut Vec<String>) 
         Dialect::Gemini => {
             json!({ "hookSpecificOutput": { "hookEventName": "AfterTool", "additionalContext": plain_block(&b) } })
         }
-        Dialect::Codex => json!({ "hookSpecificOutput": { "hookEventName": "PostToolUse", "additionalContext": b } }),
+        Dialect::Codex => {
+            let event = if prompted { "UserPromptSubmit" } else { "PostToolUse" };
+            json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": b } })
+        }
         Dialect::Copilot => json!({ "additionalContext": b }),
     });
     (out.map(|v| v.to_string()), data_dir)
@@ -245,6 +259,35 @@ pub fn skill_load(agent: Agent, event: &Value, ws: &Path) -> Option<Loaded> {
             name_ok(skill).then(|| Loaded { skill: skill.to_string(), dir: None })
         }
     }
+}
+
+/// Codex's `UserPromptSubmit` whose prompt mentions a skill as `$name` (Codex then gives the
+/// model the skill itself, with no read a `PostToolUse` could see): the first mentioned name
+/// that is a skill in the workspace's or the user's skill folders, and the prompt without the
+/// mention as the intent.
+pub fn codex_mention(event: &Value, ws: &Path, home: Option<&Path>) -> Option<(Loaded, Option<String>)> {
+    if str_field(event, "hook_event_name")? != "UserPromptSubmit" {
+        return None;
+    }
+    let prompt = str_field(event, "prompt")?;
+    let cwd = str_field(event, "cwd").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| ws.to_path_buf());
+    let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from);
+    for word in prompt.split_whitespace() {
+        let Some(name) = word.strip_prefix('$') else { continue };
+        let name = name.trim_end_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        if name.is_empty() {
+            continue;
+        }
+        let dir = crate::memory::provenance::find_by_name(name, Some(&cwd), home).or_else(|| {
+            codex_home.as_ref().map(|h| h.join("skills").join(name)).filter(|d| d.join("SKILL.md").is_file())
+        });
+        if let Some(dir) = dir {
+            let rest: Vec<&str> = prompt.split_whitespace().filter(|w| *w != word).collect();
+            let said: String = rest.join(" ").chars().take(INTENT_CHARS).collect();
+            return Some((Loaded { skill: name.to_string(), dir: Some(dir) }, (!said.is_empty()).then_some(said)));
+        }
+    }
+    None
 }
 
 /// The `…/SKILL.md` a shell command reads (`cat`, `sed -n 1,200p`, `head`, …): the last word
@@ -596,5 +639,30 @@ mod tests {
         assert_eq!(copilot_said(&dir.join("events-when-the-hook-ran.jsonl"), "jq"), None);
         // A session id that is no plain name names no file.
         assert_eq!(transcript_of(COPILOT, &json!({"sessionId": "../../etc"})), None);
+    }
+
+    #[test]
+    fn codex_prompts_that_mention_a_skill() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        std::fs::create_dir_all(ws.join(".agents/skills/jq")).unwrap();
+        std::fs::write(ws.join(".agents/skills/jq/SKILL.md"), "---\nname: jq\n---\n").unwrap();
+        let cwd = ws.display().to_string();
+        // (prompt, the skill and intent it yields)
+        type Want<'a> = Option<(&'a str, Option<&'a str>)>;
+        let cases: &[(&str, Want)] = &[
+            ("$jq print the names raw", Some(("jq", Some("print the names raw")))),
+            ("use $jq, then stop", Some(("jq", Some("use then stop")))),
+            ("$jq", Some(("jq", None))),
+            ("echo $HOME and $pdf", None),
+            ("no mention here", None),
+        ];
+        for (prompt, want) in cases {
+            let e = json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": cwd});
+            let got = codex_mention(&e, ws, None).map(|(l, said)| (l.skill, said));
+            let want = want.map(|(s, i)| (s.to_string(), i.map(str::to_string)));
+            assert_eq!(got, want, "{prompt}");
+        }
+        assert_eq!(codex_mention(&json!({"hook_event_name": "PostToolUse", "prompt": "$jq"}), ws, None), None);
     }
 }

@@ -25,6 +25,7 @@ test(`Codex CLI ${HOSTS.codex.version}: a lesson noted in one session comes back
   const srv = await startModelServer({
     isAgent: (tools) => tools.includes("exec_command"),
     script: (step) => {
+      if (session === 3) return { text: "done" }
       if (step === 0) return { text: `I will read the jq skill to ${session === 1 ? LESSONS.quotes.intent : LATER_INTENT}.`, tools: [read] }
       if (session === 1 && step === 2) {
         return { tools: Object.values(LESSONS).map((l) => ({ name: "skill_note", namespace: "mcp__skillmem", input: { skill: SKILL, kind: l.kind, delta: l.delta, intent: l.intent } })) }
@@ -88,6 +89,19 @@ test(`Codex CLI ${HOSTS.codex.version}: a lesson noted in one session comes back
     assert.ok(quotes < slurp, `the lesson matching the intent comes first: ${block}`)
     assert.doesNotMatch(block, /mode=\\"recent\\"/, "ranked by what the agent said before the read")
     assert.match(block, /mcp__skillmem__skill_note/, "the guidance names Codex's note tool")
+
+    // Session 3: the prompt mentions the skill as `$jq` (Codex inlines it: no read); the
+    // UserPromptSubmit hook gives the block with the prompt as the intent.
+    session = 3
+    const before3 = srv.requests.length
+    const third = await run(HOSTS.codex.bin, args(`$${SKILL} ${LATER_INTENT}`), { cwd: w.ws, env, timeoutMs: 120_000 })
+    assert.equal(third.code, 0, explain(third, srv))
+    const first3 = srv.requests.slice(before3).find((r) => r.kind === "agent")
+    const seen = JSON.stringify(first3?.body?.input ?? [])
+    const block3 = seen.match(/<skill-memory skill=\\"jq\\"[^]*?<\/skill-memory>/)?.[0]
+    assert.ok(block3, `the prompt's turn carries the block: ${seen.slice(-4000)}`)
+    assert.ok(block3.indexOf("jq -r prints strings") < block3.indexOf("pass --slurp"), block3)
+    assert.doesNotMatch(block3, /mode=\\"recent\\"/, "ranked by the prompt")
     rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()

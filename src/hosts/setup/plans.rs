@@ -384,11 +384,19 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             vec![
                 Op::Json {
                     path: hooks_json.clone(),
-                    edits: vec![JsonEdit::Item {
-                        at: keys(&["hooks", "PostToolUse"]),
-                        item: hook_group(Some("Bash"), command_handler(&cmd, 10)),
-                        marker: s("hook codex"),
-                    }],
+                    edits: vec![
+                        JsonEdit::Item {
+                            at: keys(&["hooks", "PostToolUse"]),
+                            item: hook_group(Some("Bash"), command_handler(&cmd, 10)),
+                            marker: s("hook codex"),
+                        },
+                        // A prompt that mentions a skill as `$name`: Codex inlines the skill.
+                        JsonEdit::Item {
+                            at: keys(&["hooks", "UserPromptSubmit"]),
+                            item: hook_group(None, command_handler(&cmd, 10)),
+                            marker: s("hook codex"),
+                        },
+                    ],
                 },
                 Op::Toml {
                     path: config.clone(),

@@ -227,8 +227,10 @@ fn codex_trust_matches_codex_and_follows_the_hooks_position() {
     assert!(config.contains(&key), "{config}");
     assert!(config.contains("[hooks.state.\"/elsewhere/hooks.json:stop:0:0\"]"), "{config}");
     let trusted = codex_trusted(&hooks, Some(&h.read(".codex/hooks.json")), "hook codex").unwrap();
-    assert_eq!(trusted.len(), 1);
-    assert!(config.contains(&trusted[0].1));
+    // PostToolUse and UserPromptSubmit.
+    assert_eq!(trusted.len(), 2);
+    assert!(trusted.iter().all(|(k, h)| config.contains(k.as_str()) && config.contains(h.as_str())), "{config}");
+    assert!(config.contains(&format!("[hooks.state.\"{}:user_prompt_submit:0:0\"]", hooks.display())), "{config}");
     // The doctor sees it wired; after the hook changes by hand, its trust is stale.
     let check = |w: &Where| check::wiring_checks(w).into_iter().find(|c| c.name == "Codex").unwrap();
     assert_eq!(check(&h.w).status, crate::engine::CheckStatus::Ok, "{:?}", check(&h.w));
