@@ -10,6 +10,7 @@ mod eval;
 mod eval_merge;
 mod historian;
 mod model;
+mod setup;
 mod skills;
 mod team;
 
@@ -210,6 +211,8 @@ pub enum Command {
     },
     /// Copy installed skills into a session's working folder, hidden from git.
     Seed(skills::SeedArgs),
+    /// Wire skillmem into an agent host's configuration (hooks, MCP server, trust); --undo takes it out.
+    Setup(setup::SetupArgs),
     /// The embedding model: fetch it, see what is in use, distill the static table.
     Model {
         #[command(subcommand)]
@@ -237,6 +240,15 @@ pub enum HookHost {
         #[arg(long, value_name = "NAME")]
         note_tool: Option<String>,
     },
+    /// A Gemini CLI hook: AfterTool of activate_skill. Always exits 0; failures go to
+    /// <data dir>/logs/gemini-cli-hook.log.
+    GeminiCli,
+    /// A Codex CLI hook: PostToolUse of Bash reading a SKILL.md. Always exits 0; failures go to
+    /// <data dir>/logs/codex-hook.log.
+    Codex,
+    /// A GitHub Copilot CLI hook: postToolUse of skill. Always exits 0; failures go to
+    /// <data dir>/logs/copilot-hook.log.
+    Copilot,
 }
 
 #[derive(Debug, Subcommand)]
@@ -530,19 +542,33 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
-        Command::Hook { host: HookHost::ClaudeCode { note_tool } } => {
-            use skillmem::hosts::{claude_code, log_line};
+        Command::Hook { host } => {
+            use skillmem::hosts::{agents, claude_code, log_line};
             use std::io::Read;
             let mut input = String::new();
             let read = std::io::stdin().take(16 << 20).read_to_string(&mut input);
+            let (agent, note_tool) = match host {
+                HookHost::ClaudeCode { note_tool } => (None, note_tool),
+                HookHost::GeminiCli => (Some(agents::GEMINI), None),
+                HookHost::Codex => (Some(agents::CODEX), None),
+                HookHost::Copilot => (Some(agents::COPILOT), None),
+            };
             let opts =
                 claude_code::HookOptions { data_dir: g.data_dir.clone(), workspace: g.workspace.clone(), note_tool };
-            let answer = match read {
-                Ok(_) => claude_code::answer(&input, &opts),
-                Err(e) => claude_code::answer("", &opts).with_log(format!("cannot read stdin: {e}")),
+            let (input, failed) = match read {
+                Ok(_) => (input, None),
+                Err(e) => (String::new(), Some(format!("cannot read stdin: {e}"))),
+            };
+            let (answer, log_name) = match agent {
+                None => (claude_code::answer(&input, &opts), claude_code::LOG_NAME),
+                Some(a) => (agents::answer(a, &input, &opts), a.log),
+            };
+            let answer = match failed {
+                Some(line) => answer.with_log(line),
+                None => answer,
             };
             for line in &answer.log {
-                log_line(&answer.data_dir, claude_code::LOG_NAME, line);
+                log_line(&answer.data_dir, log_name, line);
             }
             if let Some(s) = &answer.stdout {
                 out(s);
@@ -559,6 +585,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Bench { what: BenchCommand::Team { notes } } => team::bench(g, notes)?,
         Command::Model { what } => model::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,
+        Command::Setup(args) => setup::run(g, args)?,
         Command::Bench { what: BenchCommand::Skills(what) } => skills::bench(g, what)?,
     }
     Ok(0)

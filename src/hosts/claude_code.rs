@@ -95,7 +95,7 @@ pub fn answer(stdin: &str, opts: &HookOptions) -> Answer {
     a
 }
 
-fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
 }
 
@@ -111,7 +111,7 @@ fn workspace_of(event: &Value, opts: &HookOptions) -> PathBuf {
 }
 
 /// [`open`], with a failure logged (the hook never fails the agent).
-fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<Engine> {
+pub(crate) fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<Engine> {
     match open(ws, opts, log) {
         Ok(e) => Some(e),
         Err(e) => {
@@ -131,7 +131,7 @@ fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, 
 }
 
 /// The data directory the configuration points at (for the log), without opening anything.
-fn data_dir_for(ws: &Path, opts: &HookOptions) -> Option<PathBuf> {
+pub(crate) fn data_dir_for(ws: &Path, opts: &HookOptions) -> Option<PathBuf> {
     if let Some(d) = &opts.data_dir {
         return Some(d.clone());
     }
@@ -399,7 +399,7 @@ fn precompact(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
     Some(r.instructions)
 }
 
-fn expand_home(p: &str) -> PathBuf {
+pub(crate) fn expand_home(p: &str) -> PathBuf {
     match (p.strip_prefix("~/"), dirs::home_dir()) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(p),
