@@ -637,6 +637,21 @@ impl Engine {
                 Some("the database cannot be read; restore it from a backup or an export".into()),
             ),
         }
+        match store::history_health(&self.conn()) {
+            Ok((0, history)) => add(
+                "history",
+                CheckStatus::Ok,
+                format!("{history} note(s) replaced or retired, each restorable (skillmem notes --all-versions)"),
+                None,
+            ),
+            Ok((dangling, _)) => add(
+                "history",
+                CheckStatus::Warn,
+                format!("{dangling} replaced note(s) name a successor that is gone"),
+                Some("they stay restorable: skillmem notes --all-versions lists them, skillmem restore ID brings one back".into()),
+            ),
+            Err(e) => add("history", CheckStatus::Fail, e.to_string(), None),
+        }
         match store::fts_integrity(&self.conn()) {
             Ok(None) => add("full-text index", CheckStatus::Ok, "consistent with the notes".into(), None),
             Ok(Some(why)) => add(

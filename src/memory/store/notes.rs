@@ -319,3 +319,15 @@ pub fn set_facts(conn: &mut Connection, id: i64, hits: i64, created_at: i64, pin
     }
     Ok(())
 }
+
+/// The history's health (doctor): notes whose successor is missing, and how many notes are
+/// history (replaced or retired).
+pub fn history_health(conn: &Connection) -> Result<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT (SELECT count(*) FROM notes h WHERE h.superseded_by IS NOT NULL
+                 AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = h.superseded_by)),
+                (SELECT count(*) FROM notes WHERE retired_at IS NOT NULL)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
+}
