@@ -7,10 +7,12 @@ mod bench;
 mod curate;
 mod demo;
 mod eval;
+mod help;
 mod historian;
 mod model;
 mod skills;
 mod team;
+mod values;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,9 +27,11 @@ use skillmem::engine::Engine;
 use skillmem::protocol::memory::*;
 use skillmem::protocol::{Cx, Method};
 
+pub use help::GETTING_STARTED;
+
 /// Skill memory and session skills for AI coding agents.
 #[derive(Debug, Parser)]
-#[command(name = "skillmem", version, about)]
+#[command(name = "skillmem", version, about, after_help = help::GETTING_STARTED)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -39,83 +43,109 @@ pub struct Cli {
 #[derive(Debug, Args, Clone)]
 pub struct Global {
     /// Print machine-readable JSON.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub json: bool,
     /// The data directory (default: $SKILLMEM_HOME, else ~/.local/share/skillmem).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, help_heading = "Global options", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// The workspace whose project identity and skill folders apply (default: the current folder).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, help_heading = "Global options", value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the stdio sidecar (LSP-framed JSON-RPC on stdin/stdout).
+    #[command(after_help = help::SERVE)]
     Serve {
         /// Accepted for LSP clients that pass it; stdio is the only transport.
         #[arg(long)]
         stdio: bool,
     },
-    /// Write a note for a skill.
+    /// Write a note for a skill (an exact or near duplicate bumps the existing note's hits).
+    #[command(after_help = help::NOTE)]
     Note {
+        /// The skill's name, as in its SKILL.md (its memory must be enabled).
         skill: String,
-        #[arg(long)]
+        /// What kind of lesson it is.
+        #[arg(long, value_parser = values::wire::<values::Kind>(), ignore_case = true)]
         kind: String,
-        #[arg(long)]
+        /// The lesson itself, in a sentence or two.
+        #[arg(long, value_name = "TEXT")]
         delta: String,
-        #[arg(long)]
+        /// What the agent was about to do when it learned this (recall matches on it).
+        #[arg(long, value_name = "TEXT")]
         intent: Option<String>,
-        /// project (default) or global.
-        #[arg(long)]
+        /// Who sees the note (default: project).
+        #[arg(long, value_parser = values::wire::<values::Scope>())]
         scope: Option<String>,
-        #[arg(long = "tag")]
+        /// A tag to attach (repeat for several).
+        #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
     },
-    /// Show what a skill load would recall.
+    /// Recall a skill's notes as a skill load would (the block, ranked by the intent).
+    #[command(after_help = help::RECALL)]
     Recall {
+        /// The skill's name.
         skill: String,
-        #[arg(long)]
+        /// What the agent is about to do: notes are ranked by it (default: by recency × hits).
+        #[arg(long, value_name = "TEXT")]
         intent: Option<String>,
-        #[arg(long)]
+        /// Token budget of the block (default: memory.maxTokens, 1500).
+        #[arg(long, value_name = "N")]
         max_tokens: Option<usize>,
-        #[arg(long)]
+        /// At most this many notes.
+        #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
-    /// Pin or unpin a note.
+    /// Pin or unpin a note (pinned notes come first in every block).
+    #[command(after_help = help::PIN)]
     Pin {
+        /// The note's id (`skillmem notes SKILL` lists them).
         id: i64,
         /// Unpin instead.
         #[arg(long)]
         off: bool,
     },
     /// Delete a note.
-    Forget { id: i64 },
-    /// Replace a note's lesson.
-    Edit {
+    #[command(after_help = help::FORGET)]
+    Forget {
+        /// The note's id (`skillmem notes SKILL` lists them).
         id: i64,
-        #[arg(long)]
+    },
+    /// Replace a note's lesson (and re-embed it).
+    #[command(after_help = help::EDIT)]
+    Edit {
+        /// The note's id (`skillmem notes SKILL` lists them).
+        id: i64,
+        /// The new lesson.
+        #[arg(long, value_name = "TEXT")]
         delta: String,
     },
-    /// Counts of the notes visible to this project.
+    /// Counts of the notes visible to this project, and the skills used per session and day.
+    #[command(after_help = help::STATS)]
     Stats {
-        #[arg(long)]
+        /// Count for this project identity instead of the workspace's.
+        #[arg(long, value_name = "ID")]
         project_id: Option<String>,
         /// How many days of skill uses to list per day (default 14; 0: none).
         #[arg(long)]
         days: Option<u32>,
     },
-    /// List every note (of one skill), with filters, search and sort.
+    /// List every note (of one skill), with filters, search and sort; shows the notes' ids.
+    #[command(after_help = help::NOTES)]
     Notes(curate::NotesArgs),
     /// Write notes with their metadata, content hash and embedder id (no vectors).
+    #[command(after_help = help::EXPORT)]
     Export {
+        /// Only this skill's notes.
         #[arg(long)]
         skill: Option<String>,
-        /// project or global.
-        #[arg(long)]
+        /// Only the notes of this scope.
+        #[arg(long, value_parser = values::wire::<values::Scope>())]
         scope: Option<String>,
-        /// jsonl (default; what import reads) or md.
-        #[arg(long, default_value = "jsonl")]
+        /// The output format.
+        #[arg(long, default_value = "jsonl", value_parser = values::wire::<values::ExportFormat>())]
         format: String,
         /// Write to this file instead of stdout.
         #[arg(long, short = 'o', value_name = "FILE")]
@@ -123,8 +153,13 @@ pub enum Command {
     },
     /// Read an export (JSONL, `-` for stdin) in one transaction: duplicates bump hits, a
     /// malformed line aborts the whole import.
-    Import { file: PathBuf },
+    #[command(after_help = help::IMPORT)]
+    Import {
+        /// The export to read (`-` for stdin).
+        file: PathBuf,
+    },
     /// Check the data directory, schema, indexes, embedder and host wiring; say what to do.
+    #[command(after_help = help::DOCTOR)]
     Doctor {
         /// Repair what can be repaired (rebuild the full-text index).
         #[arg(long)]
@@ -132,6 +167,7 @@ pub enum Command {
     },
     /// A local web dashboard: read, search, curate and preview the memory, manage session
     /// skills. Serves on 127.0.0.1 only and prints its URL with a random token.
+    #[command(after_help = help::UI)]
     Ui {
         /// The port (default: a free one).
         #[arg(long, default_value_t = 0)]
@@ -141,22 +177,26 @@ pub enum Command {
         no_open: bool,
     },
     /// Play a short host session against a child `skillmem serve`, printing each exchange.
+    #[command(after_help = help::DEMO)]
     Demo,
-    /// Measure recall quality on a labelled set.
+    /// Measure recall quality on labelled sets.
     Eval {
         #[command(subcommand)]
         what: EvalCommand,
     },
     /// Render a transcript chunk (TC: skill markers) and the historian's instructions.
+    #[command(after_help = help::CHUNK)]
     Chunk {
-        /// claude-code, opencode or text.
-        #[arg(long)]
+        /// The transcript's format.
+        #[arg(long, value_parser = values::wire::<values::TranscriptFormat>())]
         format: String,
         /// The transcript (`-` for stdin); a `.jsonl` file is read as one record a line.
         file: PathBuf,
     },
     /// Promote the observations of a historian output (`-` for stdin).
+    #[command(after_help = help::OBSERVE)]
     Observe {
+        /// The historian's output (`-` for stdin).
         file: PathBuf,
         /// The session the output summarises.
         #[arg(long)]
@@ -176,25 +216,31 @@ pub enum Command {
     /// Serve the note tools (skill_note, skill_recall, skill_pin, skill_forget) and the session-skills
     /// tools (skills_list, skills_install, skills_update, skills_remove, skills_resolve, skills_seed)
     /// over MCP on stdio.
+    #[command(after_help = help::MCP)]
     Mcp,
     /// Install, update, remove, list and resolve session skills from git.
+    #[command(after_help = help::SKILLS)]
     Skills {
         #[command(subcommand)]
         what: skills::SkillsCommand,
     },
     /// Copy installed skills into a session's working folder, hidden from git.
+    #[command(after_help = help::SEED)]
     Seed(skills::SeedArgs),
     /// The embedding model: fetch it, see what is in use, distill the static table.
+    #[command(after_help = help::MODEL)]
     Model {
         #[command(subcommand)]
         what: model::ModelCommand,
     },
     /// Sync once with the team server (push local changes, pull the team's); `sync status`.
+    #[command(after_help = help::SYNC)]
     Sync {
         #[command(subcommand)]
         what: Option<team::SyncCommand>,
     },
     /// Programs that print figures (run them on a release build).
+    #[command(after_help = help::BENCH)]
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
@@ -220,6 +266,7 @@ pub enum BenchCommand {
     Skills(skills::BenchCommand),
     /// Team memory: push and pull of N notes through a scratch PostgreSQL server.
     Team {
+        /// Notes machine A writes and pushes.
         #[arg(long, default_value_t = 10_000)]
         notes: usize,
     },
@@ -228,15 +275,14 @@ pub enum BenchCommand {
         /// Sizes of the synthetic sets.
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         n: Vec<usize>,
-        /// The synthetic data: `lowrank` (a 32-dim Gaussian latent times a fixed random
-        /// 32×dim basis plus 0.15 noise, normalised: close to real sentence embeddings and
-        /// hard for a graph) or `clustered` (unit vectors around n/100 centres: easy).
-        #[arg(long, default_value = "lowrank")]
+        /// The synthetic data.
+        #[arg(long, default_value = "lowrank", value_parser = values::wire::<values::IndexData>())]
         data: String,
         /// Write the generated vectors and queries as raw little-endian f32 rows into this
         /// folder (`vectors-N.f32`, `queries-N.f32`), to run other libraries on the same data.
         #[arg(long, value_name = "DIR")]
         write_data: Option<PathBuf>,
+        /// Dimensions of the vectors.
         #[arg(long, default_value_t = 384)]
         dim: usize,
         /// Queries per set (exact ground truth is computed for each).
@@ -248,8 +294,10 @@ pub enum BenchCommand {
         /// Raw little-endian f32 query rows (default: rows drawn from --vectors).
         #[arg(long = "queries-file", value_name = "FILE")]
         queries_file: Option<PathBuf>,
+        /// The graph's links per node (M; twice as many on layer 0).
         #[arg(long, default_value_t = 16)]
         m: usize,
+        /// The candidate list size while inserting.
         #[arg(long, default_value_t = 64)]
         ef_construction: usize,
         /// Search list sizes to measure.
@@ -263,6 +311,7 @@ pub enum BenchCommand {
     },
     /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
     Ui {
+        /// Notes of the skill.
         #[arg(long, default_value_t = 10_000)]
         notes: usize,
         /// Requests per view.
@@ -297,10 +346,8 @@ pub enum BenchCommand {
         /// build with the local-model feature).
         #[arg(long, value_name = "DIR", conflicts_with = "provider")]
         model: Option<PathBuf>,
-        /// How the store is filled: `sql` (the fixture, straight into the database) or
-        /// `protocol` (every note through `skillmem/note` from an empty store, 64 in flight,
-        /// 90% to one skill, as a host or an import writes; prints notes/s per tenth).
-        #[arg(long, default_value = "sql", value_parser = ["sql", "protocol"])]
+        /// How the store is filled.
+        #[arg(long, default_value = "sql", value_parser = values::wire::<values::Fill>())]
         fill: String,
     },
 }
@@ -308,6 +355,7 @@ pub enum BenchCommand {
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// MRR@10 and recall@5 of the full cascade, of the bm25 rung alone and of a plain bm25 baseline.
+    #[command(after_help = help::EVAL)]
     Recall {
         /// Labelled recall sets (the format of shared/bench/recall-dev.json); with several, a
         /// line per set and their mean at the end.
