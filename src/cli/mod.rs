@@ -5,6 +5,7 @@
 
 mod bench;
 mod curate;
+mod datadir;
 mod demo;
 mod eval;
 mod help;
@@ -417,6 +418,9 @@ pub(crate) fn engine_for(g: &Global, note_tool: Option<&str>) -> Result<Engine> 
 /// Runs a command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<u8> {
     let g = &cli.global;
+    if datadir::needs_store(&cli.command) {
+        datadir::require_store(g)?;
+    }
     match cli.command {
         Command::Serve { .. } => {
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -324,7 +324,7 @@ impl Engine {
         }
         let intent = {
             let conn = lock(&self.conn);
-            store::get(&conn, id)?.ok_or_else(|| Error::NotFound(format!("no note with id {}", id)))?.intent
+            store::get(&conn, id)?.ok_or_else(|| Error::unknown_note(id))?.intent
         };
         let delta = delta.trim();
         let (vector, pieces) = self.embed_note(&intent, delta)?;

@@ -276,7 +276,7 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<Note>> {
 }
 
 fn not_found(id: i64) -> Error {
-    Error::NotFound(format!("no note with id {id}; list notes with skillmem/recall"))
+    Error::unknown_note(id)
 }
 
 /// Sets or clears the pin of a note.
