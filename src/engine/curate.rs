@@ -4,7 +4,7 @@
 //! global scope; merge near-duplicate pairs; preview the block a load would append (without
 //! counting a recall); export and import; check the data directory.
 //!
-//! Every statement over `notes` is in `memory/store.rs` ("curation" section).
+//! Every statement over `notes` is in `memory/store/curate.rs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

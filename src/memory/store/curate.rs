@@ -1,0 +1,428 @@
+//! Curation: listing, scope moves, merges, export, import, and the doctor's checks
+//! (`engine/curate.rs`: the dashboard's and the CLI's `notes`, `export`, `import`, `doctor`).
+
+use super::*;
+
+/// How [`list`] orders notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListOrder {
+    /// Newest first.
+    #[default]
+    Recent,
+    /// Most hits (duplicate writes) first.
+    Hits,
+    /// Most recalls first.
+    Recalls,
+}
+
+/// What [`list`] selects: every filter is optional.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery<'a> {
+    pub skill: Option<&'a str>,
+    /// Notes visible from this project (its own and global); `None`: every project's.
+    pub project: Option<&'a str>,
+    pub kind: Option<&'a str>,
+    pub scope: Option<Scope>,
+    pub source: Option<&'a str>,
+    pub pinned: Option<bool>,
+    /// Full-text search: every word must match (the last one as a prefix).
+    pub search: Option<&'a str>,
+    pub order: ListOrder,
+    pub offset: usize,
+    /// `None`: every matching note.
+    pub limit: Option<usize>,
+    /// Vectors of this model count as current.
+    pub model: Option<&'a str>,
+}
+
+/// A listed note: the note, the project it is stored under (`''` for global), and whether it
+/// has a vector of the current model.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub note: Note,
+    pub project_id: String,
+    pub current_vector: bool,
+}
+
+/// An FTS5 query that ANDs the words of `text`, the last one as a prefix (a person typing a
+/// search). `None` when no word is left.
+pub fn search_query(text: &str) -> Option<String> {
+    let words = query_words(text);
+    let n = words.len();
+    (n > 0).then(|| {
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| if i + 1 == n { format!("\"{w}\"*") } else { format!("\"{w}\"") })
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    })
+}
+
+fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> String {
+    use rusqlite::types::Value as V;
+    let mut w = vec!["1".to_string()];
+    let arg = |args: &mut Vec<V>, v: V| {
+        args.push(v);
+        format!("?{}", args.len())
+    };
+    if let Some(s) = q.skill {
+        let a = arg(args, V::Text(s.into()));
+        w.push(format!("notes.skill = {a}"));
+    }
+    if let Some(p) = q.project {
+        let a = arg(args, V::Text(p.into()));
+        w.push(format!("((notes.scope = 'project' AND notes.project_id = {a}) OR notes.scope = 'global')"));
+    }
+    if let Some(k) = q.kind {
+        let a = arg(args, V::Text(k.into()));
+        w.push(format!("notes.kind = {a}"));
+    }
+    if let Some(s) = q.scope {
+        let a = arg(args, V::Text(s.as_str().into()));
+        w.push(format!("notes.scope = {a}"));
+    }
+    if let Some(s) = q.source {
+        let a = arg(args, V::Text(s.into()));
+        w.push(format!("notes.source = {a}"));
+    }
+    if let Some(p) = q.pinned {
+        let a = arg(args, V::Integer(p as i64));
+        w.push(format!("notes.pinned = {a}"));
+    }
+    if let Some(fq) = q.search.and_then(search_query) {
+        let fq = match q.skill {
+            Some(s) => within_skill(s, &fq),
+            None => fq,
+        };
+        let a = arg(args, V::Text(fq));
+        w.push(format!("notes.id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH {a})"));
+    }
+    w.join(" AND ")
+}
+
+/// The notes `q` selects, and how many there are in all (before offset and limit).
+pub fn list(conn: &Connection, q: &ListQuery<'_>) -> Result<(i64, Vec<Listed>)> {
+    let mut args = vec![];
+    let wh = list_where(q, &mut args);
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM notes WHERE {wh}"),
+        rusqlite::params_from_iter(args.iter()),
+        |r| r.get(0),
+    )?;
+    let order = match q.order {
+        ListOrder::Recent => "notes.created_at DESC, notes.id DESC",
+        ListOrder::Hits => "notes.hits DESC, notes.created_at DESC, notes.id DESC",
+        ListOrder::Recalls => "notes.recalls DESC, notes.created_at DESC, notes.id DESC",
+    };
+    args.push(rusqlite::types::Value::Text(q.model.unwrap_or("").into()));
+    let model_arg = args.len();
+    args.push(rusqlite::types::Value::Integer(q.limit.map(|l| l as i64).unwrap_or(-1)));
+    args.push(rusqlite::types::Value::Integer(q.offset as i64));
+    let n = args.len();
+    let cols: String = NOTE_COLUMNS.split(", ").map(|c| format!("notes.{c}")).collect::<Vec<_>>().join(", ");
+    // The page's ids first (sorted from the index where the filters allow, without reading
+    // every row), then only their rows.
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {cols}, notes.project_id, (notes.vector IS NOT NULL AND notes.vector_model = ?{model_arg})
+         FROM notes WHERE notes.id IN (SELECT notes.id FROM notes WHERE {wh} ORDER BY {order} LIMIT ?{} OFFSET ?{n})
+         ORDER BY {order}",
+        n - 1
+    ))?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+        Ok(Listed { note: note_from_row(r)?, project_id: r.get(15)?, current_vector: r.get::<_, i64>(16)? != 0 })
+    })?;
+    Ok((total, rows.collect::<Result<_, _>>()?))
+}
+
+/// What [`move_scope`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    /// The note changed scope and kept its id.
+    Moved(i64),
+    /// The target scope already said exactly that: the note was merged into that one (its
+    /// hits, recalls and pin added), and deleted.
+    MergedInto(i64),
+    /// It already had that scope.
+    Unchanged(i64),
+}
+
+/// Moves a note to `scope`: to global (visible from every project), or to project scope under
+/// `project`. An exact duplicate already there absorbs it.
+pub fn move_scope(
+    conn: &mut Connection,
+    id: i64,
+    scope: Scope,
+    project: &str,
+    index: Option<&dyn VectorIndex>,
+) -> Result<Moved> {
+    let tx = write_tx(conn)?;
+    let row: Option<(String, String, String, String)> = tx
+        .query_row("SELECT skill, scope, project_id, norm_hash FROM notes WHERE id = ?1", [id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?;
+    let Some((skill, old_scope, old_pkey, hash)) = row else { return Err(not_found(id)) };
+    let pkey = partition(scope, project);
+    if old_scope == scope.as_str() && old_pkey == pkey {
+        return Ok(Moved::Unchanged(id));
+    }
+    let twin: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4",
+            params![skill, scope.as_str(), pkey, hash],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let out = match twin {
+        Some(keep) => {
+            absorb(&tx, keep, id)?;
+            Moved::MergedInto(keep)
+        }
+        None => {
+            tx.execute(
+                "UPDATE notes SET scope = ?2, project_id = ?3, updated_at = ?4 WHERE id = ?1",
+                params![id, scope.as_str(), pkey, now_ms()],
+            )?;
+            Moved::Moved(id)
+        }
+    };
+    tx.commit()?;
+    if let (Moved::MergedInto(_), Some(ix)) = (out, index) {
+        ix.remove(id);
+    }
+    Ok(out)
+}
+
+/// `keep` takes over `drop`'s hits (plus one: the duplicate write it stands for), recalls and
+/// pin; `drop` is deleted. Inside the caller's transaction.
+fn absorb(tx: &rusqlite::Transaction<'_>, keep: i64, drop: i64) -> Result<()> {
+    tx.execute(
+        "UPDATE notes SET hits = hits + (SELECT hits + 1 FROM notes WHERE id = ?2),
+                          recalls = recalls + (SELECT recalls FROM notes WHERE id = ?2),
+                          pinned = max(pinned, (SELECT pinned FROM notes WHERE id = ?2)),
+                          last_used_at = max(coalesce(last_used_at, 0), coalesce((SELECT last_used_at FROM notes WHERE id = ?2), 0)),
+                          updated_at = ?3
+         WHERE id = ?1",
+        params![keep, drop, now_ms()],
+    )?;
+    tx.execute("DELETE FROM notes WHERE id = ?1", [drop])?;
+    Ok(())
+}
+
+/// Merges note `drop` into note `keep` (both of one skill): `keep` takes its hits, recalls
+/// and pin, `drop` is deleted.
+pub fn merge(conn: &mut Connection, keep: i64, drop: i64, index: Option<&dyn VectorIndex>) -> Result<()> {
+    if keep == drop {
+        return Err(Error::invalid(format!("cannot merge note {keep} into itself; give two different ids")));
+    }
+    let tx = write_tx(conn)?;
+    let skill_of = |id: i64| -> Result<String> {
+        tx.query_row("SELECT skill FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| not_found(id))
+    };
+    let (a, b) = (skill_of(keep)?, skill_of(drop)?);
+    if a != b {
+        return Err(Error::invalid(format!(
+            "note {keep} is of skill {a:?} and note {drop} of skill {b:?}; only notes of one skill can be merged"
+        )));
+    }
+    absorb(&tx, keep, drop)?;
+    tx.commit()?;
+    if let Some(ix) = index {
+        ix.remove(drop);
+    }
+    Ok(())
+}
+
+/// A stored note with what an export writes besides it.
+#[derive(Debug, Clone)]
+pub struct ExportRow {
+    pub note: Note,
+    pub project_id: String,
+    pub norm_hash: String,
+    pub vector_model: Option<String>,
+}
+
+/// Every note (of `skill`, of `scope`, when given), oldest first.
+pub fn export_rows(conn: &Connection, skill: Option<&str>, scope: Option<Scope>) -> Result<Vec<ExportRow>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {NOTE_COLUMNS}, project_id, norm_hash, vector_model FROM notes
+         WHERE (?1 IS NULL OR skill = ?1) AND (?2 IS NULL OR scope = ?2) ORDER BY id"
+    ))?;
+    let rows = stmt.query_map(params![skill, scope.map(Scope::as_str)], |r| {
+        Ok(ExportRow {
+            note: note_from_row(r)?,
+            project_id: r.get(15)?,
+            norm_hash: r.get(16)?,
+            vector_model: r.get(17)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A note to import: its stored fields, and its vector of `model` (when the importer embedded
+/// it).
+#[derive(Debug, Clone)]
+pub struct ImportRow {
+    pub note: Note,
+    pub project_id: String,
+    pub vector: Option<Vec<f32>>,
+}
+
+/// Writes `rows` in ONE transaction: an exact duplicate (same skill, scope, partition and
+/// normalised text) or a near duplicate (cosine ≥ `threshold` among vectors of `model` in the
+/// same partition, including notes imported earlier in the same run) bumps the existing
+/// note's hits instead. Any failure rolls the whole import back.
+pub fn import_rows(
+    conn: &mut Connection,
+    rows: &[ImportRow],
+    model: Option<&str>,
+    threshold: f32,
+) -> Result<Vec<(i64, WriteStatus)>> {
+    use std::collections::HashMap;
+    let tx = write_tx(conn)?;
+    let mut out = Vec::with_capacity(rows.len());
+    // The vectors of each (skill, scope, partition) met so far, with the notes imported into it.
+    type Partition = (String, String, String);
+    let mut vectors: HashMap<Partition, Vec<(i64, Vec<f32>)>> = HashMap::new();
+    {
+        let mut exact = tx.prepare_cached(
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4",
+        )?;
+        let mut part = tx.prepare_cached(
+            "SELECT id, vector FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
+        )?;
+        let mut bump = tx.prepare_cached("UPDATE notes SET hits = hits + 1, last_used_at = ?2 WHERE id = ?1")?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits,
+                                recalls, pinned, norm_hash, skill_hash, created_at, updated_at, vector, vector_model)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        )?;
+        let now = now_ms();
+        for row in rows {
+            let n = &row.note;
+            let pkey = if n.scope == Scope::Global { String::new() } else { row.project_id.clone() };
+            let hash = norm_hash(&n.delta);
+            let key = (n.skill.clone(), n.scope.as_str().to_string(), pkey.clone());
+            let found: Option<i64> =
+                exact.query_row(params![n.skill, n.scope.as_str(), pkey, hash], |r| r.get(0)).optional()?;
+            let found = match (found, model, &row.vector) {
+                (Some(id), _, _) => Some(id),
+                (None, Some(m), Some(v)) if v.iter().any(|x| *x != 0.0) => {
+                    if !vectors.contains_key(&key) {
+                        let got = part
+                            .query_map(params![n.skill, n.scope.as_str(), pkey, m], |r| {
+                                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+                            })?
+                            .filter_map(|r| r.ok())
+                            .filter_map(|(id, b)| from_blob(&b).map(|v| (id, v)))
+                            .collect();
+                        vectors.insert(key.clone(), got);
+                    }
+                    vectors[&key]
+                        .iter()
+                        .filter(|(_, w)| w.len() == v.len())
+                        .map(|(id, w)| (*id, crate::embed::dot(v, w)))
+                        .filter(|(_, s)| *s >= threshold)
+                        .max_by(|a, b| a.1.total_cmp(&b.1))
+                        .map(|(id, _)| id)
+                }
+                _ => None,
+            };
+            if let Some(id) = found {
+                bump.execute(params![id, now])?;
+                out.push((id, WriteStatus::Duplicate));
+                continue;
+            }
+            let tags = serde_json::to_string(&n.tags).unwrap_or_else(|_| "[]".into());
+            let vec_model = row.vector.as_ref().and(model);
+            insert.execute(params![
+                n.skill,
+                n.scope.as_str(),
+                pkey,
+                n.origin_project,
+                n.source.as_str(),
+                n.kind.as_str(),
+                n.intent,
+                n.delta,
+                tags,
+                n.hits,
+                n.recalls,
+                n.pinned as i64,
+                hash,
+                n.skill_hash,
+                n.created_at,
+                n.updated_at,
+                row.vector.as_deref().map(to_blob),
+                vec_model,
+            ])?;
+            let id = tx.last_insert_rowid();
+            if let Some(v) = &row.vector {
+                vectors.entry(key).or_default().push((id, v.clone()));
+            }
+            out.push((id, WriteStatus::Inserted));
+        }
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Notes written per day (UTC, `YYYY-MM-DD`) and notes last used (recalled or hit) per day,
+/// over the last `days`, visible from `project`: the dashboard's chart.
+pub fn activity_by_day(conn: &Connection, project: &str, days: i64) -> Result<Vec<(String, i64, i64)>> {
+    let since = now_ms() - days * 86_400_000;
+    let mut stmt = conn.prepare(
+        "SELECT day, sum(w), sum(u) FROM (
+            SELECT date(created_at / 1000, 'unixepoch') AS day, 1 AS w, 0 AS u FROM notes
+             WHERE created_at >= ?2 AND ((scope = 'project' AND project_id = ?1) OR scope = 'global')
+            UNION ALL
+            SELECT date(last_used_at / 1000, 'unixepoch'), 0, 1 FROM notes
+             WHERE last_used_at >= ?2 AND ((scope = 'project' AND project_id = ?1) OR scope = 'global')
+         ) GROUP BY day ORDER BY day",
+    )?;
+    let rows = stmt.query_map(params![project, since], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every project a note was written from, or stored under, with its note count.
+pub fn projects(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut stmt = conn.prepare(
+        "SELECT origin_project, count(*) FROM notes WHERE origin_project != '' GROUP BY origin_project ORDER BY 2 DESC",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The full-text index's own integrity check against the notes table: `None` when sound,
+/// else SQLite's message.
+pub fn fts_integrity(conn: &Connection) -> Result<Option<String>> {
+    match conn.execute("INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', 1)", []) {
+        Ok(_) => Ok(None),
+        Err(rusqlite::Error::SqliteFailure(_, msg)) => Ok(Some(msg.unwrap_or_else(|| "corrupt".into()))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Rebuilds the full-text index from the notes table.
+pub fn fts_rebuild(conn: &mut Connection) -> Result<()> {
+    let tx = write_tx(conn)?;
+    tx.execute("INSERT INTO notes_fts (notes_fts) VALUES ('rebuild')", [])?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The ids of every note with a vector of `model`, ascending.
+pub fn ids_with_vectors(conn: &Connection, model: &str) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare("SELECT id FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL ORDER BY id")?;
+    let rows = stmt.query_map([model], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every skill with notes, with its count (all projects).
+pub fn skills_with_notes(conn: &Connection) -> Result<Vec<(String, i64)>> {
+    let mut stmt = conn.prepare("SELECT skill, count(*) FROM notes GROUP BY skill ORDER BY skill")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

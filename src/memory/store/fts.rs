@@ -1,0 +1,184 @@
+//! The full-text queries over `notes_fts` (bm25 within a skill, pruned for large corpora).
+
+use super::*;
+
+/// The visible notes of `skill` that match `intent` in full text, best (lowest bm25) first.
+pub fn fts(conn: &Connection, skill: &str, project: &str, intent: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
+    let Some(q) = fts_query(intent) else { return Ok(vec![]) };
+    fts_match(conn, skill, project, &q, limit)
+}
+
+/// The full-text token that stands for a skill (column `skill_key`, migration 0004): `sk` and
+/// the lower-case hex of its name, so any name is one token that no word of a note spells.
+pub fn skill_token(skill: &str) -> String {
+    let hex: String = skill.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("\"sk{hex}\"")
+}
+
+/// `words` (an FTS5 OR query) restricted to the notes of `skill` (unrestricted for `None`).
+pub(super) fn within_skill<'a>(skill: impl Into<Option<&'a str>>, words: &str) -> String {
+    match skill.into() {
+        Some(skill) => format!("{} AND ({words})", skill_token(skill)),
+        None => words.to_string(),
+    }
+}
+
+fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT notes.id, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts JOIN notes ON notes.id = notes_fts.rowid
+         WHERE notes_fts MATCH ?3 AND notes.skill = ?1 AND {} ORDER BY score, notes.id LIMIT ?4",
+        visible_from(2)
+    ))?;
+    let q = within_skill(skill, q);
+    let rows = stmt.query_map(params![skill, project, q, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// [`fts`] for large corpora (`max_matches = i64::MAX`: every word, visibility checked in
+/// memory) and very large skills: the words of `intent` that match the most notes are left
+/// out, rarest first, until the words kept match at most `max_matches` notes in all (the
+/// rarest word is always kept). bm25 must score every matching note, and a few common words
+/// can match a third of 100k notes; they also weigh least in bm25, so the head of the
+/// ranking barely moves. Each word's count is read up to the cap only.
+/// `visible` are the ids of the skill's visible notes, sorted: with at most `max_matches`
+/// matches, bm25 runs on the full-text table alone and visibility is checked in memory.
+/// `skill` ANDs the words with the skill's token: worth it when the skill is a small part of
+/// the store (bm25 then scores only its matches); `None` when the skill is most of the store,
+/// where the AND would only walk the skill's whole posting list.
+pub fn fts_pruned(
+    conn: &Connection,
+    skill: Option<&str>,
+    visible: &[i64],
+    intent: &str,
+    limit: usize,
+    max_matches: i64,
+) -> Result<Vec<(i64, f64)>> {
+    let words = query_words(intent);
+    if words.is_empty() {
+        return Ok(vec![]);
+    }
+    if max_matches == i64::MAX {
+        return fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit);
+    }
+    // How many notes each word matches, counted up to the cap (reading at most that much
+    // of its posting list).
+    let mut count =
+        conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)")?;
+    let mut dfs: Vec<(i64, String)> = vec![];
+    let mut seen = std::collections::BTreeSet::new();
+    for w in words.iter().filter(|w| seen.insert(w.as_str())) {
+        let df: i64 =
+            count.query_row(params![within_skill(skill, &format!("\"{w}\"")), max_matches + 1], |r| r.get(0))?;
+        dfs.push((df, w.clone()));
+    }
+    dfs.sort();
+    let mut kept = std::collections::BTreeSet::new();
+    let mut total = 0;
+    for (df, w) in dfs {
+        if !kept.is_empty() && total + df > max_matches {
+            break;
+        }
+        total += df;
+        kept.insert(w);
+    }
+    let words: Vec<String> = words.into_iter().filter(|w| kept.contains(w)).collect();
+    fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit)
+}
+
+/// bm25 over the full-text table alone, visibility checked against `visible` (sorted ids):
+/// the same answer as the join in [`fts`], without a notes-table lookup per match.
+fn fts_in_memory(conn: &Connection, visible: &[i64], q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY score, rowid",
+    )?;
+    let mut rows = stmt.query([q])?;
+    let mut out = vec![];
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        if visible.binary_search(&id).is_ok() {
+            out.push((id, r.get(1)?));
+            if out.len() == limit {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The words of an intent as the bm25 rung queries them: every word (letters and digits,
+/// lower-cased) in the order written, repeats kept. No stop-word list: bm25's IDF already
+/// weighs a word by how rare it is among the notes (a word in more than half of them counts
+/// for nothing), while a fixed English list also throws away words that carry the meaning of
+/// a coding intent ("not", "no", "out", "up", "after", "before", "again", "keeps", "all").
+/// Repeats are bm25's query-term frequency: a word said twice counts twice.
+pub fn query_words(text: &str) -> Vec<String> {
+    crate::text::words(text)
+}
+
+/// `words` as an FTS5 query: each quoted (so no word can be read as FTS syntax), OR-ed.
+fn or_query(words: &[String]) -> String {
+    words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR ")
+}
+
+/// An FTS5 query that ORs the words of `text` ([`query_words`]). `None` when nothing is left.
+pub fn fts_query(text: &str) -> Option<String> {
+    let words = query_words(text);
+    (!words.is_empty()).then(|| or_query(&words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bm25_stays_within_its_skill() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let mk = |skill: &str, delta: &str| NewNote {
+            skill: skill.into(),
+            kind: super::super::Kind::Gotcha,
+            intent: String::new(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::Global,
+            source: super::super::Source::Agent,
+            session_id: None,
+            skill_hash: None,
+        };
+        let (a, _) = write(&mut conn, "p", &mk("jq", "rebase the widgets"), None, 0.9, None).unwrap();
+        write(&mut conn, "p", &mk("git-rebase", "rebase the branch"), None, 0.9, None).unwrap();
+        let (u, _) = write(&mut conn, "p", &mk("café-tools", "rebase with accents"), None, 0.9, None).unwrap();
+        let got: Vec<i64> = fts(&conn, "jq", "p", "rebase", 10).unwrap().into_iter().map(|x| x.0).collect();
+        assert_eq!(got, vec![a]);
+        let got: Vec<i64> = fts(&conn, "café-tools", "p", "rebase", 10).unwrap().into_iter().map(|x| x.0).collect();
+        assert_eq!(got, vec![u]);
+        let visible = vec![a];
+        let got: Vec<i64> = fts_pruned(&conn, Some("jq"), &visible, "rebase widgets", 10, 1)
+            .unwrap()
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(got, vec![a]);
+        // A word that spells another skill's token finds nothing of that skill.
+        let token = skill_token("git-rebase").trim_matches('"').to_string();
+        assert!(fts(&conn, "jq", "p", &token, 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn fts_query_table() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("Cannot iterate over null", Some("\"cannot\" OR \"iterate\" OR \"over\" OR \"null\"")),
+            ("the of", Some("\"the\" OR \"of\"")),
+            ("", None),
+            (" -- ?! ", None),
+            (
+                "AND OR NOT \"quoted\" col:umn*",
+                Some("\"and\" OR \"or\" OR \"not\" OR \"quoted\" OR \"col\" OR \"umn\""),
+            ),
+            ("jq jq JQ", Some("\"jq\" OR \"jq\" OR \"jq\"")),
+        ];
+        for (text, want) in cases {
+            assert_eq!(fts_query(text).as_deref(), *want, "{text:?}");
+        }
+    }
+}

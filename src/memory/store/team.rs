@@ -1,0 +1,405 @@
+//! The local side of team memory (src/team/, docs/team.md, migration 0006_team): the outbox the
+//! triggers fill, the uid of each shared note, the pull cursor, and applying what a pull
+//! brought. Pulled changes are applied with `team_applying` holding a row, so that the triggers
+//! do not send them back.
+
+use super::*;
+
+/// The local sync state (`team_state`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamLocal {
+    pub machine: String,
+    pub target: String,
+    pub cursor: i64,
+    pub last_push_at: Option<i64>,
+    pub last_pull_at: Option<i64>,
+    pub last_error: Option<String>,
+    pub last_error_at: Option<i64>,
+}
+
+/// A note as the team sees it (no vector, no local id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamNote {
+    pub skill: String,
+    pub scope: String,
+    pub project_id: String,
+    pub origin_project: String,
+    pub source: String,
+    pub kind: String,
+    pub intent: String,
+    pub delta: String,
+    /// JSON array of strings.
+    pub tags: String,
+    pub pinned: bool,
+    pub hits: i64,
+    pub norm_hash: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// One pending local change, with the note's current state (`None` once it is deleted).
+#[derive(Debug, Clone)]
+pub struct TeamOutboxRow {
+    pub id: i64,
+    pub kind: String,
+    pub note_id: i64,
+    /// The uid the event names (forgets) or the note's uid, once it has one.
+    pub uid: Option<String>,
+    /// Why the note is held back, when it is.
+    pub held: Option<String>,
+    /// Hits the event adds ('note': the hits it was written with; 'hit': the increment).
+    pub hits: i64,
+    pub note: Option<TeamNote>,
+}
+
+/// A note's row as a pull brought it, with the vector this machine made for it (if any).
+#[derive(Debug, Clone)]
+pub struct TeamIncoming {
+    pub uid: String,
+    pub deleted: bool,
+    pub note: TeamNote,
+    pub vector: Option<Vec<f32>>,
+}
+
+/// What applying a pull did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TeamApplied {
+    pub inserted: Vec<i64>,
+    pub updated: Vec<i64>,
+    pub removed: Vec<i64>,
+    /// Notes whose lesson changed (their vector was replaced or cleared).
+    pub reembedded: Vec<i64>,
+}
+
+const TEAM_NOTE_COLUMNS: &str = "n.skill, n.scope, n.project_id, n.origin_project, n.source, n.kind, n.intent, n.delta, n.tags, n.pinned, n.hits, n.norm_hash, n.created_at, n.updated_at";
+
+fn team_note_at(r: &Row, i: usize) -> rusqlite::Result<Option<TeamNote>> {
+    let Some(skill) = r.get::<_, Option<String>>(i)? else { return Ok(None) };
+    Ok(Some(TeamNote {
+        skill,
+        scope: r.get(i + 1)?,
+        project_id: r.get(i + 2)?,
+        origin_project: r.get(i + 3)?,
+        source: r.get(i + 4)?,
+        kind: r.get(i + 5)?,
+        intent: r.get(i + 6)?,
+        delta: r.get(i + 7)?,
+        tags: r.get(i + 8)?,
+        pinned: r.get::<_, i64>(i + 9)? != 0,
+        hits: r.get(i + 10)?,
+        norm_hash: r.get(i + 11)?,
+        created_at: r.get(i + 12)?,
+        updated_at: r.get(i + 13)?,
+    }))
+}
+
+/// The sync state, if team sync ever ran here.
+pub fn team_local(conn: &Connection) -> Result<Option<TeamLocal>> {
+    Ok(conn
+        .query_row(
+            "SELECT machine, target, cursor, last_push_at, last_pull_at, last_error, last_error_at FROM team_state WHERE id = 1",
+            [],
+            |r| {
+                Ok(TeamLocal {
+                    machine: r.get(0)?,
+                    target: r.get(1)?,
+                    cursor: r.get(2)?,
+                    last_push_at: r.get(3)?,
+                    last_pull_at: r.get(4)?,
+                    last_error: r.get(5)?,
+                    last_error_at: r.get(6)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// Makes sure the sync state exists for `target` (the server and team). The first time, and
+/// whenever the target changes, the cursor starts over and every note is queued for a push
+/// (the server keeps one row per uid, so pushing again is harmless). `machine` is used when
+/// no id was made yet. Returns the state.
+pub fn team_begin(conn: &mut Connection, machine: &str, target: &str) -> Result<TeamLocal> {
+    let tx = write_tx(conn)?;
+    let current: Option<(String, String)> = tx
+        .query_row("SELECT machine, target FROM team_state WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let fresh = match &current {
+        Some((_, t)) => t != target,
+        None => true,
+    };
+    if fresh {
+        let machine = current.map(|c| c.0).unwrap_or_else(|| machine.to_string());
+        tx.execute(
+            "INSERT OR REPLACE INTO team_state (id, machine, target, cursor) VALUES (1, ?1, ?2, 0)",
+            params![machine, target],
+        )?;
+        tx.execute("DELETE FROM team_notes", [])?;
+        tx.execute("DELETE FROM team_outbox", [])?;
+        tx.execute("INSERT INTO team_outbox (kind, note_id, hits) SELECT 'note', id, hits FROM notes ORDER BY id", [])?;
+    }
+    tx.commit()?;
+    team_local(conn)?.ok_or_else(|| Error::storage("team sync state missing after it was written"))
+}
+
+/// The next `limit` pending local changes, oldest first.
+pub fn team_outbox(conn: &Connection, limit: usize) -> Result<Vec<TeamOutboxRow>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT o.id, o.kind, o.note_id, COALESCE(o.uid, t.uid), t.held, o.hits, {TEAM_NOTE_COLUMNS}
+         FROM team_outbox o LEFT JOIN notes n ON n.id = o.note_id LEFT JOIN team_notes t ON t.note_id = o.note_id
+         ORDER BY o.id LIMIT ?1"
+    ))?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok(TeamOutboxRow {
+            id: r.get(0)?,
+            kind: r.get(1)?,
+            note_id: r.get(2)?,
+            uid: r.get(3)?,
+            held: r.get(4)?,
+            hits: r.get(5)?,
+            note: team_note_at(r, 6)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// How many local changes wait for a push.
+pub fn team_pending(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT count(*) FROM team_outbox", [], |r| r.get(0))?)
+}
+
+/// A pushed batch was applied (or held back) up to outbox id `upto`: records the uid of each
+/// note that got one (`held`: why it stays here) and drops the batch from the outbox. A note
+/// the server says was forgotten (`forgotten`) is deleted here too.
+pub fn team_ack(
+    conn: &mut Connection,
+    upto: i64,
+    uids: &[(i64, String, Option<String>)],
+    forgotten: &[i64],
+) -> Result<Vec<i64>> {
+    let tx = write_tx(conn)?;
+    {
+        let mut map = tx.prepare_cached(
+            "INSERT INTO team_notes (note_id, uid, held) VALUES (?1, ?2, ?3)
+             ON CONFLICT (note_id) DO UPDATE SET uid = excluded.uid, held = excluded.held",
+        )?;
+        for (note_id, uid, held) in uids {
+            // Another local note may hold that uid already (an edit made two notes say the
+            // same); the first keeps it.
+            match map.execute(params![note_id, uid, held]) {
+                Ok(_) => {}
+                Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    tx.execute("DELETE FROM team_outbox WHERE id <= ?1", [upto])?;
+    tx.execute("UPDATE team_state SET last_push_at = ?1 WHERE id = 1", [now_ms()])?;
+    let mut removed = vec![];
+    if !forgotten.is_empty() {
+        tx.execute("INSERT INTO team_applying (x) VALUES (1)", [])?;
+        for id in forgotten {
+            if tx.execute("DELETE FROM notes WHERE id = ?1", [id])? > 0 {
+                removed.push(*id);
+            }
+            tx.execute("DELETE FROM team_notes WHERE note_id = ?1", [id])?;
+            tx.execute("DELETE FROM team_outbox WHERE note_id = ?1", [id])?;
+        }
+        tx.execute("DELETE FROM team_applying", [])?;
+    }
+    tx.commit()?;
+    Ok(removed)
+}
+
+/// Which of `rows` need a vector made here: new notes, and notes whose lesson changed.
+pub fn team_needs_vector(conn: &Connection, rows: &[(String, String)]) -> Result<Vec<bool>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT n.delta FROM team_notes t JOIN notes n ON n.id = t.note_id WHERE t.uid = ?1")?;
+    rows.iter()
+        .map(|(uid, delta)| {
+            let local: Option<String> = stmt.query_row([uid], |r| r.get(0)).optional()?;
+            Ok(local.is_none_or(|d| d != *delta))
+        })
+        .collect()
+}
+
+/// Applies pulled rows in one transaction and moves the cursor to `cursor`. A row whose uid
+/// is known here updates that note (a pin, an edit, a scope move, the team's hit count),
+/// except for what this machine changed and has not pushed yet (that change comes later in
+/// the server's sequence, so it wins); a tombstone deletes it; a new uid that says exactly
+/// what a local note says is merged into it; any other is inserted. `model` stamps the
+/// vectors. Project notes are applied only with `with_project` (or when already here).
+pub fn team_apply(
+    conn: &mut Connection,
+    rows: &[TeamIncoming],
+    cursor: i64,
+    model: Option<&str>,
+    with_project: bool,
+) -> Result<TeamApplied> {
+    let mut out = TeamApplied::default();
+    let now = now_ms();
+    let tx = write_tx(conn)?;
+    tx.execute("INSERT INTO team_applying (x) VALUES (1)", [])?;
+    for row in rows {
+        let n = &row.note;
+        let mut local: Option<i64> =
+            tx.query_row("SELECT note_id FROM team_notes WHERE uid = ?1", [&row.uid], |r| r.get(0)).optional()?;
+        if row.deleted {
+            if let Some(id) = local {
+                if tx.execute("DELETE FROM notes WHERE id = ?1", [id])? > 0 {
+                    out.removed.push(id);
+                }
+                tx.execute("DELETE FROM team_notes WHERE note_id = ?1", [id])?;
+                tx.execute("DELETE FROM team_outbox WHERE note_id = ?1", [id])?;
+            }
+            continue;
+        }
+        if local.is_none() {
+            let same: Option<(i64, Option<String>)> = tx
+                .query_row(
+                    "SELECT n.id, t.uid FROM notes n LEFT JOIN team_notes t ON t.note_id = n.id
+                     WHERE n.skill = ?1 AND n.scope = ?2 AND n.project_id = ?3 AND n.norm_hash = ?4",
+                    params![n.skill, n.scope, n.project_id, n.norm_hash],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            match same {
+                // Mapped to another uid already: the team has two rows that say the same
+                // thing; this machine keeps one note.
+                Some((_, Some(_))) => continue,
+                Some((id, None)) => {
+                    tx.execute("INSERT INTO team_notes (note_id, uid) VALUES (?1, ?2)", params![id, row.uid])?;
+                    local = Some(id);
+                }
+                None => {}
+            }
+        }
+        let Some(id) = local else {
+            if n.scope == "project" && !with_project {
+                continue;
+            }
+            tx.execute(
+                "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits,
+                                    pinned, norm_hash, created_at, updated_at, vector, vector_model)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                params![
+                    n.skill,
+                    n.scope,
+                    n.project_id,
+                    n.origin_project,
+                    n.source,
+                    n.kind,
+                    n.intent,
+                    n.delta,
+                    n.tags,
+                    n.hits,
+                    n.pinned as i64,
+                    n.norm_hash,
+                    n.created_at,
+                    now,
+                    row.vector.as_deref().map(to_blob),
+                    row.vector.as_ref().and(model),
+                ],
+            )?;
+            let id = tx.last_insert_rowid();
+            tx.execute("INSERT INTO team_notes (note_id, uid) VALUES (?1, ?2)", params![id, row.uid])?;
+            out.inserted.push(id);
+            if row.vector.is_some() {
+                out.reembedded.push(id);
+            }
+            continue;
+        };
+        // What this machine changed and has not pushed yet.
+        let (pending_hits, pin, edit, scope): (i64, i64, i64, i64) = tx.query_row(
+            "SELECT COALESCE(sum(CASE WHEN kind IN ('note', 'hit') THEN hits END), 0),
+                    count(CASE WHEN kind = 'pin' THEN 1 END), count(CASE WHEN kind = 'edit' THEN 1 END),
+                    count(CASE WHEN kind = 'scope' THEN 1 END)
+             FROM team_outbox WHERE note_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
+        tx.execute("UPDATE notes SET hits = ?2 WHERE id = ?1", params![id, n.hits + pending_hits])?;
+        if pin == 0 {
+            tx.execute(
+                "UPDATE notes SET pinned = ?2 WHERE id = ?1 AND pinned IS NOT ?2",
+                params![id, n.pinned as i64],
+            )?;
+        }
+        if edit == 0 {
+            let changed = tx.execute(
+                "UPDATE notes SET delta = ?2, intent = ?3, norm_hash = ?4, tags = ?5, updated_at = ?6, vector = ?7,
+                        vector_model = ?8 WHERE id = ?1 AND delta IS NOT ?2",
+                params![
+                    id,
+                    n.delta,
+                    n.intent,
+                    n.norm_hash,
+                    n.tags,
+                    now,
+                    row.vector.as_deref().map(to_blob),
+                    row.vector.as_ref().and(model)
+                ],
+            );
+            match changed {
+                Ok(k) if k > 0 => out.reembedded.push(id),
+                Ok(_) => {}
+                // Another note here already says exactly that: keep both as they are.
+                Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if scope == 0 {
+            match tx.execute(
+                "UPDATE notes SET scope = ?2, project_id = ?3 WHERE id = ?1 AND (scope IS NOT ?2 OR project_id IS NOT ?3)",
+                params![id, n.scope, n.project_id],
+            ) {
+                Ok(_) => {}
+                Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        out.updated.push(id);
+    }
+    tx.execute("DELETE FROM team_applying", [])?;
+    tx.execute("UPDATE team_state SET cursor = max(cursor, ?1), last_pull_at = ?2 WHERE id = 1", params![cursor, now])?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Records the last sync failure (`None`: the last sync succeeded).
+pub fn team_record_error(conn: &mut Connection, error: Option<&str>) -> Result<()> {
+    let tx = write_tx(conn)?;
+    tx.execute(
+        "UPDATE team_state SET last_error = ?1, last_error_at = CASE WHEN ?1 IS NULL THEN last_error_at ELSE ?2 END WHERE id = 1",
+        params![error, now_ms()],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// A note held back from the team, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TeamHeld {
+    pub note_id: i64,
+    pub skill: String,
+    pub reason: String,
+}
+
+/// The notes held back from the team.
+pub fn team_held(conn: &Connection) -> Result<Vec<TeamHeld>> {
+    let mut stmt = conn.prepare(
+        "SELECT t.note_id, n.skill, t.held FROM team_notes t JOIN notes n ON n.id = t.note_id
+         WHERE t.held IS NOT NULL ORDER BY t.note_id",
+    )?;
+    let rows = stmt.query_map([], |r| Ok(TeamHeld { note_id: r.get(0)?, skill: r.get(1)?, reason: r.get(2)? }))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The local id of the note with team id `uid`, if it is here.
+pub fn team_note_id(conn: &Connection, uid: &str) -> Result<Option<i64>> {
+    Ok(conn.query_row("SELECT note_id FROM team_notes WHERE uid = ?1", [uid], |r| r.get(0)).optional()?)
+}
+
+/// The team id of a local note, if it has one.
+pub fn team_uid(conn: &Connection, note_id: i64) -> Result<Option<String>> {
+    Ok(conn.query_row("SELECT uid FROM team_notes WHERE note_id = ?1", [note_id], |r| r.get(0)).optional()?)
+}
