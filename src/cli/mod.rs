@@ -152,8 +152,9 @@ pub enum Command {
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Read an export (JSONL, `-` for stdin) in one transaction: duplicates bump hits, a
-    /// malformed line aborts the whole import.
+    /// Read an export (JSONL, `-` for stdin) in one transaction.
+    ///
+    /// Duplicates bump hits; a malformed line aborts the whole import.
     #[command(after_help = help::IMPORT)]
     Import {
         /// The export to read (`-` for stdin).
@@ -166,8 +167,9 @@ pub enum Command {
         #[arg(long)]
         fix: bool,
     },
-    /// A local web dashboard: read, search, curate and preview the memory, manage session
-    /// skills. Serves on 127.0.0.1 only and prints its URL with a random token.
+    /// A local web dashboard: read, search, curate and preview the memory, manage session skills.
+    ///
+    /// Serves on 127.0.0.1 only and prints its URL with a random token.
     #[command(after_help = help::UI)]
     Ui {
         /// The port (default: a free one).
@@ -214,9 +216,11 @@ pub enum Command {
         #[command(subcommand)]
         host: HookHost,
     },
-    /// Serve the note tools (skill_note, skill_recall, skill_pin, skill_forget) and the session-skills
-    /// tools (skills_list, skills_install, skills_update, skills_remove, skills_resolve, skills_seed)
-    /// over MCP on stdio.
+    /// Serve the note tools and the session-skills tools over MCP on stdio.
+    ///
+    /// The note tools: skill_note, skill_recall, skill_pin, skill_forget. The session-skills
+    /// tools: skills_list, skills_install, skills_update, skills_remove, skills_resolve,
+    /// skills_seed.
     #[command(after_help = help::MCP)]
     Mcp,
     /// Install, update, remove, list and resolve session skills from git.
