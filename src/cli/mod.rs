@@ -182,7 +182,7 @@ pub enum Command {
     /// Play a short host session against a child `skillmem serve`, printing each exchange.
     #[command(after_help = help::DEMO)]
     Demo,
-    /// Measure recall quality on labelled sets.
+    /// Measure quality on labelled sets.
     Eval {
         #[command(subcommand)]
         what: EvalCommand,
