@@ -36,6 +36,10 @@ pub struct MemoryConfig {
     pub max_tokens: usize,
     pub max_pinned_tokens: usize,
     pub dedup_threshold: f32,
+    /// Cosine at or above which a new note that shares a specific with an existing one (or
+    /// differs from it only in polarity) is read as a new version of it: both are kept and
+    /// recorded as a conflicting pair (`memory.conflictThreshold`; see `memory::sameness`).
+    pub conflict_threshold: f32,
     pub enabled_skills: Vec<String>,
     /// The host's name for the note tool, shown in the guidance line of every block
     /// (`memory.noteTool`). Each door sets its own default (see `Config::default_note_tool`).
@@ -48,6 +52,7 @@ impl Default for MemoryConfig {
             max_tokens: 1500,
             max_pinned_tokens: 4000,
             dedup_threshold: 0.92,
+            conflict_threshold: 0.8,
             enabled_skills: vec![],
             note_tool: None,
         }
@@ -162,6 +167,13 @@ impl Config {
                                     return Err(Error::invalid(format!("{name} must be between 0 and 1, got {t}")));
                                 }
                                 cfg.memory.dedup_threshold = t as f32;
+                            }
+                            "conflictThreshold" => {
+                                let t = float(x, &name)?;
+                                if !(0.0..=1.0).contains(&t) {
+                                    return Err(Error::invalid(format!("{name} must be between 0 and 1, got {t}")));
+                                }
+                                cfg.memory.conflict_threshold = t as f32;
                             }
                             "enabledSkills" => cfg.memory.enabled_skills = strings(x, &name)?,
                             "noteTool" => {

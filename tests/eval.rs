@@ -125,3 +125,29 @@ fn sets_whose_labels_point_nowhere_are_refused_with_what_to_fix() {
     assert_ne!(code, 0);
     assert!(out.is_empty() && errs.contains("cannot read /no/such/set.json"), "{out}{errs}");
 }
+
+/// The labelled pairs of bench/merge/ are the merge rule's test table: no pair that says
+/// something else (an update, a distinct lesson) is ever merged, on the set the rule was
+/// chosen on and on the one written after; most restatements are.
+#[test]
+fn the_merge_rule_never_merges_a_pair_that_says_something_else() {
+    let w = common::World::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/merge");
+    for (file, min_recall) in [("pairs-dev.jsonl", 0.65), ("pairs-heldout.jsonl", 0.65)] {
+        let path = root.join(file).display().to_string();
+        let (code, out, errs) = w.cli(&["eval", "merge", &path, "--json"]);
+        assert_eq!(code, 0, "{errs}");
+        let r: Value = serde_json::from_str(&out).unwrap();
+        let r = &r[0];
+        let wrong_merges: Vec<&Value> = r["wrong"].as_array().unwrap().iter().filter(|p| p["got"] == "same").collect();
+        assert!(wrong_merges.is_empty(), "{file}: merged but says something else: {wrong_merges:?}");
+        assert_eq!(r["merge"]["precision"], 1.0, "{file}: {r}");
+        assert!(r["merge"]["recall"].as_f64().unwrap() >= min_recall, "{file}: {}", r["merge"]);
+    }
+    // A file that is not pairs says where.
+    let bad = w.tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"a\": \"x\", \"b\": \"y\", \"label\": \"maybe\"}\n").unwrap();
+    let (code, _, errs) = w.cli(&["eval", "merge", &bad.display().to_string()]);
+    assert_ne!(code, 0);
+    assert!(errs.contains("bad.jsonl:1") && errs.contains("use same, update or distinct"), "{errs}");
+}

@@ -149,16 +149,47 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("rumour"), "{}", text(&bad));
 
-    let forgot = client
-        .call_tool(CallToolRequestParams::new("skill_forget").with_arguments(args(json!({ "id": id }))))
+    // A correction through the note tool: the new lesson takes the old one's place.
+    let fixed = client
+        .call_tool(CallToolRequestParams::new("skill_note").with_arguments(args(json!({
+            "skill": "csv-tools", "kind": "gotcha", "replaces": id,
+            "delta": "Excel exports start with a UTF-8 BOM; read them with encoding utf-8-sig, never plain utf-8."
+        }))))
         .await
         .unwrap();
-    assert_eq!(text(&forgot), format!("Note {id} forgotten."));
+    assert_ne!(fixed.is_error, Some(true), "{}", text(&fixed));
+    let new_id = fixed.structured_content.as_ref().unwrap()["id"].as_i64().unwrap();
+    assert_eq!(fixed.structured_content.as_ref().unwrap()["status"], "replaced");
+    assert_eq!(text(&fixed), format!("Saved as note {new_id}, in the place of note {id}."));
+    let recalled = client
+        .call_tool(
+            CallToolRequestParams::new("skill_recall")
+                .with_arguments(args(json!({ "skill": "csv-tools", "intent": "BOM" }))),
+        )
+        .await
+        .unwrap();
+    let block = text(&recalled);
+    assert!(
+        block.contains(&format!("<note id=\"{new_id}\"")) && !block.contains(&format!("<note id=\"{id}\"")),
+        "{block}"
+    );
+    assert!(block.contains("pinned=\"true\""), "the pin carried over: {block}");
+    assert!(block.contains("replaces=<its id>"), "{block}");
+
+    let forgot = client
+        .call_tool(
+            CallToolRequestParams::new("skill_forget")
+                .with_arguments(args(json!({ "id": new_id, "reason": "the exports lost their BOM" }))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&forgot), format!("Note {new_id} retired (kept as history; it can be restored)."));
     let gone = client
-        .call_tool(CallToolRequestParams::new("skill_forget").with_arguments(args(json!({ "id": id }))))
+        .call_tool(CallToolRequestParams::new("skill_forget").with_arguments(args(json!({ "id": new_id }))))
         .await
         .unwrap();
     assert_eq!(gone.is_error, Some(true));
+    assert!(text(&gone).contains("already retired"), "{}", text(&gone));
 
     assert!(client.call_tool(CallToolRequestParams::new("skill_teleport")).await.is_err(), "unknown tool");
     client.cancel().await.unwrap();
@@ -167,7 +198,14 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
     let (code, out, _) = w.cli(&["stats", "--json"]);
     assert_eq!(code, 0);
     let stats: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(stats["notes"], 0, "the forgotten note is gone: {stats}");
+    assert_eq!(stats["notes"], 0, "the retired note is out of the counts: {stats}");
+    let (code, out, _) = w.cli(&["notes", "--all-versions", "--json"]);
+    assert_eq!(code, 0);
+    let all: Value = serde_json::from_str(&out).unwrap();
+    let notes = all["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "both versions are kept as history: {all}");
+    assert!(notes.iter().any(|n| n["supersededBy"] == new_id), "{all}");
+    assert!(notes.iter().any(|n| n["reason"] == "the exports lost their BOM"), "{all}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

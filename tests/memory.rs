@@ -493,8 +493,12 @@ fn pin_edit_forget() {
     ok(c.request("skillmem/forget", json!({ "id": a["id"] })).unwrap());
     let r = ok(c.request("skillmem/recall", json!({ "skill": "s", "intent": "sprockets" })).unwrap());
     assert!(r["notes"].as_array().unwrap().iter().all(|n| n["id"] != a["id"]));
+    // Retired, not deleted: an edit says to restore it first.
     let e = err(c.request("skillmem/edit", json!({ "id": a["id"], "delta": "again" })).unwrap());
-    assert_eq!(e["code"], -32002);
+    assert_eq!(e["code"], -32602, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("restore"), "{e}");
+    let e = err(c.request("skillmem/edit", json!({ "id": 424242, "delta": "again" })).unwrap());
+    assert_eq!(e["code"], -32002, "{e}");
 }
 
 #[test]
@@ -661,7 +665,7 @@ fn wrong_config_types_fail_initialize_and_unknown_keys_warn() {
 #[test]
 fn workspace_toml_is_read_and_init_options_win() {
     let w = World::new();
-    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nmax_tokens = 120\nenabled_skills = [\"t*\"]\n\n# near-identical synthetic lessons: see budget_is_respected_framing_included\n[embedding]\nprovider = \"hash\"\n").unwrap();
+    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nmax_tokens = 160\nenabled_skills = [\"t*\"]\n\n# near-identical synthetic lessons: see budget_is_respected_framing_included\n[embedding]\nprovider = \"hash\"\n").unwrap();
     let dir = w.skill("tiny", "---\nname: tiny\n---\n");
     let mut c = w.spawn();
     for i in 0..5 {
@@ -669,7 +673,8 @@ fn workspace_toml_is_read_and_init_options_win() {
     }
     let r = load(&mut c, "1", "tiny", &dir, None);
     let b = block_of(&r);
-    assert!(b.trim_start().chars().count().div_ceil(4) <= 120);
+    assert!(b.trim_start().chars().count().div_ceil(4) <= 160);
+    assert!(r["noteIds"].as_array().unwrap().len() < 5, "the budget leaves notes out: {r}");
     let mut c = w.spawn_with(json!({ "memory": { "maxTokens": 5000 } }));
     let r = load(&mut c, "2", "tiny", &dir, None);
     assert_eq!(r["noteIds"].as_array().unwrap().len(), 5);

@@ -209,7 +209,7 @@ fn export_of(w: &World) -> Vec<Value> {
             let mut v: Value = serde_json::from_str(l).unwrap();
             let o = v.as_object_mut().unwrap();
             // Times, and the project identity (a path: each world has its own).
-            for k in ["createdAt", "updatedAt", "projectId", "originProject"] {
+            for k in ["createdAt", "updatedAt", "retiredAt", "projectId", "originProject"] {
                 o.remove(k);
             }
             v
@@ -243,7 +243,11 @@ fn each_action_changes_the_store_as_its_protocol_method_does() {
     }
     assert_eq!(c.shutdown().unwrap(), 0);
     let (ea, eb) = (export_of(&a), export_of(&b));
-    assert_eq!(ea.len(), 3);
+    // Three current notes, and the history the actions kept: the edited text, the merged
+    // note, the retired one.
+    assert_eq!(ea.len(), 6, "{ea:?}");
+    let (_, out, _) = a.cli(&["notes", "--json"]);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["total"], 3, "{out}");
     assert_eq!(ea, eb);
 }
 

@@ -40,6 +40,9 @@ pub struct NotesArgs {
     /// Every project's notes, not only those visible from this one.
     #[arg(long)]
     pub all_projects: bool,
+    /// Also the notes replaced or retired (history), with what replaced them and why.
+    #[arg(long)]
+    pub all_versions: bool,
     /// At most this many notes (default: all).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
@@ -85,6 +88,7 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
         sort,
         offset: a.offset,
         limit: a.limit,
+        include_superseded: a.all_versions,
     })
 }
 
@@ -114,9 +118,42 @@ fn human_notes(p: &NotePage) -> String {
             day_of(n.created_at),
             n.delta.replace('\n', "\n        ")
         ));
+        if let Some(at) = n.retired_at {
+            let why = n.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+            match n.superseded_by {
+                Some(by) => t.push_str(&format!("        replaced by note {by} on {}{why}\n", day_of(at))),
+                None => t.push_str(&format!("        retired on {}{why} (skillmem restore {})\n", day_of(at), n.id)),
+            }
+        }
     }
     t.push_str(&format!("{} of {} notes", p.notes.len(), p.total));
     t
+}
+
+/// `skillmem versions ID`.
+pub fn versions(g: &Global, engine: &Engine, id: i64) -> Result<()> {
+    let notes = engine.versions(id)?;
+    let rows: Vec<serde_json::Value> = notes
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "id": n.id, "kind": n.kind.as_str(), "delta": n.delta, "createdAt": n.created_at,
+                "retiredAt": n.retired_at, "supersededBy": n.superseded_by, "reason": n.reason,
+            })
+        })
+        .collect();
+    emit(g, &rows, |_| {
+        let mut t = String::new();
+        for n in &notes {
+            let state = match (n.retired_at, n.superseded_by) {
+                (None, _) => "current".to_string(),
+                (Some(_), Some(by)) => format!("replaced by {by}"),
+                (Some(_), None) => "retired".to_string(),
+            };
+            t.push_str(&format!("{:>6}  {}  {:<16} {}\n", n.id, day_of(n.created_at), state, n.delta));
+        }
+        t.trim_end().to_string()
+    })
 }
 
 /// `skillmem export`.
@@ -271,6 +308,9 @@ pub fn bench_ui(g: &Global, notes: usize, rounds: usize) -> Result<()> {
             updated_at: 1_700_000_000_000 + i as i64 * 60_000,
             content_hash: None,
             embedder: None,
+            retired_at: None,
+            superseded_by: None,
+            reason: None,
         };
         lines.push_str(&serde_json::to_string(&n)?);
         lines.push('\n');

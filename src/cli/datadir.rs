@@ -17,6 +17,9 @@ pub fn needs_store(command: &Command) -> bool {
         Command::Recall { .. }
             | Command::Pin { .. }
             | Command::Forget { .. }
+            | Command::Restore { .. }
+            | Command::Purge { .. }
+            | Command::Versions { .. }
             | Command::Edit { .. }
             | Command::Stats { .. }
             | Command::Notes(_)

@@ -398,7 +398,7 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>) -> Res
                 session_id: None,
                 skill_hash: None,
             };
-            let id = engine.write_note_in(&ctx(&skill.name), new)?.id;
+            let id = engine.write_note_in(&ctx(&skill.name), new, None)?.id;
             engine.set_note_facts(id, n.hits, now - n.age_days * 86_400_000, false)?;
             plain_db.execute(
                 "INSERT INTO plain_fts (rowid, skill, intent, delta) VALUES (?1, ?2, ?3, ?4)",

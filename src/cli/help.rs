@@ -28,7 +28,8 @@ pub const NOTE: &str = "\
 Examples:
   skillmem note jq --kind gotcha --delta 'jq -r prints raw strings, without quotes'
   skillmem note git --kind fix --intent 'rebase a branch' --scope global \\
-      --delta 'rebase --onto needs the old base as its second argument'";
+      --delta 'rebase --onto needs the old base as its second argument'
+  skillmem note jq --kind gotcha --replaces 17 --delta 'jq -r prints raw strings; -j drops newlines too'";
 
 /// `skillmem recall`.
 pub const RECALL: &str = "\
@@ -43,8 +44,24 @@ Examples (ids: `skillmem notes SKILL`):
 
 /// `skillmem forget`.
 pub const FORGET: &str = "\
-Example (ids: `skillmem notes SKILL`):
-  skillmem forget 17";
+Examples (ids: `skillmem notes SKILL`; `skillmem restore 17` brings it back):
+  skillmem forget 17
+  skillmem forget 17 --reason 'the flag was removed in 2.0'";
+
+/// `skillmem restore`.
+pub const RESTORE: &str = "\
+Example (`skillmem notes --all-versions` lists retired and replaced notes):
+  skillmem restore 17";
+
+/// `skillmem purge`.
+pub const PURGE: &str = "\
+Example (for good, with the versions it replaced; `forget` is the undoable way):
+  skillmem purge 17";
+
+/// `skillmem versions`.
+pub const VERSIONS: &str = "\
+Example:
+  skillmem versions 17";
 
 /// `skillmem edit`.
 pub const EDIT: &str = "\
@@ -211,6 +228,8 @@ mod tests {
             "skillmem notes",
             "skillmem pin",
             "skillmem forget",
+            "skillmem restore",
+            "skillmem purge",
             "skillmem edit",
             "skillmem ui",
             "skillmem demo",

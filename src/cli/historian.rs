@@ -142,6 +142,18 @@ fn human_distill(r: &Distilled) -> String {
             t.push_str(&format!("\n  {}: notes {} and {} ({:.3})", d.skill, d.a, d.b, d.similarity));
         }
     }
+    if !c.conflicts.is_empty() {
+        t.push_str(&format!(
+            "\n{} conflicting pairs left unresolved (the newer leads; replace or retire the older if it no longer holds):",
+            c.conflicts.len()
+        ));
+        for p in &c.conflicts {
+            t.push_str(&format!(
+                "\n  {}: note {} is newer than note {} (skillmem versions {}, skillmem forget {})",
+                p.skill, p.newer, p.older, p.older, p.older
+            ));
+        }
+    }
     for w in &c.warnings {
         t.push_str(&format!("\nwarning: {w}"));
     }

@@ -8,6 +8,7 @@ mod curate;
 mod datadir;
 mod demo;
 mod eval;
+mod eval_merge;
 mod help;
 mod historian;
 mod model;
@@ -83,6 +84,10 @@ pub enum Command {
         /// A tag to attach (repeat for several).
         #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
+        /// The id of a note this lesson corrects: the new note takes its place (hits and pin
+        /// carry over) and the old one is kept as history.
+        #[arg(long, value_name = "ID")]
+        replaces: Option<i64>,
     },
     /// Recall a skill's notes as a skill load would (the block, ranked by the intent).
     #[command(after_help = help::RECALL)]
@@ -108,10 +113,31 @@ pub enum Command {
         #[arg(long)]
         off: bool,
     },
-    /// Delete a note.
+    /// Retire a note: out of recall, kept as history, undone by `skillmem restore ID`.
     #[command(after_help = help::FORGET)]
     Forget {
         /// The note's id (`skillmem notes SKILL` lists them).
+        id: i64,
+        /// Why the note no longer holds (kept with it).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Bring a retired or replaced note back into recall.
+    #[command(after_help = help::RESTORE)]
+    Restore {
+        /// The note's id (`skillmem notes --all-versions` lists retired and replaced notes).
+        id: i64,
+    },
+    /// Delete a note and the older versions it replaced, for good (text that must not stay, such as a secret).
+    #[command(after_help = help::PURGE)]
+    Purge {
+        /// The note's id.
+        id: i64,
+    },
+    /// A note's versions: what it replaced, what replaced it.
+    #[command(after_help = help::VERSIONS)]
+    Versions {
+        /// The note's id.
         id: i64,
     },
     /// Replace a note's lesson (and re-embed it).
@@ -371,6 +397,18 @@ pub enum EvalCommand {
         #[arg(long)]
         embedding: Option<String>,
     },
+    /// Precision and recall of the merge rule (and of conflicting pairs) on labelled pairs of notes.
+    Merge {
+        /// Labelled pairs, one JSON object a line: {"a": OLD, "b": NEW, "label": "same"|"update"|"distinct"}.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The embedder, as for `eval recall`: static (default), static:TABLE, hash, model:PATH or http:URL#MODEL.
+        #[arg(long)]
+        embedding: Option<String>,
+        /// Also list every pair judged otherwise than labelled, with its cosine.
+        #[arg(long)]
+        verbose: bool,
+    },
 }
 
 /// Writes to stdout (the CLI's own output; the sidecar never calls this).
@@ -432,13 +470,23 @@ pub fn run(cli: Cli) -> Result<u8> {
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             return Ok(code as u8);
         }
-        Command::Note { skill, kind, delta, intent, scope, tags } => {
+        Command::Note { skill, kind, delta, intent, scope, tags, replaces } => {
             let r = call::<Note>(
                 &engine(g)?,
-                NoteParams { session_id: None, skill, kind, delta, intent, tags: Some(tags), scope },
+                NoteParams { session_id: None, skill, kind, delta, intent, tags: Some(tags), scope, replaces },
             )?;
             emit(g, &r, |r| {
-                format!("note {} {}", r.id, serde_json::to_value(r.status).unwrap_or_default().as_str().unwrap_or(""))
+                let status = serde_json::to_value(r.status).unwrap_or_default();
+                let mut s = format!("note {} {}", r.id, status.as_str().unwrap_or(""));
+                if let Some(old) = r.replaced {
+                    s.push_str(&format!(" (note {old} is kept as history; skillmem restore {old} undoes it)"));
+                }
+                if let Some(older) = r.conflicts_with {
+                    s.push_str(&format!(
+                        "\nnote {older} reads as an older version of it: both are kept and this one leads; if note {older} no longer holds, run skillmem forget {older}"
+                    ));
+                }
+                s
             })?;
         }
         Command::Recall { skill, intent, max_tokens, limit } => {
@@ -449,10 +497,22 @@ pub fn run(cli: Cli) -> Result<u8> {
             let r = call::<Pin>(&engine(g)?, PinParams { id, pinned: !off })?;
             emit(g, &r, |r| format!("note {} {}", r.id, if off { "unpinned" } else { "pinned" }))?;
         }
-        Command::Forget { id } => {
-            let r = call::<Forget>(&engine(g)?, ForgetParams { id })?;
-            emit(g, &r, |r| format!("note {} forgotten", r.id))?;
+        Command::Forget { id, reason } => {
+            let r = call::<Forget>(&engine(g)?, ForgetParams { id, reason })?;
+            emit(g, &r, |r| format!("note {} retired (skillmem restore {} brings it back)", r.id, r.id))?;
         }
+        Command::Restore { id } => {
+            let r = call::<Restore>(&engine(g)?, IdParams { id })?;
+            emit(g, &r, |r| format!("note {} restored", r.id))?;
+        }
+        Command::Purge { id } => {
+            let r = call::<Purge>(&engine(g)?, IdParams { id })?;
+            emit(g, &r, |r| {
+                let ids: Vec<String> = r.purged.iter().map(i64::to_string).collect();
+                format!("purged for good: note {}", ids.join(", "))
+            })?;
+        }
+        Command::Versions { id } => curate::versions(g, &engine(g)?, id)?,
         Command::Edit { id, delta } => {
             let r = call::<Edit>(&engine(g)?, EditParams { id, delta })?;
             emit(g, &r, |r| format!("note {} edited", r.id))?;
@@ -476,6 +536,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Bench { what: BenchCommand::Ui { notes, rounds } } => curate::bench_ui(g, notes, rounds)?,
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { files, embedding } } => eval::run(g, &files, embedding.as_deref())?,
+        Command::Eval { what: EvalCommand::Merge { files, embedding, verbose } } => {
+            eval_merge::run(g, &files, embedding.as_deref(), verbose)?
+        }
         Command::Bench {
             what:
                 BenchCommand::Index {
@@ -549,17 +612,7 @@ pub fn run(cli: Cli) -> Result<u8> {
 
 /// `YYYY-MM-DD` (UTC) of a time in ms since the epoch.
 fn day_of(ms: i64) -> String {
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = ms.div_euclid(86_400_000) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    skillmem::db::day_of(ms)
 }
 
 fn human_stats(s: &StatsResult) -> String {

@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0006_team", include_str!("../../migrations/0006_team.sql")),
     ("0007_vector_model_index", include_str!("../../migrations/0007_vector_model_index.sql")),
     ("0008_note_pieces", include_str!("../../migrations/0008_note_pieces.sql")),
+    ("0009_versions", include_str!("../../migrations/0009_versions.sql")),
 ];
 
 /// The file name of the database inside the data directory.
@@ -116,6 +117,21 @@ fn heal_fts(conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
+/// `YYYY-MM-DD` (UTC) of a time in ms since the epoch.
+pub fn day_of(ms: i64) -> String {
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
@@ -167,6 +183,32 @@ mod tests {
         let n: i64 =
             conn.query_row("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1", [q], |r| r.get(0)).unwrap();
         assert_eq!(n, 1);
+    }
+
+    /// Migration 0009 (a note's versions) keeps every note current, and lets history repeat a
+    /// current note's text while two current notes still may not.
+    #[test]
+    fn notes_written_before_versions_stay_current_after_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        migrate(&mut conn, &MIGRATIONS[..8]).unwrap();
+        for (skill, delta) in [("jq", "use -r"), ("jq", "use -s"), ("git", "rebase -i")] {
+            conn.execute(
+                "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, intent, delta, norm_hash, created_at, updated_at)
+                 VALUES(?1,'global','','p','agent','gotcha','',?2,?2,1,1)",
+                [skill, delta],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        let conn = open(dir.path()).unwrap();
+        let current: i64 =
+            conn.query_row("SELECT count(*) FROM notes WHERE retired_at IS NULL", [], |r| r.get(0)).unwrap();
+        assert_eq!(current, 3);
+        let insert = "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, intent, delta, norm_hash, created_at, updated_at, retired_at)
+                      VALUES('jq','global','','p','agent','gotcha','','use -r','use -r',2,2,?1)";
+        conn.execute(insert, [Some(5i64)]).unwrap();
+        assert!(conn.execute(insert, [None::<i64>]).is_err(), "two current notes may not say exactly the same");
     }
 
     #[test]

@@ -69,6 +69,10 @@ pub struct NoteFilter {
     /// Notes per page (default 50, at most 1000).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Also list the notes replaced or retired (their history), with `supersededBy`,
+    /// `retiredAt` and `reason`; by default only current notes.
+    #[serde(default)]
+    pub include_superseded: bool,
 }
 
 /// One listed note.
@@ -96,6 +100,15 @@ pub struct ListedNote {
     pub updated_at: i64,
     /// It has a vector of the current embedder.
     pub current_vector: bool,
+    /// When it left recall (replaced or retired; ms since the epoch); absent while current.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired_at: Option<i64>,
+    /// The note that replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<i64>,
+    /// Why it was replaced or retired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A page of notes.
@@ -198,6 +211,15 @@ pub struct ExportedNote {
     /// The model id of the note's vector in the exporting store (null: none).
     #[serde(default)]
     pub embedder: Option<String>,
+    /// When it left recall (replaced or retired), for a note of the history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired_at: Option<i64>,
+    /// The `id` (of this export) of the note that replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<i64>,
+    /// Why it was replaced or retired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The export formats.
@@ -291,6 +313,9 @@ fn listed(l: store::Listed) -> ListedNote {
         created_at: n.created_at,
         updated_at: n.updated_at,
         current_vector: l.current_vector,
+        retired_at: n.retired_at,
+        superseded_by: n.superseded_by,
+        reason: n.reason,
     }
 }
 
@@ -330,6 +355,7 @@ impl Engine {
             offset,
             limit,
             model: model.as_deref(),
+            include_history: f.include_superseded,
         };
         let (total, rows) = store::list(&self.conn(), &q)?;
         let notes: Vec<ListedNote> = rows.into_iter().map(listed).collect();
@@ -460,6 +486,9 @@ impl Engine {
                     updated_at: n.updated_at,
                     content_hash: Some(r.norm_hash),
                     embedder: r.vector_model,
+                    retired_at: n.retired_at,
+                    superseded_by: n.superseded_by,
+                    reason: n.reason,
                 })
             })
             .collect()
@@ -502,7 +531,8 @@ impl Engine {
                 // project it was written from.
                 project_id: if n.project_id.is_empty() { n.origin_project.clone() } else { n.project_id.clone() },
                 note: Note {
-                    id: 0,
+                    // The export's id: history rows name their successor by it.
+                    id: n.id.unwrap_or(0),
                     skill: n.skill,
                     scope: n.scope,
                     origin_project: if n.origin_project.is_empty() { n.project_id } else { n.origin_project },
@@ -517,11 +547,17 @@ impl Engine {
                     skill_hash: n.skill_hash,
                     created_at: n.created_at,
                     updated_at: n.updated_at.max(n.created_at),
+                    retired_at: n.retired_at,
+                    superseded_by: n.superseded_by,
+                    reason: n.reason,
                 },
                 vector,
             })
             .collect();
-        let threshold = self.config().memory.dedup_threshold;
+        let threshold = crate::memory::sameness::Thresholds {
+            merge: self.config().memory.dedup_threshold,
+            subject: self.config().memory.conflict_threshold,
+        };
         let written = {
             let mut conn = self.conn();
             let w = store::import_rows(&mut conn, &rows, model.as_deref(), threshold)?;

@@ -65,7 +65,19 @@ pub struct CorpusReport {
     pub stale_vectors: i64,
     pub embedding_model: Option<String>,
     pub embedding_dim: Option<usize>,
+    /// Conflicting pairs left unresolved (both notes current): replace or retire the older.
+    #[serde(default)]
+    pub conflicts: Vec<ConflictPair>,
     pub warnings: Vec<String>,
+}
+
+/// A conflicting pair: `newer` reads as a new version of `older` (see `memory::sameness`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConflictPair {
+    pub skill: String,
+    pub older: i64,
+    pub newer: i64,
 }
 
 /// What `distill` did: notes re-embedded, and the report after it.
@@ -238,6 +250,10 @@ impl Engine {
             r.duplicates =
                 self.duplicate_pairs(&project, model, threshold, per_skill_hashes.keys(), &mut r.warnings)?;
         }
+        r.conflicts = store::unresolved_conflicts(&self.conn(), &project)?
+            .into_iter()
+            .map(|(skill, older, newer)| ConflictPair { skill, older, newer })
+            .collect();
         Ok(r)
     }
 

@@ -35,6 +35,18 @@ pub struct PromotedNote {
     pub status: WriteStatus,
     pub scope: Scope,
     pub origin_project: String,
+    /// The note it replaced (`| replaces #<id>`), now kept as history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<i64>,
+}
+
+/// A note an `outdated` line retired.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetiredNote {
+    pub id: i64,
+    pub skill: String,
+    pub reason: String,
 }
 
 /// A line of the block that was not promoted, and why.
@@ -50,6 +62,9 @@ pub struct RejectedObservation {
 #[serde(rename_all = "camelCase")]
 pub struct Promotion {
     pub promoted: Vec<PromotedNote>,
+    /// Notes retired by `* <skill> | outdated | #<id> <why>` lines.
+    #[serde(default)]
+    pub retired: Vec<RetiredNote>,
     pub rejected: Vec<RejectedObservation>,
 }
 
@@ -64,7 +79,22 @@ impl Engine {
             let dir =
                 dirs.iter().find(|(s, _)| s == name).map(|(_, d)| d.clone()).filter(|d| d.join("SKILL.md").is_file());
             match self.skill_context(name, dir) {
-                Ok(ctx) if ctx.enabled => enabled.push(name.clone()),
+                Ok(ctx) if ctx.enabled => {
+                    // The notes a load would show (no intent: recency × hits), not counted as a
+                    // recall: the historian may correct them.
+                    let (block, _, ranked, _) = self.recall_block(&ctx, None, None, None, false)?;
+                    let shown = block.map(|b| b.note_ids).unwrap_or_default();
+                    let notes = shown
+                        .iter()
+                        .filter_map(|id| ranked.iter().find(|r| r.note.id == *id))
+                        .map(|r| observations::CurrentNote {
+                            id: r.note.id,
+                            kind: r.note.kind,
+                            delta: r.note.delta.clone(),
+                        })
+                        .collect();
+                    enabled.push((name.clone(), notes));
+                }
                 Ok(_) => {}
                 Err(e) => tracing::debug!(skill = name, "transcriptChunk: skill not resolved: {e}"),
             }
@@ -72,7 +102,7 @@ impl Engine {
         Ok(RenderedChunk {
             rendered: r.rendered,
             skills: r.skills,
-            instructions: observations::instructions(&enabled),
+            instructions: observations::instructions_with(&enabled),
             skipped: r.skipped,
         })
     }
@@ -108,7 +138,7 @@ impl Engine {
                     continue;
                 }
             };
-            let new = NewNote {
+            let mut new = NewNote {
                 skill: o.skill.clone(),
                 kind: o.kind,
                 intent: String::new(),
@@ -119,7 +149,17 @@ impl Engine {
                 session_id: session_id.clone(),
                 skill_hash: None,
             };
-            match self.write_note_in(&ctx, new) {
+            if let Some(old) = o.replaces {
+                // A correction keeps the scope of the note it corrects.
+                if let Ok(Some(n)) = store::get(&self.conn(), old) {
+                    new.scope = n.scope;
+                }
+            }
+            let line = match o.replaces {
+                Some(id) => format!("{line} | replaces #{id}"),
+                None => line,
+            };
+            match self.write_note_in(&ctx, new, o.replaces) {
                 Ok(w) => {
                     let stored = store::get(&self.conn(), w.id)?;
                     let (scope, origin_project) = match stored {
@@ -134,6 +174,7 @@ impl Engine {
                         status: w.status,
                         scope,
                         origin_project,
+                        replaced: w.replaced,
                     });
                 }
                 // Storage failures are the caller's problem, not the line's.
@@ -141,6 +182,26 @@ impl Engine {
                 Err(e) => rejected.push(RejectedObservation { line, reason: e.to_string() }),
             }
         }
-        Ok(Promotion { promoted, rejected })
+        let mut retired = vec![];
+        for r in parsed.retirements {
+            let line = format!("* {} | outdated | #{} {}", r.skill, r.id, r.reason);
+            let own = match store::get(&self.conn(), r.id)? {
+                None => Err(store::not_found(r.id).to_string()),
+                Some(n) if n.skill != r.skill => {
+                    Err(format!("note {} is a note of skill {:?}, not {:?}; nothing retired", r.id, n.skill, r.skill))
+                }
+                Some(_) => Ok(()),
+            };
+            let done = own.and_then(|()| match self.forget(r.id, Some(&r.reason)) {
+                Ok(()) => Ok(()),
+                Err(e @ Error::Storage(_)) => Err(format!("storage: {e}")),
+                Err(e) => Err(e.to_string()),
+            });
+            match done {
+                Ok(()) => retired.push(RetiredNote { id: r.id, skill: r.skill, reason: r.reason }),
+                Err(reason) => rejected.push(RejectedObservation { line, reason }),
+            }
+        }
+        Ok(Promotion { promoted, retired, rejected })
     }
 }

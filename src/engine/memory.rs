@@ -31,6 +31,7 @@ struct HeadAsk<'a> {
 /// The notes of a ranked head loaded before the block is rendered (see
 /// [`Engine::recall_block`]).
 const LOAD_FIRST: usize = 48;
+use crate::memory::sameness::Thresholds;
 use crate::memory::stash;
 use crate::memory::store::{self, Embedded};
 use crate::memory::usage;
@@ -68,12 +69,23 @@ impl LoadRecall {
     }
 }
 
-/// A note written (or found to be a duplicate of an existing one).
+/// A note written (or found to say what an existing one says).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Written {
+    /// The note written; for `duplicate`, the existing note that says the same thing.
     pub id: i64,
+    /// inserted (a new note), duplicate (an existing note says the same thing: its hits went
+    /// up) or replaced (the new note took the place of `replaced`).
     pub status: WriteStatus,
+    /// The note this write replaced (`status: "replaced"`), now kept as history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<i64>,
+    /// An existing note that this one reads as a new version of (the same subject, other
+    /// specifics or the other polarity): both are kept, this one leads when both are recalled.
+    /// Replace the older one (`replaces`) or retire it (`skillmem/forget`) if it no longer holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts_with: Option<i64>,
 }
 
 /// One note of a recall, with its score.
@@ -225,11 +237,25 @@ impl Engine {
     /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
     pub fn write_note(&self, new: NewNote) -> Result<Written> {
         let ctx = self.require_enabled(&new.skill)?;
-        self.write_note_in(&ctx, new)
+        self.write_note_in(&ctx, new, None)
     }
 
-    /// Writes a note for a skill whose context is known.
-    pub fn write_note_in(&self, ctx: &SkillContext, mut new: NewNote) -> Result<Written> {
+    /// Writes `new` in the place of note `replaces` (see [`store::write_among`]); with
+    /// `scope: None`, the replacement keeps the old note's scope.
+    pub fn replace_note(&self, mut new: NewNote, replaces: i64, scope: Option<Scope>) -> Result<Written> {
+        let ctx = self.require_enabled(&new.skill)?;
+        new.scope = match scope {
+            Some(s) => s,
+            None => {
+                let conn = lock(&self.conn);
+                store::get(&conn, replaces)?.map(|n| n.scope).ok_or_else(|| store::not_found(replaces))?
+            }
+        };
+        self.write_note_in(&ctx, new, Some(replaces))
+    }
+
+    /// Writes a note for a skill whose context is known (in the place of `replaces`).
+    pub fn write_note_in(&self, ctx: &SkillContext, mut new: NewNote, replaces: Option<i64>) -> Result<Written> {
         if new.delta.trim().is_empty() {
             return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
         }
@@ -241,7 +267,10 @@ impl Engine {
         let t0 = Instant::now();
         let (vector, pieces) = self.embed_note(&new.intent, &new.delta)?;
         let t_embed = t0.elapsed();
-        let threshold = ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold);
+        let threshold = Thresholds {
+            merge: ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold),
+            subject: self.config.memory.conflict_threshold,
+        };
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let embedded = match (&vector, &model) {
             (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
@@ -266,7 +295,7 @@ impl Engine {
         let ids = ready.map(|_| part.ids);
         let t_ids = t0.elapsed();
         let before = self.catalog.before_write(&conn);
-        let (id, status) = store::write_among(
+        let o = store::write_among(
             &mut conn,
             &self.project_id,
             &new,
@@ -274,14 +303,18 @@ impl Engine {
             threshold,
             self.index.as_deref(),
             ids.as_ref().map(|v| v.as_slice()),
+            replaces,
         )?;
+        let (id, status) = (o.id, o.status);
         // Released before the catalog appends the new id to the same list (no copy).
         drop(ids);
-        if let (Some(p), Some(m), WriteStatus::Inserted) = (&pieces, &model, status) {
+        let fresh = status == WriteStatus::Inserted || (status == WriteStatus::Replaced && o.replaced != Some(id));
+        if let (Some(p), Some(m), true) = (&pieces, &model, fresh) {
             store::set_pieces(&mut conn, m, &[(id, &new.intent, &new.delta, p)])?;
         }
         let t_write = t0.elapsed();
-        self.catalog.after_write(&conn, before, &[id]);
+        let touched: Vec<i64> = std::iter::once(id).chain(o.replaced).collect();
+        self.catalog.after_write(&conn, before, &touched);
         drop(conn);
         tracing::trace!(
             "write {id}: embed {:?}, lock {:?}, ids {:?}, write {:?}, catalog {:?}",
@@ -292,7 +325,7 @@ impl Engine {
             t0.elapsed() - t_write
         );
         self.poke_team();
-        Ok(Written { id, status })
+        Ok(Written { id, status, replaced: o.replaced, conflicts_with: o.conflicts_with })
     }
 
     /// Pins a note (every load shows it) or unpins it.
@@ -306,25 +339,52 @@ impl Engine {
         Ok(())
     }
 
-    /// Deletes a note.
-    pub fn forget(&self, id: i64) -> Result<()> {
+    /// Retires a note (out of recall, kept as history, restorable), with why.
+    pub fn forget(&self, id: i64, reason: Option<&str>) -> Result<()> {
         let mut conn = lock(&self.conn);
         let before = self.catalog.before_write(&conn);
-        store::forget(&mut conn, id, self.index.as_deref())?;
+        store::retire(&mut conn, id, &self.project_id, reason, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &[id]);
         drop(conn);
         self.poke_team();
         Ok(())
     }
 
+    /// Brings a retired or replaced note back into recall.
+    pub fn restore(&self, id: i64) -> Result<()> {
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        store::restore(&mut conn, id, &self.project_id, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &[id]);
+        drop(conn);
+        self.poke_team();
+        Ok(())
+    }
+
+    /// Deletes a note and the older versions it replaced, for good. Returns their ids.
+    pub fn purge(&self, id: i64) -> Result<Vec<i64>> {
+        let mut conn = lock(&self.conn);
+        let before = self.catalog.before_write(&conn);
+        let ids = store::purge(&mut conn, id, &self.project_id, self.index.as_deref())?;
+        self.catalog.after_write(&conn, before, &ids);
+        drop(conn);
+        self.poke_team();
+        Ok(ids)
+    }
+
+    /// A note's versions, oldest first (the note itself among them).
+    pub fn versions(&self, id: i64) -> Result<Vec<crate::memory::Note>> {
+        store::versions(&lock(&self.conn), id)
+    }
+
     /// Replaces a note's lesson and re-embeds it.
     pub fn edit(&self, id: i64, delta: &str) -> Result<()> {
         if delta.trim().is_empty() {
-            return Err(Error::invalid("delta is empty; to delete a note use skillmem/forget"));
+            return Err(Error::invalid("delta is empty; to retire a note use skillmem/forget"));
         }
         let intent = {
             let conn = lock(&self.conn);
-            store::get(&conn, id)?.ok_or_else(|| Error::unknown_note(id))?.intent
+            store::get(&conn, id)?.ok_or_else(|| store::not_found(id))?.intent
         };
         let delta = delta.trim();
         let (vector, pieces) = self.embed_note(&intent, delta)?;
@@ -498,7 +558,15 @@ impl Engine {
         };
         let (mut out, t_catalog) = self.rank_head(&conn, ctx, ask)?;
         let t_rank = t0.elapsed();
-        let mut b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
+        // The newer note of a conflicting pair leads, and the older names it.
+        let lead = |conn: &rusqlite::Connection, out: &mut recall::Outcome| -> Result<_> {
+            let ids: Vec<i64> = out.notes.iter().map(|r| r.note.id).collect();
+            let pairs = store::conflicts_among(conn, &ids)?;
+            Ok(block::lead_newer(&mut out.notes, &pairs))
+        };
+        let mut newer_of = lead(&conn, &mut out)?;
+        let mut b =
+            block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref(), &newer_of);
         // Room left for another note, and notes not loaded: load them and render again (the
         // same block as rendering them all at once; a note costs more than NOTE_TOKENS_MIN).
         let full = b.as_ref().is_some_and(|b| {
@@ -506,7 +574,16 @@ impl Engine {
         });
         if !full && !out.unloaded.is_empty() {
             out.load_rest(&conn)?;
-            b = block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref());
+            newer_of = lead(&conn, &mut out)?;
+            b = block::render(
+                &ctx.name,
+                out.mode,
+                &out.notes,
+                budget,
+                self.note_tool(),
+                ctx.version.as_deref(),
+                &newer_of,
+            );
         }
         let t_render = t0.elapsed();
         if let (Some(b), true) = (&b, count) {

@@ -1,5 +1,7 @@
 //! The historian's output: the first `<skill_observations>` block, one observation a line,
-//! `* <skill> | <kind> | <lesson>`, and the instructions that ask a historian for it.
+//! `* <skill> | <kind> | <lesson>` (with `| replaces #<id>` when the lesson corrects a note,
+//! or `* <skill> | outdated | #<id> <why>` to retire one), and the instructions that ask a
+//! historian for it.
 //!
 //! Pure text in, plain values out: nothing here writes a note (the engine promotes the
 //! observations, `Engine::historian_result`) and nothing here can panic on any input.
@@ -18,6 +20,23 @@ pub struct Observation {
     pub skill: String,
     pub kind: Kind,
     pub lesson: String,
+    /// The note this lesson replaces (`| replaces #<id>`; the marker is not part of the lesson).
+    pub replaces: Option<i64>,
+}
+
+/// A line that retires a note: `* <skill> | outdated | #<id> <why>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retirement {
+    pub skill: String,
+    pub id: i64,
+    pub reason: String,
+}
+
+/// What one valid line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    Observation(Observation),
+    Retirement(Retirement),
 }
 
 /// A line that was not an observation, and why.
@@ -33,6 +52,7 @@ pub struct Parsed {
     /// False when the output has no `<skill_observations>` block at all.
     pub block_found: bool,
     pub observations: Vec<Observation>,
+    pub retirements: Vec<Retirement>,
     pub rejected: Vec<RejectedLine>,
 }
 
@@ -81,8 +101,9 @@ pub fn parse(output: &str) -> Parsed {
         if line.is_empty() {
             continue;
         }
-        match parse_line(line) {
-            Ok(o) => p.observations.push(o),
+        match parse_any_line(line) {
+            Ok(Line::Observation(o)) => p.observations.push(o),
+            Ok(Line::Retirement(r)) => p.retirements.push(r),
             Err(reason) => p.rejected.push(RejectedLine { line: line.to_string(), reason }),
         }
     }
@@ -90,8 +111,16 @@ pub fn parse(output: &str) -> Parsed {
 }
 
 /// Parses one observation line, `* <skill> | <kind> | <lesson>`; the lesson keeps any further
-/// `|`. XML entities are unescaped in every field.
+/// `|` but a last field `replaces #<id>`. XML entities are unescaped in every field.
 pub fn parse_line(line: &str) -> Result<Observation, String> {
+    match parse_any_line(line)? {
+        Line::Observation(o) => Ok(o),
+        Line::Retirement(_) => Err("an `outdated` line retires a note; it is not an observation".into()),
+    }
+}
+
+/// Parses one line of either form: an observation, or `* <skill> | outdated | #<id> <why>`.
+pub fn parse_any_line(line: &str) -> Result<Line, String> {
     let no_match =
         || format!("does not match the observation format \"* <skill> | <kind> | <lesson>\" (kinds: {})", kinds_list());
     let line = line.trim();
@@ -120,12 +149,50 @@ pub fn parse_line(line: &str) -> Result<Observation, String> {
                 .unwrap_or_else(|| format!("{skill_raw:?} is not a skill name")))
         }
     };
-    let kind = Kind::parse(&kind_raw)
-        .ok_or_else(|| format!("kind {kind_raw:?} is not a note kind; use one of {}", kinds_list()))?;
+    if kind_raw.trim().eq_ignore_ascii_case("outdated") {
+        let rest = lesson.trim_start();
+        let digits = rest.strip_prefix('#').unwrap_or(rest);
+        let n = digits.chars().take_while(char::is_ascii_digit).count();
+        let id = digits[..n].parse::<i64>().map_err(|_| {
+            "an `outdated` line names the note it retires: * <skill> | outdated | #<id> <why>".to_string()
+        })?;
+        let reason = digits[n..].trim().trim_start_matches([':', '-', '—']).trim().to_string();
+        if reason.is_empty() {
+            return Err(format!("say why note {id} is outdated: * {skill} | outdated | #{id} <why>"));
+        }
+        return Ok(Line::Retirement(Retirement { skill, id, reason }));
+    }
+    let kind = Kind::parse(&kind_raw).ok_or_else(|| {
+        format!("kind {kind_raw:?} is not a note kind; use one of {} (or outdated, to retire a note)", kinds_list())
+    })?;
+    let (lesson, replaces) = match lesson.rsplit_once('|') {
+        Some((head, tail)) => match replaces_marker(tail) {
+            Some(Ok(id)) => (head.trim().to_string(), Some(id)),
+            Some(Err(e)) => return Err(e),
+            None => (lesson.clone(), None),
+        },
+        None => (lesson.clone(), None),
+    };
     if lesson.is_empty() {
         return Err("the lesson is empty".into());
     }
-    Ok(Observation { skill, kind, lesson })
+    Ok(Line::Observation(Observation { skill, kind, lesson, replaces }))
+}
+
+/// `replaces #<id>` (the `#` optional): `Some(Ok(id))`; `replaces #` with no number after
+/// it: `Some(Err(..))`; anything else is part of the lesson (`None`).
+fn replaces_marker(field: &str) -> Option<Result<i64, String>> {
+    let f = field.trim();
+    let rest = f.get(..8).filter(|p| p.eq_ignore_ascii_case("replaces")).map(|_| f[8..].trim())?;
+    if !rest.starts_with('#') && !rest.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let digits = rest.strip_prefix('#').unwrap_or(rest).trim();
+    Some(
+        digits
+            .parse::<i64>()
+            .map_err(|_| format!("`| {f}` names no note: write `| replaces #<id>` with the id shown for the note")),
+    )
 }
 
 fn kinds_list() -> String {
@@ -179,14 +246,50 @@ pub fn unescape(s: &str) -> String {
     out
 }
 
-/// The text a host adds to its historian prompt so that the historian emits observations
-/// about `skills` (the skills with memory enabled that were used in the chunk). Empty when
-/// `skills` is empty: then there is nothing to ask for.
+/// A current note of a skill, shown to the historian so that it can correct it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentNote {
+    pub id: i64,
+    pub kind: Kind,
+    pub delta: String,
+}
+
+/// [`instructions_with`] without any note to show.
 pub fn instructions(skills: &[String]) -> String {
+    let none: Vec<(String, Vec<CurrentNote>)> = skills.iter().map(|s| (s.clone(), vec![])).collect();
+    instructions_with(&none)
+}
+
+/// The text a host adds to its historian prompt so that the historian emits observations
+/// about `skills` (the skills with memory enabled that were used in the chunk), each with the
+/// current notes a load of it shows, by id, so that the historian can replace or retire one
+/// that the chunk proved wrong. Empty when `skills` is empty: then there is nothing to ask for.
+pub fn instructions_with(skills: &[(String, Vec<CurrentNote>)]) -> String {
     if skills.is_empty() {
         return String::new();
     }
-    let names = skills.join(", ");
+    let names = skills.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ");
+    let mut known = String::new();
+    for (skill, notes) in skills.iter().filter(|s| !s.1.is_empty()) {
+        known.push_str(&format!("\n{skill} already remembers:\n"));
+        for n in notes {
+            let one_line = n.delta.split_whitespace().collect::<Vec<_>>().join(" ");
+            known.push_str(&format!("- #{} ({}) {}\n", n.id, n.kind.as_str(), one_line));
+        }
+    }
+    let corrections = if known.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "
+What these skills already remember (do not write these again):
+{known}
+When this chunk showed one of these notes to be wrong or outdated, correct it instead of \
+writing a second note: end the corrected lesson with `| replaces #<id>`, or retire the note \
+with a line `* <skill> | outdated | #<id> <why>`.
+"
+        )
+    };
     format!(
         "## Skill observations
 
@@ -210,7 +313,7 @@ where <skill> is the skill's name as listed above and <kind> is one of:
 - discovery: a useful fact found out while working
 - fix: an error and what fixed it
 - workflow: a step that must not be skipped
-
+{corrections}
 Zero observations is the normal case: most chunks teach nothing new about a skill. When \
 nothing is worth keeping, write the block empty. Never record routine progress or what the \
 task was about.
@@ -227,7 +330,63 @@ mod tests {
     use super::*;
 
     fn obs(skill: &str, kind: Kind, lesson: &str) -> Result<Observation, String> {
-        Ok(Observation { skill: skill.into(), kind, lesson: lesson.into() })
+        Ok(Observation { skill: skill.into(), kind, lesson: lesson.into(), replaces: None })
+    }
+
+    fn replacing(skill: &str, kind: Kind, lesson: &str, id: i64) -> Result<Line, String> {
+        Ok(Line::Observation(Observation { skill: skill.into(), kind, lesson: lesson.into(), replaces: Some(id) }))
+    }
+
+    fn retiring(skill: &str, id: i64, reason: &str) -> Result<Line, String> {
+        Ok(Line::Retirement(Retirement { skill: skill.into(), id, reason: reason.into() }))
+    }
+
+    /// The two correction forms: `| replaces #<id>` after a lesson, and `outdated` lines.
+    #[test]
+    fn correction_line_table() {
+        let cases: Vec<(&str, Result<Line, String>)> = vec![
+            ("* jq | fix | use --immutable | replaces #12", replacing("jq", Kind::Fix, "use --immutable", 12)),
+            ("* jq | fix | use --immutable | Replaces 12", replacing("jq", Kind::Fix, "use --immutable", 12)),
+            ("* jq | fix | a | b | replaces #3", replacing("jq", Kind::Fix, "a | b", 3)),
+            (
+                "* jq | fix | a | replaces are fine",
+                obs("jq", Kind::Fix, "a | replaces are fine").map(Line::Observation),
+            ),
+            (
+                "* jq | fix | a | replaces #x",
+                Err("`| replaces #x` names no note: write `| replaces #<id>` with the id shown for the note".into()),
+            ),
+            ("* jq | fix | | replaces #3", Err("the lesson is empty".into())),
+            ("* jq | outdated | #7 jq 1.7 fixed this", retiring("jq", 7, "jq 1.7 fixed this")),
+            ("* jq | Outdated | 7: no longer true", retiring("jq", 7, "no longer true")),
+            ("* jq | outdated | #7", Err("say why note 7 is outdated: * jq | outdated | #7 <why>".into())),
+            (
+                "* jq | outdated | the old note",
+                Err("an `outdated` line names the note it retires: * <skill> | outdated | #<id> <why>".into()),
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse_any_line(line), want, "{line:?}");
+        }
+        let p = parse(
+            "<skill_observations>\n* jq | fix | new | replaces #4\n* jq | outdated | #5 wrong\n</skill_observations>",
+        );
+        assert_eq!(p.observations.len(), 1);
+        assert_eq!(p.observations[0].replaces, Some(4));
+        assert_eq!(p.retirements, vec![Retirement { skill: "jq".into(), id: 5, reason: "wrong".into() }]);
+    }
+
+    #[test]
+    fn instructions_show_the_current_notes_and_the_correction_forms() {
+        let t = instructions_with(&[
+            ("jq".into(), vec![CurrentNote { id: 12, kind: Kind::Gotcha, delta: "use -r\nfor raw".into() }]),
+            ("pdf".into(), vec![]),
+        ]);
+        for want in ["jq, pdf", "- #12 (gotcha) use -r for raw", "| replaces #<id>", "| outdated | #<id> <why>"] {
+            assert!(t.contains(want), "{want}: {t}");
+        }
+        assert!(parse(&t).observations.is_empty() && parse(&t).retirements.is_empty());
+        assert!(!instructions(&["jq".into()]).contains("already remembers"));
     }
 
     #[test]
@@ -244,7 +403,7 @@ mod tests {
             ),
             (
                 "* jq | tip | x",
-                Err("kind \"tip\" is not a note kind; use one of gotcha, discovery, fix, workflow".into()),
+                Err("kind \"tip\" is not a note kind; use one of gotcha, discovery, fix, workflow (or outdated, to retire a note)".into()),
             ),
             ("* jq | gotcha |   ", Err("the lesson is empty".into())),
             ("* jq | gotcha | &#32;", Err("the lesson is empty".into())),

@@ -129,13 +129,18 @@ const TOOL_NAMES: &[&str] = for_each_tool!(tool_names);
 impl McpTool for Note {
     const TOOL: &'static str = "skill_note";
     fn description() -> String {
-        format!("Save a lesson about a skill to skill memory, so that the next load of that skill shows it. Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation. {KINDS} Notes are per project unless scope is \"global\".")
+        format!("Save a lesson about a skill to skill memory, so that the next load of that skill shows it. Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation. {KINDS} Notes are per project unless scope is \"global\". To correct a note that is wrong or outdated, pass its id as replaces: the new lesson takes its place.")
     }
     fn text(_: &NoteParams, r: &Written) -> String {
-        match r.status {
-            WriteStatus::Duplicate => format!("Already known (note {}); its weight went up.", r.id),
+        let mut s = match (r.status, r.replaced) {
+            (WriteStatus::Duplicate, _) => format!("Already known (note {}); its weight went up.", r.id),
+            (WriteStatus::Replaced, Some(old)) => format!("Saved as note {}, in the place of note {old}.", r.id),
             _ => format!("Saved as note {}.", r.id),
+        };
+        if let Some(older) = r.conflicts_with {
+            s.push_str(&format!(" Note {older} reads as an older version of it; both are kept and the new one leads. If note {older} no longer holds, replace or forget it."));
         }
+        s
     }
 }
 
@@ -164,10 +169,10 @@ impl McpTool for Pin {
 impl McpTool for Forget {
     const TOOL: &'static str = "skill_forget";
     fn description() -> String {
-        "Delete a note that is wrong or no longer true.".into()
+        "Retire a note that is wrong or no longer true (give the reason): it leaves recall and is kept as history, restorable. To correct it instead, use skill_note with replaces.".into()
     }
     fn text(_: &ForgetParams, r: &IdResult) -> String {
-        format!("Note {} forgotten.", r.id)
+        format!("Note {} retired (kept as history; it can be restored).", r.id)
     }
 }
 

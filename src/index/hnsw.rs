@@ -448,6 +448,19 @@ impl VectorIndex for HnswIndex {
         }
         self.search_ef(query, candidates, 1, s.params.ef_search).into_iter().next().filter(|(_, s)| *s >= min)
     }
+
+    fn neighbours(&self, query: &[f32], candidates: &[i64], min: f32, k: usize) -> Vec<(i64, f32)> {
+        // As [`VectorIndex::nearest`]: a short list first, the longer one only when the best
+        // found is close below `min` and the set was not scanned exactly.
+        let (ef, margin) = super::nearest_params();
+        let mut v = self.search_ef(query, candidates, k, ef.max(k));
+        let best = v.first().map(|x| x.1);
+        if best.is_none_or(|b| b < min && b >= min - margin) && !self.scanned_exactly(candidates.len(), self.len()) {
+            v = self.search_ef(query, candidates, k, self.shared.params.ef_search.max(k));
+        }
+        v.retain(|(_, s)| *s >= min);
+        v
+    }
 }
 
 impl HnswIndex {

@@ -151,6 +151,14 @@ pub trait VectorIndex: Send + Sync {
     fn nearest(&self, query: &[f32], candidates: &[i64], min: f32) -> Option<(i64, f32)> {
         self.search(query, candidates, 1).into_iter().next().filter(|(_, s)| *s >= min)
     }
+    /// The `k` most similar of `candidates` whose cosine is at least `min`, best first (a
+    /// write compares itself with its nearest notes: see `memory::sameness`). As with
+    /// [`VectorIndex::nearest`], `min` is high.
+    fn neighbours(&self, query: &[f32], candidates: &[i64], min: f32, k: usize) -> Vec<(i64, f32)> {
+        let mut v = self.search(query, candidates, k);
+        v.retain(|(_, s)| *s >= min);
+        v
+    }
 }
 
 /// The candidate list of the first graph search of [`VectorIndex::nearest`] (a ranking uses

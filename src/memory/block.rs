@@ -57,34 +57,58 @@ fn escape_xml(s: &str, attr: bool) -> String {
     out
 }
 
-/// The line after the block that tells the agent when to write a note.
+/// The line after the block that tells the agent when to write a note, and how to correct one.
 pub fn guidance(skill: &str, note_tool: &str) -> String {
     format!(
-        "Skill memory ({skill}): note only gotchas, discoveries, error fixes and must-not-skip steps, with {note_tool} (kind gotcha|discovery|fix|workflow); never routine progress."
+        "Skill memory ({skill}): note only gotchas, discoveries, error fixes and must-not-skip steps, with {note_tool} (kind gotcha|discovery|fix|workflow); never routine progress. A note that is wrong or outdated: write the correction with {note_tool} and replaces=<its id>."
     )
+}
+
+/// `ranked` with the newer note of each conflicting pair `(older, newer)` moved right before
+/// the older one when it ranked below it; returns, by older note, the newer note that leads it.
+pub fn lead_newer(ranked: &mut Vec<Ranked>, pairs: &[(i64, i64)]) -> std::collections::HashMap<i64, i64> {
+    let mut newer_of = std::collections::HashMap::new();
+    for &(older, newer) in pairs {
+        let (Some(o), Some(n)) =
+            (ranked.iter().position(|r| r.note.id == older), ranked.iter().position(|r| r.note.id == newer))
+        else {
+            continue;
+        };
+        // The newest version names the older one (a chain of three names the newest).
+        newer_of.entry(older).and_modify(|cur: &mut i64| *cur = (*cur).max(newer)).or_insert(newer);
+        if n > o {
+            let r = ranked.remove(n);
+            ranked.insert(o, r);
+        }
+    }
+    newer_of
 }
 
 /// No note costs fewer tokens than this in a block (its markup alone is more; tested): a
 /// block with less room left than this is full.
 pub const NOTE_TOKENS_MIN: usize = 16;
 
-/// Renders one note element.
-pub fn note_xml(r: &Ranked, older: bool) -> String {
+/// Renders one note element: `written` is the day it was written (UTC), `newer` the note of
+/// a conflicting pair that is a newer version of it.
+pub fn note_xml(r: &Ranked, older: bool, newer: Option<i64>) -> String {
     let n = &r.note;
     let version = if older { " skill_version=\"older\"" } else { "" };
+    let newer = newer.map(|id| format!(" newer=\"{id}\"")).unwrap_or_default();
     format!(
-        "<note id=\"{}\" kind=\"{}\" intent=\"{}\" hits=\"{}\" pinned=\"{}\"{version}>\n<delta>{}</delta>\n</note>\n",
+        "<note id=\"{}\" kind=\"{}\" intent=\"{}\" hits=\"{}\" pinned=\"{}\" written=\"{}\"{version}{newer}>\n<delta>{}</delta>\n</note>\n",
         n.id,
         escape_attr(n.kind.as_str()),
         escape_attr(&n.intent),
         n.hits,
         n.pinned,
+        crate::db::day_of(n.created_at),
         escape(&n.delta)
     )
 }
 
 /// Fills a block from `ranked` (best first, pinned first). `current_skill_hash` marks notes
-/// written for another version of the skill. `None` when no note fits or there are none.
+/// written for another version of the skill; `newer_of` names, by older note, the newer note
+/// of its conflicting pair ([`lead_newer`]). `None` when no note fits or there are none.
 pub fn render(
     skill: &str,
     mode: RecallMode,
@@ -92,6 +116,7 @@ pub fn render(
     budget: Budget,
     note_tool: &str,
     current_skill_hash: Option<&str>,
+    newer_of: &std::collections::HashMap<i64, i64>,
 ) -> Option<Block> {
     let guide = guidance(skill, note_tool);
     let older_line = "Notes marked skill_version=\"older\" were written for an earlier version of this skill; check them against the current SKILL.md.";
@@ -109,7 +134,7 @@ pub fn render(
             break;
         }
         let older = matches!((current_skill_hash, r.note.skill_hash.as_deref()), (Some(c), Some(h)) if c != h);
-        let xml = note_xml(r, older);
+        let xml = note_xml(r, older, newer_of.get(&r.note.id).copied());
         let t = tokens(&xml) + if older && !any_older { older_cost } else { 0 };
         if used + t > budget.max_tokens {
             continue;
@@ -173,6 +198,9 @@ mod tests {
                 skill_hash: Some("h1".into()),
                 created_at: 0,
                 updated_at: 0,
+                retired_at: None,
+                superseded_by: None,
+                reason: None,
             },
             score: 1.0,
             matched: true,
@@ -184,7 +212,7 @@ mod tests {
         let mut r = ranked(1, "x", false);
         r.note.intent = String::new();
         r.note.kind = crate::memory::Kind::Fix;
-        assert!(tokens(&note_xml(&r, false)) >= NOTE_TOKENS_MIN);
+        assert!(tokens(&note_xml(&r, false, None)) >= NOTE_TOKENS_MIN);
     }
 
     #[test]
@@ -224,6 +252,7 @@ mod tests {
                 Budget { max_tokens: max, max_pinned_tokens: pinned, limit },
                 "t",
                 None,
+                &Default::default(),
             );
             let ids = b.as_ref().map(|b| b.note_ids.clone()).unwrap_or_default();
             assert_eq!(ids, want, "max {max} pinned {pinned} limit {limit:?}");
@@ -243,6 +272,7 @@ mod tests {
             Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None },
             "t",
             Some("h2"),
+            &Default::default(),
         )
         .unwrap();
         assert!(b.text.contains("skill_version=\"older\""));
@@ -254,8 +284,46 @@ mod tests {
             Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None },
             "t",
             Some("h1"),
+            &Default::default(),
         )
         .unwrap();
         assert!(!b.text.contains("older"));
+    }
+
+    /// The newer note of a conflicting pair moves before the older, which names it; every
+    /// note says the day it was written.
+    #[test]
+    fn the_newer_version_leads_and_is_named() {
+        type Case<'a> = (&'a [i64], &'a [(i64, i64)], &'a [i64], &'a [(i64, i64)]);
+        let cases: &[Case] = &[
+            // (ranked ids, pairs (older, newer), ids after, newer_of)
+            (&[1, 2, 3], &[(1, 3)], &[3, 1, 2], &[(1, 3)]),
+            (&[3, 1, 2], &[(1, 3)], &[3, 1, 2], &[(1, 3)]),
+            (&[1, 2], &[(1, 9)], &[1, 2], &[]),
+            (&[1, 2, 3], &[(1, 2), (1, 3)], &[2, 3, 1], &[(1, 3)]),
+            (&[1, 2, 3], &[(1, 2), (2, 3)], &[3, 2, 1], &[(1, 2), (2, 3)]),
+            (&[], &[], &[], &[]),
+        ];
+        for (ids, pairs, after, newer) in cases {
+            let mut notes: Vec<Ranked> = ids.iter().map(|i| ranked(*i, "x", false)).collect();
+            let got = lead_newer(&mut notes, pairs);
+            assert_eq!(notes.iter().map(|r| r.note.id).collect::<Vec<_>>(), *after, "{ids:?} {pairs:?}");
+            assert_eq!(got, newer.iter().copied().collect(), "{ids:?} {pairs:?}");
+        }
+        let mut notes = vec![ranked(1, "always", false), ranked(2, "never", false)];
+        notes[1].note.created_at = 1_764_547_200_000; // 2025-12-01
+        let newer_of = lead_newer(&mut notes, &[(1, 2)]);
+        let budget = Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None };
+        let b = render("s", RecallMode::Fts, &notes, budget, "t", None, &newer_of).unwrap();
+        assert_eq!(b.note_ids, vec![2, 1]);
+        assert!(
+            b.text.contains(
+                "<note id=\"2\" kind=\"gotcha\" intent=\"i\" hits=\"0\" pinned=\"false\" written=\"2025-12-01\">"
+            ),
+            "{}",
+            b.text
+        );
+        assert!(b.text.contains("id=\"1\"") && b.text.contains("written=\"1970-01-01\" newer=\"2\">"), "{}", b.text);
+        assert!(b.text.contains("replaces=<its id>"), "{}", b.text);
     }
 }

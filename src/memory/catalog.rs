@@ -358,7 +358,10 @@ mod tests {
         let check = |c: &Connection| {
             for (scope, pkey) in [(Scope::Project, "p1"), (Scope::Project, "p2"), (Scope::Global, "")] {
                 let want: Vec<i64> = c
-                    .prepare("SELECT id FROM notes WHERE skill = 'jq' AND scope = ?1 AND project_id = ?2 ORDER BY id")
+                    .prepare(
+                        "SELECT id FROM notes WHERE skill = 'jq' AND scope = ?1 AND project_id = ?2 AND retired_at IS NULL
+                         ORDER BY id",
+                    )
                     .unwrap()
                     .query_map(rusqlite::params![scope.as_str(), pkey], |r| r.get(0))
                     .unwrap()
@@ -389,7 +392,7 @@ mod tests {
         check(&c);
         // A deletion, then a move to another partition.
         let before = cat.before_write(&c);
-        store::forget(&mut c, dup, None).unwrap();
+        store::retire(&mut c, dup, "p1", None, None).unwrap();
         cat.after_write(&c, before, &[dup]);
         check(&c);
         let moved = reported(&mut c, "project", "p1", "to move");
@@ -428,7 +431,7 @@ mod tests {
         check(&c);
         // Another connection.
         let mut other = crate::db::open(d.path()).unwrap();
-        store::forget(&mut other, id, None).unwrap();
+        store::retire(&mut other, id, "p1", None, None).unwrap();
         assert!(!cat.candidates(&c, "jq", "p1").unwrap().vectors_checked);
         check(&c);
         let ids = cat.partition_ids(&c, "jq", Scope::Global, "").unwrap().ids;

@@ -8,6 +8,7 @@ pub mod block;
 pub mod catalog;
 pub mod provenance;
 pub mod recall;
+pub mod sameness;
 pub mod stash;
 pub mod store;
 pub mod usage;
@@ -125,6 +126,19 @@ pub struct Note {
     pub skill_hash: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// When the note left recall (replaced or retired); `None` while it is current.
+    pub retired_at: Option<i64>,
+    /// The note that replaced it.
+    pub superseded_by: Option<i64>,
+    /// Why it was replaced or retired, when someone said so.
+    pub reason: Option<String>,
+}
+
+impl Note {
+    /// True while the note is recalled (not replaced, not retired).
+    pub fn is_current(&self) -> bool {
+        self.retired_at.is_none()
+    }
 }
 
 /// A note to write.
@@ -145,8 +159,12 @@ pub struct NewNote {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum WriteStatus {
+    /// A new note.
     Inserted,
+    /// An existing note says the same thing: its hits went up, nothing new was stored.
     Duplicate,
+    /// A new note took the place of the one named by `replaces`.
+    Replaced,
 }
 
 /// Which rung of the cascade answered a recall.

@@ -776,7 +776,7 @@ mod tests {
                 before.notes.iter().map(|r| (r.note.id, (r.score, r.matched))).collect();
             let mut other = crate::db::open(dir.path()).unwrap();
             let gone = before.notes[0].note.id;
-            store::forget(&mut other, gone, None).unwrap();
+            store::retire(&mut other, gone, "p", None, None).unwrap();
             let after = rank_prepared(&conn, &q, &rungs, prepared()).unwrap();
             assert_eq!(after.notes.len(), before.notes.len() - 1);
             for r in &after.notes {
@@ -947,7 +947,7 @@ mod tests {
             assert!(!store::pieces(&conn, "pieced", &ids).unwrap().contains_key(&notes[1].id));
             assert_eq!(rank_blind(&conn, &rungs(Some(&query))).notes[0].note.id, ids[0], "kept {keep}");
             // Deleted with their note.
-            store::forget(&mut conn, notes[0].id, None).unwrap();
+            store::purge(&mut conn, notes[0].id, "p", None).unwrap();
             assert!(store::pieces(&conn, "pieced", &ids).unwrap().is_empty());
         }
     }

@@ -181,13 +181,21 @@ pub struct NoteParams {
     pub intent: Option<String>,
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// project (default): this project only; global: every project.
+    /// project (default): this project only; global: every project. With `replaces`, the
+    /// replaced note's scope unless given.
     #[serde(default)]
     #[schemars(extend("enum" = ["project", "global", null]))]
     pub scope: Option<String>,
+    /// The id of a note this lesson corrects (as shown in `<note id=...>`): the new note takes
+    /// its place (its hits and pin carry over), the old one leaves recall and is kept as
+    /// history. Must be a current note of the same skill, visible from this project.
+    #[serde(default)]
+    pub replaces: Option<i64>,
 }
 
-/// Writes a note (exact and near duplicates raise the existing note's weight instead).
+/// Writes a note. A note that says the same thing (same numbers, versions, code spans, flags,
+/// paths, identifiers and polarity) takes the write as a hit instead; with `replaces`, the new
+/// note takes the place of an old one.
 pub struct Note;
 
 impl Method for Note {
@@ -204,21 +212,27 @@ impl Method for Note {
             return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
         }
         let scope = match p.scope.as_deref() {
-            None => Scope::Project,
-            Some(s) => Scope::parse(s)
-                .ok_or_else(|| Error::invalid(format!("scope {s:?} is not a scope; use project or global")))?,
+            None => None,
+            Some(s) => Some(
+                Scope::parse(s)
+                    .ok_or_else(|| Error::invalid(format!("scope {s:?} is not a scope; use project or global")))?,
+            ),
         };
-        engine.write_note(NewNote {
+        let new = NewNote {
             skill: p.skill,
             kind,
             intent: p.intent.unwrap_or_default(),
             delta: p.delta,
             tags: p.tags.unwrap_or_default(),
-            scope,
+            scope: scope.unwrap_or(Scope::Project),
             source: Source::Agent,
             session_id: p.session_id,
             skill_hash: None,
-        })
+        };
+        match p.replaces {
+            Some(old) => engine.replace_note(new, old, scope),
+            None => engine.write_note(new),
+        }
     }
 }
 
@@ -300,9 +314,13 @@ impl Method for Pin {
 pub struct ForgetParams {
     /// The note's id, as shown in `<note id=...>`.
     pub id: i64,
+    /// Why the note no longer holds (kept with it).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
-/// Deletes a note.
+/// Retires a note: out of recall and the default listings, kept as history, restorable with
+/// `skillmem/restore`. (`skillmem/purge` deletes for good.)
 pub struct Forget;
 
 impl Method for Forget {
@@ -312,8 +330,57 @@ impl Method for Forget {
     type Result = IdResult;
 
     fn run(engine: &Engine, p: ForgetParams, _: &Cx<'_>) -> Result<IdResult> {
-        engine.forget(p.id)?;
+        engine.forget(p.id, p.reason.as_deref())?;
         Ok(IdResult { id: p.id })
+    }
+}
+
+/// `skillmem/restore` and `skillmem/purge` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IdParams {
+    /// The note's id (`skillmem/notes` with `includeSuperseded` lists retired and replaced notes).
+    pub id: i64,
+}
+
+/// Brings a retired or replaced note back into recall. A note restored beside the note that
+/// replaced it forms a conflicting pair with it (the newer still leads).
+pub struct Restore;
+
+impl Method for Restore {
+    const NAME: &'static str = "skillmem/restore";
+    const STEM: &'static str = "restore";
+    type Params = IdParams;
+    type Result = IdResult;
+
+    fn run(engine: &Engine, p: IdParams, _: &Cx<'_>) -> Result<IdResult> {
+        engine.restore(p.id)?;
+        Ok(IdResult { id: p.id })
+    }
+}
+
+/// What `skillmem/purge` removed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Purged {
+    pub id: i64,
+    /// Every note removed: the note and the older versions it replaced.
+    pub purged: Vec<i64>,
+}
+
+/// Deletes a note and its history (the older versions it replaced) for good: for text that
+/// must not stay, such as a secret. Not undoable.
+pub struct Purge;
+
+impl Method for Purge {
+    const NAME: &'static str = "skillmem/purge";
+    const STEM: &'static str = "purge";
+    type Params = IdParams;
+    type Result = Purged;
+
+    fn run(engine: &Engine, p: IdParams, _: &Cx<'_>) -> Result<Purged> {
+        let purged = engine.purge(p.id)?;
+        Ok(Purged { id: p.id, purged })
     }
 }
 
@@ -327,7 +394,7 @@ pub struct EditParams {
     pub delta: String,
 }
 
-/// Replaces a note's lesson.
+/// Replaces a note's lesson in place (same id); the old text is kept as a version of it.
 pub struct Edit;
 
 impl Method for Edit {

@@ -111,6 +111,8 @@ macro_rules! for_each_method {
                 $crate::protocol::memory::Recall,
                 $crate::protocol::memory::Pin,
                 $crate::protocol::memory::Forget,
+                $crate::protocol::memory::Restore,
+                $crate::protocol::memory::Purge,
                 $crate::protocol::memory::Edit,
                 $crate::protocol::memory::Stats,
                 $crate::protocol::curate::Notes,

@@ -30,7 +30,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::progress::Progress;
 use crate::protocol::curate::{Merge, Move, Notes, Preview};
-use crate::protocol::memory::{Edit, Forget, Pin, Stats};
+use crate::protocol::memory::{Edit, Forget, Pin, Purge, Restore, Stats};
 use crate::protocol::skills::{Install, InstallParams, List, Remove, Seed, Update, UpdateParams};
 use crate::protocol::{Cx, Method};
 
@@ -127,6 +127,8 @@ fn router(ui: Shared) -> Router {
         .route("/api/pin", post(call::<Pin>))
         .route("/api/edit", post(call::<Edit>))
         .route("/api/forget", post(call::<Forget>))
+        .route("/api/restore", post(call::<Restore>))
+        .route("/api/purge", post(call::<Purge>))
         .route("/api/move", post(call::<Move>))
         .route("/api/merge", post(call::<Merge>))
         .route("/api/skills/install", post(api_install))

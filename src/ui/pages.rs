@@ -251,6 +251,7 @@ pub async fn skill(
         },
         offset: Some((page - 1) * PAGE),
         limit: Some(PAGE),
+        include_superseded: opt(&q, "history").is_some_and(|h| !h.is_empty()),
     };
     let want_dups = opt(&q, "dups").is_some();
     let engine = ui.engine.clone();
@@ -278,7 +279,7 @@ pub async fn skill(
     let project_opts: Vec<(&str, &str)> = project_opts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     b.push_str(&format!(
         "<form class=\"filters\" method=\"get\" action=\"/skill/{}\">\
-<input type=\"search\" name=\"q\" placeholder=\"search the notes\" value=\"{}\" aria-label=\"search\">{}{}{}{}{}{}\
+<input type=\"search\" name=\"q\" placeholder=\"search the notes\" value=\"{}\" aria-label=\"search\">{}{}{}{}{}{}{}\
 <button type=\"submit\">Apply</button></form>",
         enc(&name),
         esc(opt(&q, "q").unwrap_or("")),
@@ -298,6 +299,7 @@ pub async fn skill(
         select("source", opt(&q, "source"), &[("", "any source"), ("agent", "agent"), ("historian", "historian")]),
         select("pinned", opt(&q, "pinned"), &[("", "pinned or not"), ("yes", "pinned"), ("no", "not pinned")]),
         select("sort", opt(&q, "sort"), &[("", "newest first"), ("hits", "most hits"), ("recalls", "most recalls")]),
+        select("history", opt(&q, "history"), &[("", "current notes"), ("yes", "with replaced and retired notes")]),
     ));
     let pages = (notes.total as usize).div_ceil(PAGE).max(1);
     b.push_str(&format!(
@@ -313,6 +315,28 @@ pub async fn skill(
         } else {
             format!("<button data-act=\"/api/pin\" data-body='{{\"id\":{id},\"pinned\":true}}'>Pin</button>")
         };
+        // A note of the history: what replaced it or why it was retired, restore or delete for good.
+        if let Some(at) = n.retired_at {
+            let state = match n.superseded_by {
+                Some(by) => format!("replaced by <a href=\"#note-{by}\">#{by}</a> on {}", day(at)),
+                None => format!("retired on {}", day(at)),
+            };
+            let why = n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default();
+            b.push_str(&format!(
+                "<tr id=\"note-{id}\" class=\"retired\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{delta}</div>\
+<div class=\"intent\">{state}{why}</div></td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
+<td class=\"actions\"><button data-act=\"/api/restore\" data-body='{{\"id\":{id}}}'>Restore</button>\
+<button class=\"danger\" data-act=\"/api/purge\" data-body='{{\"id\":{id}}}' data-confirm=\"Delete note {id} and its older versions for good? This cannot be undone.\">Delete for good</button></td></tr>",
+                delta = esc(&n.delta),
+                kind = esc(&n.kind),
+                scope = n.scope.as_str(),
+                source = esc(&n.source),
+                hits = n.hits,
+                recalls = n.recalls,
+                written = day(n.created_at),
+            ));
+            continue;
+        }
         let other = if n.scope == Scope::Project { "global" } else { "project" };
         b.push_str(&format!(
             "<tr id=\"note-{id}\" class=\"{cls}\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}\
@@ -320,7 +344,8 @@ pub async fn skill(
 <textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save</button></form></details></td>\
 <td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{day}{vec}</td>\
 <td class=\"actions\">{pin}<button data-act=\"/api/move\" data-body='{{\"id\":{id},\"scope\":\"{other}\"}}'>Make {other}</button>\
-<button class=\"danger\" data-act=\"/api/forget\" data-body='{{\"id\":{id}}}' data-confirm=\"Forget note {id}?\">Forget</button></td></tr>",
+<button class=\"danger\" data-act=\"/api/forget\" data-body='{{\"id\":{id}}}' data-confirm=\"Retire note {id}? It leaves recall and can be restored from the history.\">Forget</button>\
+<button class=\"danger\" data-act=\"/api/purge\" data-body='{{\"id\":{id}}}' data-confirm=\"Delete note {id} and its older versions for good? This cannot be undone.\">Delete for good</button></td></tr>",
             cls = if n.pinned { "pinned" } else { "" },
             pinmark = if n.pinned { "<span class=\"badge\">pinned</span> " } else { "" },
             delta = esc(&n.delta),

@@ -342,8 +342,12 @@ pub fn property(input: &Input) -> Result<(), String> {
                 recalls: 0,
                 pinned: n.pinned,
                 skill_hash: Some(if n.older { "old" } else { "now" }.into()),
-                created_at: 0,
+                // Days apart, so that `written` varies.
+                created_at: i as i64 * 86_400_000 * 37,
                 updated_at: 0,
+                retired_at: None,
+                superseded_by: None,
+                reason: None,
             },
             score: 1.0,
             matched: i % 2 == 0,
@@ -352,7 +356,10 @@ pub fn property(input: &Input) -> Result<(), String> {
     let budget =
         Budget { max_tokens: input.max_tokens, max_pinned_tokens: input.max_pinned_tokens, limit: input.limit };
     let mode = mode_of(input.mode);
-    let Some(block) = render(&input.skill, mode, &ranked, budget, &input.note_tool, Some("now")) else {
+    // Every other note is an older version of the one after it.
+    let newer_of: std::collections::HashMap<i64, i64> =
+        ranked.windows(2).step_by(2).map(|w| (w[0].note.id, w[1].note.id)).collect();
+    let Some(block) = render(&input.skill, mode, &ranked, budget, &input.note_tool, Some("now"), &newer_of) else {
         return Ok(());
     };
     ensure(block.tokens <= input.max_tokens, || {

@@ -35,7 +35,25 @@ const KINDS = `Kinds:
 const NOTE_DESCRIPTION = `Save a lesson about a skill to skill memory, so that the next load of that skill shows it.
 Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation.
 ${KINDS}
-Notes are per project by default; use scope "global" only for lessons true in every project.`
+Notes are per project by default; use scope "global" only for lessons true in every project.
+To correct a note that turned out wrong or outdated, write the corrected lesson with replaces set to that note's id (as in <note id="…">): it takes the old note's place.`
+
+/** What `skillmem/note` answers. */
+export type NoteResult = { id: number; status: string; replaced?: number; conflictsWith?: number }
+
+/** The note tool's answer to the agent. */
+export function noteText(r: NoteResult): string {
+  let s =
+    r.status === "duplicate"
+      ? `Already known (note ${r.id}); its weight went up.`
+      : r.status === "replaced" && r.replaced !== undefined
+        ? `Saved as note ${r.id}, in the place of note ${r.replaced}.`
+        : `Saved as note ${r.id}.`
+  if (r.conflictsWith !== undefined) {
+    s += ` Note ${r.conflictsWith} reads as an older version of it; both are kept and the new one leads. If note ${r.conflictsWith} no longer holds, correct it with replaces.`
+  }
+  return s
+}
 
 const RECALL_DESCRIPTION = `Read skill memory: the lessons saved for a skill (gotchas, discoveries, error fixes, workflow steps), most relevant first for the intent you give. Skill loads already show them; use this to look again with another intent.`
 
@@ -262,17 +280,16 @@ export function createHooks(
             .enum(["project", "global"])
             .optional()
             .describe("project (default): this project only; global: every project"),
+          replaces: tool.schema
+            .number()
+            .int()
+            .optional()
+            .describe("The id of a note this lesson corrects (wrong or outdated): the new note takes its place"),
         },
         async execute(args, ctx) {
           try {
-            const r = await sidecar.request<{ id: number; status: string }>(
-              "skillmem/note",
-              { sessionId: ctx?.sessionID, ...args },
-              toolBudget,
-            )
-            return r.status === "duplicate"
-              ? `Already known (note ${r.id}); its weight went up.`
-              : `Saved as note ${r.id}.`
+            const r = await sidecar.request<NoteResult>("skillmem/note", { sessionId: ctx?.sessionID, ...args }, toolBudget)
+            return noteText(r)
           } catch (e) {
             sidecar.fail("note", e)
             return `skillmem could not save the note: ${message(e)}`

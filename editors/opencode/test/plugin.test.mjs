@@ -152,6 +152,17 @@ test("a skill's second load shows what the agent noted after the first", async (
     assert.match(second.output, /UTF-8 BOM/)
     assert.match(second.output, /ctx_skill_note/, "the guidance names the host's note tool")
 
+    // A correction with the host's own tool takes the old note's place.
+    const oldId = Number(/note (\d+)/.exec(noted)[1])
+    const fixed = await hooks.tool.ctx_skill_note.execute(
+      { skill: "csv-tools", kind: "gotcha", delta: "Excel exports start with a UTF-8 BOM; read them with encoding utf-8-sig, never plain utf-8.", replaces: oldId },
+      ctx,
+    )
+    assert.match(fixed, new RegExp(`Saved as note \\d+, in the place of note ${oldId}\\.`), fixed)
+    const third = await loadSkill(hooks, "csv-tools", dir, "the first header has a BOM")
+    assert.match(third.output, /never plain utf-8/)
+    assert.doesNotMatch(third.output, new RegExp(`<note id="${oldId}"`), "the replaced note left recall")
+
     const recalled = await hooks.tool.ctx_skill_recall.execute({ skill: "csv-tools", intent: "BOM" }, ctx)
     assert.match(recalled, /<skill-memory/)
     const none = await hooks.tool.ctx_skill_recall.execute({ skill: "nope" }, ctx)

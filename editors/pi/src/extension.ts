@@ -49,6 +49,23 @@ export interface SkillmemPiOptions {
   log?: Log
 }
 
+/** What `skillmem/note` answers. */
+export type NoteResult = { id: number; status: string; replaced?: number; conflictsWith?: number }
+
+/** The note tool's answer to the agent. */
+export function noteText(r: NoteResult): string {
+  let s =
+    r.status === "duplicate"
+      ? `Already known (note ${r.id}); its weight went up.`
+      : r.status === "replaced" && r.replaced !== undefined
+        ? `Saved as note ${r.id}, in the place of note ${r.replaced}.`
+        : `Saved as note ${r.id}.`
+  if (r.conflictsWith !== undefined) {
+    s += ` Note ${r.conflictsWith} reads as an older version of it; both are kept and the new one leads. If note ${r.conflictsWith} no longer holds, correct it with replaces.`
+  }
+  return s
+}
+
 const KINDS = `Kinds:
 - gotcha: a trap that cost time (a flag that does not do what it says, an input that breaks the script);
 - discovery: a fact about the skill or its tools you had to find out (an undocumented option, a limit);
@@ -58,7 +75,8 @@ const KINDS = `Kinds:
 const NOTE_DESCRIPTION = `Save a lesson about a skill to skill memory, so that the next time its SKILL.md is read the lesson is shown with it.
 Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation.
 ${KINDS}
-Notes are per project by default; use scope "global" only for lessons true in every project.`
+Notes are per project by default; use scope "global" only for lessons true in every project.
+To correct a note that turned out wrong or outdated, write the corrected lesson with replaces set to that note's id (as in <note id="…">): it takes the old note's place.`
 
 const RECALL_DESCRIPTION = `Read skill memory: the lessons saved for a skill (gotchas, discoveries, error fixes, workflow steps), most relevant first for the intent you give. Reading a skill's SKILL.md already shows them; use this to look again with another intent.`
 
@@ -285,14 +303,15 @@ export function createExtension(pi: PiApi, mods: PiModules, options: SkillmemPiO
       delta: Type.String({ description: "The lesson itself, in one or two sentences" }),
       intent: Type.Optional(Type.String({ description: "What you were doing when you learned it" })),
       scope: Type.Optional(StringEnum(["project", "global"], { description: "project (default): this project only; global: every project" })),
+      replaces: Type.Optional(Type.Integer({ description: "The id of a note this lesson corrects (wrong or outdated): the new note takes its place" })),
     }),
     async execute(_id: string, params: any, _signal: unknown, _onUpdate: unknown, ctx: any) {
       const r = await side(ctx)
-        .request<{ id: number; status: string }>("skillmem/note", { sessionId: sessionId(ctx), ...params }, toolBudget)
+        .request<NoteResult>("skillmem/note", { sessionId: sessionId(ctx), ...params }, toolBudget)
         .catch((e) => {
           throw new Error(`skillmem could not save the note: ${message(e)}`)
         })
-      const text = r.status === "duplicate" ? `Already known (note ${r.id}); its weight went up.` : `Saved as note ${r.id}.`
+      const text = noteText(r)
       return { content: [{ type: "text", text }], details: r }
     },
   })

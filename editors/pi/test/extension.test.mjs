@@ -114,6 +114,12 @@ test("a SKILL.md read shows what was noted, ranked by what the agent said; compa
   assert.match((await note({ skill: "jq", kind: "gotcha", delta: "jq -r prints strings without quotes for shell loops." })).content[0].text, /Saved as note \d+/)
   assert.match((await note({ skill: "jq", kind: "fix", delta: "Cannot index array with string: pass --slurp." })).content[0].text, /Saved as note \d+/)
   await assert.rejects(note({ skill: "nope", kind: "gotcha", delta: "x" }), /skillmem could not save the note/, "a refusal is a tool error")
+  // A correction with Pi's own tool takes the old note's place; a wrong id writes nothing.
+  const extra = await note({ skill: "jq", kind: "gotcha", delta: "jq --tab indents with tabs." })
+  const extraId = extra.details.id
+  const fixed = await note({ skill: "jq", kind: "gotcha", delta: "jq --indent 0 prints compact output; --tab indents with tabs.", replaces: extraId })
+  assert.match(fixed.content[0].text, new RegExp(`in the place of note ${extraId}\\.`))
+  await assert.rejects(note({ skill: "jq", kind: "gotcha", delta: "y", replaces: 999999 }), /no note with id 999999/)
 
   const second = await read("c2", "Loading jq to print raw strings without quotes for a shell loop.")
   const text = second.out.content.at(-1).text

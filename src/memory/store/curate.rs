@@ -33,6 +33,8 @@ pub struct ListQuery<'a> {
     pub limit: Option<usize>,
     /// Vectors of this model count as current.
     pub model: Option<&'a str>,
+    /// Also the notes replaced or retired (history); by default only current notes.
+    pub include_history: bool,
 }
 
 /// A listed note: the note, the project it is stored under (`''` for global), and whether it
@@ -61,7 +63,7 @@ pub fn search_query(text: &str) -> Option<String> {
 
 fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> String {
     use rusqlite::types::Value as V;
-    let mut w = vec!["1".to_string()];
+    let mut w = vec![if q.include_history { "1" } else { "notes.retired_at IS NULL" }.to_string()];
     let arg = |args: &mut Vec<V>, v: V| {
         args.push(v);
         format!("?{}", args.len())
@@ -130,7 +132,11 @@ pub fn list(conn: &Connection, q: &ListQuery<'_>) -> Result<(i64, Vec<Listed>)> 
         n - 1
     ))?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-        Ok(Listed { note: note_from_row(r)?, project_id: r.get(15)?, current_vector: r.get::<_, i64>(16)? != 0 })
+        Ok(Listed {
+            note: note_from_row(r)?,
+            project_id: r.get(NOTE_COLUMN_COUNT)?,
+            current_vector: r.get::<_, i64>(NOTE_COLUMN_COUNT + 1)? != 0,
+        })
     })?;
     Ok((total, rows.collect::<Result<_, _>>()?))
 }
@@ -169,7 +175,8 @@ pub fn move_scope(
     }
     let twin: Option<i64> = tx
         .query_row(
-            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4",
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4
+             AND retired_at IS NULL",
             params![skill, scope.as_str(), pkey, hash],
             |r| r.get(0),
         )
@@ -195,7 +202,7 @@ pub fn move_scope(
 }
 
 /// `keep` takes over `drop`'s hits (plus one: the duplicate write it stands for), recalls and
-/// pin; `drop` is deleted. Inside the caller's transaction.
+/// pin; `drop` is kept as history, replaced by `keep`. Inside the caller's transaction.
 fn absorb(tx: &rusqlite::Transaction<'_>, keep: i64, drop: i64) -> Result<()> {
     tx.execute(
         "UPDATE notes SET hits = hits + (SELECT hits + 1 FROM notes WHERE id = ?2),
@@ -206,12 +213,16 @@ fn absorb(tx: &rusqlite::Transaction<'_>, keep: i64, drop: i64) -> Result<()> {
          WHERE id = ?1",
         params![keep, drop, now_ms()],
     )?;
-    tx.execute("DELETE FROM notes WHERE id = ?1", [drop])?;
+    // Kept as history, replaced by the note it was merged into.
+    tx.execute(
+        "UPDATE notes SET retired_at = ?3, superseded_by = ?2, reason = 'merged', updated_at = ?3 WHERE id = ?1",
+        params![drop, keep, now_ms()],
+    )?;
     Ok(())
 }
 
 /// Merges note `drop` into note `keep` (both of one skill): `keep` takes its hits, recalls
-/// and pin, `drop` is deleted.
+/// and pin, `drop` is kept as history (replaced by `keep`).
 pub fn merge(conn: &mut Connection, keep: i64, drop: i64, index: Option<&dyn VectorIndex>) -> Result<()> {
     if keep == drop {
         return Err(Error::invalid(format!("cannot merge note {keep} into itself; give two different ids")));
@@ -254,9 +265,9 @@ pub fn export_rows(conn: &Connection, skill: Option<&str>, scope: Option<Scope>)
     let rows = stmt.query_map(params![skill, scope.map(Scope::as_str)], |r| {
         Ok(ExportRow {
             note: note_from_row(r)?,
-            project_id: r.get(15)?,
-            norm_hash: r.get(16)?,
-            vector_model: r.get(17)?,
+            project_id: r.get(NOTE_COLUMN_COUNT)?,
+            norm_hash: r.get(NOTE_COLUMN_COUNT + 1)?,
+            vector_model: r.get(NOTE_COLUMN_COUNT + 2)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -271,28 +282,35 @@ pub struct ImportRow {
     pub vector: Option<Vec<f32>>,
 }
 
-/// Writes `rows` in ONE transaction: an exact duplicate (same skill, scope, partition and
-/// normalised text) or a near duplicate (cosine ≥ `threshold` among vectors of `model` in the
-/// same partition, including notes imported earlier in the same run) bumps the existing
-/// note's hits instead. Any failure rolls the whole import back.
+/// Writes `rows` in ONE transaction. A current note (a row without `retired_at`) that says
+/// what a current note of its partition says (the same normalised text, or a near neighbour
+/// that [`sameness`] judges the same, among vectors of `model` including notes imported
+/// earlier in the same run) bumps that note's hits instead. Rows of history (`retired_at`) are
+/// stored as they are, their `superseded_by` (an id of the export) mapped to the note that
+/// row became here. Any failure rolls the whole import back.
 pub fn import_rows(
     conn: &mut Connection,
     rows: &[ImportRow],
     model: Option<&str>,
-    threshold: f32,
+    t: Thresholds,
 ) -> Result<Vec<(i64, WriteStatus)>> {
     use std::collections::HashMap;
     let tx = write_tx(conn)?;
     let mut out = Vec::with_capacity(rows.len());
     // The vectors of each (skill, scope, partition) met so far, with the notes imported into it.
     type Partition = (String, String, String);
-    let mut vectors: HashMap<Partition, Vec<(i64, Vec<f32>)>> = HashMap::new();
+    let mut vectors: HashMap<Partition, Vec<(i64, Vec<f32>, String)>> = HashMap::new();
+    // Export id → the note it became here (history rows name their successor by export id).
+    let mut became: HashMap<i64, i64> = HashMap::new();
+    let mut successors: Vec<(i64, i64)> = vec![];
     {
         let mut exact = tx.prepare_cached(
-            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4",
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4
+             AND retired_at IS NULL",
         )?;
         let mut part = tx.prepare_cached(
-            "SELECT id, vector FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
+            "SELECT id, vector, delta FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4
+             AND retired_at IS NULL",
         )?;
         let mut bump = tx.prepare_cached("UPDATE notes SET hits = hits + 1, last_used_at = ?2 WHERE id = ?1")?;
         let mut insert = tx.prepare_cached(
@@ -308,31 +326,42 @@ pub fn import_rows(
             let key = (n.skill.clone(), n.scope.as_str().to_string(), pkey.clone());
             let found: Option<i64> =
                 exact.query_row(params![n.skill, n.scope.as_str(), pkey, hash], |r| r.get(0)).optional()?;
+            let history = n.retired_at.is_some();
             let found = match (found, model, &row.vector) {
+                _ if history => None,
                 (Some(id), _, _) => Some(id),
                 (None, Some(m), Some(v)) if v.iter().any(|x| *x != 0.0) => {
                     if !vectors.contains_key(&key) {
                         let got = part
                             .query_map(params![n.skill, n.scope.as_str(), pkey, m], |r| {
-                                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+                                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?, r.get::<_, String>(2)?))
                             })?
                             .filter_map(|r| r.ok())
-                            .filter_map(|(id, b)| from_blob(&b).map(|v| (id, v)))
+                            .filter_map(|(id, b, d)| from_blob(&b).map(|v| (id, v, d)))
                             .collect();
                         vectors.insert(key.clone(), got);
                     }
-                    vectors[&key]
+                    let mine = sameness::signature(&n.delta);
+                    let mut near: Vec<(i64, f32, &str)> = vectors[&key]
                         .iter()
-                        .filter(|(_, w)| w.len() == v.len())
-                        .map(|(id, w)| (*id, crate::embed::dot(v, w)))
-                        .filter(|(_, s)| *s >= threshold)
-                        .max_by(|a, b| a.1.total_cmp(&b.1))
-                        .map(|(id, _)| id)
+                        .filter(|(_, w, _)| w.len() == v.len())
+                        .map(|(id, w, d)| (*id, crate::embed::dot(v, w), d.as_str()))
+                        .filter(|(_, s, _)| *s >= t.merge)
+                        .collect();
+                    near.sort_by(|a, b| b.1.total_cmp(&a.1));
+                    near.into_iter()
+                        .find(|(_, s, d)| {
+                            sameness::relate_signatures(&sameness::signature(d), &mine, *s, t) == Relation::Same
+                        })
+                        .map(|(id, _, _)| id)
                 }
                 _ => None,
             };
             if let Some(id) = found {
                 bump.execute(params![id, now])?;
+                if n.id != 0 {
+                    became.insert(n.id, id);
+                }
                 out.push((id, WriteStatus::Duplicate));
                 continue;
             }
@@ -359,10 +388,28 @@ pub fn import_rows(
                 vec_model,
             ])?;
             let id = tx.last_insert_rowid();
-            if let Some(v) = &row.vector {
-                vectors.entry(key).or_default().push((id, v.clone()));
+            if n.id != 0 {
+                became.insert(n.id, id);
+            }
+            if history {
+                tx.execute(
+                    "UPDATE notes SET retired_at = ?2, reason = ?3 WHERE id = ?1",
+                    params![id, n.retired_at, n.reason],
+                )?;
+                if let Some(by) = n.superseded_by {
+                    successors.push((id, by));
+                }
+            } else if let Some(v) = &row.vector {
+                vectors.entry(key).or_default().push((id, v.clone(), n.delta.clone()));
             }
             out.push((id, WriteStatus::Inserted));
+        }
+        // A successor that is not in the import (or that was a duplicate) leaves the history
+        // row retired without one.
+        for (id, by) in successors {
+            if let Some(to) = became.get(&by) {
+                tx.execute("UPDATE notes SET superseded_by = ?2 WHERE id = ?1", params![id, to])?;
+            }
         }
     }
     tx.commit()?;

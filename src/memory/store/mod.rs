@@ -17,6 +17,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
+use super::sameness::{self, Relation, Thresholds};
 use super::{norm_hash, Kind, NewNote, Note, Scope, Source, WriteStatus};
 use crate::db::{now_ms, write_tx};
 use crate::embed::{from_blob, to_blob};
@@ -47,8 +48,10 @@ pub fn partition(scope: Scope, project: &str) -> &str {
     }
 }
 
-const NOTE_COLUMNS: &str =
-    "id, skill, scope, origin_project, source, kind, intent, delta, tags, hits, recalls, pinned, skill_hash, created_at, updated_at";
+const NOTE_COLUMNS: &str = "id, skill, scope, origin_project, source, kind, intent, delta, tags, hits, recalls, pinned, skill_hash, created_at, updated_at, retired_at, superseded_by, reason";
+
+/// How many columns [`NOTE_COLUMNS`] reads (the next column of a wider select is this one).
+const NOTE_COLUMN_COUNT: usize = 18;
 
 fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
     let scope: String = r.get(2)?;
@@ -73,6 +76,9 @@ fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
         skill_hash: r.get(12)?,
         created_at: r.get(13)?,
         updated_at: r.get(14)?,
+        retired_at: r.get(15)?,
+        superseded_by: r.get(16)?,
+        reason: r.get(17)?,
     })
 }
 
@@ -87,7 +93,8 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<Note>> {
     Ok(conn.query_row(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"), [id], note_from_row).optional()?)
 }
 
-fn not_found(id: i64) -> Error {
+/// The error for a note id that names no note.
+pub fn not_found(id: i64) -> Error {
     Error::unknown_note(id)
 }
 
@@ -100,9 +107,15 @@ pub struct Candidate {
     pub created_at: i64,
 }
 
-/// The one "visible from a project" predicate: the notes of the project bound to SQL
-/// parameter `?n` (its own partition) plus every global note.
+/// The one "visible from a project" predicate: the current notes of the project bound to SQL
+/// parameter `?n` (its own partition) plus every current global note. History (notes replaced
+/// or retired) is left out; see [`visible_with_history`].
 pub fn visible_from(n: usize) -> String {
+    format!("(retired_at IS NULL AND {})", visible_with_history(n))
+}
+
+/// [`visible_from`] with the notes replaced or retired (history listings, restore, purge).
+pub fn visible_with_history(n: usize) -> String {
     format!("((scope = 'project' AND project_id = ?{n}) OR scope = 'global')")
 }
 

@@ -14,18 +14,192 @@ pub fn set_pinned(conn: &mut Connection, id: i64, pinned: bool) -> Result<()> {
     Ok(())
 }
 
-/// Deletes a note.
-pub fn forget(conn: &mut Connection, id: i64, index: Option<&dyn VectorIndex>) -> Result<()> {
-    let tx = write_tx(conn)?;
-    let n = tx.execute("DELETE FROM notes WHERE id = ?1", [id])?;
-    tx.commit()?;
-    if n == 0 {
-        return Err(not_found(id));
+/// The note `id` as seen from `project`: `Err(NotFound)` when there is none, or when it
+/// belongs to another project.
+fn visible_note(tx: &Connection, id: i64, project: &str) -> Result<Note> {
+    let n = tx
+        .query_row(
+            &format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1 AND {}", visible_with_history(2)),
+            params![id, project],
+            note_from_row,
+        )
+        .optional()?;
+    match n {
+        Some(n) => Ok(n),
+        None if get(tx, id)?.is_some() => Err(Error::NotFound(format!(
+            "note {id} belongs to another project and is not visible from this one; list this project's notes with skillmem notes"
+        ))),
+        None => Err(not_found(id)),
     }
+}
+
+/// Retires a note: out of recall and the default listings, kept with `reason` until it is
+/// restored or purged.
+pub fn retire(
+    conn: &mut Connection,
+    id: i64,
+    project: &str,
+    reason: Option<&str>,
+    index: Option<&dyn VectorIndex>,
+) -> Result<()> {
+    let tx = write_tx(conn)?;
+    let n = visible_note(&tx, id, project)?;
+    if let Some(by) = n.superseded_by {
+        return Err(Error::invalid(format!(
+            "note {id} was already replaced by note {by} and is out of recall; to remove it for good use skillmem/purge"
+        )));
+    }
+    if n.retired_at.is_some() {
+        return Err(Error::invalid(format!("note {id} is already retired; skillmem/restore brings it back")));
+    }
+    tx.execute(
+        "UPDATE notes SET retired_at = ?2, reason = ?3, updated_at = ?2 WHERE id = ?1",
+        params![id, now_ms(), reason.map(str::trim).filter(|r| !r.is_empty())],
+    )?;
+    tx.commit()?;
     if let Some(ix) = index {
         ix.remove(id);
     }
     Ok(())
+}
+
+/// Brings a retired or replaced note back into recall. Beside a current note that replaced
+/// it, it forms a conflicting pair with that note (which stays the newer).
+pub fn restore(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn VectorIndex>) -> Result<()> {
+    let tx = write_tx(conn)?;
+    let n = visible_note(&tx, id, project)?;
+    if n.is_current() {
+        return Err(Error::invalid(format!("note {id} is current (not retired or replaced): nothing to restore")));
+    }
+    let twin: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = (SELECT project_id FROM notes WHERE id = ?3)
+             AND norm_hash = (SELECT norm_hash FROM notes WHERE id = ?3) AND retired_at IS NULL",
+            params![n.skill, n.scope.as_str(), id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(twin) = twin {
+        return Err(Error::invalid(format!(
+            "note {twin} is current and says exactly what note {id} says; nothing to restore"
+        )));
+    }
+    tx.execute(
+        "UPDATE notes SET retired_at = NULL, superseded_by = NULL, reason = NULL, updated_at = ?2 WHERE id = ?1",
+        params![id, now_ms()],
+    )?;
+    if let Some(by) = n.superseded_by {
+        tx.execute(
+            "INSERT OR IGNORE INTO note_conflicts (older, newer, created_at)
+             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?2 AND retired_at IS NULL)",
+            params![id, by, now_ms()],
+        )?;
+    }
+    tx.commit()?;
+    if let Some(ix) = index {
+        let blob: Option<Vec<u8>> = conn
+            .query_row(
+                "SELECT vector FROM notes WHERE id = ?1 AND vector_model = ?2",
+                params![id, ix.model_id()],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        if let Some(v) = blob.and_then(|b| from_blob(&b)) {
+            ix.insert(id, &v);
+        }
+    }
+    Ok(())
+}
+
+/// Deletes a note and the older versions it replaced, for good. Returns their ids.
+pub fn purge(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn VectorIndex>) -> Result<Vec<i64>> {
+    let tx = write_tx(conn)?;
+    visible_note(&tx, id, project)?;
+    let ids: Vec<i64> = {
+        let mut stmt = tx.prepare(
+            "WITH RECURSIVE chain(id) AS (SELECT ?1 UNION SELECT n.id FROM notes n JOIN chain c ON n.superseded_by = c.id)
+             SELECT id FROM chain ORDER BY id",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    {
+        let mut del = tx.prepare_cached("DELETE FROM notes WHERE id = ?1")?;
+        for i in &ids {
+            del.execute([i])?;
+        }
+    }
+    tx.commit()?;
+    if let Some(ix) = index {
+        for i in &ids {
+            ix.remove(*i);
+        }
+    }
+    Ok(ids)
+}
+
+/// A note's versions: the older ones it replaced (oldest first), itself, and the newer ones
+/// that replaced it, in order.
+pub fn versions(conn: &Connection, id: i64) -> Result<Vec<Note>> {
+    let mut older: Vec<Note> = vec![];
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE superseded_by = ?1 ORDER BY id"))?;
+    let mut frontier = vec![id];
+    while let Some(next) = frontier.pop() {
+        let found: Vec<Note> = stmt.query_map([next], note_from_row)?.collect::<Result<_, _>>()?;
+        for n in found {
+            if n.id != id && !older.iter().any(|o| o.id == n.id) {
+                frontier.push(n.id);
+                older.push(n);
+            }
+        }
+    }
+    older.sort_by_key(|n| (n.created_at, n.id));
+    let Some(me) = get(conn, id)? else { return Err(not_found(id)) };
+    let mut out = older;
+    let mut next = me.superseded_by;
+    out.push(me);
+    while let Some(n) = next.and_then(|i| get(conn, i).ok().flatten()) {
+        if out.iter().any(|o| o.id == n.id) {
+            break;
+        }
+        next = n.superseded_by;
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// The conflicting pairs `(older, newer)` with both notes among `ids` and both current.
+pub fn conflicts_among(conn: &Connection, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
+    if ids.len() < 2 {
+        return Ok(vec![]);
+    }
+    let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.older, c.newer FROM note_conflicts c
+         JOIN notes o ON o.id = c.older AND o.retired_at IS NULL
+         JOIN notes n ON n.id = c.newer AND n.retired_at IS NULL
+         WHERE c.older IN (SELECT value FROM json_each(?1)) AND c.newer IN (SELECT value FROM json_each(?1))
+         ORDER BY c.older, c.newer",
+    )?;
+    let rows = stmt.query_map([list], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The unresolved conflicting pairs visible from `project` (both notes current): `(skill,
+/// older, newer)`, by skill.
+pub fn unresolved_conflicts(conn: &Connection, project: &str) -> Result<Vec<(String, i64, i64)>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT skill, older, newer FROM (
+             SELECT o.skill, o.scope, o.project_id, o.retired_at, c.older, c.newer FROM note_conflicts c
+             JOIN notes o ON o.id = c.older
+             JOIN notes n ON n.id = c.newer AND n.retired_at IS NULL)
+         WHERE {} ORDER BY skill, older, newer",
+        visible_from(1)
+    ))?;
+    let rows = stmt.query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Replaces a note's delta (and its vector).
@@ -37,6 +211,26 @@ pub fn edit(
     index: Option<&dyn VectorIndex>,
 ) -> Result<()> {
     let tx = write_tx(conn)?;
+    let now = now_ms();
+    match get(&tx, id)? {
+        None => return Err(not_found(id)),
+        Some(n) if !n.is_current() => {
+            return Err(Error::invalid(format!(
+                "note {id} is retired or replaced; restore it first (skillmem/restore) to edit it"
+            )))
+        }
+        Some(_) => {}
+    }
+    // The old text stays as a version of the note: a history row replaced by the note itself.
+    tx.execute(
+        "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
+                            pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
+                            retired_at, superseded_by, reason)
+         SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0, norm_hash,
+                skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited'
+         FROM notes WHERE id = ?1 AND retired_at IS NULL AND delta IS NOT ?3",
+        params![id, now, delta],
+    )?;
     let n = tx
         .execute(
             "UPDATE notes SET delta = ?2, norm_hash = ?3, updated_at = ?4, vector = ?5, vector_model = ?6 WHERE id = ?1",
@@ -44,7 +238,7 @@ pub fn edit(
                 id,
                 delta,
                 norm_hash(delta),
-                now_ms(),
+                now,
                 embedded.as_ref().map(|e| to_blob(e.vector)),
                 embedded.as_ref().map(|e| e.model),
             ],
@@ -68,12 +262,14 @@ pub fn edit(
     Ok(())
 }
 
-/// Loads notes by id, in the order given (unknown ids are skipped). One statement for all of
+/// Loads current notes by id, in the order given (unknown ids, and notes replaced or retired
+/// meanwhile, are skipped). One statement for all of
 /// them (the ids as a JSON array): a block's head of 100-odd notes costs one query, not one
 /// each.
 pub fn load(conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
     if ids.len() <= 1 {
-        let mut stmt = conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"))?;
+        let mut stmt =
+            conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1 AND retired_at IS NULL"))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(n) = stmt.query_row([id], note_from_row).optional()? {
@@ -82,8 +278,9 @@ pub fn load(conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
         }
         return Ok(out);
     }
-    let mut stmt = conn
-        .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?1))"))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?1)) AND retired_at IS NULL"
+    ))?;
     let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
     let mut by_id: std::collections::HashMap<i64, Note> =
         stmt.query_map([list], note_from_row)?.map(|r| r.map(|n| (n.id, n))).collect::<Result<_, _>>()?;

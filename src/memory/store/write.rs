@@ -2,9 +2,24 @@
 
 use super::*;
 
-/// Writes a note, or bumps the hits of an exact (same normalised text) or near (cosine ≥
-/// `dedup_threshold` among vectors of the same model) duplicate in the same partition and
-/// returns its id. A duplicate write re-validates the note against `new.skill_hash`.
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// The note written, or the one that already said the same thing.
+    pub id: i64,
+    pub status: WriteStatus,
+    /// The note this write took the place of (`replaces`).
+    pub replaced: Option<i64>,
+    /// An existing note this one reads as a new version of (a conflicting pair, both kept).
+    pub conflicts_with: Option<i64>,
+}
+
+/// How many of the nearest notes a write compares itself with (the nearest may name other
+/// specifics while the next one says the same thing).
+const NEIGHBOURS: usize = 8;
+
+/// Writes a note, or bumps the hits of a note that says the same thing (see [`write_among`]);
+/// `dedup_threshold` is the merge cosine, the same-subject cosine the default.
 pub fn write(
     conn: &mut Connection,
     project: &str,
@@ -13,51 +28,113 @@ pub fn write(
     dedup_threshold: f32,
     index: Option<&dyn VectorIndex>,
 ) -> Result<(i64, WriteStatus)> {
-    write_among(conn, project, new, embedded, dedup_threshold, index, None)
+    let t = Thresholds { merge: dedup_threshold, subject: dedup_threshold.min(DEFAULT_SUBJECT) };
+    let o = write_among(conn, project, new, embedded, t, index, None, None)?;
+    Ok((o.id, o.status))
 }
 
-/// [`write`], with the ids of the notes in the note's skill, scope and partition given by the
-/// caller (whose index is known to hold their vectors), for near-duplicate detection.
+/// `memory.conflictThreshold`'s default (see [`crate::config::MemoryConfig`]).
+const DEFAULT_SUBJECT: f32 = 0.8;
+
+/// Writes a note in one transaction. A current note of the same skill, scope and partition
+/// that says the same thing takes the write as a hit instead (its hits go up, nothing new is
+/// stored): the same normalised text, or a near neighbour (cosine ≥ `t.merge` among vectors
+/// of the same model) that [`sameness`] judges [`Relation::Same`]. A near neighbour judged
+/// [`Relation::Update`] is recorded with the new note as a conflicting pair.
+///
+/// With `replaces`, the note takes that note's place: its hits and pin carry over, the old one
+/// leaves recall and is kept as history (`superseded_by`). The old note must be current, of
+/// the same skill, and visible from `project`; otherwise nothing is written.
+///
+/// `partition_ids` are the ids of the partition's current notes, given by a caller whose
+/// index is known to hold their vectors (otherwise SQLite is asked).
+#[allow(clippy::too_many_arguments)]
 pub fn write_among(
     conn: &mut Connection,
     project: &str,
     new: &NewNote,
     embedded: Option<Embedded<'_>>,
-    dedup_threshold: f32,
+    t: Thresholds,
     index: Option<&dyn VectorIndex>,
     partition_ids: Option<&[i64]>,
-) -> Result<(i64, WriteStatus)> {
+    replaces: Option<i64>,
+) -> Result<Outcome> {
     let hash = norm_hash(&new.delta);
     let pkey = partition(new.scope, project);
     let now = now_ms();
     let tx = write_tx(conn)?;
+    let old = match replaces {
+        Some(id) => Some(replaceable(&tx, id, &new.skill, project)?),
+        None => None,
+    };
     let exact: Option<i64> = tx
         .query_row(
-            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4",
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4
+             AND retired_at IS NULL",
             params![new.skill, new.scope.as_str(), pkey, hash],
             |r| r.get(0),
         )
         .optional()?;
     let t0 = std::time::Instant::now();
-    let near = match (exact, &embedded) {
-        (None, Some(e)) if e.vector.iter().any(|x| *x != 0.0) => {
-            match (index.filter(|ix| ix.model_id() == e.model), partition_ids) {
-                (Some(ix), Some(ids)) => ix.nearest(e.vector, ids, dedup_threshold).map(|(id, _)| id),
-                _ => near_duplicate(&tx, &new.skill, new.scope, pkey, e, dedup_threshold, index)?,
-            }
+    let mut same = exact;
+    let mut conflict = None;
+    if let (None, Some(e), None) = (exact, &embedded, old.as_ref()) {
+        if e.vector.iter().any(|x| *x != 0.0) {
+            let near = match (index.filter(|ix| ix.model_id() == e.model), partition_ids) {
+                (Some(ix), Some(ids)) => ix.neighbours(e.vector, ids, t.subject, NEIGHBOURS),
+                _ => near_notes(&tx, &new.skill, new.scope, pkey, e, t.subject, index)?,
+            };
+            (same, conflict) = judge(&tx, &new.delta, &near, t)?;
         }
-        _ => None,
-    };
-    if let Some(id) = exact.or(near) {
+    }
+    let t_near = t0.elapsed();
+    let bump = |tx: &Connection, id: i64| -> Result<()> {
         tx.execute(
             "UPDATE notes SET hits = hits + 1, last_used_at = ?2, skill_hash = COALESCE(?3, skill_hash) WHERE id = ?1",
             params![id, now, new.skill_hash],
         )?;
+        Ok(())
+    };
+    if let Some(old) = old {
+        // The replacement says exactly what a current note says: the old note gives way to
+        // that one (or, when it is the old note itself, nothing changes).
+        if let Some(id) = exact {
+            if id == old.id {
+                tx.commit()?;
+                return Ok(Outcome { id, status: WriteStatus::Duplicate, replaced: None, conflicts_with: None });
+            }
+            bump(&tx, id)?;
+            supersede(&tx, old.id, id, now)?;
+            tx.commit()?;
+            if let Some(ix) = index {
+                ix.remove(old.id);
+            }
+            return Ok(Outcome { id, status: WriteStatus::Replaced, replaced: Some(old.id), conflicts_with: None });
+        }
+        let id = insert(&tx, project, new, &hash, now, embedded.as_ref())?;
+        tx.execute("UPDATE notes SET hits = ?2, pinned = ?3 WHERE id = ?1", params![id, old.hits, old.pinned as i64])?;
+        supersede(&tx, old.id, id, now)?;
         tx.commit()?;
-        return Ok((id, WriteStatus::Duplicate));
+        if let Some(ix) = index {
+            ix.remove(old.id);
+            if let Some(e) = embedded.filter(|e| e.model == ix.model_id()) {
+                ix.insert(id, e.vector);
+            }
+        }
+        return Ok(Outcome { id, status: WriteStatus::Replaced, replaced: Some(old.id), conflicts_with: None });
     }
-    let t_near = t0.elapsed();
+    if let Some(id) = same {
+        bump(&tx, id)?;
+        tx.commit()?;
+        return Ok(Outcome { id, status: WriteStatus::Duplicate, replaced: None, conflicts_with: None });
+    }
     let id = insert(&tx, project, new, &hash, now, embedded.as_ref())?;
+    if let Some(older) = conflict {
+        tx.execute(
+            "INSERT OR IGNORE INTO note_conflicts (older, newer, created_at) VALUES (?1, ?2, ?3)",
+            params![older, id, now],
+        )?;
+    }
     let t_insert = t0.elapsed();
     tx.commit()?;
     let t_commit = t0.elapsed();
@@ -74,7 +151,79 @@ pub fn write_among(
         t_commit - t_insert,
         t0.elapsed() - t_commit
     );
-    Ok((id, WriteStatus::Inserted))
+    Ok(Outcome { id, status: WriteStatus::Inserted, replaced: None, conflicts_with: conflict })
+}
+
+/// What a replacement carries over from the note it replaces.
+struct Replaced {
+    id: i64,
+    hits: i64,
+    pinned: bool,
+}
+
+/// The note `id` when `new_skill`'s write from `project` may replace it: current, of the same
+/// skill, visible from the project.
+fn replaceable(tx: &Connection, id: i64, new_skill: &str, project: &str) -> Result<Replaced> {
+    type Row = (String, i64, bool, Option<i64>, Option<i64>, bool);
+    let row: Option<Row> = tx
+        .query_row(
+            &format!(
+                "SELECT skill, hits, pinned, retired_at, superseded_by, {} FROM notes WHERE id = ?1",
+                visible_with_history(2)
+            ),
+            params![id, project],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? != 0, r.get(3)?, r.get(4)?, r.get::<_, i64>(5)? != 0)),
+        )
+        .optional()?;
+    let Some((skill, hits, pinned, retired, by, visible)) = row else { return Err(not_found(id)) };
+    if !visible {
+        return Err(Error::NotFound(format!(
+            "note {id} is not visible from this project (it belongs to another project); list this project's notes with skillmem notes"
+        )));
+    }
+    if skill != new_skill {
+        return Err(Error::invalid(format!(
+            "note {id} is a note of skill {skill:?}, not {new_skill:?}: a replacement stays within its skill"
+        )));
+    }
+    if let Some(by) = by {
+        return Err(Error::invalid(format!("note {id} was already replaced by note {by}; replace note {by} instead")));
+    }
+    if retired.is_some() {
+        return Err(Error::invalid(format!(
+            "note {id} is retired; restore it first (skillmem/restore) or write the lesson as a new note"
+        )));
+    }
+    Ok(Replaced { id, hits, pinned })
+}
+
+/// Takes note `old` out of recall as replaced by `new`.
+fn supersede(tx: &Connection, old: i64, new: i64, now: i64) -> Result<()> {
+    tx.execute(
+        "UPDATE notes SET retired_at = ?3, superseded_by = ?2, updated_at = ?3 WHERE id = ?1",
+        params![old, new, now],
+    )?;
+    Ok(())
+}
+
+/// The first of `near` (best first) that says the same as `delta`, and the first that reads as
+/// an older version of it.
+fn judge(tx: &Connection, delta: &str, near: &[(i64, f32)], t: Thresholds) -> Result<(Option<i64>, Option<i64>)> {
+    if near.is_empty() {
+        return Ok((None, None));
+    }
+    let mine = sameness::signature(delta);
+    let mut stmt = tx.prepare_cached("SELECT delta FROM notes WHERE id = ?1 AND retired_at IS NULL")?;
+    let mut conflict = None;
+    for (id, cos) in near {
+        let Some(theirs) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? else { continue };
+        match sameness::relate_signatures(&sameness::signature(&theirs), &mine, *cos, t) {
+            Relation::Same => return Ok((Some(*id), None)),
+            Relation::Update if conflict.is_none() => conflict = Some(*id),
+            _ => {}
+        }
+    }
+    Ok((None, conflict))
 }
 
 /// The one INSERT of a note: `new` written from `project` at `at`, with its normalised-text
@@ -133,28 +282,32 @@ pub fn import(conn: &mut Connection, project: &str, notes: &[Imported<'_>]) -> R
     Ok(ids)
 }
 
-fn near_duplicate(
+/// The current notes of the partition nearest to `e`, at least `min` alike, best first, at
+/// most [`NEIGHBOURS`] (asked of SQLite: the caller's index does not know the partition).
+fn near_notes(
     conn: &Connection,
     skill: &str,
     scope: Scope,
     pkey: &str,
     e: &Embedded<'_>,
-    threshold: f32,
+    min: f32,
     index: Option<&dyn VectorIndex>,
-) -> Result<Option<i64>> {
+) -> Result<Vec<(i64, f32)>> {
     if let Some(ix) = index.filter(|ix| ix.model_id() == e.model) {
         let mut stmt = conn.prepare_cached(
-            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
+            "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4
+             AND retired_at IS NULL",
         )?;
         let ids: Vec<i64> =
             stmt.query_map(params![skill, scope.as_str(), pkey, e.model], |r| r.get(0))?.collect::<Result<_, _>>()?;
         ensure_vectors(conn, ix, &ids)?;
-        return Ok(ix.nearest(e.vector, &ids, threshold).map(|(id, _)| id));
+        return Ok(ix.neighbours(e.vector, &ids, min, NEIGHBOURS));
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT id, vector FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4",
+        "SELECT id, vector FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND vector_model = ?4
+         AND retired_at IS NULL",
     )?;
-    let mut best: Option<(i64, f32)> = None;
+    let mut near: Vec<(i64, f32)> = vec![];
     let rows = stmt.query_map(params![skill, scope.as_str(), pkey, e.model], |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
     })?;
@@ -162,10 +315,12 @@ fn near_duplicate(
         let (id, blob) = row?;
         if let Some(v) = from_blob(&blob).filter(|v| v.len() == e.vector.len()) {
             let s = crate::embed::dot(e.vector, &v);
-            if best.is_none_or(|(_, b)| s > b) {
-                best = Some((id, s));
+            if s >= min {
+                near.push((id, s));
             }
         }
     }
-    Ok(best.filter(|(_, s)| *s >= threshold).map(|(id, _)| id))
+    near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    near.truncate(NEIGHBOURS);
+    Ok(near)
 }

@@ -1,0 +1,497 @@
+//! When two notes say the same thing: the rule a write is merged by (`store::write`), and the
+//! rule that marks a new version of a lesson (a *conflicting pair*).
+//!
+//! Closeness in meaning (the cosine of the two notes' vectors) is not enough: "always pass
+//! --no-verify" and "never pass --no-verify" are as close as two notes get, and so are the
+//! lessons about partition 21 and partition 35. A write is merged into a note only when, on
+//! top of the cosine, it names the same **specifics** in the same order (numbers and
+//! versions, code spans, flags, paths, identifiers), has the same **polarity** (an even or
+//! odd number of negations: never, not, don't, without, ...) and the same **contrast words**
+//! (before/after, enable/disable, ...). Close in meaning but other specifics reads as a new
+//! version of the same lesson ([`Relation::Update`]), unless the specifics that differ name
+//! another thing (a number after an entity word: partition 21, shard 7, customer 4411,
+//! PROJ-118), which makes the two distinct lessons.
+//!
+//! Pure text in, plain values out; measured on labelled pairs by `skillmem eval merge`
+//! (bench/merge/, docs/protocol.md "A note's life").
+
+use std::collections::BTreeSet;
+
+/// How a new note relates to an existing one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// Says the same thing: the write is a hit on the existing note.
+    Same,
+    /// The same subject with other specifics or the other polarity: a new version; both are
+    /// kept and recorded as a conflicting pair (the newer leads).
+    Update,
+    /// Different lessons: both kept, nothing recorded.
+    Distinct,
+}
+
+impl Relation {
+    /// The spelling `skillmem eval merge` prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::Same => "same",
+            Relation::Update => "update",
+            Relation::Distinct => "distinct",
+        }
+    }
+}
+
+/// The thresholds a relation is judged by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Cosine at or above which a note that names the same specifics is merged
+    /// (`memory.dedup_threshold`).
+    pub merge: f32,
+    /// Cosine at or above which two notes that share a specific, or differ only in polarity
+    /// or a contrast word, are taken for the same subject (`memory.conflict_threshold`).
+    pub subject: f32,
+}
+
+/// What [`relate`] compares of a text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Signature {
+    /// The specifics, in the order first written, each once.
+    pub specifics: Vec<String>,
+    /// Those of [`Signature::specifics`] that name a thing (partition 21, PROJ-118).
+    pub ids: BTreeSet<String>,
+    /// An odd number of negations.
+    pub negated: bool,
+    /// The contrast words present (see [`CONTRASTS`]).
+    pub contrasts: BTreeSet<&'static str>,
+    /// The word each negation bears on (the next content word): "milliseconds, not seconds"
+    /// is not "seconds, not milliseconds".
+    pub negated_words: BTreeSet<String>,
+    /// With two specifics or more, which of them share a clause with a negation (`"not"`) or
+    /// with a contrast word: "an error in src/ but allowed in scripts/" is not "allowed in src/
+    /// but an error in scripts/", and "eu-west-1 has it; us-east-1 does not" is not the other
+    /// way round. (With one specific there is nothing to swap, and a clause written first or
+    /// last says the same.)
+    pub roles: BTreeSet<(String, String)>,
+    /// The content words, stemmed ([`crate::text::query_terms`]).
+    pub words: BTreeSet<String>,
+}
+
+/// How many content words two notes may differ in and still say the same thing.
+pub const MERGE_WORDS_APART: usize = 1;
+
+/// Words that turn a lesson around. Contractions are read without their apostrophe.
+const NEGATIONS: &[&str] = &[
+    "not",
+    "never",
+    "no",
+    "dont",
+    "don't",
+    "doesnt",
+    "doesn't",
+    "didnt",
+    "didn't",
+    "isnt",
+    "isn't",
+    "arent",
+    "aren't",
+    "wasnt",
+    "wasn't",
+    "cannot",
+    "cant",
+    "can't",
+    "wont",
+    "won't",
+    "shouldnt",
+    "shouldn't",
+    "mustnt",
+    "mustn't",
+    "without",
+    "avoid",
+    "nor",
+    "none",
+    "neither",
+    "unless",
+    "instead",
+    "rather",
+];
+
+/// Words that end a clause (besides `, ; : .` and brackets).
+const CLAUSE_ENDS: &[&str] =
+    &["but", "so", "because", "since", "or", "otherwise", "unless", "while", "whereas", "though", "although"];
+
+/// Pairs of words whose swap turns a lesson into another: each word stands for itself.
+const CONTRASTS: &[&str] = &[
+    "before",
+    "after",
+    "enable",
+    "enabled",
+    "disable",
+    "disabled",
+    "true",
+    "false",
+    "on",
+    "off",
+    "add",
+    "remove",
+    "allow",
+    "allowed",
+    "deny",
+    "denied",
+    "include",
+    "exclude",
+    "increase",
+    "decrease",
+    "higher",
+    "lower",
+    "more",
+    "less",
+    "first",
+    "last",
+    "min",
+    "max",
+    "minimum",
+    "maximum",
+    "start",
+    "stop",
+    "open",
+    "close",
+    "above",
+    "below",
+    "older",
+    "newer",
+    "earlier",
+    "later",
+    "inside",
+    "outside",
+    "upper",
+    "lowercase",
+    "uppercase",
+    "sync",
+    "async",
+    "public",
+    "private",
+    "required",
+    "optional",
+    "success",
+    "failure",
+    "accept",
+    "reject",
+    "new",
+    "old",
+    "legacy",
+];
+
+/// Words after which a number names a thing rather than a value.
+const ENTITIES: &[&str] = &[
+    "partition",
+    "shard",
+    "customer",
+    "client",
+    "user",
+    "ticket",
+    "issue",
+    "pr",
+    "job",
+    "build",
+    "run",
+    "step",
+    "table",
+    "row",
+    "order",
+    "account",
+    "tenant",
+    "project",
+    "page",
+    "line",
+    "item",
+    "case",
+    "task",
+    "id",
+    "node",
+    "cluster",
+    "region",
+    "room",
+    "invoice",
+    "batch",
+    "chapter",
+    "section",
+    "phase",
+    "stage",
+    "test",
+    "#",
+];
+
+/// The signature of a text (see the module docs).
+pub fn signature(text: &str) -> Signature {
+    #[derive(Default)]
+    struct Clause {
+        specifics: Vec<String>,
+        negations: usize,
+        contrasts: Vec<&'static str>,
+    }
+    let mut sig = Signature { words: crate::text::query_terms(text).into_iter().collect(), ..Default::default() };
+    let mut clauses: Vec<Clause> = vec![Clause::default()];
+    let push = |s: String, id: bool, sig: &mut Signature, clause: &mut Clause| {
+        if s.is_empty() {
+            return;
+        }
+        if id {
+            sig.ids.insert(s.clone());
+        }
+        if !sig.specifics.contains(&s) {
+            sig.specifics.push(s.clone());
+        }
+        clause.specifics.push(s);
+    };
+    // Code spans are read first: each is one specific, its words not read again; the text
+    // around them is read word by word, a span standing where it was.
+    let mut tokens: Vec<(bool, &str)> = vec![];
+    let mut rest = text;
+    while let Some(a) = rest.find('`') {
+        tokens.extend(rest[..a].split_whitespace().map(|w| (false, w)));
+        let after = &rest[a + 1..];
+        match after.find('`') {
+            Some(b) => {
+                tokens.push((true, after[..b].trim()));
+                rest = &after[b + 1..];
+            }
+            None => rest = after,
+        }
+    }
+    tokens.extend(rest.split_whitespace().map(|w| (false, w)));
+    let caps_words = tokens.iter().filter(|(code, w)| !code && is_caps(trim(w))).count();
+    let shouting = caps_words * 2 > tokens.len();
+    let mut negations = 0usize;
+    let mut previous = String::new();
+    let mut after_negation = false;
+    for (code, raw) in tokens {
+        let clause = clauses.last_mut().expect("one clause at least");
+        if code {
+            push(raw.to_string(), false, &mut sig, clause);
+            after_negation = false;
+            continue;
+        }
+        let w = trim(raw);
+        let lower = w.to_lowercase().replace('\u{2019}', "'");
+        let negation = NEGATIONS.contains(&lower.as_str()) || lower.ends_with("n't");
+        if after_negation && !negation && !w.is_empty() && !crate::text::is_stop(&lower) {
+            sig.negated_words.insert(lower.clone());
+            after_negation = false;
+        }
+        if negation {
+            negations += 1;
+            clause.negations += 1;
+            after_negation = true;
+        } else if w.is_empty() {
+        } else if let Some(c) = CONTRASTS.iter().find(|c| **c == lower) {
+            sig.contrasts.insert(c);
+            clause.contrasts.push(c);
+        } else if is_flag(w) {
+            push(w.to_string(), false, &mut sig, clause);
+        } else if w.chars().any(|c| c.is_ascii_digit()) {
+            let id = ENTITIES.contains(&previous.as_str()) || w.starts_with('#') || is_ticket(w);
+            push(lower.clone(), id, &mut sig, clause);
+        } else if is_path(w) || is_identifier(w) || (!shouting && is_caps(w)) {
+            push(lower.clone(), false, &mut sig, clause);
+        }
+        previous = lower.trim_end_matches("'s").to_string();
+        let ends =
+            raw.ends_with([',', ';', ':', '.', ')', '(']) && !is_path(raw) || CLAUSE_ENDS.contains(&lower.as_str());
+        if ends {
+            clauses.push(Clause::default());
+        }
+    }
+    sig.negated = negations % 2 == 1;
+    if sig.specifics.len() >= 2 {
+        for c in &clauses {
+            for s in &c.specifics {
+                if c.negations % 2 == 1 {
+                    sig.roles.insert(("not".to_string(), s.clone()));
+                }
+                for k in &c.contrasts {
+                    sig.roles.insert((k.to_string(), s.clone()));
+                }
+            }
+        }
+    }
+    sig
+}
+
+/// How the note `new` relates to the stored note `old`, whose vectors have cosine `cosine`.
+pub fn relate(old: &str, new: &str, cosine: f32, t: Thresholds) -> Relation {
+    relate_signatures(&signature(old), &signature(new), cosine, t)
+}
+
+/// [`relate`] on signatures already read.
+pub fn relate_signatures(a: &Signature, b: &Signature, cosine: f32, t: Thresholds) -> Relation {
+    let same_turn = a.negated == b.negated && a.contrasts == b.contrasts;
+    // The same words but for one (a filler word, a plural): a new word in either is something
+    // the other does not say.
+    let words_apart = a.words.symmetric_difference(&b.words).count();
+    let same_specifics: bool = {
+        let (x, y): (BTreeSet<&String>, BTreeSet<&String>) =
+            (a.specifics.iter().collect(), b.specifics.iter().collect());
+        x == y
+    };
+    if cosine >= t.merge
+        && same_specifics
+        && same_turn
+        && a.negated_words == b.negated_words
+        && a.roles == b.roles
+        && words_apart <= MERGE_WORDS_APART
+    {
+        return Relation::Same;
+    }
+    if cosine < t.subject {
+        return Relation::Distinct;
+    }
+    // Specifics that differ and name a thing: another partition, another ticket.
+    let sa: BTreeSet<&String> = a.specifics.iter().collect();
+    let sb: BTreeSet<&String> = b.specifics.iter().collect();
+    if sa.symmetric_difference(&sb).any(|s| a.ids.contains(*s) || b.ids.contains(*s)) {
+        return Relation::Distinct;
+    }
+    if !same_turn {
+        return Relation::Update;
+    }
+    // Other specifics: the same subject when they share one (the tool or the flag a version
+    // or a value is about), or when the two say everything else alike.
+    let shared = sa.intersection(&sb).next().is_some();
+    if shared || cosine >= t.merge {
+        return Relation::Update;
+    }
+    Relation::Distinct
+}
+
+/// A word without the punctuation around it (a flag keeps its dashes, a path its slashes, a
+/// call its brackets).
+fn trim(w: &str) -> &str {
+    const END: &[char] = &[']', '}', '"', '\'', '\u{201d}', '\u{2019}', ',', ';', ':', '.', '!', '?', '>', '*'];
+    let mut w = w.trim_start_matches(['(', '[', '{', '"', '\'', '\u{201c}', '\u{2018}', '<', '*']);
+    loop {
+        let before = w.len();
+        w = w.trim_end_matches(END);
+        // `(v2),` and `ls -la)`: a closing bracket without its opening one.
+        if w.ends_with(')') && w.matches(')').count() > w.matches('(').count() {
+            w = &w[..w.len() - 1];
+        }
+        if w.len() == before {
+            return w;
+        }
+    }
+}
+
+fn is_flag(w: &str) -> bool {
+    let body = w.trim_start_matches('-');
+    let dashes = w.len() - body.len();
+    (1..=2).contains(&dashes) && body.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+}
+
+fn is_path(w: &str) -> bool {
+    if w.contains('/') && w.len() > 1 {
+        return true;
+    }
+    if w.starts_with('~') || (w.starts_with('.') && w.len() > 1) {
+        return true;
+    }
+    // tsconfig.json, Cargo.toml: a dot between letters, the part after it short.
+    match w.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && w.len() > 4
+                && !stem.ends_with('.')
+        }
+        None => false,
+    }
+}
+
+fn is_identifier(w: &str) -> bool {
+    if w.contains(['_', '=', '$', '@', '(', '<', '{']) || w.contains("::") {
+        return true;
+    }
+    // camelCase / PascalCase with an inner capital after a lower-case letter.
+    let cs: Vec<char> = w.chars().collect();
+    cs.windows(2).any(|p| p[0].is_lowercase() && p[1].is_uppercase())
+}
+
+/// An acronym or constant: two or more capitals and nothing lower-case.
+fn is_caps(w: &str) -> bool {
+    w.chars().filter(|c| c.is_uppercase()).count() >= 2 && !w.chars().any(|c| c.is_lowercase())
+}
+
+/// PROJ-118, JIRA-7: capitals, a dash, digits.
+fn is_ticket(w: &str) -> bool {
+    match w.split_once('-') {
+        Some((a, b)) => {
+            a.len() >= 2
+                && a.chars().all(|c| c.is_ascii_uppercase())
+                && !b.is_empty()
+                && b.chars().all(|c| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_table() {
+        // (text, specifics, ids, negated, contrasts)
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], bool, &'a [&'a str]);
+        let cases: &[Case] = &[
+            ("Always pass --no-verify when pushing release tags.", &["--no-verify"], &[], false, &[]),
+            ("Never pass --no-verify when pushing release tags.", &["--no-verify"], &[], true, &[]),
+            ("Pin serde_yaml to 0.8; 0.9 breaks the parser.", &["serde_yaml", "0.8", "0.9"], &[], false, &[]),
+            ("Lesson about partition 21: vacuum it after the migration.", &["21"], &["21"], false, &["after"]),
+            (
+                "Use `docker compose` (v2), not `docker-compose`.",
+                &["docker compose", "v2", "docker-compose"],
+                &[],
+                true,
+                &[],
+            ),
+            ("Ticket PROJ-118: the importer drops rows", &["proj-118"], &["proj-118"], false, &[]),
+            ("Don't use npm ci; it deletes node_modules.", &["node_modules"], &[], true, &[]),
+            ("Set RUST_LOG=debug to see frames.", &["rust_log=debug"], &[], false, &[]),
+            ("Edit tsconfig.json and ~/.config/x, not src/", &["tsconfig.json", "~/.config/x", "src/"], &[], true, &[]),
+            ("Use BEGIN IMMEDIATE for writes", &["begin", "immediate"], &[], false, &[]),
+            ("NEVER EVER DO THIS AGAIN", &[], &[], true, &[]),
+            ("Call flush() before close()", &["flush()", "close()"], &[], false, &["before"]),
+            ("Use grep -l, not grep -L", &["-l", "-L"], &[], true, &[]),
+            ("", &[], &[], false, &[]),
+            ("`unclosed span and -x", &["-x"], &[], false, &[]),
+            ("e.g. this", &[], &[], false, &[]),
+        ];
+        for (text, specifics, ids, negated, contrasts) in cases {
+            let s = signature(text);
+            assert_eq!(s.specifics, specifics.iter().map(|x| x.to_string()).collect::<Vec<_>>(), "{text:?}");
+            assert_eq!(s.ids, ids.iter().map(|x| x.to_string()).collect(), "{text:?}");
+            assert_eq!(s.negated, *negated, "{text:?}");
+            assert_eq!(s.contrasts, contrasts.iter().copied().collect(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn relation_table() {
+        let t = Thresholds { merge: 0.9, subject: 0.7 };
+        let cases: &[(&str, &str, f32, Relation)] = &[
+            ("Always pass --no-verify", "Never pass --no-verify", 0.97, Relation::Update),
+            ("Use jq -r for raw strings", "use jq -r for raw strings!", 0.99, Relation::Same),
+            ("Use jq -r for raw strings", "use jq -r for raw strings!", 0.5, Relation::Distinct),
+            ("partition 21: vacuum it", "partition 35: vacuum it", 0.99, Relation::Distinct),
+            ("Pin serde_yaml to 0.8; 0.9 breaks", "Pin serde_yaml to 0.9; 0.8 is old", 0.95, Relation::Update),
+            ("Use -r with jq", "Use -j with jq", 0.95, Relation::Update),
+            ("Use -r with jq", "Use -j with jq", 0.8, Relation::Distinct),
+            ("Run it before deploying", "Run it after deploying", 0.96, Relation::Update),
+            ("Run it before deploying", "Run it after deploying", 0.6, Relation::Distinct),
+            ("Set X_A=1", "Set X_B=2", 0.75, Relation::Distinct),
+            ("Set X_A=1 for the port 80", "Set X_A=1 for the port 81", 0.75, Relation::Update),
+        ];
+        for (a, b, cos, want) in cases {
+            assert_eq!(relate(a, b, *cos, t), *want, "{a:?} / {b:?} at {cos}");
+        }
+    }
+}
