@@ -115,6 +115,11 @@ Examples:
   skillmem eval recall tests/fixtures/recall-own.json
   skillmem eval recall tests/fixtures/recall-own.json bench/recall-set-b.json --embedding hash";
 
+/// `skillmem eval merge`.
+pub const EVAL_MERGE: &str = "\
+Example:
+  skillmem eval merge bench/merge/pairs-dev.jsonl bench/merge/pairs-heldout.jsonl --verbose";
+
 /// `skillmem chunk`.
 pub const CHUNK: &str = "\
 Example:
@@ -234,6 +239,7 @@ mod tests {
             "skillmem ui",
             "skillmem demo",
             "skillmem eval recall",
+            "skillmem eval merge",
             "skillmem skills install",
             "skillmem seed",
             "skillmem export",

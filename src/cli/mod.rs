@@ -398,6 +398,7 @@ pub enum EvalCommand {
         embedding: Option<String>,
     },
     /// Precision and recall of the merge rule (and of conflicting pairs) on labelled pairs of notes.
+    #[command(after_help = help::EVAL_MERGE)]
     Merge {
         /// Labelled pairs, one JSON object a line: {"a": OLD, "b": NEW, "label": "same"|"update"|"distinct"}.
         #[arg(required = true)]
