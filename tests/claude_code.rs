@@ -233,13 +233,13 @@ fn the_shipped_hook_configs_match_what_the_hook_handles() {
     let hooks = read("hooks/hooks.json")["hooks"].clone();
     // The snippet's MCP server is `skillmem`, so its hooks name that server's note tool.
     let settings = read("settings.json")["hooks"].to_string();
-    assert_eq!(settings.matches(" --note-tool mcp__skillmem__skill_note\"").count(), 5, "{settings}");
+    assert_eq!(settings.matches(" --note-tool mcp__skillmem__skill_note\"").count(), 6, "{settings}");
     let settings: Value =
         serde_json::from_str(&settings.replace(" --note-tool mcp__skillmem__skill_note", "")).unwrap();
     assert_eq!(settings, hooks, "settings.json carries the plugin's hooks");
     let mut events: Vec<&str> = hooks.as_object().unwrap().keys().map(String::as_str).collect();
     events.sort();
-    assert_eq!(events, ["PostCompact", "PostToolUse", "SessionEnd", "Stop", "UserPromptExpansion"]);
+    assert_eq!(events, ["PostCompact", "PostToolUse", "PreCompact", "SessionEnd", "Stop", "UserPromptExpansion"]);
     for (event, groups) in hooks.as_object().unwrap() {
         for g in groups.as_array().unwrap() {
             if event == "PostToolUse" {
@@ -341,4 +341,62 @@ fn a_recorded_2_1_197_session_gives_blocks_records_uses_and_logs_nothing() {
     assert!(out.contains("skills used per day"), "{out}");
     assert!(out.contains("jq (1)") && out.contains("pdf (1)"), "{out}");
     assert!(out.contains("1 sessions, last "), "{out}");
+}
+
+/// PreCompact prints the historian's instructions (plain text, which Claude Code appends to its
+/// compaction prompt) for the skills used since the last compaction; PostCompact promotes the
+/// lessons of the summary through the filter, refusing lessons about skills the compacted part
+/// did not use; what each run costs goes to the historian's log, not to the hook's.
+#[test]
+fn pre_compact_asks_for_observations_and_post_compact_promotes_them() {
+    let w = world_with_note();
+    w.enabled_skill("jq");
+    let t = w.tmp.path().join("s.jsonl");
+    let rec = |r: Value| r.to_string() + "\n";
+    let skill_use = |skill: &str, id: &str| {
+        rec(serde_json::json!({ "type": "assistant", "message": { "role": "assistant", "content": [
+            { "type": "tool_use", "id": id, "name": "Skill", "input": { "skill": skill } } ] } }))
+    };
+    let boundary = rec(
+        serde_json::json!({ "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted" }),
+    );
+    // jq was used before the last compaction, pdf after it.
+    let transcript = [skill_use("jq", "t1"), boundary.clone(), skill_use("pdf", "t2")].concat();
+    std::fs::write(&t, &transcript).unwrap();
+    let event = |name: &str, extra: &str| {
+        format!(
+            r#"{{"session_id":"s9","transcript_path":"{}","cwd":"{}","hook_event_name":"{name}","trigger":"auto"{extra}}}"#,
+            t.display(),
+            w.ws.display()
+        )
+    };
+    let (code, out, _) = hook(&w, &event("PreCompact", r#","custom_instructions":null"#));
+    assert_eq!(code, 0);
+    assert!(out.contains("future sessions: pdf."), "only the skills since the last compaction: {out}");
+    assert!(out.contains("<skill_observations>") && !out.trim_start().starts_with('{'), "plain text: {out}");
+
+    // Claude Code writes the new boundary and the summary, then runs PostCompact.
+    let summary = rec(
+        serde_json::json!({ "type": "user", "isCompactSummary": true, "message": { "role": "user", "content": "summary" } }),
+    );
+    std::fs::write(&t, [transcript, boundary.clone(), summary].concat()).unwrap();
+    let block = "<summary>Tables.</summary>\\n<skill_observations>\\n* pdf | gotcha | `pdfplumber` merges adjacent tables without ruling lines; pass `table_settings` with a text strategy to split them.\\n* jq | gotcha | `--arg` always passes a string; use `--argjson` for numbers.\\n</skill_observations>";
+    let (code, out, _) = hook(&w, &event("PostCompact", &format!(r#","compact_summary":"{block}""#)));
+    assert_eq!((code, out.as_str()), (0, ""));
+    let (_, recalled, _) = w.cli(&["recall", "pdf", "--intent", "split adjacent tables"]);
+    assert!(recalled.contains("pdfplumber"), "{recalled}");
+    let (_, jq, _) = w.cli(&["recall", "jq", "--json"]);
+    assert!(!jq.contains("argjson"), "jq was not used in the compacted part: {jq}");
+    assert!(log(&w).contains("the session's chunk did not use skill \"jq\""), "{}", log(&w));
+    let costs = std::fs::read_to_string(w.data.join("logs/historian.log")).unwrap();
+    assert!(
+        costs.contains("PreCompact (auto): historian instructions for pdf added to the compaction prompt"),
+        "{costs}"
+    );
+    assert!(costs.contains("1 promoted, 1 rejected"), "{costs}");
+
+    // No skill with memory since the last compaction: nothing printed, the compaction alone.
+    std::fs::write(&t, [skill_use("jq", "t1"), boundary].concat()).unwrap();
+    let (code, out, _) = hook(&w, &event("PreCompact", ""));
+    assert_eq!((code, out.as_str()), (0, ""));
 }

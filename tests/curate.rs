@@ -227,11 +227,17 @@ fn doctor_checks_and_says_what_to_do() {
     let (code, out, _) = w.cli(&["doctor"]);
     assert_eq!(code, 0);
     assert!(out.contains("warn  Claude Code") && out.contains("/plugin install skillmem@skillmem"), "{out}");
+    // Only some of skillmem's hooks: a warning naming what is missing.
     std::fs::write(
         w.home.join(".claude/settings.json"),
-        r#"{"hooks":{"Stop":[{"command":"skillmem hook claude-code"}]}}"#,
+        r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"skillmem hook claude-code"}]}]}}"#,
     )
     .unwrap();
+    let (_, out, _) = w.cli(&["doctor"]);
+    assert!(out.contains("warn  Claude Code") && out.contains("no skillmem entry under hooks.PostToolUse"), "{out}");
+    assert!(out.contains("skillmem setup claude-code"), "{out}");
+    let (code, _, e) = w.cli(&["setup", "claude-code"]);
+    assert_eq!(code, 0, "{e}");
     let d = cli_json(&w, &["doctor"]);
     let cc = d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "Claude Code").unwrap().clone();
     assert_eq!(cc["status"], "ok");

@@ -54,6 +54,16 @@ fn observations() {
 }
 
 #[test]
+fn redact() {
+    short_run("redact");
+}
+
+#[test]
+fn filter() {
+    short_run("filter");
+}
+
+#[test]
 fn transcript() {
     short_run("transcript");
 }

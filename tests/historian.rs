@@ -294,13 +294,16 @@ fn a_changed_skill_marks_older_notes_until_revalidated() {
     std::fs::write(dir.join("scripts/run.sh"), "echo").unwrap();
     let r = load(&mut c, "c4", "jq", &dir, Some("raw strings"));
     assert!(r["append"].as_str().unwrap().contains("skill_version=\"older\""), "{r}");
-    // And a historian promotion of the same lesson re-validates it too.
+    // And a historian promotion of the same lesson re-validates it too: promotion is global by
+    // default and the note is a project note, but a restatement of a note the session can be
+    // shown is a hit on that note, in its own scope, not a second note.
     let r = promote(&mut c, &format!("<skill_observations>\n* jq | gotcha | {lesson}\n</skill_observations>"));
     assert_eq!(r["promoted"].as_array().unwrap().len(), 1, "{r}");
-    // (Promotion is global by default, the first note is a project note: a new global note.)
-    assert_eq!(r["promoted"][0]["status"], "inserted");
+    assert_eq!(r["promoted"][0]["status"], "duplicate");
+    assert_eq!(r["promoted"][0]["id"], first["id"]);
+    assert_eq!(r["promoted"][0]["scope"], "project");
     let distill = ok(c.request("skillmem/distill", json!({})).unwrap());
-    assert_eq!(distill["report"]["olderVersion"], 1, "{distill}");
+    assert_eq!(distill["report"]["olderVersion"], 0, "{distill}");
     c.shutdown().unwrap();
 }
 
@@ -485,4 +488,187 @@ fn a_skill_outside_the_usual_folders_is_learnt_from_the_transcript() {
     assert_eq!(after["promoted"].as_array().unwrap().len(), 1, "{after}");
     assert_eq!(after["rejected"][0]["reason"], "repeats an earlier line of this block");
     c.shutdown().unwrap();
+}
+
+const JQ_SKILL: &str = "---\nname: jq\ndescription: JSON on the command line\nskill-memory:\n  enabled: true\n---\n# jq\n\n- Use `-r` to print raw strings without JSON quotes.\n- Run `jq empty file.json` to check that a file is valid JSON before filtering it.\n";
+
+/// Issue 25's first scenario: a block after a chunk that used one skill, with three lessons
+/// and the six kinds of junk summarisers write; and a restatement of a note counted as a hit.
+#[test]
+fn the_promotion_filter_keeps_lessons_and_refuses_junk_with_reasons() {
+    let w = World::new();
+    w.skill("jq", JQ_SKILL);
+    w.enabled_skill("pdf");
+    let mut c = w.spawn();
+    let rendered = chunk(
+        &mut c,
+        json!({ "sessionId": "s1", "format": "text", "text": "U: ids please\nTC: skill(jq)\nE: jq: error: Cannot iterate over null\nA: fixed\n" }),
+    );
+    assert_eq!(strs(&rendered["skills"]), vec!["jq"]);
+    let long = format!("* jq | gotcha | {}", "When the input varies, check its type before counting, because length counts keys of objects and characters of strings. ".repeat(10));
+    let output = format!(
+        "<summary>Extracted the ids.</summary>\n<skill_observations>\n\
+* jq | fix | When jq says Cannot iterate over null, guard the array with `.users[]?` instead of `.users[]`.\n\
+* jq | gotcha | `--arg` always passes a string, so `select(.id == $id)` never matches a number; use `--argjson`.\n\
+* jq | workflow | Write the result to a temporary file and move it: `jq ... file > file` truncates the file first.\n\
+* jq | workflow | Ran the test suite, all tests passed.\n\
+* jq | discovery | The export at /home/dana/work/export.json has 48,213 rows under `.data.rows[]`.\n\
+* jq | discovery | Use `-r` to print raw strings without JSON quotes.\n\
+* jq | gotcha | export GITHUB_TOKEN=ghp_4f9Kq2LmZ8xR1vT7bN3cW6yH0pJ5sD2eA9uQ before calling the API.\n\
+* pdf | gotcha | `pdftotext -layout` keeps the columns of a two-column page apart.\n\
+{long}\n</skill_observations>\n"
+    );
+    let r = promote(&mut c, &output);
+    let promoted = r["promoted"].as_array().unwrap();
+    assert_eq!(promoted.len(), 3, "{r:#}");
+    assert!(promoted.iter().all(|p| p["status"] == "inserted" && p["skill"] == "jq"), "{r:#}");
+    let rejected = r["rejected"].as_array().unwrap();
+    let reasons: Vec<&str> = rejected.iter().map(|x| x["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons.len(), 6, "{reasons:#?}");
+    for (want, i) in [
+        ("routine progress", 0),
+        ("bound to this task (a home folder (/home/dana/work/export.json))", 1),
+        ("restates the skill's own SKILL.md", 2),
+        ("holds a secret (a GitHub token)", 3),
+        ("the session's chunk did not use skill \"pdf\"", 4),
+        ("longer than a lesson (400 at most", 5),
+    ] {
+        assert!(reasons[i].contains(want), "{i}: {want:?} not in {:?}", reasons[i]);
+    }
+    // The secret is reported redacted, and is nowhere in the store.
+    let secret_line = rejected[3]["line"].as_str().unwrap();
+    assert!(secret_line.contains("[redacted: a GitHub token]") && !secret_line.contains("ghp_4f9K"), "{secret_line}");
+    let all = ok(c.request("skillmem/notes", json!({})).unwrap());
+    assert!(!all.to_string().contains("ghp_4f9K"), "{all}");
+    assert_eq!(all["total"], 3, "{all}");
+
+    // A paraphrase of a note the session can be shown is a hit on that note, not a new one.
+    let again = promote(
+        &mut c,
+        "<skill_observations>\n* jq | fix | When jq reports Cannot iterate over null, guard the array with `.users[]?` rather than `.users[]`.\n</skill_observations>",
+    );
+    assert_eq!(again["promoted"][0]["status"], "duplicate", "{again}");
+    assert_eq!(again["promoted"][0]["id"], promoted[0]["id"]);
+    let all = ok(c.request("skillmem/notes", json!({})).unwrap());
+    assert_eq!(all["total"], 3, "{all}");
+
+    // Without a chunk rendered for the session, the unused-skill rule does not apply.
+    let other = ok(c
+        .request(
+            "skillmem/historianResult",
+            json!({ "sessionId": "s2", "output": "<skill_observations>\n* pdf | gotcha | `pdftotext -layout` keeps the columns of a two-column page apart.\n</skill_observations>" }),
+        )
+        .unwrap());
+    assert_eq!(other["promoted"].as_array().unwrap().len(), 1, "{other}");
+    c.shutdown().unwrap();
+}
+
+/// Secrets never reach the store through the note tool (redacted, and the result says what
+/// was; refused when nothing else would be left); notes that already hold one are found by
+/// `doctor` and `distill` and redacted by `doctor --fix`.
+#[test]
+fn secrets_are_redacted_on_write_found_by_doctor_and_distill_and_fixed() {
+    let w = World::new();
+    w.enabled_skill("curl");
+    let mut c = w.spawn();
+    let r = ok(c
+        .request(
+            "skillmem/note",
+            json!({ "skill": "curl", "kind": "gotcha", "delta": "The API answers 401 unless the header is exactly `Authorization: Bearer sk-live-51HxT9kL2mQ8vR3nZ7pW4cY6`, with no quotes around the token." }),
+        )
+        .unwrap());
+    assert_eq!(r["status"], "inserted");
+    assert_eq!(r["redacted"], json!(["a live secret key (sk-live-…)"]), "{r}");
+    let plain = ok(c.request("skillmem/note", json!({ "skill": "curl", "kind": "fix", "delta": "Pass --fail so that curl exits non-zero on HTTP errors." })).unwrap());
+    assert!(plain.get("redacted").is_none(), "no field when nothing was redacted: {plain}");
+    let e = err(c
+        .request(
+            "skillmem/note",
+            json!({ "skill": "curl", "kind": "fix", "delta": "token ghp_4f9Kq2LmZ8xR1vT7bN3cW6yH0pJ5sD2eA9uQ" }),
+        )
+        .unwrap());
+    assert_eq!(e["data"]["kind"], "invalidParams");
+    assert!(e["message"].as_str().unwrap().contains("mostly a secret (a GitHub token)"), "{e}");
+    let all = ok(c.request("skillmem/notes", json!({})).unwrap());
+    assert_eq!(all["total"], 2, "{all}");
+    let text = all.to_string();
+    assert!(!text.contains("sk-live-51Hx") && text.contains("[redacted: a live secret key (sk-live-…)]"), "{text}");
+    c.shutdown().unwrap();
+
+    // A note written before redaction existed.
+    let conn = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+    let id = plain["id"].as_i64().unwrap();
+    conn.execute(
+        "UPDATE notes SET delta = ?1 WHERE id = ?2",
+        rusqlite::params!["Pass --fail; the staging URL is https://deploy:Hunter2Hunter2@staging.example.com/api.", id],
+    )
+    .unwrap();
+    drop(conn);
+    let (code, out, _) = w.cli(&["doctor", "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let d: Value = serde_json::from_str(&out).unwrap();
+    let check = d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "secrets").cloned().unwrap();
+    assert_eq!(check["status"], "fail", "{check}");
+    assert!(check["detail"].as_str().unwrap().contains(&format!("#{id} (curl: a password in a URL)")), "{check}");
+    let (_, out, _) = w.cli(&["distill", "--json"]);
+    let dist: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        dist["report"]["secrets"],
+        json!([{ "id": id, "skill": "curl", "what": ["a password in a URL"] }]),
+        "{dist}"
+    );
+    let (code, out, errs) = w.cli(&["doctor", "--fix"]);
+    assert!(errs.contains("redacted the secrets of 1 note(s)"), "{errs}");
+    assert!(out.contains("no note holds a secret"), "{out}");
+    let _ = code; // other checks (the hosts' wiring) may warn on this machine
+    let (_, out, _) = w.cli(&["notes", "curl", "--json"]);
+    assert!(
+        !out.contains("Hunter2Hunter2") && out.contains("https://deploy:[redacted: a password in a URL]@staging"),
+        "{out}"
+    );
+}
+
+/// `skillmem eval historian` on the labelled sets: the dev set keeps the goal the rules were
+/// chosen for (precision ≥ 0.95 at recall ≥ 0.9); the held-out set is reported, not held to it.
+#[test]
+fn eval_historian_prints_precision_recall_and_the_confusion_table() {
+    let w = World::new();
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/historian");
+    let (dev, held) = (bench.join("dev.jsonl"), bench.join("held-out.jsonl"));
+    let (code, out, err) = w.cli(&["eval", "historian", "--json", dev.to_str().unwrap(), held.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r.as_array().unwrap().len(), 2);
+    let (p, rc) = (r[0]["precision"].as_f64().unwrap(), r[0]["recall"].as_f64().unwrap());
+    assert!(p >= 0.95 && rc >= 0.9, "dev set: precision {p}, recall {rc}");
+    assert!(r[0]["observations"].as_u64().unwrap() >= 150);
+    for set in r.as_array().unwrap() {
+        let cats: Vec<&str> =
+            set["byCategory"].as_array().unwrap().iter().map(|c| c["category"].as_str().unwrap()).collect();
+        for c in [
+            "lesson",
+            "narration",
+            "task-bound",
+            "restates-skill",
+            "restates-note",
+            "unused-skill",
+            "too-long",
+            "vague",
+            "secret",
+        ] {
+            assert!(cats.contains(&c), "{c} missing from {cats:?}");
+        }
+    }
+    let (code, text, _) = w.cli(&["eval", "historian", dev.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("promotion: precision 0.") && text.contains("category") && text.contains("refused by"),
+        "{text}"
+    );
+    // A label that is neither, or a chunk that is not there, is an error naming the line.
+    let bad = w.tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"type\":\"chunk\",\"id\":\"c\",\"skills\":null}\n{\"type\":\"observation\",\"chunk\":\"c\",\"line\":\"* a | fix | b\",\"label\":\"maybe\",\"category\":\"x\"}\n").unwrap();
+    let (code, _, err) = w.cli(&["eval", "historian", bad.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("bad.jsonl:2") && err.contains("maybe"), "{err}");
 }

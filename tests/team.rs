@@ -312,7 +312,14 @@ fn a_note_with_an_api_key_is_not_pushed_and_says_so() {
     let pg = server();
     let a = Machine::new(&pg, "team_a", PW_A, "core", "");
     let b = Machine::new(&pg, "team_a", PW_A, "core", "");
-    a.note("export OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno before deploying");
+    // Every write path redacts secrets now; a note written before that is planted in SQL.
+    let id = a.note("export the OpenAI key before deploying");
+    let conn = rusqlite::Connection::open(a.w.data.join("skillmem.db")).unwrap();
+    conn.execute(
+        "UPDATE notes SET delta = ?1 WHERE id = ?2",
+        rusqlite::params!["export OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno before deploying", id],
+    )
+    .unwrap();
     a.note("deploys need the VPN up");
     // A skill that opted out keeps its notes here.
     a.w.skill("private", "---\nname: NAME\ndescription: d\nskill-memory:\n  enabled: true\n  share: false\n---\n");

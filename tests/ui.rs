@@ -230,6 +230,8 @@ fn each_action_changes_the_store_as_its_protocol_method_does() {
         ("/api/move", "skillmem/move", json!({ "id": ids[3], "scope": "global" })),
         ("/api/merge", "skillmem/merge", json!({ "keep": ids[0], "drop": ids[3] })),
         ("/api/forget", "skillmem/forget", json!({ "id": ids[4] })),
+        ("/api/restore", "skillmem/restore", json!({ "id": ids[4] })),
+        ("/api/purge", "skillmem/purge", json!({ "id": ids[1] })),
     ];
     let ui = start(&a);
     for (path, _, body) in &calls {
@@ -243,9 +245,9 @@ fn each_action_changes_the_store_as_its_protocol_method_does() {
     }
     assert_eq!(c.shutdown().unwrap(), 0);
     let (ea, eb) = (export_of(&a), export_of(&b));
-    // Three current notes, and the history the actions kept: the edited text, the merged
-    // note, the retired one.
-    assert_eq!(ea.len(), 6, "{ea:?}");
+    // Three current notes (one restored, one purged), and the history the actions kept: the
+    // edited text and the merged note.
+    assert_eq!(ea.len(), 5, "{ea:?}");
     let (_, out, _) = a.cli(&["notes", "--json"]);
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["total"], 3, "{out}");
     assert_eq!(ea, eb);

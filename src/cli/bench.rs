@@ -382,6 +382,10 @@ struct RecallFigures {
     tool_after_p95_ms: f64,
     tool_after_p99_ms: f64,
     tool_after_no_intent_p50_ms: f64,
+    /// toolAfter [p50, p99] (ms) of the rounds on the first skill (90% of a protocol fill's
+    /// notes), and of the rounds on the other skills.
+    tool_after_largest_skill_ms: Option<[f64; 2]>,
+    tool_after_other_skills_ms: Option<[f64; 2]>,
     modes: std::collections::BTreeMap<String, usize>,
     writes_per_s: f64,
     server_rss_mb: f64,
@@ -842,6 +846,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             // before it: the difference is what recall adds to the query's embedding, at the
             // same moment's load.
             let mut over = vec![];
+            let (mut lat_big, mut lat_small) = (vec![], vec![]);
             for i in 0..o.rounds {
                 let skill = skill_name(r.below(skills));
                 let k = 2 + r.below(3);
@@ -857,12 +862,17 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 let t = Instant::now();
                 let res = tool_after(&mut s, &ws, 10 + i, &skill, Some(&intent))?;
                 lat.push(ms(t.elapsed()));
+                // A protocol fill puts 90% of the notes in the first skill: the others are the
+                // small skills of a big store.
+                if skill == skill_name(0) { &mut lat_big } else { &mut lat_small }.push(ms(t.elapsed()));
                 if let Some(q) = q {
                     over.push(ms(t.elapsed()) - q);
                 }
                 *modes.entry(res["mode"].as_str().unwrap_or("").to_string()).or_insert(0) += 1;
             }
             lat.sort_by(f64::total_cmp);
+            lat_big.sort_by(f64::total_cmp);
+            lat_small.sort_by(f64::total_cmp);
             let mut plain = vec![];
             for i in 0..(o.rounds / 5).max(10) {
                 let skill = skill_name(r.below(skills));
@@ -925,6 +935,9 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 tool_after_p95_ms: pct(&lat, 0.95),
                 tool_after_p99_ms: pct(&lat, 0.99),
                 tool_after_no_intent_p50_ms: pct(&plain, 0.5),
+                tool_after_largest_skill_ms: (!lat_big.is_empty()).then(|| [pct(&lat_big, 0.5), pct(&lat_big, 0.99)]),
+                tool_after_other_skills_ms: (!lat_small.is_empty())
+                    .then(|| [pct(&lat_small, 0.5), pct(&lat_small, 0.99)]),
                 modes,
                 writes_per_s,
                 server_rss_mb: rss,
@@ -952,6 +965,12 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                     "recall notes={} skills={}: toolAfter p50 {:.2} ms p95 {:.2} ms p99 {:.2} ms (no intent p50 {:.2} ms; modes {:?}); spawn to first recall {:.0} ms ({}); ready after reload {:.0} ms; first build {:.1} s; writes {:.0}/s; server RSS {:.0} MB (peak {:.0} MB)",
                     f.notes, f.skills, f.tool_after_p50_ms, f.tool_after_p95_ms, f.tool_after_p99_ms, f.tool_after_no_intent_p50_ms, f.modes, f.spawn_to_first_recall_ms, f.first_recall_mode, f.reload_ready_ms, f.index_build_s, f.writes_per_s, f.server_rss_mb, f.server_peak_rss_mb
                 ));
+                if let (Some(b), Some(s)) = (f.tool_after_largest_skill_ms, f.tool_after_other_skills_ms) {
+                    out(&format!(
+                        "  by skill: the first skill toolAfter p50 {:.2} ms p99 {:.2} ms; the other skills p50 {:.2} ms p99 {:.2} ms",
+                        b[0], b[1], s[0], s[1]
+                    ));
+                }
                 if let Some(p) = &f.paired {
                     out(&format!(
                         "  paired with their own embedding: toolAfter minus its intent's embedding p50 {:+.2} ms, p95 {:+.2} ms, p99 {:+.2} ms; a write p50 {:.2} ms, minus its note's embedding p50 {:+.2} ms, over its prose's embedding (one text) p50 {:.2}× (mean {:.2}×)",

@@ -209,14 +209,36 @@ fn human_import(r: &Imported) -> String {
 
 /// `skillmem doctor`: exit code 1 when a check failed.
 pub fn doctor(g: &Global, engine: &Engine, fix: bool) -> Result<u8> {
-    let mut d = engine.doctor(dirs::home_dir().as_deref());
+    let mut d = engine.doctor();
     if fix && d.checks.iter().any(|c| c.name == "full-text index" && c.status == CheckStatus::Fail) {
         engine.rebuild_fts()?;
         eprintln!("skillmem: rebuilt the full-text index");
-        d = engine.doctor(dirs::home_dir().as_deref());
+        d = engine.doctor();
     }
+    if fix && d.checks.iter().any(|c| c.name == "secrets" && c.status == CheckStatus::Fail) {
+        let (done, left) = engine.redact_notes()?;
+        eprintln!("skillmem: redacted the secrets of {} note(s)", done.len());
+        if !left.is_empty() {
+            let ids: Vec<String> = left.iter().map(|i| format!("#{i}")).collect();
+            eprintln!("skillmem: {} are little but a secret: edit or forget them", ids.join(", "));
+        }
+        d = engine.doctor();
+    }
+    d.checks.extend(host_wiring());
     emit(g, &d, human_doctor)?;
     Ok(if d.failed() { 1 } else { 0 })
+}
+
+/// Each agent host's wiring (`skillmem setup`'s entries present, binaries there, Codex's hook
+/// trust current); a host that cannot be looked at is no check.
+fn host_wiring() -> Vec<skillmem::engine::Check> {
+    match super::setup::here(None, None, None) {
+        Ok(w) => skillmem::hosts::setup::wiring_checks(&w),
+        Err(e) => {
+            eprintln!("skillmem: the hosts' wiring was not checked: {e}");
+            vec![]
+        }
+    }
 }
 
 fn human_doctor(d: &Doctor) -> String {

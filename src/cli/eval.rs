@@ -471,3 +471,166 @@ mod tests {
         }
     }
 }
+
+// ---- skillmem eval historian ---------------------------------------------------------------
+
+/// One record of a labelled historian set (JSONL, `bench/historian/`).
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum HistorianRecord {
+    /// A skill: its SKILL.md (relative to the set's folder) and the notes it already has.
+    #[serde(rename_all = "camelCase")]
+    Skill {
+        name: String,
+        #[serde(default)]
+        skill_md: Option<String>,
+        #[serde(default)]
+        notes: Vec<HistorianNote>,
+    },
+    /// A rendered chunk and the skills it used; `skills: null` when no chunk was rendered.
+    Chunk { id: String, skills: Option<Vec<String>> },
+    /// One observation line, its chunk, and whether it should be promoted.
+    Observation { chunk: String, line: String, label: String, category: String },
+}
+
+#[derive(Deserialize)]
+struct HistorianNote {
+    id: i64,
+    delta: String,
+}
+
+/// A skill of a set: its SKILL.md and its notes (id, lesson).
+type SkillFacts = (Option<String>, Vec<(i64, String)>);
+
+/// The verdict on one labelled line.
+struct Judged {
+    line: String,
+    category: String,
+    want: bool,
+    /// `None` when promoted, else the rule and the reason.
+    refused: Option<(String, String)>,
+}
+
+fn judge_set(file: &Path) -> Result<Vec<Judged>> {
+    use skillmem::historian::{filter, observations};
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut skills: HashMap<String, SkillFacts> = HashMap::new();
+    let mut chunks: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    let mut lines = vec![];
+    for (n, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let r: HistorianRecord = serde_json::from_str(l)
+            .with_context(|| format!("{}:{}: not a record of a historian set", file.display(), n + 1))?;
+        match r {
+            HistorianRecord::Skill { name, skill_md, notes } => {
+                let md = match skill_md {
+                    Some(p) => Some(
+                        std::fs::read_to_string(dir.join(&p))
+                            .with_context(|| format!("{}:{}: reading {p}", file.display(), n + 1))?,
+                    ),
+                    None => None,
+                };
+                skills.insert(name, (md, notes.into_iter().map(|x| (x.id, x.delta)).collect()));
+            }
+            HistorianRecord::Chunk { id, skills: s } => {
+                chunks.insert(id, s);
+            }
+            HistorianRecord::Observation { chunk, line, label, category } => {
+                let want = match label.as_str() {
+                    "promote" => true,
+                    "reject" => false,
+                    other => {
+                        anyhow::bail!("{}:{}: label {other:?} is neither promote nor reject", file.display(), n + 1)
+                    }
+                };
+                anyhow::ensure!(chunks.contains_key(&chunk), "{}:{}: no chunk {chunk:?} above", file.display(), n + 1);
+                lines.push((chunk, line, want, category));
+            }
+        }
+    }
+    let none: SkillFacts = (None, vec![]);
+    let mut out = vec![];
+    for (chunk, line, want, category) in lines {
+        let refused = match observations::parse_line(&line) {
+            Err(e) => Some(("format".to_string(), e)),
+            Ok(o) => {
+                let (md, notes) = skills.get(&o.skill).unwrap_or(&none);
+                let used = chunks.get(&chunk).and_then(|c| c.as_deref());
+                let ctx = filter::Context { skill_md: md.as_deref(), notes, chunk_skills: used };
+                filter::check(&o.skill, &o.lesson, &ctx).err().map(|r| (r.category().to_string(), r.reason(&o.skill)))
+            }
+        };
+        out.push(Judged { line, category, want, refused });
+    }
+    Ok(out)
+}
+
+/// `skillmem eval historian FILE...`: precision and recall of promotion on labelled sets, a
+/// confusion table by category, and every wrong verdict.
+pub fn historian(g: &Global, files: &[std::path::PathBuf]) -> Result<()> {
+    let mut reports = vec![];
+    for f in files {
+        let judged = judge_set(f)?;
+        let promoted = judged.iter().filter(|j| j.refused.is_none()).count();
+        let lessons = judged.iter().filter(|j| j.want).count();
+        let right = judged.iter().filter(|j| j.want && j.refused.is_none()).count();
+        let precision = if promoted == 0 { 1.0 } else { right as f64 / promoted as f64 };
+        let recall = if lessons == 0 { 1.0 } else { right as f64 / lessons as f64 };
+        // category → (n, promoted, refusals by rule)
+        let mut table: BTreeMap<String, (usize, usize, BTreeMap<String, usize>)> = BTreeMap::new();
+        for j in &judged {
+            let e = table.entry(j.category.clone()).or_default();
+            e.0 += 1;
+            match &j.refused {
+                None => e.1 += 1,
+                Some((rule, _)) => *e.2.entry(rule.clone()).or_default() += 1,
+            }
+        }
+        let wrong: Vec<&Judged> = judged.iter().filter(|j| j.want != j.refused.is_none()).collect();
+        if g.json {
+            reports.push(serde_json::json!({
+                "file": f.display().to_string(),
+                "observations": judged.len(),
+                "lessons": lessons,
+                "promoted": promoted,
+                "precision": precision,
+                "recall": recall,
+                "byCategory": table.iter().map(|(c, (n, p, by))| serde_json::json!({
+                    "category": c, "n": n, "promoted": p, "refusedBy": by,
+                })).collect::<Vec<_>>(),
+                "wrong": wrong.iter().map(|j| serde_json::json!({
+                    "line": j.line, "category": j.category, "label": if j.want { "promote" } else { "reject" },
+                    "reason": j.refused.as_ref().map(|r| r.1.clone()),
+                })).collect::<Vec<_>>(),
+            }));
+            continue;
+        }
+        out(&format!(
+            "{}: {} observations ({} lessons, {} junk)",
+            f.display(),
+            judged.len(),
+            lessons,
+            judged.len() - lessons
+        ));
+        out(&format!(
+            "  promotion: precision {precision:.3} ({right} of {promoted} promoted are lessons), recall {recall:.3} ({right} of {lessons} lessons promoted)"
+        ));
+        out(&format!("  {:<16} {:>4} {:>9} {:>8}  refused by", "category", "n", "promoted", "refused"));
+        for (c, (n, p, by)) in &table {
+            let by: Vec<String> = by.iter().map(|(r, k)| format!("{r} {k}")).collect();
+            out(&format!("  {:<16} {:>4} {:>9} {:>8}  {}", c, n, p, n - p, by.join(", ")));
+        }
+        for j in &wrong {
+            match &j.refused {
+                None => out(&format!("  promoted, labelled reject ({}): {}", j.category, j.line)),
+                Some((_, why)) => {
+                    out(&format!("  refused, labelled promote ({}): {}\n      {why}", j.category, j.line))
+                }
+            }
+        }
+    }
+    if g.json {
+        out(&serde_json::to_string_pretty(&reports)?);
+    }
+    Ok(())
+}

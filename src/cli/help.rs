@@ -18,6 +18,14 @@ Give a skill memory: add this line to its SKILL.md frontmatter:
 Every command:      skillmem help
 One command:        skillmem help <command>   (or skillmem <command> --help)";
 
+/// `skillmem setup`.
+pub const SETUP: &str = "\
+Examples:
+  skillmem setup claude-code --dry-run   # print the changes, write nothing
+  skillmem setup claude-code
+  skillmem setup gemini-cli --project .  # one project's configuration
+  skillmem setup codex --undo            # take out exactly what setup added";
+
 /// `skillmem serve`.
 pub const SERVE: &str = "\
 Example (what a host runs; it speaks JSON-RPC on stdin/stdout, see docs/protocol.md):
@@ -119,6 +127,11 @@ Examples:
 pub const EVAL_MERGE: &str = "\
 Example:
   skillmem eval merge bench/merge/pairs-dev.jsonl bench/merge/pairs-heldout.jsonl --verbose";
+
+/// `skillmem eval historian`.
+pub const EVAL_HISTORIAN: &str = "\
+Example:
+  skillmem eval historian bench/historian/dev.jsonl bench/historian/held-out-2.jsonl";
 
 /// `skillmem chunk`.
 pub const CHUNK: &str = "\
@@ -240,6 +253,8 @@ mod tests {
             "skillmem demo",
             "skillmem eval recall",
             "skillmem eval merge",
+            "skillmem eval historian",
+            "skillmem setup",
             "skillmem skills install",
             "skillmem seed",
             "skillmem export",

@@ -154,6 +154,12 @@ fn human_distill(r: &Distilled) -> String {
             ));
         }
     }
+    if !c.secrets.is_empty() {
+        t.push_str(&format!("\n{} note(s) hold a secret (skillmem doctor --fix redacts them):", c.secrets.len()));
+        for s in &c.secrets {
+            t.push_str(&format!("\n  {}: note {} ({})", s.skill, s.id, s.what.join(", ")));
+        }
+    }
     for w in &c.warnings {
         t.push_str(&format!("\nwarning: {w}"));
     }

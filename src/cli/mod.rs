@@ -12,6 +12,7 @@ mod eval_merge;
 mod help;
 mod historian;
 mod model;
+mod setup;
 mod skills;
 mod team;
 mod values;
@@ -258,6 +259,9 @@ pub enum Command {
     /// Copy installed skills into a session's working folder, hidden from git.
     #[command(after_help = help::SEED)]
     Seed(skills::SeedArgs),
+    /// Wire skillmem into an agent host's configuration (hooks, MCP server, trust); --undo takes it out.
+    #[command(after_help = help::SETUP)]
+    Setup(setup::SetupArgs),
     /// The embedding model: fetch it, see what is in use, distill the static table.
     #[command(after_help = help::MODEL)]
     Model {
@@ -288,6 +292,15 @@ pub enum HookHost {
         #[arg(long, value_name = "NAME")]
         note_tool: Option<String>,
     },
+    /// A Gemini CLI hook: AfterTool of activate_skill. Always exits 0; failures go to
+    /// <data dir>/logs/gemini-cli-hook.log.
+    GeminiCli,
+    /// A Codex CLI hook: PostToolUse of Bash reading a SKILL.md. Always exits 0; failures go to
+    /// <data dir>/logs/codex-hook.log.
+    Codex,
+    /// A GitHub Copilot CLI hook: postToolUse of skill. Always exits 0; failures go to
+    /// <data dir>/logs/copilot-hook.log.
+    Copilot,
 }
 
 #[derive(Debug, Subcommand)]
@@ -410,6 +423,13 @@ pub enum EvalCommand {
         #[arg(long)]
         verbose: bool,
     },
+    /// Precision and recall of the historian's promotion filter, by category, on labelled sets.
+    #[command(after_help = help::EVAL_HISTORIAN)]
+    Historian {
+        /// Labelled historian sets (JSONL: skill, chunk and observation records; bench/historian/).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 /// Writes to stdout (the CLI's own output; the sidecar never calls this).
@@ -479,6 +499,9 @@ pub fn run(cli: Cli) -> Result<u8> {
             emit(g, &r, |r| {
                 let status = serde_json::to_value(r.status).unwrap_or_default();
                 let mut s = format!("note {} {}", r.id, status.as_str().unwrap_or(""));
+                if !r.redacted.is_empty() {
+                    s.push_str(&format!(" (redacted before storing: {})", r.redacted.join(", ")));
+                }
                 if let Some(old) = r.replaced {
                     s.push_str(&format!(" (note {old} is kept as history; skillmem restore {old} undoes it)"));
                 }
@@ -540,6 +563,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval { what: EvalCommand::Merge { files, embedding, verbose } } => {
             eval_merge::run(g, &files, embedding.as_deref(), verbose)?
         }
+        Command::Eval { what: EvalCommand::Historian { files } } => eval::historian(g, &files)?,
         Command::Bench {
             what:
                 BenchCommand::Index {
@@ -577,19 +601,33 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
-        Command::Hook { host: HookHost::ClaudeCode { note_tool } } => {
-            use skillmem::hosts::{claude_code, log_line};
+        Command::Hook { host } => {
+            use skillmem::hosts::{agents, claude_code, log_line};
             use std::io::Read;
             let mut input = String::new();
             let read = std::io::stdin().take(16 << 20).read_to_string(&mut input);
+            let (agent, note_tool) = match host {
+                HookHost::ClaudeCode { note_tool } => (None, note_tool),
+                HookHost::GeminiCli => (Some(agents::GEMINI), None),
+                HookHost::Codex => (Some(agents::CODEX), None),
+                HookHost::Copilot => (Some(agents::COPILOT), None),
+            };
             let opts =
                 claude_code::HookOptions { data_dir: g.data_dir.clone(), workspace: g.workspace.clone(), note_tool };
-            let answer = match read {
-                Ok(_) => claude_code::answer(&input, &opts),
-                Err(e) => claude_code::answer("", &opts).with_log(format!("cannot read stdin: {e}")),
+            let (input, failed) = match read {
+                Ok(_) => (input, None),
+                Err(e) => (String::new(), Some(format!("cannot read stdin: {e}"))),
+            };
+            let (answer, log_name) = match agent {
+                None => (claude_code::answer(&input, &opts), claude_code::LOG_NAME),
+                Some(a) => (agents::answer(a, &input, &opts), a.log),
+            };
+            let answer = match failed {
+                Some(line) => answer.with_log(line),
+                None => answer,
             };
             for line in &answer.log {
-                log_line(&answer.data_dir, claude_code::LOG_NAME, line);
+                log_line(&answer.data_dir, log_name, line);
             }
             if let Some(s) = &answer.stdout {
                 out(s);
@@ -606,6 +644,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Bench { what: BenchCommand::Team { notes } } => team::bench(g, notes)?,
         Command::Model { what } => model::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,
+        Command::Setup(args) => setup::run(g, args)?,
         Command::Bench { what: BenchCommand::Skills(what) } => skills::bench(g, what)?,
     }
     Ok(0)

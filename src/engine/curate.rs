@@ -7,7 +7,6 @@
 //! Every statement over `notes` is in `memory/store/curate.rs`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -497,8 +496,28 @@ impl Engine {
     /// Reads an export (JSONL) and writes its notes in one transaction. Every line is checked
     /// first: a malformed line aborts the import with its line number, and nothing is written.
     pub fn import_notes(&self, text: &str) -> Result<Imported> {
-        let notes = parse_export(text)?;
+        let mut notes = parse_export(text)?;
         let mut out = Imported { read: notes.len(), ..Default::default() };
+        // Secrets are redacted before anything is embedded or stored; a note that would be
+        // left with nothing but a marker is not imported, and the warnings say which.
+        let mut redacted = 0;
+        notes.retain_mut(|n| {
+            n.intent = crate::team::redact::redact(&n.intent).0;
+            match crate::team::redact::redact_lesson(&n.delta) {
+                Ok((d, what)) => {
+                    redacted += usize::from(!what.is_empty());
+                    n.delta = d;
+                    true
+                }
+                Err(why) => {
+                    out.warnings.push(format!("a note of {} was not imported: {why}", n.skill));
+                    false
+                }
+            }
+        });
+        if redacted > 0 {
+            out.warnings.push(format!("{redacted} note(s) held secrets and were imported with them redacted"));
+        }
         let model = self.model_id();
         // Vectors are never exported: every note is embedded by this embedder.
         let mut vectors: Vec<Option<Vec<f32>>> = vec![None; notes.len()];
@@ -580,8 +599,8 @@ impl Engine {
     // ---- doctor ------------------------------------------------------------------------
 
     /// Checks the data directory, the schema, the full-text and vector indexes, the embedder,
-    /// and whether the hosts of this machine are wired; says what to do about each problem.
-    pub fn doctor(&self, home: Option<&Path>) -> Doctor {
+    /// says what to do about each problem. (The hosts' wiring is `hosts::setup`'s check.)
+    pub fn doctor(&self) -> Doctor {
         let mut checks = vec![];
         let mut add = |name: &str, status: CheckStatus, detail: String, fix: Option<String>| {
             checks.push(Check { name: name.into(), status, detail, fix });
@@ -699,8 +718,31 @@ impl Engine {
                 }
             }
         }
-        for c in hosts_wired(home, self.workspace()) {
-            checks.push(c);
+        match self.notes_with_secrets(true) {
+            Ok(found) if found.is_empty() => {
+                checks.push(Check {
+                    name: "secrets".into(),
+                    status: CheckStatus::Ok,
+                    detail: "no note holds a secret".into(),
+                    fix: None,
+                });
+            }
+            Ok(found) => {
+                let list: Vec<String> =
+                    found.iter().take(20).map(|s| format!("#{} ({}: {})", s.id, s.skill, s.what.join(", "))).collect();
+                checks.push(Check {
+                    name: "secrets".into(),
+                    status: CheckStatus::Fail,
+                    detail: format!("{} note(s) hold a secret: {}", found.len(), list.join("; ")),
+                    fix: Some("run skillmem doctor --fix to redact them (and rotate the credentials)".into()),
+                });
+            }
+            Err(e) => checks.push(Check {
+                name: "secrets".into(),
+                status: CheckStatus::Fail,
+                detail: e.to_string(),
+                fix: None,
+            }),
         }
         Doctor { checks }
     }
@@ -792,62 +834,6 @@ pub fn to_markdown(notes: &[ExportedNote]) -> String {
         }
     }
     s
-}
-
-/// Whether the agent hosts of this machine are wired to skillmem: Claude Code (plugin or
-/// settings hooks), OpenCode (plugin in its config), Pi (extension in its settings).
-fn hosts_wired(home: Option<&Path>, workspace: Option<&Path>) -> Vec<Check> {
-    let mut out = vec![];
-    let Some(home) = home else { return out };
-    let read = |p: PathBuf| std::fs::read_to_string(p).ok();
-    let mentions = |text: &Option<String>| text.as_deref().is_some_and(|t| t.contains("skillmem"));
-    let mut files = |host: &str, candidates: Vec<PathBuf>, present: PathBuf, fix: &str| {
-        let hit = candidates.iter().find(|p| mentions(&read(p.to_path_buf())));
-        let status = match (hit, present.exists()) {
-            (Some(p), _) => (CheckStatus::Ok, format!("wired ({})", p.display()), None),
-            (None, true) => (
-                CheckStatus::Warn,
-                format!("installed ({}) but not wired to skillmem", present.display()),
-                Some(fix.to_string()),
-            ),
-            (None, false) => (CheckStatus::Ok, "not installed on this machine".to_string(), None),
-        };
-        out.push(Check { name: host.into(), status: status.0, detail: status.1, fix: status.2 });
-    };
-    let mut claude = vec![
-        home.join(".claude/settings.json"),
-        home.join(".claude/plugins/installed_plugins.json"),
-        home.join(".claude/plugins/known_marketplaces.json"),
-        home.join(".claude.json"),
-    ];
-    let mut opencode = vec![home.join(".config/opencode/opencode.json"), home.join(".config/opencode/opencode.jsonc")];
-    let mut pi = vec![home.join(".pi/agent/settings.json")];
-    if let Some(w) = workspace {
-        claude.push(w.join(".claude/settings.json"));
-        claude.push(w.join(".claude/settings.local.json"));
-        opencode.push(w.join("opencode.json"));
-        opencode.push(w.join("opencode.jsonc"));
-        pi.push(w.join(".pi/settings.json"));
-    }
-    files(
-        "Claude Code",
-        claude,
-        home.join(".claude"),
-        "/plugin marketplace add /ABS/PATH/skillmem/editors/claude-code, then /plugin install skillmem@skillmem (docs/hosts.md)",
-    );
-    files(
-        "OpenCode",
-        opencode,
-        home.join(".config/opencode"),
-        "add \"plugin\": [\"file:///ABS/PATH/skillmem/editors/opencode/src/index.ts\"] to opencode.json (docs/hosts.md)",
-    );
-    files(
-        "Pi",
-        pi,
-        home.join(".pi"),
-        "add /ABS/PATH/skillmem/editors/pi/src/index.ts under extensions in ~/.pi/agent/settings.json (docs/hosts.md)",
-    );
-    out
 }
 
 #[cfg(test)]

@@ -68,6 +68,9 @@ pub struct CorpusReport {
     /// Conflicting pairs left unresolved (both notes current): replace or retire the older.
     #[serde(default)]
     pub conflicts: Vec<ConflictPair>,
+    /// Notes whose lesson or intent holds a secret (`skillmem doctor --fix` redacts them).
+    #[serde(default)]
+    pub secrets: Vec<SecretNote>,
     pub warnings: Vec<String>,
 }
 
@@ -78,6 +81,16 @@ pub struct ConflictPair {
     pub skill: String,
     pub older: i64,
     pub newer: i64,
+}
+
+/// A note that holds a secret, and what the secret looks like.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretNote {
+    pub id: i64,
+    pub skill: String,
+    /// What was found (e.g. "a GitHub token"), each kind once.
+    pub what: Vec<String>,
 }
 
 /// What `distill` did: notes re-embedded, and the report after it.
@@ -213,6 +226,43 @@ impl Engine {
         Ok(done)
     }
 
+    /// Notes that hold a secret: those visible from this project, or every project's
+    /// (`all_projects`, for `doctor`).
+    pub fn notes_with_secrets(&self, all_projects: bool) -> Result<Vec<SecretNote>> {
+        let f = super::NoteFilter { all_projects, ..Default::default() };
+        let page = self.all_notes(&f)?;
+        Ok(page
+            .notes
+            .into_iter()
+            .filter_map(|n| {
+                let mut what: Vec<String> = vec![];
+                for text in [&n.delta, &n.intent] {
+                    for w in crate::team::redact::redact(text).1 {
+                        if !what.iter().any(|x| x == w) {
+                            what.push(w.to_string());
+                        }
+                    }
+                }
+                (!what.is_empty()).then_some(SecretNote { id: n.id, skill: n.skill, what })
+            })
+            .collect())
+    }
+
+    /// Redacts every note that holds a secret in its lesson (`doctor --fix`): the ids redacted,
+    /// and the ids left for a person (nothing but the secret would be left: edit or forget them).
+    pub fn redact_notes(&self) -> Result<(Vec<i64>, Vec<i64>)> {
+        let (mut done, mut left) = (vec![], vec![]);
+        for s in self.notes_with_secrets(true)? {
+            let Some(note) = store::get(&self.conn(), s.id)? else { continue };
+            match self.edit(s.id, &note.delta) {
+                Ok(()) => done.push(s.id),
+                Err(Error::InvalidParams(_)) => left.push(s.id),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((done, left))
+    }
+
     /// The health of the notes visible from this project.
     pub fn corpus_report(&self) -> Result<CorpusReport> {
         let project = self.project_id().to_string();
@@ -246,6 +296,7 @@ impl Engine {
                 }
             }
         }
+        r.secrets = self.notes_with_secrets(false)?;
         if let Some(model) = &model {
             r.duplicates =
                 self.duplicate_pairs(&project, model, threshold, per_skill_hashes.keys(), &mut r.warnings)?;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Engine;
 use crate::error::{Error, Result};
-use crate::historian::{observations, transcript, Format};
+use crate::historian::{filter, observations, transcript, Format};
 use crate::memory::{store, NewNote, Scope, Source, WriteStatus};
 
 /// A transcript chunk rendered for the historian.
@@ -107,8 +107,46 @@ impl Engine {
         })
     }
 
+    /// Records the skills a chunk rendered for `session` used (`transcriptChunk`, or a hook that
+    /// read the session's transcript): the promotion filter then refuses observations about
+    /// skills the session did not use. Kept in memory for the last 256 sessions.
+    pub fn chunk_rendered(&self, session: &str, skills: &[String]) {
+        let mut m = super::lock(&self.chunk_skills);
+        if !m.contains_key(session) && m.len() >= 256 {
+            m.clear(); // a cap, not a cache policy: an unknown session only skips one rule
+        }
+        let used = m.entry(session.to_string()).or_default();
+        for s in skills {
+            if !used.contains(s) {
+                used.push(s.clone());
+            }
+        }
+    }
+
+    /// What the promotion filter knows of a skill: its SKILL.md and its current notes (the
+    /// most hit first, at most 200: those a block shows).
+    fn filter_facts(&self, ctx: &super::SkillContext) -> (Option<String>, Vec<super::ListedNote>) {
+        let md = ctx.dir.as_ref().and_then(|d| std::fs::read_to_string(d.join("SKILL.md")).ok());
+        let f = super::NoteFilter {
+            skill: Some(ctx.name.clone()),
+            sort: super::NoteSort::Hits,
+            limit: Some(200),
+            ..Default::default()
+        };
+        let notes = match self.list_notes(&f) {
+            Ok(page) => page.notes,
+            Err(e) => {
+                tracing::debug!(skill = ctx.name, "historian filter: notes not read: {e}");
+                vec![]
+            }
+        };
+        (md, notes)
+    }
+
     /// Promotes the observations of the first `<skill_observations>` block of a historian's
-    /// output; every other line is rejected with a reason.
+    /// output; every other line is rejected with a reason, and so is every observation the
+    /// promotion filter refuses (`historian::filter`: narration, task-bound facts, the skill's
+    /// own text or notes restated, unused skills, paragraphs, vague lines, secrets).
     pub fn historian_result(&self, output: &str, session_id: Option<String>) -> Result<Promotion> {
         let parsed = observations::parse(output);
         let mut rejected: Vec<RejectedObservation> =
@@ -116,6 +154,7 @@ impl Engine {
         let mut promoted = vec![];
         let scope = self.config().historian.promote_scope;
         let mut seen = std::collections::HashSet::new();
+        let mut facts: std::collections::HashMap<String, (Option<String>, Vec<super::ListedNote>)> = Default::default();
         for o in parsed.observations {
             let line = format!("* {} | {} | {}", o.skill, o.kind.as_str(), o.lesson);
             // The same lesson twice in one output is one observation, not two hits.
@@ -138,13 +177,48 @@ impl Engine {
                     continue;
                 }
             };
+            let used = session_id.as_ref().and_then(|s| super::lock(&self.chunk_skills).get(s).cloned());
+            // Read once a skill per output, not once a line.
+            let (md, listed) = facts.entry(o.skill.clone()).or_insert_with(|| self.filter_facts(&ctx));
+            let (md, listed) = (&*md, &*listed);
+            let notes: Vec<(i64, String)> = listed.iter().map(|n| (n.id, n.delta.clone())).collect();
+            let fctx = filter::Context { skill_md: md.as_deref(), notes: &notes, chunk_skills: used.as_deref() };
+            let mut hit_on = None;
+            match filter::check(&o.skill, &o.lesson, &fctx) {
+                Ok(()) => {}
+                // A restatement of a note is a hit on that note: written as that note's own
+                // lesson in its own scope, the write path finds it, raises its hits and
+                // re-stamps its skill version (status `duplicate`), as for an exact repeat.
+                // A correction is meant to be close to the note it corrects: not a hit on it.
+                Err(filter::Refusal::RestatesNote(_)) if o.replaces.is_some() => {}
+                Err(filter::Refusal::RestatesNote(id)) => {
+                    hit_on = listed.iter().find(|n| n.id == id);
+                    tracing::info!(skill = o.skill, "historian: {line:?} restates note #{id}: counted as a hit on it");
+                }
+                Err(refusal) => {
+                    let reason = refusal.reason(&o.skill);
+                    // The lesson is not logged when it holds a secret: the log would keep it.
+                    let shown = if matches!(refusal, filter::Refusal::Secret(_)) {
+                        crate::team::redact::redact(&line).0
+                    } else {
+                        line.clone()
+                    };
+                    tracing::info!(
+                        skill = o.skill,
+                        rule = refusal.category(),
+                        "historian: refused {shown:?}: {reason}"
+                    );
+                    rejected.push(RejectedObservation { line: shown, reason });
+                    continue;
+                }
+            }
             let mut new = NewNote {
                 skill: o.skill.clone(),
                 kind: o.kind,
                 intent: String::new(),
-                delta: o.lesson.clone(),
+                delta: hit_on.map(|n| n.delta.clone()).unwrap_or_else(|| o.lesson.clone()),
                 tags: vec![],
-                scope,
+                scope: hit_on.map(|n| n.scope).unwrap_or(scope),
                 source: Source::Historian,
                 session_id: session_id.clone(),
                 skill_hash: None,

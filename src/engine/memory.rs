@@ -86,6 +86,10 @@ pub struct Written {
     /// Replace the older one (`replaces`) or retire it (`skillmem/forget`) if it no longer holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflicts_with: Option<i64>,
+    /// What was redacted from the lesson and intent before they were stored (e.g. "a GitHub
+    /// token"); absent when nothing was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
 }
 
 /// One note of a recall, with its score.
@@ -235,9 +239,24 @@ impl Engine {
     }
 
     /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
+    /// Secrets in the lesson or the intent are redacted before anything is stored or
+    /// embedded (`team::redact`), and the result says what was; a lesson that would be left
+    /// with nothing but a marker is refused.
     pub fn write_note(&self, new: NewNote) -> Result<Written> {
         let ctx = self.require_enabled(&new.skill)?;
-        self.write_note_in(&ctx, new, None)
+        self.write_note_redacted(&ctx, new, None)
+    }
+
+    /// [`Engine::write_note_in`] after the lesson and intent are redacted (the note tool's
+    /// and a replacement's write): what was redacted is said in the result.
+    fn write_note_redacted(&self, ctx: &SkillContext, mut new: NewNote, replaces: Option<i64>) -> Result<Written> {
+        let (delta, mut redacted) = crate::team::redact::redact_lesson(&new.delta).map_err(Error::invalid)?;
+        let (intent, in_intent) = crate::team::redact::redact(&new.intent);
+        redacted.extend(in_intent.into_iter().filter(|w| !redacted.contains(w)).collect::<Vec<_>>());
+        (new.delta, new.intent) = (delta, intent);
+        let mut w = self.write_note_in(ctx, new, replaces)?;
+        w.redacted = redacted.into_iter().map(str::to_string).collect();
+        Ok(w)
     }
 
     /// Writes `new` in the place of note `replaces` (see [`store::write_among`]); with
@@ -251,7 +270,7 @@ impl Engine {
                 store::get(&conn, replaces)?.map(|n| n.scope).ok_or_else(|| store::not_found(replaces))?
             }
         };
-        self.write_note_in(&ctx, new, Some(replaces))
+        self.write_note_redacted(&ctx, new, Some(replaces))
     }
 
     /// Writes a note for a skill whose context is known (in the place of `replaces`).
@@ -325,7 +344,7 @@ impl Engine {
             t0.elapsed() - t_write
         );
         self.poke_team();
-        Ok(Written { id, status, replaced: o.replaced, conflicts_with: o.conflicts_with })
+        Ok(Written { id, status, replaced: o.replaced, conflicts_with: o.conflicts_with, redacted: vec![] })
     }
 
     /// Pins a note (every load shows it) or unpins it.
@@ -386,7 +405,9 @@ impl Engine {
             let conn = lock(&self.conn);
             store::get(&conn, id)?.ok_or_else(|| store::not_found(id))?.intent
         };
-        let delta = delta.trim();
+        // A person's edit is redacted like a note (the dashboard, `skillmem/edit`).
+        let (delta, _) = crate::team::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
+        let delta = delta.as_str();
         let (vector, pieces) = self.embed_note(&intent, delta)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let embedded = match (&vector, &model) {

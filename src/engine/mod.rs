@@ -22,7 +22,7 @@ pub use curate::{
     parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
     ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
 };
-pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace};
+pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace, SecretNote};
 pub use editor::SkillOverview;
 pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{
@@ -91,6 +91,8 @@ pub struct Engine {
     workspace: Option<PathBuf>,
     enabled_globs: GlobSet,
     stash: Mutex<IntentStash>,
+    /// Skills used by the chunks rendered for each session (see `historian.rs`).
+    chunk_skills: Mutex<HashMap<String, Vec<String>>>,
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
     warned: Mutex<HashSet<String>>,
     warnings: Mutex<Vec<String>>,
@@ -158,6 +160,7 @@ impl Engine {
             workspace,
             enabled_globs,
             stash: Mutex::new(IntentStash::default()),
+            chunk_skills: Mutex::new(HashMap::new()),
             skill_dirs: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),

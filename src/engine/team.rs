@@ -204,9 +204,31 @@ impl Engine {
         let with_project = cfg.share == Share::GlobalAndProject;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         loop {
-            let rows = remote.pull(cursor, PULL_BATCH)?;
+            let mut rows = remote.pull(cursor, PULL_BATCH)?;
             let Some(last) = rows.last().map(|r| r.seq) else { break };
             report.pulled += rows.len();
+            // A teammate's secret never reaches this store: redacted, or not applied when
+            // nothing but the secret would be left (it stays on the server, where it came from).
+            for r in rows.iter_mut().filter(|r| !r.deleted) {
+                let (intent, _) = crate::team::redact::redact(&r.note.intent);
+                r.note.intent = intent;
+                match crate::team::redact::redact_lesson(&r.note.delta) {
+                    Ok((delta, what)) => {
+                        if !what.is_empty() {
+                            tracing::warn!(
+                                "team sync: pulled note {} held {}; stored redacted",
+                                r.uid,
+                                what.join(", ")
+                            );
+                        }
+                        r.note.delta = delta;
+                    }
+                    Err(why) => {
+                        tracing::warn!("team sync: pulled note {} not applied: {why}", r.uid);
+                        r.deleted = true;
+                    }
+                }
+            }
             // Vectors are not shared: this machine embeds what is new or changed to it.
             let keys: Vec<(String, String)> = rows.iter().map(|r| (r.uid.clone(), r.note.delta.clone())).collect();
             let needs = store::team_needs_vector(&lock(&self.conn), &keys)?;

@@ -7,8 +7,11 @@
 //! - `Stop` and `SessionEnd` read the session's transcript from the offset reached last time
 //!   (kept in the store, table `host_sessions`) and record which skills were used
 //!   (`skill_uses`), so that the transcript is the safety net when a `Skill` hook did not fire.
+//! - `PreCompact` prints the historian's instructions for the skills used since the last
+//!   compaction (read from the transcript): Claude Code appends a PreCompact hook's stdout to
+//!   its compaction prompt, for `/compact` and for automatic compaction alike.
 //! - `PostCompact` hands the compaction summary to the historian, which promotes the
-//!   observations of its `<skill_observations>` block, if the summariser was asked for one.
+//!   observations of its `<skill_observations>` block through the promotion filter.
 //!
 //! Must never block or mislead the agent: every failure prints nothing, exits 0, and leaves
 //! its reason in `<data dir>/logs/claude-code-hook.log`. Hook JSON of other versions (fields
@@ -92,7 +95,7 @@ pub fn answer(stdin: &str, opts: &HookOptions) -> Answer {
     a
 }
 
-fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
 }
 
@@ -108,7 +111,7 @@ fn workspace_of(event: &Value, opts: &HookOptions) -> PathBuf {
 }
 
 /// [`open`], with a failure logged (the hook never fails the agent).
-fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<Engine> {
+pub(crate) fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<Engine> {
     match open(ws, opts, log) {
         Ok(e) => Some(e),
         Err(e) => {
@@ -128,7 +131,7 @@ fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, 
 }
 
 /// The data directory the configuration points at (for the log), without opening anything.
-fn data_dir_for(ws: &Path, opts: &HookOptions) -> Option<PathBuf> {
+pub(crate) fn data_dir_for(ws: &Path, opts: &HookOptions) -> Option<PathBuf> {
     if let Some(d) = &opts.data_dir {
         return Some(d.clone());
     }
@@ -169,6 +172,8 @@ fn handle(stdin: &str, opts: &HookOptions, log: &mut Vec<String>) -> (Option<Str
             compacted(&event, &ws, opts, log);
             None
         }
+        // Plain text: Claude Code appends a PreCompact hook's stdout to the compaction prompt.
+        "PreCompact" => return (precompact(&event, &ws, opts, log), data_dir),
         _ => None,
     };
     let stdout = out.map(|block| {
@@ -283,8 +288,24 @@ fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>
         return;
     }
     let Some(engine) = open_or_log(ws, opts, log) else { return };
-    match engine.historian_result(summary, str_field(event, "session_id").map(str::to_string)) {
+    let session = str_field(event, "session_id").map(str::to_string);
+    // The skills the compacted part used, so that the filter refuses lessons about others.
+    if let (Some(s), Some(records)) = (&session, transcript_records(event)) {
+        let used = compacted_skills(&records);
+        if !used.is_empty() {
+            engine.chunk_rendered(s, &used);
+        }
+    }
+    match engine.historian_result(summary, session) {
         Ok(r) => {
+            let lines = crate::historian::observations::first_block(summary).map(|b| b.trim()).unwrap_or("");
+            cost_line(&engine, format!(
+                "PostCompact: historian block of {} characters (~{} output tokens of the summary): {} promoted, {} rejected",
+                lines.chars().count(),
+                tokens_of(lines),
+                r.promoted.len(),
+                r.rejected.len()
+            ));
             for x in &r.rejected {
                 log.push(format!("PostCompact: observation rejected ({}): {}", x.reason, x.line));
             }
@@ -293,7 +314,92 @@ fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>
     }
 }
 
-fn expand_home(p: &str) -> PathBuf {
+/// The log of what the historian costs (`<data dir>/logs/historian.log`): kept apart from the
+/// hook's log, which holds only what a person must act on.
+pub const COST_LOG: &str = "historian";
+
+fn cost_line(engine: &Engine, line: String) {
+    crate::hosts::log_line(&engine.config().data_dir, COST_LOG, &line);
+}
+
+/// Roughly how many tokens a text costs a model (four characters a token, rounded up).
+fn tokens_of(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// The session's transcript records, the last [`READ_LIMIT`] bytes of it at most (whole
+/// lines). `None` when the event names no transcript or it cannot be read.
+fn transcript_records(event: &Value) -> Option<Vec<Value>> {
+    let path = str_field(event, "transcript_path").map(expand_home)?;
+    let len = std::fs::metadata(&path).ok()?.len();
+    let from = len.saturating_sub(READ_LIMIT);
+    let (lines, _) = read_from(&path, from).ok()?;
+    // Started mid-line: the first line is a tail.
+    let skip = usize::from(from > 0);
+    Some(lines.iter().skip(skip).filter_map(|l| serde_json::from_str::<Value>(l).ok()).collect())
+}
+
+fn is_boundary(r: &Value) -> bool {
+    r.get("type").and_then(Value::as_str) == Some("system")
+        && r.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+}
+
+/// The records since the last compaction (after the last `compact_boundary` record).
+fn since_last_compaction(records: &[Value]) -> &[Value] {
+    match records.iter().rposition(is_boundary) {
+        Some(i) => &records[i + 1..],
+        None => records,
+    }
+}
+
+/// The skills used in the part a compaction just summarised: the records after the last
+/// boundary, or, when Claude Code has already written the new boundary and its summary (no
+/// conversation after it yet), the records between the two last boundaries.
+fn compacted_skills(records: &[Value]) -> Vec<String> {
+    let mut part = since_last_compaction(records);
+    let talk = |r: &Value| {
+        matches!(r.get("type").and_then(Value::as_str), Some("user" | "assistant"))
+            && r.get("isCompactSummary").and_then(Value::as_bool) != Some(true)
+    };
+    if !part.iter().any(talk) {
+        if let Some(last) = records.iter().rposition(is_boundary) {
+            part = since_last_compaction(&records[..last]);
+        }
+    }
+    crate::historian::transcript::render(crate::historian::transcript::Format::ClaudeCode, part, None).skills
+}
+
+/// PreCompact: the historian's instructions for the skills with memory used since the last
+/// compaction, printed for Claude Code to append to its compaction prompt (manual and
+/// automatic). Nothing when no such skill was used: the compaction is left alone.
+fn precompact(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<String> {
+    let Some(records) = transcript_records(event) else {
+        log.push("PreCompact: no readable transcript_path; no historian instructions added".into());
+        return None;
+    };
+    let part = since_last_compaction(&records);
+    let engine = open_or_log(ws, opts, log)?;
+    let r = match engine.transcript_chunk(crate::historian::Format::ClaudeCode, part, None) {
+        Ok(r) => r,
+        Err(e) => {
+            log.push(format!("PreCompact: {e}"));
+            return None;
+        }
+    };
+    if r.instructions.is_empty() {
+        return None;
+    }
+    let trigger = str_field(event, "trigger").unwrap_or("compaction");
+    cost_line(&engine, format!(
+        "PreCompact ({trigger}): historian instructions for {} added to the compaction prompt: {} characters (~{} input tokens)",
+        r.skills.join(", "),
+        r.instructions.chars().count(),
+        tokens_of(&r.instructions)
+    ));
+    Some(r.instructions)
+}
+
+pub(crate) fn expand_home(p: &str) -> PathBuf {
     match (p.strip_prefix("~/"), dirs::home_dir()) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(p),

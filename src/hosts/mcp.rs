@@ -140,6 +140,12 @@ impl McpTool for Note {
         if let Some(older) = r.conflicts_with {
             s.push_str(&format!(" Note {older} reads as an older version of it; both are kept and the new one leads. If note {older} no longer holds, replace or forget it."));
         }
+        if !r.redacted.is_empty() {
+            s.push_str(&format!(
+                " Redacted before storing: {}; never put credentials in notes.",
+                r.redacted.join(", ")
+            ));
+        }
         s
     }
 }

@@ -5,8 +5,10 @@
 //! the sidecar and the CLI use (SQLite in WAL mode lets them share it). Neither knows the
 //! sidecar's JSON-RPC; each owns its own stdout per its host's protocol.
 
+pub mod agents;
 pub mod claude_code;
 pub mod mcp;
+pub mod setup;
 pub mod store;
 
 use std::io::Write;

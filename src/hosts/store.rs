@@ -44,3 +44,19 @@ pub fn record_read(conn: &mut Connection, r: &Read<'_>) -> Result<()> {
     tx.commit()?;
     Ok(())
 }
+
+/// Records the skills a hook saw loaded in a session (hosts whose skill loads the hook sees
+/// directly), in one transaction.
+pub fn record_use(
+    conn: &mut Connection,
+    host: &str,
+    session: &str,
+    project: &str,
+    skills: &[String],
+    at: i64,
+) -> Result<()> {
+    let tx = write_tx(conn)?;
+    usage::record(&tx, host, session, project, skills, at)?;
+    tx.commit()?;
+    Ok(())
+}

@@ -8,14 +8,31 @@
 use std::path::{Path, PathBuf};
 
 /// The skill folders searched in every directory from the workspace up to the repository root.
-/// (`.pi/skills` is Pi's; Pi reads `.agents/skills` too.)
-pub const WORKSPACE_SKILL_DIRS: &[&str] =
-    &[".opencode/skill", ".opencode/skills", ".claude/skills", ".agents/skills", ".pi/skills"];
+/// (`.pi/skills` is Pi's; Pi reads `.agents/skills` too; `.gemini/skills` Gemini CLI's,
+/// `.github/skills` Copilot CLI's, `.agents/skills` also Codex's, Gemini's and Copilot's.)
+pub const WORKSPACE_SKILL_DIRS: &[&str] = &[
+    ".opencode/skill",
+    ".opencode/skills",
+    ".claude/skills",
+    ".agents/skills",
+    ".pi/skills",
+    ".gemini/skills",
+    ".github/skills",
+];
 
 /// The user's skill folders, relative to the home directory.
-/// (`.pi/agent/skills` is Pi's.)
-pub const USER_SKILL_DIRS: &[&str] =
-    &[".config/opencode/skill", ".config/opencode/skills", ".claude/skills", ".agents/skills", ".pi/agent/skills"];
+/// (`.pi/agent/skills` is Pi's, `.gemini/skills` Gemini CLI's, `.codex/skills` Codex's (its
+/// `$CODEX_HOME/skills`), `.copilot/skills` Copilot CLI's.)
+pub const USER_SKILL_DIRS: &[&str] = &[
+    ".config/opencode/skill",
+    ".config/opencode/skills",
+    ".claude/skills",
+    ".agents/skills",
+    ".pi/agent/skills",
+    ".gemini/skills",
+    ".codex/skills",
+    ".copilot/skills",
+];
 
 /// The directory named by the tool output, if it names one.
 pub fn dir_from_output(output: &str) -> Option<PathBuf> {

@@ -48,7 +48,11 @@ impl Method for TranscriptChunk {
                 p.format
             ))
         })?;
-        engine.transcript_chunk(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())
+        let r = engine.transcript_chunk(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())?;
+        if let Some(s) = p.session_id.as_deref().filter(|s| !s.is_empty()) {
+            engine.chunk_rendered(s, &r.skills);
+        }
+        Ok(r)
     }
 }
 

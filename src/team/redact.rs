@@ -1,199 +1,538 @@
-//! The redaction pass: a note that looks like it holds a secret is never pushed to the team
-//! server; it stays on this machine, and `skillmem sync` reports it with what was found.
+//! Secret detection and redaction: the one place skillmem decides that a text holds a
+//! credential. The team sync keeps such a note on this machine (`find_secret`), the historian
+//! refuses an observation that holds one, and the other write paths (the note tool, import,
+//! team pull, the dashboard's edit, `doctor --fix`) store the text with each secret replaced
+//! by a marker ([`redact`]).
 //!
-//! The rules look for shapes, not for words alone: well-known token prefixes followed by
-//! enough key-like characters, private-key armour, a password inside a URL, a bearer token,
-//! a JSON web token, and `password=`/`api_key: ` style assignments whose value is long enough
-//! to be a secret. A false positive costs little (one note stays local and is reported), a
-//! false negative leaks a key to a whole team.
+//! The rules look for shapes, not for words alone: well-known token prefixes of the common
+//! providers followed by enough key-like characters, private-key armour, a password inside a
+//! URL, an `Authorization` header's credentials, a JSON web token, a `password=` / `secret:`
+//! assignment of a literal, and a high-entropy value after `token=` / `key=`. A false
+//! positive costs little (a marker in a note, a note kept local), a false negative leaks a key
+//! into every later session of a skill, or to a whole team.
+//!
+//! Pure text work: no I/O, and no input can make it panic (fuzzed in `tests/fuzz/redact.rs`).
+
+/// The marker a secret is replaced with: `[redacted: <what>]`.
+pub fn marker(what: &str) -> String {
+    format!("[redacted: {what}]")
+}
 
 /// What the first secret-looking thing in `text` looks like, or `None`.
 pub fn find_secret(text: &str) -> Option<&'static str> {
-    if text.contains("PRIVATE KEY-----") || text.contains("BEGIN OPENSSH PRIVATE KEY") {
-        return Some("a private key");
-    }
-    for word in text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;".contains(c)) {
-        if let Some(what) = token(word) {
-            return Some(what);
-        }
-        if url_password(word) {
-            return Some("a password in a URL");
-        }
-    }
-    if bearer(text) {
-        return Some("a bearer token");
-    }
-    assignment(text)
+    spans(text).first().map(|s| s.what)
 }
 
-fn key_chars(s: &str) -> usize {
-    s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').count()
+/// `text` with every secret replaced by [`marker`], and what was found (in text order, each
+/// kind once). The text is unchanged when nothing was found.
+pub fn redact(text: &str) -> (String, Vec<&'static str>) {
+    let found = spans(text);
+    if found.is_empty() {
+        return (text.to_string(), vec![]);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    let mut what: Vec<&'static str> = vec![];
+    for s in &found {
+        out.push_str(&text[at..s.start]);
+        out.push_str(&marker(s.what));
+        at = s.end;
+        if !what.contains(&s.what) {
+            what.push(s.what);
+        }
+    }
+    out.push_str(&text[at..]);
+    (out, what)
 }
 
-/// A word that starts with a known token prefix followed by enough key characters.
-fn token(word: &str) -> Option<&'static str> {
-    // (prefix, minimum key characters after it, what it is)
-    const PREFIXES: &[(&str, usize, &str)] = &[
-        ("sk-ant-", 20, "an Anthropic API key"),
-        ("sk-proj-", 20, "an OpenAI API key"),
-        ("sk-", 20, "an API key (sk-…)"),
-        ("ghp_", 30, "a GitHub token"),
-        ("gho_", 30, "a GitHub token"),
-        ("ghu_", 30, "a GitHub token"),
-        ("ghs_", 30, "a GitHub token"),
-        ("ghr_", 30, "a GitHub token"),
-        ("github_pat_", 30, "a GitHub token"),
-        ("glpat-", 20, "a GitLab token"),
-        ("xoxb-", 10, "a Slack token"),
-        ("xoxp-", 10, "a Slack token"),
-        ("xoxa-", 10, "a Slack token"),
-        ("xoxs-", 10, "a Slack token"),
-        ("AKIA", 16, "an AWS access key"),
-        ("ASIA", 16, "an AWS access key"),
-        ("AIza", 30, "a Google API key"),
-        ("npm_", 30, "an npm token"),
-        ("pypi-", 30, "a PyPI token"),
-        ("hf_", 30, "a Hugging Face token"),
-        ("sk_live_", 20, "a Stripe key"),
-        ("rk_live_", 20, "a Stripe key"),
-    ];
-    for (prefix, min, what) in PREFIXES {
-        // The prefix starts the word, or follows a `=` or `:` (KEY=sk-…).
-        let Some(at) = word.find(prefix) else { continue };
-        let before = &word[..at];
-        if !(before.is_empty() || before.ends_with('=') || before.ends_with(':')) {
+/// A lesson about to be stored by a write path other than the historian (the note tool,
+/// import, a pulled team note, an edit): its text with every secret replaced by a marker, and
+/// what was found; an error (in words) when redaction would leave no lesson.
+pub fn redact_lesson(text: &str) -> Result<(String, Vec<&'static str>), String> {
+    let (red, what) = redact(text);
+    if !what.is_empty() && !leaves_a_lesson(&red) {
+        return Err(format!(
+            "the lesson is mostly a secret ({}); nothing was stored: write what was learned without the credential",
+            what.join(", ")
+        ));
+    }
+    Ok((red, what))
+}
+
+/// True when what is left of a redacted text still says something: at least three words of
+/// three letters or more outside the markers. A text that was mostly a credential is refused
+/// rather than stored as a marker and a few words.
+pub fn leaves_a_lesson(redacted: &str) -> bool {
+    let mut rest = String::with_capacity(redacted.len());
+    let mut s = redacted;
+    while let Some(i) = s.find("[redacted: ") {
+        rest.push_str(&s[..i]);
+        rest.push(' ');
+        match s[i..].find(']') {
+            Some(j) => s = &s[i + j + 1..],
+            None => {
+                s = "";
+            }
+        }
+    }
+    rest.push_str(s);
+    rest.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3).count()
+        >= 3
+}
+
+/// One secret: its byte range in the text and what it looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub what: &'static str,
+}
+
+/// Every secret in `text`, in order, without overlaps (the earlier, then the longer wins).
+pub fn spans(text: &str) -> Vec<Span> {
+    let mut all = vec![];
+    private_keys(text, &mut all);
+    words(text, &mut all);
+    authorization(text, &mut all);
+    assignments(text, &mut all);
+    all.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+    let mut out: Vec<Span> = vec![];
+    for s in all {
+        if s.end <= s.start {
             continue;
         }
-        let rest = &word[at + prefix.len()..];
-        let n = key_chars(rest);
-        // A key mixes letters and digits; a long word of letters after "sk-" is prose.
-        let key = &rest[..n];
-        if n >= *min && key.chars().any(|c| c.is_ascii_digit()) && key.chars().any(|c| c.is_ascii_alphabetic()) {
-            return Some(what);
+        match out.last() {
+            Some(last) if s.start < last.end => {}
+            _ => out.push(s),
         }
     }
-    jwt(word).then_some("a JSON web token")
+    out
 }
 
-/// `header.payload.signature`, base64url, both first parts JSON objects (`eyJ`).
-fn jwt(word: &str) -> bool {
-    let parts: Vec<&str> = word.split('.').collect();
-    parts.len() == 3
-        && parts[0].starts_with("eyJ")
-        && parts[1].starts_with("eyJ")
-        && parts.iter().all(|p| p.len() >= 8 && key_chars(p) == p.len())
+/// `-----BEGIN ... PRIVATE KEY-----` to its END line (or the end of the text).
+fn private_keys(text: &str, out: &mut Vec<Span>) {
+    let mut from = 0;
+    while let Some(i) = text[from..].find("-----BEGIN ") {
+        let start = from + i;
+        let head_end = match text[start + 11..].find("-----") {
+            Some(j) => start + 11 + j + 5,
+            None => break,
+        };
+        let head = &text[start..head_end];
+        let label = &head[11..head.len() - 5];
+        if !label.contains("PRIVATE KEY") || !label.chars().all(|c| c.is_ascii_uppercase() || c == ' ') {
+            // Not armour of a key: look again right after this `-----BEGIN `.
+            from = start + 11;
+            continue;
+        }
+        let end = match text[head_end..].find("-----END ") {
+            Some(j) => {
+                let e = head_end + j + 9;
+                match text[e..].find("-----") {
+                    Some(k) => e + k + 5,
+                    None => text.len(),
+                }
+            }
+            None => text.len(),
+        };
+        out.push(Span { start, end, what: "a private key" });
+        from = end;
+    }
 }
 
-/// `scheme://user:password@host`: a non-empty password in the userinfo of a URL.
-fn url_password(word: &str) -> bool {
-    let Some(i) = word.find("://") else { return false };
-    let rest = &word[i + 3..];
+fn is_key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+fn key_len(s: &str) -> usize {
+    s.chars().take_while(|c| is_key_char(*c)).count() // ASCII only: chars are bytes
+}
+
+fn mixed(s: &str) -> bool {
+    s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// (prefix, minimum key characters after it, what it is). Longer prefixes of one family come
+/// first, so that an Anthropic key is not called a generic `sk-` key.
+const PREFIXES: &[(&str, usize, &str)] = &[
+    ("sk-ant-", 20, "an Anthropic API key"),
+    ("sk-proj-", 20, "an OpenAI API key"),
+    ("sk-svcacct-", 20, "an OpenAI API key"),
+    ("sk-live-", 16, "a live secret key (sk-live-…)"),
+    ("sk_live_", 16, "a Stripe secret key"),
+    ("sk_test_", 16, "a Stripe secret key"),
+    ("rk_live_", 16, "a Stripe restricted key"),
+    ("rk_test_", 16, "a Stripe restricted key"),
+    ("whsec_", 20, "a Stripe webhook secret"),
+    ("sk-", 20, "an API key (sk-…)"),
+    ("ghp_", 30, "a GitHub token"),
+    ("gho_", 30, "a GitHub token"),
+    ("ghu_", 30, "a GitHub token"),
+    ("ghs_", 30, "a GitHub token"),
+    ("ghr_", 30, "a GitHub token"),
+    ("github_pat_", 30, "a GitHub token"),
+    ("glpat-", 20, "a GitLab token"),
+    ("xoxb-", 10, "a Slack token"),
+    ("xoxp-", 10, "a Slack token"),
+    ("xoxa-", 10, "a Slack token"),
+    ("xoxs-", 10, "a Slack token"),
+    ("xoxe-", 10, "a Slack token"),
+    ("xapp-", 10, "a Slack token"),
+    ("AKIA", 16, "an AWS access key"),
+    ("ASIA", 16, "an AWS access key"),
+    ("AIza", 30, "a Google API key"),
+    ("ya29.", 30, "a Google OAuth token"),
+    ("npm_", 30, "an npm token"),
+    ("pypi-", 30, "a PyPI token"),
+    ("hf_", 30, "a Hugging Face token"),
+    ("dop_v1_", 30, "a DigitalOcean token"),
+    ("SG.", 30, "a SendGrid key"),
+];
+
+/// Token prefixes, JSON web tokens and URL passwords, word by word.
+fn words(text: &str, out: &mut Vec<Span>) {
+    let sep = |c: char| c.is_whitespace() || "\"'`()[]{}<>,;".contains(c);
+    let mut start = 0;
+    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        if i < text.len() && !sep(c) {
+            continue;
+        }
+        if i > start {
+            word(text, start, &text[start..i], out);
+        }
+        start = i + c.len_utf8();
+    }
+}
+
+fn word(_text: &str, at: usize, w: &str, out: &mut Vec<Span>) {
+    for (prefix, min, what) in PREFIXES {
+        // The prefix starts the word, or follows a `=` or `:` (KEY=sk-…).
+        let mut from = 0;
+        while let Some(i) = w[from..].find(prefix) {
+            let p = from + i;
+            from = p + prefix.len();
+            let before = &w[..p];
+            if !(before.is_empty() || before.ends_with('=') || before.ends_with(':')) {
+                continue;
+            }
+            let rest = &w[p + prefix.len()..];
+            let n = key_len(rest);
+            // A key mixes letters and digits; a long word of letters after "sk-" is prose.
+            if n >= *min && mixed(&rest[..n]) {
+                out.push(Span { start: at + p, end: at + p + prefix.len() + n, what });
+                return;
+            }
+        }
+    }
+    if let Some((s, e)) = jwt(w) {
+        out.push(Span { start: at + s, end: at + e, what: "a JSON web token" });
+        return;
+    }
+    if let Some((s, e)) = url_password(w) {
+        out.push(Span { start: at + s, end: at + e, what: "a password in a URL" });
+    }
+}
+
+/// `header.payload.signature`, base64url, both first parts JSON objects (`eyJ`), possibly
+/// after `key=` / `key:` in the same word.
+fn jwt(w: &str) -> Option<(usize, usize)> {
+    let s = w.find("eyJ")?;
+    let before = &w[..s];
+    if !(before.is_empty() || before.ends_with('=') || before.ends_with(':')) {
+        return None;
+    }
+    let body = &w[s..];
+    let n = body.chars().take_while(|c| is_key_char(*c) || *c == '.').count();
+    let token = &body[..n];
+    let parts: Vec<&str> = token.split('.').collect();
+    let ok = parts.len() == 3 && parts[1].starts_with("eyJ") && parts.iter().all(|p| p.len() >= 8);
+    ok.then_some((s, s + n))
+}
+
+/// `scheme://user:password@host`: the range of a non-empty password in the userinfo of a URL.
+fn url_password(w: &str) -> Option<(usize, usize)> {
+    let i = w.find("://")?;
+    let rest_at = i + 3;
+    let rest = &w[rest_at..];
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let Some((userinfo, host)) = authority.rsplit_once('@') else { return false };
-    let Some((_, pw)) = userinfo.split_once(':') else { return false };
+    let (userinfo, host) = authority.rsplit_once('@')?;
+    let (user, pw) = userinfo.split_once(':')?;
     // Placeholders are not secrets.
+    let lower = pw.to_ascii_lowercase();
     let placeholder = pw.is_empty()
         || pw.starts_with('$')
         || pw.starts_with('<')
         || pw.starts_with('{')
+        || pw.starts_with('[')
         || pw.chars().all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
-        || ["password", "pass", "secret", "pw", "pwd", "changeme", "redacted"]
-            .contains(&pw.to_ascii_lowercase().as_str());
-    !placeholder && !host.is_empty()
+        || ["password", "pass", "secret", "pw", "pwd", "changeme", "redacted", "passwd", "mypassword"]
+            .contains(&lower.as_str());
+    if placeholder || host.is_empty() {
+        return None;
+    }
+    let start = rest_at + user.len() + 1;
+    Some((start, start + pw.len()))
 }
 
-/// `Bearer <20+ key characters>` / `Authorization: token …`.
-fn bearer(text: &str) -> bool {
+/// `Authorization: <scheme> <credentials>`, `Bearer <token>`, `Authorization: token …`: the
+/// credentials, when they look like a key (long enough, letters and digits).
+fn authorization(text: &str, out: &mut Vec<Span>) {
     let lower = text.to_ascii_lowercase();
-    for marker in ["bearer ", "authorization: token "] {
-        let mut from = 0;
-        while let Some(i) = lower[from..].find(marker) {
-            let start = from + i + marker.len();
-            let rest = &text[start..];
-            let n = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || "-_.=+/".contains(*c)).count();
-            let key = &rest[..n];
-            if n >= 20 && key.chars().any(|c| c.is_ascii_digit()) && key.chars().any(|c| c.is_ascii_alphabetic()) {
-                return true;
-            }
-            from = start;
+    let cred = |at: usize, min: usize| -> Option<(usize, usize)> {
+        let rest = &text[at..];
+        let n = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || "-_.=+/~".contains(*c)).count();
+        let key = &rest[..n];
+        (n >= min && mixed(key)).then_some((at, at + n))
+    };
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("authorization") {
+        let mut at = from + i + "authorization".len();
+        from = at;
+        let rest = &lower[at..];
+        let skipped = rest.len() - rest.trim_start_matches(['"', '\'']).len();
+        at += skipped;
+        let rest = &lower[at..];
+        let Some(r) = rest.trim_start().strip_prefix([':', '=']) else { continue };
+        at += rest.len() - r.len();
+        let r2 = r.trim_start_matches([' ', '\t', '"', '\'']);
+        at += r.len() - r2.len();
+        // An optional scheme word (Bearer, Basic, token, Digest...).
+        let scheme = r2.chars().take_while(|c| c.is_ascii_alphabetic()).count();
+        let after = &r2[scheme..];
+        if scheme > 0 && after.starts_with(' ') {
+            at += scheme + 1;
+        }
+        if let Some((s, e)) = cred(at, 8) {
+            out.push(Span { start: s, end: e, what: "an Authorization header's credentials" });
+            from = e;
         }
     }
-    false
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("bearer ") {
+        let at = from + i + "bearer ".len();
+        from = at;
+        if let Some((s, e)) = cred(at, 20) {
+            out.push(Span { start: s, end: e, what: "a bearer token" });
+            from = e;
+        }
+    }
 }
+
+/// Names whose literal value is a secret as soon as it is long enough.
+const SECRET_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "api_key",
+    "apikey",
+    "api-key",
+    "access_key",
+    "secret_key",
+    "access_token",
+    "auth_token",
+    "private_key",
+    "client_secret",
+];
+
+/// Names whose value is a secret only when it looks random (`token=`, `key=`): these words
+/// name ordinary things too (`sort key=name`, `token=EOF`).
+const KEYISH_NAMES: &[&str] = &["token", "key", "auth", "credential", "credentials", "sig", "signature"];
 
 /// `password=…`, `api_key: …`, `SECRET="…"`: a secret-named key assigned a literal value of
-/// eight or more characters (not a placeholder such as `$VAR` or `<your key>`).
-fn assignment(text: &str) -> Option<&'static str> {
-    const NAMES: &[&str] = &[
-        "password",
-        "passwd",
-        "api_key",
-        "apikey",
-        "api-key",
-        "secret",
-        "access_token",
-        "auth_token",
-        "private_key",
-        "client_secret",
-    ];
+/// eight or more characters (not a placeholder such as `$VAR` or `<your key>`); `token=…`,
+/// `key=…`: a value of 16 or more characters that looks random.
+fn assignments(text: &str, out: &mut Vec<Span>) {
     let lower = text.to_ascii_lowercase();
-    for name in NAMES {
-        let mut from = 0;
-        while let Some(i) = lower[from..].find(name) {
-            let after = from + i + name.len();
-            from = after;
-            let rest = text[after..].trim_start_matches(['"', '\'']);
-            let Some(rest) = rest.trim_start().strip_prefix(['=', ':']) else { continue };
-            let value = rest.trim_start().trim_start_matches(['"', '\'']);
-            if value.starts_with(['$', '<', '{', '%']) {
-                continue;
-            }
-            let n = value.chars().take_while(|c| !c.is_whitespace() && !"\"'`,;)".contains(*c)).count();
-            let v: String = value.chars().take(n).collect();
-            let vl = v.to_ascii_lowercase();
-            if n >= 8
-                && !vl.contains("xxxx")
-                && !vl.contains("****")
-                && !["password", "changeme", "redacted"].contains(&vl.as_str())
-            {
-                return Some("a password or secret assigned in the text");
-            }
+    let bytes = lower.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // The end of a name: `=` or `:` after optional quotes and spaces.
+        let c = bytes[i];
+        if c != b'=' && c != b':' {
+            i += 1;
+            continue;
+        }
+        let eq = i;
+        i += 1;
+        // `==`, `:=`, `://` are not assignments of a secret.
+        if bytes.get(eq + 1).is_some_and(|b| *b == b'=' || *b == b'/') {
+            continue;
+        }
+        let mut ne = eq;
+        while ne > 0 && matches!(bytes[ne - 1], b' ' | b'"' | b'\'') {
+            ne -= 1;
+        }
+        let mut ns = ne;
+        while ns > 0 && (bytes[ns - 1].is_ascii_alphanumeric() || matches!(bytes[ns - 1], b'_' | b'-' | b'.')) {
+            ns -= 1;
+        }
+        if ns == ne {
+            continue;
+        }
+        let name = &lower[ns..ne];
+        let last = name.rsplit(['_', '-', '.']).next().unwrap_or(name);
+        let secret_name = SECRET_NAMES.iter().any(|n| name == *n || name.ends_with(&format!("_{n}")))
+            || SECRET_NAMES.contains(&last)
+            || name.contains("password")
+            || name.contains("secret");
+        let keyish = KEYISH_NAMES.contains(&last);
+        if !secret_name && !keyish {
+            continue;
+        }
+        // The value: after spaces and one opening quote.
+        let mut vs = eq + 1;
+        while vs < bytes.len() && bytes[vs] == b' ' {
+            vs += 1;
+        }
+        while vs < bytes.len() && matches!(bytes[vs], b'"' | b'\'') {
+            vs += 1;
+        }
+        let value_text = &text[vs..];
+        if value_text.starts_with(['$', '<', '{', '%', '[', '*']) {
+            continue;
+        }
+        let n: usize = value_text
+            .char_indices()
+            .find(|(_, c)| c.is_whitespace() || "\"'`,;)".contains(*c))
+            .map(|(j, _)| j)
+            .unwrap_or(value_text.len());
+        let v = &value_text[..n];
+        let v = v.trim_end_matches(['.', ':']);
+        let vl = v.to_ascii_lowercase();
+        let placeholder = vl.contains("xxxx")
+            || vl.contains("****")
+            || vl.contains("...")
+            || vl.contains('…')
+            || vl.starts_with("your")
+            || ["password", "changeme", "redacted", "secret", "none", "null", "true", "false"].contains(&vl.as_str());
+        let count = v.chars().count();
+        let hit = if placeholder {
+            false
+        } else if secret_name {
+            count >= 8
+        } else {
+            count >= 16 && looks_random(v)
+        };
+        if hit {
+            let what = if keyish && !secret_name {
+                "a high-entropy token or key value"
+            } else {
+                "a password or secret assigned in the text"
+            };
+            out.push(Span { start: vs, end: vs + v.len(), what });
+            i = vs + v.len();
         }
     }
-    None
+}
+
+/// A value that looks generated: letters and digits mixed, few repeats (Shannon entropy of at
+/// least 3.5 bits a character), no spaces.
+fn looks_random(v: &str) -> bool {
+    if !mixed(v) || v.chars().any(char::is_whitespace) {
+        return false;
+    }
+    let mut counts = std::collections::HashMap::new();
+    let mut n = 0f64;
+    for c in v.chars() {
+        *counts.entry(c).or_insert(0f64) += 1.0;
+        n += 1.0;
+    }
+    let h: f64 = counts.values().map(|k| -(k / n) * (k / n).log2()).sum();
+    h >= 3.5
 }
 
 #[cfg(test)]
 mod tests {
-    use super::find_secret;
+    use super::*;
 
     #[test]
     fn table_of_texts() {
-        // (text, is a secret found)
-        let cases: &[(&str, bool)] = &[
-            ("deploy needs --no-cache on the staging cluster", false),
-            ("export OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno", true),
-            ("use sk-ant-api03-AbCdEf0123456789xyzXYZ for the call", true),
-            ("the sk- prefix marks keys: sk-something-like-this-is-prose", false),
-            ("token ghp_0123456789abcdefghijABCDEFGHIJ0123456789", true),
-            ("AWS key AKIAIOSFODNN7EXAMPLE in ~/.aws/credentials", true),
-            ("-----BEGIN RSA PRIVATE KEY-----\nMIIE...", true),
-            ("connect with postgres://deploy:hunter2secret@db.internal/app", true),
-            ("connect with postgres://deploy@db.internal/app", false),
-            ("connect with postgres://deploy:$PGPASSWORD@db.internal/app", false),
-            ("connect with postgres://user:password@localhost/app", false),
-            ("curl -H 'Authorization: Bearer abcdef0123456789ABCDEF0123' https://x", true),
-            ("send a bearer token in the Authorization header", false),
-            ("password=Tr0ub4dor&3 in the config", true),
-            ("set password: $DB_PASSWORD from the vault", false),
-            ("api_key = \"<your key>\"", false),
-            ("the password field is required", false),
-            ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", true),
-            ("jq -r '.items[] | .name' works on arrays", false),
-            ("xoxb-123456789012-abcdefghij", true),
+        // (text, what the first secret found looks like)
+        let cases: &[(&str, Option<&str>)] = &[
+            ("deploy needs --no-cache on the staging cluster", None),
+            ("export OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno", Some("an OpenAI API key")),
+            ("use sk-ant-api03-AbCdEf0123456789xyzXYZ for the call", Some("an Anthropic API key")),
+            ("the sk- prefix marks keys: sk-something-like-this-is-prose", None),
+            ("token ghp_0123456789abcdefghijABCDEFGHIJ0123456789", Some("a GitHub token")),
+            ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", Some("a GitHub token")),
+            ("gho_16C7e42F292c6912E7710c838347Ae178B4a", Some("a GitHub token")),
+            ("AWS key AKIAIOSFODNN7EXAMPLE in ~/.aws/credentials", Some("an AWS access key")),
+            ("-----BEGIN RSA PRIVATE KEY-----\nMIIE...", Some("a private key")),
+            ("-----BEGIN CERTIFICATE-----\nMIIE...", None),
+            ("connect with postgres://deploy:hunter2secret@db.internal/app", Some("a password in a URL")),
+            ("connect with postgres://deploy@db.internal/app", None),
+            ("connect with postgres://deploy:$PGPASSWORD@db.internal/app", None),
+            ("connect with postgres://user:password@localhost/app", None),
+            (
+                "curl -H 'Authorization: Bearer abcdef0123456789ABCDEF0123' https://x",
+                Some("an Authorization header's credentials"),
+            ),
+            ("Authorization: Basic dXNlcjpodW50ZXIy", Some("an Authorization header's credentials")),
+            ("send a bearer token in the Authorization header", None),
+            ("the Authorization: header must come first", None),
+            ("password=Tr0ub4dor&3 in the config", Some("a password or secret assigned in the text")),
+            ("set password: $DB_PASSWORD from the vault", None),
+            ("api_key = \"<your key>\"", None),
+            ("the password field is required", None),
+            ("POSTGRES_PASSWORD=Xk93mPq7vLr2 is expected", Some("a password or secret assigned in the text")),
+            (
+                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                Some("a JSON web token"),
+            ),
+            ("jq -r '.items[] | .name' works on arrays", None),
+            ("xoxb-123456789012-abcdefghij", Some("a Slack token")),
+            ("AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", Some("a Google API key")),
+            ("sk-live-51HxT9kL2mQ8vR3nZ7pW4cY6", Some("a live secret key (sk-live-…)")),
+            ("sk_live_51HxT9kL2mQ8vR3nZ7pW4cY6", Some("a Stripe secret key")),
+            ("?token=9fK2xQ7mLp4RvT8wZ3nB6cY1 in the URL", Some("a high-entropy token or key value")),
+            ("key=name sorts by name; token=EOF ends a heredoc", None),
+            ("sort with key=created_at_timestamp_value", None),
+            ("`a == b` and `x := 1` and https://example.com", None),
         ];
-        for (text, secret) in cases {
-            assert_eq!(find_secret(text).is_some(), *secret, "{text:?}: {:?}", find_secret(text));
+        for (text, want) in cases {
+            assert_eq!(find_secret(text), *want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn redaction_table() {
+        // (text, redacted, what)
+        let cases: &[(&str, &str, &[&str])] = &[
+            ("nothing here", "nothing here", &[]),
+            (
+                "curl -H 'Authorization: Bearer sk-live-51HxT9kL2mQ8vR3nZ7pW4cY6' https://api",
+                "curl -H 'Authorization: Bearer [redacted: a live secret key (sk-live-…)]' https://api",
+                &["a live secret key (sk-live-…)"],
+            ),
+            (
+                "psql postgres://app:s3cr3tPassw0rd@db:5432/app fails without sslmode",
+                "psql postgres://app:[redacted: a password in a URL]@db:5432/app fails without sslmode",
+                &["a password in a URL"],
+            ),
+            (
+                "GH=ghp_0123456789abcdefghijABCDEFGHIJ0123456789 and AKIAIOSFODNN7EXAMPLE",
+                "GH=[redacted: a GitHub token] and [redacted: an AWS access key]",
+                &["a GitHub token", "an AWS access key"],
+            ),
+            (
+                "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----\nthen ssh",
+                "key:\n[redacted: a private key]\nthen ssh",
+                &["a private key"],
+            ),
+        ];
+        for (text, want, what) in cases {
+            let (r, w) = redact(text);
+            assert_eq!((r.as_str(), w.as_slice()), (*want, *what), "{text:?}");
+            assert!(find_secret(&r).is_none(), "redacted text still has a secret: {r:?}");
+        }
+    }
+
+    #[test]
+    fn what_is_left() {
+        assert!(leaves_a_lesson("use [redacted: a GitHub token] with the gh api call for private repos"));
+        assert!(!leaves_a_lesson("token [redacted: a GitHub token]"));
+        assert!(!leaves_a_lesson("[redacted: a private key]"));
+        assert!(!leaves_a_lesson("[redacted: unclosed"));
     }
 }

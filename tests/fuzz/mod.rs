@@ -18,12 +18,14 @@ use serde_json::{json, Value};
 
 pub mod blocks;
 pub mod config;
+pub mod filter;
 pub mod frames;
 pub mod frontmatter;
 pub mod gen;
 pub mod hook;
 pub mod observations;
 pub mod provenance;
+pub mod redact;
 pub mod skill_names;
 pub mod skills_tree;
 pub mod transcript;
@@ -60,6 +62,8 @@ pub fn all() -> Vec<Target> {
         skill_names::TARGET,
         skills_tree::TARGET,
         hook::TARGET,
+        redact::TARGET,
+        filter::TARGET,
     ]
 }
 

@@ -1,6 +1,8 @@
-// A scripted model server on loopback that speaks the two streaming APIs the hosts use:
-// Anthropic Messages (`POST /v1/messages`, Claude Code) and OpenAI chat completions
-// (`POST /v1/chat/completions`, OpenCode and Pi). Every request body is recorded.
+// A scripted model server on loopback that speaks the streaming APIs the hosts use:
+// Anthropic Messages (`POST /v1/messages`, Claude Code), OpenAI chat completions
+// (`POST /v1/chat/completions`, OpenCode, Pi, Copilot CLI), the Gemini API
+// (`POST /v1beta/models/<m>:streamGenerateContent`, Gemini CLI) and the OpenAI Responses API
+// (`POST /v1/responses`, Codex). Every request body is recorded.
 //
 // A request is an agent turn when it offers the tool named by `isAgent(tools)`; its step is
 // the number of assistant messages already in the conversation (0 for the first turn of a
@@ -52,6 +54,28 @@ export async function startModelServer({ script, isAgent, side = () => ({ text: 
         record.step = step
         const reply = agent ? script(step, body, "openai") : side(body)
         return openai(res, body, reply, () => `call_${++ids}`)
+      }
+      if (req.method === "POST" && /:countTokens$/.test(url)) {
+        return json(res, 200, { totalTokens: 100 })
+      }
+      if (req.method === "POST" && /:(stream)?[gG]enerateContent$/.test(url)) {
+        const tools = (body?.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((f) => f.name))
+        const agent = isAgent(tools, body)
+        const step = (body?.contents ?? []).filter((m) => m.role === "model").length
+        record.kind = agent ? "agent" : "side"
+        record.step = step
+        const reply = agent ? script(step, body, "gemini") : side(body)
+        return gemini(res, url, reply)
+      }
+      if (req.method === "POST" && url.endsWith("/responses")) {
+        const tools = (body?.tools ?? []).flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((x) => `${t.name}${x.name}`) : [t.name ?? t.function?.name]))
+        const agent = isAgent(tools, body)
+        const items = Array.isArray(body?.input) ? body.input : []
+        const step = items.filter((m) => m.type === "function_call" || (m.type === "message" && m.role === "assistant")).length
+        record.kind = agent ? "agent" : "side"
+        record.step = step
+        const reply = agent ? script(step, body, "responses") : side(body)
+        return responses(res, body, reply, () => `call_${++ids}`)
       }
       json(res, 404, { error: { type: "not_found", message: `no route ${req.method} ${url}` } })
     } catch (e) {
@@ -135,5 +159,48 @@ function openai(res, body, reply, nextId) {
     res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`)
   }
   res.write("data: [DONE]\n\n")
+  res.end()
+}
+
+/** The Gemini API: `streamGenerateContent?alt=sse` (one SSE event) or `generateContent` (JSON). */
+function gemini(res, url, reply) {
+  const parts = []
+  if (reply.text) parts.push({ text: reply.text })
+  for (const t of reply.tools ?? []) parts.push({ functionCall: { name: t.name, args: t.input } })
+  const prompt = reply.promptTokens ?? 100
+  const value = {
+    candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
+    usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: 20, totalTokenCount: prompt + 20 },
+    modelVersion: "scripted",
+  }
+  if (!/:stream/.test(url)) return json(res, 200, value)
+  sse(res)
+  res.write(`data: ${JSON.stringify(value)}\n\n`)
+  res.end()
+}
+
+/** The OpenAI Responses API, streamed: output items, then `response.completed`. */
+function responses(res, body, reply, nextId) {
+  const id = `resp_${Date.now()}`
+  const output = []
+  if (reply.text) {
+    output.push({ type: "message", id: `msg_${nextId()}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text, annotations: [] }] })
+  }
+  for (const t of reply.tools ?? []) {
+    const call = nextId()
+    output.push({ type: "function_call", id: `fc_${call}`, call_id: call, name: t.name, arguments: JSON.stringify(t.input), status: "completed", ...(t.namespace ? { namespace: t.namespace } : {}) })
+  }
+  const prompt = reply.promptTokens ?? 100
+  const usage = { input_tokens: prompt, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: prompt + 20 }
+  const response = { id, object: "response", created_at: Math.floor(Date.now() / 1000), status: "completed", model: body?.model ?? "scripted", output, usage }
+  sse(res)
+  let seq = 0
+  const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`)
+  ev("response.created", { response: { ...response, status: "in_progress", output: [] } })
+  output.forEach((item, output_index) => {
+    ev("response.output_item.added", { output_index, item })
+    ev("response.output_item.done", { output_index, item })
+  })
+  ev("response.completed", { response })
   res.end()
 }

@@ -26,6 +26,24 @@ export const HOSTS = {
   claude: { version: "2.1.197", bin: firstOf(`@anthropic-ai/claude-code-${plat}/claude`, "@anthropic-ai/claude-code/bin/claude.exe") },
   opencode: { version: "1.18.33", bin: firstOf(`opencode-${plat}/bin/opencode`, "opencode-ai/bin/opencode.exe") },
   pi: { version: "0.73.1", bin: firstOf("@mariozechner/pi-coding-agent/dist/cli.js") },
+  gemini: { version: "0.61.0", bin: firstOf("@google/gemini-cli/bundle/gemini.js") },
+  codex: { version: "0.171.0", bin: firstOf(`@openai/codex-${plat}/vendor/${process.arch === "x64" ? "x86_64" : "aarch64"}-unknown-linux-musl/bin/codex`, "@openai/codex/bin/codex.js") },
+  copilot: { version: "1.0.102", bin: firstOf(`@github/copilot-${plat}/copilot`, "@github/copilot/npm-loader.js") },
+}
+
+/** Fails unless this process sees no network but loopback (the hosts of `isolated/` run in
+ * a network namespace of their own: `unshare -n`, then `ip link set lo up`). */
+export async function isolated() {
+  const { networkInterfaces } = await import("node:os")
+  const names = Object.keys(networkInterfaces())
+  return names.every((n) => n === "lo") ? [] : [`network interfaces besides lo: ${names.join(", ")} (run under unshare -n, see .ci/test)`]
+}
+
+/** Runs `skillmem setup <host> [args]` in the world's HOME; its stdout. */
+export function setup(w, host, args = []) {
+  const r = spawnSync(SKILLMEM, ["setup", host, ...args], { env: baseEnv(w), encoding: "utf8" })
+  if (r.status !== 0) throw new Error(`skillmem setup ${host} failed: ${r.stderr}`)
+  return r.stdout
 }
 
 /** The skill used everywhere, its memory on. */

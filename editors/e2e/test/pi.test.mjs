@@ -4,7 +4,9 @@
 // with the `read` tool; the text the agent writes with the call is the intent. Session 1
 // reads the skill's file and writes two notes with `skill_note`; session 2 reads it again, and
 // the request after that read must carry the `<skill-memory>` block in the tool result, the
-// matching lesson first. `pi -p` must end on its own: the sidecar stops at session_shutdown.
+// matching lesson first; the model then corrects that lesson with `skill_note` and `replaces`
+// (the id it read in the block), and session 3's read must bring the correction back in its
+// place. `pi -p` must end on its own: the sidecar stops at session_shutdown.
 
 import { test } from "node:test"
 import { rmSync } from "node:fs"
@@ -15,6 +17,8 @@ import { join } from "node:path"
 import { startModelServer } from "../lib/model-server.mjs"
 import { HOSTS, LATER_INTENT, LESSONS, REPO, SKILL, baseEnv, explain, preflight, requestText, run, world } from "../lib/world.mjs"
 
+const CORRECTION = "jq -r prints strings without their quotes, and jq -j also drops the newlines; never pipe -r output into xargs without -d."
+
 test(`Pi ${HOSTS.pi.version}: a lesson noted in one session comes back when the SKILL.md is read again`, { timeout: 300_000 }, async () => {
   assert.deepEqual(preflight("pi"), [])
   const w = world("pi", ".pi/skills")
@@ -22,13 +26,18 @@ test(`Pi ${HOSTS.pi.version}: a lesson noted in one session comes back when the 
   let session = 1
   const srv = await startModelServer({
     isAgent: (tools) => tools.includes("read"),
-    script: (step) => {
+    script: (step, body) => {
       if (session === 1) {
         if (step === 0) return { text: `Loading the jq skill to ${LESSONS.quotes.intent}.`, tools: [{ name: "read", input: { path: skillFile } }] }
         if (step === 1) return { tools: Object.values(LESSONS).map((l) => ({ name: "skill_note", input: { skill: SKILL, kind: l.kind, delta: l.delta, intent: l.intent } })) }
         return { text: "done" }
       }
       if (step === 0) return { text: `Loading the jq skill to ${LATER_INTENT}.`, tools: [{ name: "read", input: { path: skillFile } }] }
+      if (session === 2 && step === 1) {
+        // The id of the lesson the block showed, as the agent reads it there.
+        const id = requestText(body).match(/<note id=\\"(\d+)\\"[^>]*>\\n<delta>jq -r prints strings/)?.[1]
+        if (id) return { tools: [{ name: "skill_note", input: { skill: SKILL, kind: "gotcha", delta: CORRECTION, replaces: Number(id) } }] }
+      }
       return { text: "done" }
     },
   })
@@ -77,6 +86,22 @@ test(`Pi ${HOSTS.pi.version}: a lesson noted in one session comes back when the 
     assert.ok(slurp < 0 || quotes < slurp, `the lesson matching the intent comes first: ${block}`)
     assert.doesNotMatch(block, /mode=\\"recent\\"/, "ranked by what the agent said with the read")
     assert.match(text, /skill_note/, "the guidance names Pi's note tool")
+    const fixed = requestText(srv.requests.slice(before).find((r) => r.kind === "agent" && r.step === 2)?.body)
+    assert.match(fixed, /Saved as note \d+, in the place of note \d+\./, explain(second, srv))
+
+    // Session 3: the correction comes back in the old lesson's place.
+    session = 3
+    const before3 = srv.requests.length
+    const third = await run(process.execPath, args("Print the names once more."), { cwd: w.ws, env, timeoutMs: 120_000 })
+    assert.equal(third.code, 0, explain(third, srv))
+    const after3 = srv.requests.slice(before3).find((r) => r.kind === "agent" && r.step === 1)
+    const block3 = requestText(after3?.body).match(/<skill-memory skill=\\"jq\\"[^]*?<\/skill-memory>/)?.[0]
+    assert.ok(block3, explain(third, srv))
+    assert.ok(block3.includes("never pipe -r output into xargs"), `the correction is recalled: ${block3}`)
+    assert.ok(!block3.includes("use it when the output feeds a shell loop"), `the replaced lesson left recall: ${block3}`)
+    const fixedAt = block3.indexOf("never pipe -r output")
+    const slurp3 = block3.indexOf("pass --slurp")
+    assert.ok(slurp3 < 0 || fixedAt < slurp3, `the correction leads: ${block3}`)
     rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()
