@@ -72,6 +72,13 @@ impl Error {
         Error::InvalidParams(msg.into())
     }
 
+    /// The `notFound` error of a note id that is not there: says how to find one.
+    pub fn unknown_note(id: i64) -> Self {
+        Error::NotFound(format!(
+            "no note with id {id}; `skillmem notes SKILL` lists a skill's notes with their ids (over the protocol: skillmem/notes)"
+        ))
+    }
+
     /// Shorthand for a `storage` error.
     pub fn storage(msg: impl Into<String>) -> Self {
         Error::Storage(msg.into())

@@ -8,6 +8,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    if std::env::args_os().len() == 1 {
+        // No command at all: what to run first, rather than a usage error.
+        cli::out(cli::GETTING_STARTED);
+        return ExitCode::SUCCESS;
+    }
     let args = cli::Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

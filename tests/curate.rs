@@ -162,7 +162,7 @@ fn cli_notes_export_import_round_trip_and_a_broken_line_changes_nothing() {
     assert!(human.contains("Cannot iterate over null") && human.contains("1 of 1 notes"), "{human}");
     let (code, _, e) = w.cli(&["notes", "--kind", "tip"]);
     assert_ne!(code, 0);
-    assert!(e.contains("gotcha, discovery, fix or workflow"), "{e}");
+    assert!(e.contains("possible values: gotcha, discovery, fix, workflow"), "{e}");
 
     let (code, export, e) = w.cli(&["export"]);
     assert_eq!(code, 0, "{e}");

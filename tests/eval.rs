@@ -1,4 +1,4 @@
-//! `skillmem eval recall`: the figures the README reports come from it, so it is tested like
+//! `skillmem eval recall`: the figures docs/benchmarks.md reports come from it, so it is tested like
 //! any other door: a labelled set in, MRR@10 out, through the binary.
 
 mod common;

@@ -1,5 +1,5 @@
 //! Generated-input testing of every parser and the frame guard: a short run of every target
-//! (README, "Fuzzing"; the long run is `cargo run --release --example fuzz`), and the replay of
+//! (docs/fuzzing.md; the long run is `cargo run --release --example fuzz`), and the replay of
 //! every input that ever failed, kept in `tests/corpus/<target>/`.
 //!
 //! `FUZZ_CASES=<n>` scales the short runs (a multiplier, default 1); `FUZZ_SEED=<n>` changes

@@ -419,7 +419,7 @@ fn cli_chunk_observe_distill() {
     assert_eq!(v["instructions"], "");
     let (code, _, errs) = w.cli(&["chunk", "--format", "yaml", file.to_str().unwrap()]);
     assert_ne!(code, 0);
-    assert!(errs.contains("not a transcript format"), "{errs}");
+    assert!(errs.contains("possible values: claude-code, opencode, text"), "{errs}");
 
     // stdin
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"))

@@ -19,23 +19,23 @@ use super::{call, day_of, emit, out, Global};
 pub struct NotesArgs {
     /// One skill's notes (default: every skill's).
     pub skill: Option<String>,
-    /// gotcha, discovery, fix or workflow.
-    #[arg(long)]
+    /// Only notes of this kind.
+    #[arg(long, value_parser = super::values::wire::<super::values::Kind>(), ignore_case = true)]
     pub kind: Option<String>,
-    /// project or global.
-    #[arg(long)]
+    /// Only notes of this scope.
+    #[arg(long, value_parser = super::values::wire::<super::values::Scope>())]
     pub scope: Option<String>,
-    /// agent or historian.
-    #[arg(long)]
+    /// Only notes of this source.
+    #[arg(long, value_parser = super::values::wire::<super::values::Source>())]
     pub source: Option<String>,
     /// Only pinned notes.
     #[arg(long)]
     pub pinned: bool,
     /// Full-text search (every word must match).
-    #[arg(long)]
+    #[arg(long, value_name = "WORDS")]
     pub search: Option<String>,
-    /// recent (default), hits or recalls.
-    #[arg(long, default_value = "recent")]
+    /// The order of the list.
+    #[arg(long, default_value = "recent", value_parser = super::values::wire::<super::values::Sort>())]
     pub sort: String,
     /// Every project's notes, not only those visible from this one.
     #[arg(long)]
@@ -44,9 +44,10 @@ pub struct NotesArgs {
     #[arg(long)]
     pub all_versions: bool,
     /// At most this many notes (default: all).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    #[arg(long)]
+    /// Skip this many notes first (with --limit: pages).
+    #[arg(long, value_name = "N")]
     pub offset: Option<usize>,
 }
 

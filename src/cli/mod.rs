@@ -5,14 +5,17 @@
 
 mod bench;
 mod curate;
+mod datadir;
 mod demo;
 mod eval;
 mod eval_merge;
+mod help;
 mod historian;
 mod model;
 mod setup;
 mod skills;
 mod team;
+mod values;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,9 +30,11 @@ use skillmem::engine::Engine;
 use skillmem::protocol::memory::*;
 use skillmem::protocol::{Cx, Method};
 
+pub use help::GETTING_STARTED;
+
 /// Skill memory and session skills for AI coding agents.
 #[derive(Debug, Parser)]
-#[command(name = "skillmem", version, about)]
+#[command(name = "skillmem", version, about, after_help = help::GETTING_STARTED)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -41,124 +46,158 @@ pub struct Cli {
 #[derive(Debug, Args, Clone)]
 pub struct Global {
     /// Print machine-readable JSON.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub json: bool,
     /// The data directory (default: $SKILLMEM_HOME, else ~/.local/share/skillmem).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, help_heading = "Global options", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// The workspace whose project identity and skill folders apply (default: the current folder).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, help_heading = "Global options", value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the stdio sidecar (LSP-framed JSON-RPC on stdin/stdout).
+    #[command(after_help = help::SERVE)]
     Serve {
         /// Accepted for LSP clients that pass it; stdio is the only transport.
         #[arg(long)]
         stdio: bool,
     },
-    /// Write a note for a skill.
+    /// Write a note for a skill (an exact or near duplicate bumps the existing note's hits).
+    #[command(after_help = help::NOTE)]
     Note {
+        /// The skill's name, as in its SKILL.md (its memory must be enabled).
         skill: String,
-        #[arg(long)]
+        /// What kind of lesson it is.
+        #[arg(long, value_parser = values::wire::<values::Kind>(), ignore_case = true)]
         kind: String,
-        #[arg(long)]
+        /// The lesson itself, in a sentence or two.
+        #[arg(long, value_name = "TEXT")]
         delta: String,
-        #[arg(long)]
+        /// What the agent was about to do when it learned this (recall matches on it).
+        #[arg(long, value_name = "TEXT")]
         intent: Option<String>,
-        /// project (default) or global.
-        #[arg(long)]
+        /// Who sees the note (default: project).
+        #[arg(long, value_parser = values::wire::<values::Scope>())]
         scope: Option<String>,
-        #[arg(long = "tag")]
+        /// A tag to attach (repeat for several).
+        #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
         /// The id of a note this lesson corrects: the new note takes its place (hits and pin
         /// carry over) and the old one is kept as history.
         #[arg(long, value_name = "ID")]
         replaces: Option<i64>,
     },
-    /// Show what a skill load would recall.
+    /// Recall a skill's notes as a skill load would (the block, ranked by the intent).
+    #[command(after_help = help::RECALL)]
     Recall {
+        /// The skill's name.
         skill: String,
-        #[arg(long)]
+        /// What the agent is about to do: notes are ranked by it (default: by recency × hits).
+        #[arg(long, value_name = "TEXT")]
         intent: Option<String>,
-        #[arg(long)]
+        /// Token budget of the block (default: memory.maxTokens, 1500).
+        #[arg(long, value_name = "N")]
         max_tokens: Option<usize>,
-        #[arg(long)]
+        /// At most this many notes.
+        #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
-    /// Pin or unpin a note.
+    /// Pin or unpin a note (pinned notes come first in every block).
+    #[command(after_help = help::PIN)]
     Pin {
+        /// The note's id (`skillmem notes SKILL` lists them).
         id: i64,
         /// Unpin instead.
         #[arg(long)]
         off: bool,
     },
     /// Retire a note: out of recall, kept as history, undone by `skillmem restore ID`.
+    #[command(after_help = help::FORGET)]
     Forget {
-        /// The note's id (as in `<note id=...>` or `skillmem notes`).
+        /// The note's id (`skillmem notes SKILL` lists them).
         id: i64,
         /// Why the note no longer holds (kept with it).
-        #[arg(long)]
+        #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
     },
     /// Bring a retired or replaced note back into recall.
+    #[command(after_help = help::RESTORE)]
     Restore {
         /// The note's id (`skillmem notes --all-versions` lists retired and replaced notes).
         id: i64,
     },
-    /// Delete a note and the older versions it replaced, for good (for text that must not stay, such as a secret).
+    /// Delete a note and the older versions it replaced, for good (text that must not stay, such as a secret).
+    #[command(after_help = help::PURGE)]
     Purge {
         /// The note's id.
         id: i64,
     },
     /// A note's versions: what it replaced, what replaced it.
+    #[command(after_help = help::VERSIONS)]
     Versions {
         /// The note's id.
         id: i64,
     },
-    /// Replace a note's lesson.
+    /// Replace a note's lesson (and re-embed it).
+    #[command(after_help = help::EDIT)]
     Edit {
+        /// The note's id (`skillmem notes SKILL` lists them).
         id: i64,
-        #[arg(long)]
+        /// The new lesson.
+        #[arg(long, value_name = "TEXT")]
         delta: String,
     },
-    /// Counts of the notes visible to this project.
+    /// Counts of the notes visible to this project, and the skills used per session and day.
+    #[command(after_help = help::STATS)]
     Stats {
-        #[arg(long)]
+        /// Count for this project identity instead of the workspace's.
+        #[arg(long, value_name = "ID")]
         project_id: Option<String>,
         /// How many days of skill uses to list per day (default 14; 0: none).
         #[arg(long)]
         days: Option<u32>,
     },
-    /// List every note (of one skill), with filters, search and sort.
+    /// List every note (of one skill), with filters, search and sort; shows the notes' ids.
+    #[command(after_help = help::NOTES)]
     Notes(curate::NotesArgs),
     /// Write notes with their metadata, content hash and embedder id (no vectors).
+    #[command(after_help = help::EXPORT)]
     Export {
+        /// Only this skill's notes.
         #[arg(long)]
         skill: Option<String>,
-        /// project or global.
-        #[arg(long)]
+        /// Only the notes of this scope.
+        #[arg(long, value_parser = values::wire::<values::Scope>())]
         scope: Option<String>,
-        /// jsonl (default; what import reads) or md.
-        #[arg(long, default_value = "jsonl")]
+        /// The output format.
+        #[arg(long, default_value = "jsonl", value_parser = values::wire::<values::ExportFormat>())]
         format: String,
         /// Write to this file instead of stdout.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Read an export (JSONL, `-` for stdin) in one transaction: duplicates bump hits, a
-    /// malformed line aborts the whole import.
-    Import { file: PathBuf },
+    /// Read an export (JSONL, `-` for stdin) in one transaction.
+    ///
+    /// Duplicates bump hits; a malformed line aborts the whole import.
+    #[command(after_help = help::IMPORT)]
+    Import {
+        /// The export to read (`-` for stdin).
+        file: PathBuf,
+    },
     /// Check the data directory, schema, indexes, embedder and host wiring; say what to do.
+    #[command(after_help = help::DOCTOR)]
     Doctor {
         /// Repair what can be repaired (rebuild the full-text index).
         #[arg(long)]
         fix: bool,
     },
-    /// A local web dashboard: read, search, curate and preview the memory, manage session
-    /// skills. Serves on 127.0.0.1 only and prints its URL with a random token.
+    /// A local web dashboard: read, search, curate and preview the memory, manage session skills.
+    ///
+    /// Serves on 127.0.0.1 only and prints its URL with a random token.
+    #[command(after_help = help::UI)]
     Ui {
         /// The port (default: a free one).
         #[arg(long, default_value_t = 0)]
@@ -168,22 +207,26 @@ pub enum Command {
         no_open: bool,
     },
     /// Play a short host session against a child `skillmem serve`, printing each exchange.
+    #[command(after_help = help::DEMO)]
     Demo,
-    /// Measure recall quality on a labelled set.
+    /// Measure quality on labelled sets.
     Eval {
         #[command(subcommand)]
         what: EvalCommand,
     },
     /// Render a transcript chunk (TC: skill markers) and the historian's instructions.
+    #[command(after_help = help::CHUNK)]
     Chunk {
-        /// claude-code, opencode or text.
-        #[arg(long)]
+        /// The transcript's format.
+        #[arg(long, value_parser = values::wire::<values::TranscriptFormat>())]
         format: String,
         /// The transcript (`-` for stdin); a `.jsonl` file is read as one record a line.
         file: PathBuf,
     },
     /// Promote the observations of a historian output (`-` for stdin).
+    #[command(after_help = help::OBSERVE)]
     Observe {
+        /// The historian's output (`-` for stdin).
         file: PathBuf,
         /// The session the output summarises.
         #[arg(long)]
@@ -200,30 +243,39 @@ pub enum Command {
         #[command(subcommand)]
         host: HookHost,
     },
-    /// Serve the note tools (skill_note, skill_recall, skill_pin, skill_forget) and the session-skills
-    /// tools (skills_list, skills_install, skills_update, skills_remove, skills_resolve, skills_seed)
-    /// over MCP on stdio.
+    /// Serve the note tools and the session-skills tools over MCP on stdio.
+    ///
+    /// The note tools: skill_note, skill_recall, skill_pin, skill_forget. The session-skills
+    /// tools: skills_list, skills_install, skills_update, skills_remove, skills_resolve,
+    /// skills_seed.
+    #[command(after_help = help::MCP)]
     Mcp,
     /// Install, update, remove, list and resolve session skills from git.
+    #[command(after_help = help::SKILLS)]
     Skills {
         #[command(subcommand)]
         what: skills::SkillsCommand,
     },
     /// Copy installed skills into a session's working folder, hidden from git.
+    #[command(after_help = help::SEED)]
     Seed(skills::SeedArgs),
     /// Wire skillmem into an agent host's configuration (hooks, MCP server, trust); --undo takes it out.
+    #[command(after_help = help::SETUP)]
     Setup(setup::SetupArgs),
     /// The embedding model: fetch it, see what is in use, distill the static table.
+    #[command(after_help = help::MODEL)]
     Model {
         #[command(subcommand)]
         what: model::ModelCommand,
     },
     /// Sync once with the team server (push local changes, pull the team's); `sync status`.
+    #[command(after_help = help::SYNC)]
     Sync {
         #[command(subcommand)]
         what: Option<team::SyncCommand>,
     },
     /// Programs that print figures (run them on a release build).
+    #[command(after_help = help::BENCH)]
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
@@ -258,6 +310,7 @@ pub enum BenchCommand {
     Skills(skills::BenchCommand),
     /// Team memory: push and pull of N notes through a scratch PostgreSQL server.
     Team {
+        /// Notes machine A writes and pushes.
         #[arg(long, default_value_t = 10_000)]
         notes: usize,
     },
@@ -266,15 +319,14 @@ pub enum BenchCommand {
         /// Sizes of the synthetic sets.
         #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
         n: Vec<usize>,
-        /// The synthetic data: `lowrank` (a 32-dim Gaussian latent times a fixed random
-        /// 32×dim basis plus 0.15 noise, normalised: close to real sentence embeddings and
-        /// hard for a graph) or `clustered` (unit vectors around n/100 centres: easy).
-        #[arg(long, default_value = "lowrank")]
+        /// The synthetic data.
+        #[arg(long, default_value = "lowrank", value_parser = values::wire::<values::IndexData>())]
         data: String,
         /// Write the generated vectors and queries as raw little-endian f32 rows into this
         /// folder (`vectors-N.f32`, `queries-N.f32`), to run other libraries on the same data.
         #[arg(long, value_name = "DIR")]
         write_data: Option<PathBuf>,
+        /// Dimensions of the vectors.
         #[arg(long, default_value_t = 384)]
         dim: usize,
         /// Queries per set (exact ground truth is computed for each).
@@ -286,8 +338,10 @@ pub enum BenchCommand {
         /// Raw little-endian f32 query rows (default: rows drawn from --vectors).
         #[arg(long = "queries-file", value_name = "FILE")]
         queries_file: Option<PathBuf>,
+        /// The graph's links per node (M; twice as many on layer 0).
         #[arg(long, default_value_t = 16)]
         m: usize,
+        /// The candidate list size while inserting.
         #[arg(long, default_value_t = 64)]
         ef_construction: usize,
         /// Search list sizes to measure.
@@ -301,6 +355,7 @@ pub enum BenchCommand {
     },
     /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
     Ui {
+        /// Notes of the skill.
         #[arg(long, default_value_t = 10_000)]
         notes: usize,
         /// Requests per view.
@@ -335,10 +390,8 @@ pub enum BenchCommand {
         /// build with the local-model feature).
         #[arg(long, value_name = "DIR", conflicts_with = "provider")]
         model: Option<PathBuf>,
-        /// How the store is filled: `sql` (the fixture, straight into the database) or
-        /// `protocol` (every note through `skillmem/note` from an empty store, 64 in flight,
-        /// 90% to one skill, as a host or an import writes; prints notes/s per tenth).
-        #[arg(long, default_value = "sql", value_parser = ["sql", "protocol"])]
+        /// How the store is filled.
+        #[arg(long, default_value = "sql", value_parser = values::wire::<values::Fill>())]
         fill: String,
     },
 }
@@ -346,6 +399,7 @@ pub enum BenchCommand {
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// MRR@10 and recall@5 of the full cascade, of the bm25 rung alone and of a plain bm25 baseline.
+    #[command(after_help = help::EVAL)]
     Recall {
         /// Labelled recall sets (the format of shared/bench/recall-dev.json); with several, a
         /// line per set and their mean at the end.
@@ -357,6 +411,7 @@ pub enum EvalCommand {
         embedding: Option<String>,
     },
     /// Precision and recall of the merge rule (and of conflicting pairs) on labelled pairs of notes.
+    #[command(after_help = help::EVAL_MERGE)]
     Merge {
         /// Labelled pairs, one JSON object a line: {"a": OLD, "b": NEW, "label": "same"|"update"|"distinct"}.
         #[arg(required = true)]
@@ -369,6 +424,7 @@ pub enum EvalCommand {
         verbose: bool,
     },
     /// Precision and recall of the historian's promotion filter, by category, on labelled sets.
+    #[command(after_help = help::EVAL_HISTORIAN)]
     Historian {
         /// Labelled historian sets (JSONL: skill, chunk and observation records; bench/historian/).
         #[arg(required = true)]
@@ -425,6 +481,9 @@ pub(crate) fn engine_for(g: &Global, note_tool: Option<&str>) -> Result<Engine> 
 /// Runs a command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<u8> {
     let g = &cli.global;
+    if datadir::needs_store(&cli.command) {
+        datadir::require_store(g)?;
+    }
     match cli.command {
         Command::Serve { .. } => {
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -19,6 +19,7 @@ use super::{emit, engine, out, Global};
 #[derive(Debug, Subcommand)]
 pub enum SkillsCommand {
     /// Install (or reinstall) the skills of a git repository, pinned to a commit.
+    #[command(after_help = super::help::SKILLS_INSTALL)]
     Install {
         /// https, ssh, file:// URL or local path of the repository.
         url: String,
@@ -28,22 +29,29 @@ pub enum SkillsCommand {
     },
     /// Re-fetch an installed source and re-pin it.
     Update {
+        /// The source as installed (its URL or path; `skillmem skills list` shows them).
         source: String,
         /// Re-pin to this ref instead of the one installed with.
         #[arg(long = "ref", value_name = "R")]
         r#ref: Option<String>,
     },
     /// Remove an installed source and its skills.
-    Remove { source: String },
+    Remove {
+        /// The source as installed (its URL or path; `skillmem skills list` shows them).
+        source: String,
+    },
     /// The installed sources and their skills.
     List,
     /// global ∪ list ∪ task, without duplicates; names not installed are dropped.
     Resolve {
-        #[arg(long)]
+        /// Skills every session gets (repeat for several).
+        #[arg(long, value_name = "NAME")]
         global: Vec<String>,
-        #[arg(long)]
+        /// Skills of the session's list (repeat for several).
+        #[arg(long, value_name = "NAME")]
         list: Vec<String>,
-        #[arg(long)]
+        /// Skills the task asks for (repeat for several).
+        #[arg(long, value_name = "NAME")]
         task: Vec<String>,
     },
 }

@@ -263,7 +263,7 @@ pub fn embed_text(embedder: &dyn Embedder, intent: &str, delta: &str) -> String 
 /// has one view. Measured with all-MiniLM-L6-v2, MRR@10 of the two views against the prose
 /// view alone: `recall-dev.json` 0.790 / 0.780, and on three sets made apart from it 0.899 /
 /// 0.816, 0.905 / 0.890, 0.786 / 0.752; with the static table 0.654 / 0.638, 0.781 / 0.729,
-/// 0.716 / 0.660, 0.654 / 0.650 (docs/index.md, "Issue 10 part 3").
+/// 0.716 / 0.660, 0.654 / 0.650 (docs/research/local-model.md, "Two views of a note").
 pub fn embed_notes(embedder: &dyn Embedder, notes: &[(&str, &str)]) -> Result<Vec<Vec<f32>>> {
     Ok(embed_notes_with_pieces(embedder, notes)?.into_iter().map(|(v, _)| v).collect())
 }

@@ -172,7 +172,7 @@ mod tests {
         assert!(err.contains("tokenizer.json is missing"), "{err}");
     }
 
-    /// Runs when `SKILLMEM_TEST_MODEL_DIR` points at a model folder (see docs/index.md).
+    /// Runs when `SKILLMEM_TEST_MODEL_DIR` points at a model folder (see docs/embedders.md).
     #[test]
     fn embeds_with_a_real_model_when_present() {
         let Ok(dir) = std::env::var("SKILLMEM_TEST_MODEL_DIR") else { return };

@@ -403,7 +403,7 @@ impl Engine {
             Scope::Project => {
                 // Back to the project it was written from (the project a person sees it from
                 // is this engine's, which is the same for a note written here).
-                let n = store::get(&conn, id)?.ok_or_else(|| Error::NotFound(format!("no note with id {id}")))?;
+                let n = store::get(&conn, id)?.ok_or_else(|| Error::unknown_note(id))?;
                 if n.origin_project.is_empty() {
                     self.project_id().to_string()
                 } else {

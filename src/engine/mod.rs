@@ -285,8 +285,12 @@ impl Engine {
             )));
         }
         if !ctx.enabled {
+            let file = match &ctx.dir {
+                Some(d) => d.join("SKILL.md").display().to_string(),
+                None => "its SKILL.md".into(),
+            };
             return Err(Error::MemoryDisabled(format!(
-                "memory is not enabled for skill {skill:?}; enable it in its SKILL.md frontmatter (skill-memory: {{ enabled: true }}) or add it to memory.enabledSkills"
+                "memory is not enabled for skill {skill:?}: add the line `skill-memory: {{ enabled: true }}` to the frontmatter of {file} (between its --- lines), or add {skill:?} to memory.enabledSkills in skillmem.toml; then call again"
             )));
         }
         Ok(ctx)

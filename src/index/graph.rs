@@ -310,7 +310,7 @@ impl Graph {
     /// The `ef` nearest nodes to `q` on `layer` reachable from `eps`, nearest first, with
     /// exact distances (no filter: construction). On layer 0 the walk compares int8
     /// distances like a search (measured at 100k × 384: build time and recall in
-    /// docs/index.md); the list is re-scored exactly for the neighbour heuristic.
+    /// docs/research/ann-index.md); the list is re-scored exactly for the neighbour heuristic.
     fn search_layer(&self, q: &[f32], eps: &[(f32, u32)], ef: usize, layer: usize) -> Vec<(f32, u32)> {
         with_visited(self.len(), |marks, mark| {
             let mut cands: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef * 4);

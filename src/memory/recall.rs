@@ -56,7 +56,7 @@ pub const COVERAGE_WEIGHT: f32 = 0.2;
 /// the note's text in brackets): `recall-dev.json` 0.832 (0.778); sets made apart from it
 /// `recall-own.json` 0.900 (0.892), `recall-set-b.json` 0.915 (0.902), `recall-set-c.json`
 /// 0.799 (0.757); offline, weights 0.2 and 0.3 give nearly the same figures and 0.5 loses on
-/// three sets (docs/index.md, "Issue 10 part 3").
+/// three sets (docs/research/local-model.md, "Two views of a note").
 pub const SECOND_WEIGHT: f32 = 0.25;
 /// When the static table is the embedder, a note's relevance is its cosine plus
 /// `TOKEN_WEIGHT ×` its token match ([`crate::embed::tokens`]: each word piece of the intent
@@ -67,7 +67,7 @@ pub const SECOND_WEIGHT: f32 = 0.25;
 /// `recall-own.json` 0.812 (0.781), `recall-set-b.json` 0.754 (0.718), `recall-set-c.json`
 /// 0.761 (0.679), `recall-set-d.json` (written blind afterwards) 0.686 (0.653). Offline,
 /// weight 0.5 gives 0.705 / 0.814 / 0.758 / 0.722 on the first four, 2 loses on three
-/// (docs/index.md, "Token matching").
+/// (docs/research/token-matching.md).
 pub const TOKEN_WEIGHT: f32 = 1.0;
 /// The half-life-like scale of recency, in days.
 pub const RECENCY_DAYS: f32 = 30.0;

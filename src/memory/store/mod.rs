@@ -95,7 +95,7 @@ pub fn get(conn: &Connection, id: i64) -> Result<Option<Note>> {
 
 /// The error for a note id that names no note.
 pub fn not_found(id: i64) -> Error {
-    Error::NotFound(format!("no note with id {id}; find a note's id with skillmem notes SKILL (or skillmem/notes)"))
+    Error::unknown_note(id)
 }
 
 /// The facts recall ranks a visible note by.

@@ -1,0 +1,129 @@
+//! The enumerations of the command line as clap `ValueEnum`s, so that `--help` lists their
+//! values and a wrong one is refused with the list. Each accepts exactly the strings the
+//! library parses (the wire names of docs/protocol.md); [`wire`] hands the command the same
+//! `String` it had before, so the commands and the protocol share one parser.
+
+use clap::builder::{EnumValueParser, TypedValueParser};
+use clap::ValueEnum;
+
+/// A parser that accepts the values of `E` and yields the value's name, as the protocol
+/// spells it.
+pub fn wire<E: ValueEnum + Clone + Send + Sync + 'static>() -> impl TypedValueParser<Value = String> {
+    EnumValueParser::<E>::new().map(|v: E| v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default())
+}
+
+/// What kind of lesson a note is (`--kind`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Kind {
+    /// A trap: something that looks right and is not.
+    Gotcha,
+    /// A useful fact found out while working.
+    Discovery,
+    /// An error and what fixed it.
+    Fix,
+    /// A step that must not be skipped.
+    Workflow,
+}
+
+/// Who sees a note (`--scope`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Scope {
+    /// Only this project (the git repository, or the folder outside git).
+    Project,
+    /// Every project.
+    Global,
+}
+
+/// Who wrote a note (`--source`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Source {
+    /// The agent's own note tool.
+    Agent,
+    /// Promoted from the historian's observations.
+    Historian,
+}
+
+/// The order of a note list (`--sort`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Sort {
+    /// Newest first.
+    Recent,
+    /// Most hits (duplicate writes) first.
+    Hits,
+    /// Most recalls first.
+    Recalls,
+}
+
+/// The format of `skillmem export`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    /// One JSON note a line: what `skillmem import` reads.
+    Jsonl,
+    /// Markdown, for reading.
+    Md,
+}
+
+/// The format of a transcript (`skillmem chunk --format`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TranscriptFormat {
+    /// Records of a Claude Code session `.jsonl`.
+    ClaudeCode,
+    /// Message parts as OpenCode stores them.
+    Opencode,
+    /// Plain text.
+    Text,
+}
+
+/// The synthetic vectors of `skillmem bench index`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum IndexData {
+    /// A 32-dim Gaussian latent times a fixed random 32×dim basis plus 0.15 noise,
+    /// normalised: close to real sentence embeddings, hard for a graph.
+    Lowrank,
+    /// Unit vectors around n/100 centres: easy for a graph.
+    Clustered,
+}
+
+/// How `skillmem bench recall` fills its store.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Fill {
+    /// The fixture, straight into the database.
+    Sql,
+    /// Every note through `skillmem/note` from an empty store, 64 in flight, 90% to one
+    /// skill, as a host or an import writes; prints notes/s per tenth.
+    Protocol,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value the command line offers is one the library parses, and the other way round.
+    #[test]
+    fn the_values_are_the_librarys() {
+        fn names<E: ValueEnum>() -> Vec<String> {
+            E::value_variants().iter().filter_map(|v| v.to_possible_value()).map(|p| p.get_name().to_string()).collect()
+        }
+        let kinds: Vec<String> = skillmem::memory::Kind::ALL.iter().map(|k| k.as_str().to_string()).collect();
+        assert_eq!(names::<Kind>(), kinds);
+        for s in names::<Scope>() {
+            assert!(skillmem::memory::Scope::parse(&s).is_some(), "{s}");
+        }
+        for s in names::<Source>() {
+            assert!(skillmem::memory::Source::parse(&s).is_some(), "{s}");
+        }
+        for s in names::<TranscriptFormat>() {
+            assert!(skillmem::historian::transcript::Format::parse(&s).is_some(), "{s}");
+        }
+        for s in names::<Sort>() {
+            let parsed: Result<skillmem::engine::NoteSort, _> = serde_json::from_value(serde_json::json!(s));
+            assert!(parsed.is_ok(), "{s}");
+        }
+        for s in names::<ExportFormat>() {
+            let parsed: Result<skillmem::engine::ExportFormat, _> = serde_json::from_value(serde_json::json!(s));
+            assert!(parsed.is_ok(), "{s}");
+        }
+        assert_eq!(names::<IndexData>(), ["lowrank", "clustered"]);
+        assert_eq!(names::<Fill>(), ["sql", "protocol"]);
+    }
+}
