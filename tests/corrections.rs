@@ -299,3 +299,16 @@ fn export_and_import_carry_the_history() {
     );
     let _ = new;
 }
+
+/// The demo (README's first command) plays a whole session, a correction included.
+#[test]
+fn the_demo_plays_a_session_with_a_duplicate_and_a_correction() {
+    let w = World::new();
+    let (code, out, e) = w.cli(&["demo"]);
+    assert_eq!(code, 0, "{e}");
+    for want in
+        ["\"status\": \"duplicate\"", "\"status\": \"replaced\"", "<skill-memory", "written=", "exited with code 0"]
+    {
+        assert!(out.contains(want), "{want} missing from the demo's output");
+    }
+}

@@ -108,6 +108,17 @@ pub fn run() -> Result<()> {
         out("── recall block:");
         out(block);
     }
+
+    out("\nThe limit lesson turns out incomplete: the correction names the note it replaces, takes its place, and the old text is kept as history.");
+    let old = r["notes"].as_array().and_then(|n| n.iter().find(|n| n["kind"] == "fix")).map(|n| n["id"].clone());
+    if let Some(old) = old {
+        call(
+            &mut c,
+            "skillmem/note",
+            json!({ "sessionId": "demo", "skill": "csv-tools", "kind": "fix", "replaces": old, "intent": "csv.Error: field larger than field limit", "delta": "Raise the limit with csv.field_size_limit(2**31 - 1) before reading exports with long text cells; sys.maxsize overflows on Windows." }),
+        )?;
+        call(&mut c, "skillmem/notes", json!({ "skill": "csv-tools", "includeSuperseded": true, "sort": "recent" }))?;
+    }
     call(&mut c, "skillmem/stats", json!({}))?;
     let code = c.shutdown()?;
     out(&format!("\nshutdown + exit: the sidecar exited with code {code}."));
