@@ -171,6 +171,9 @@ pub fn versions(conn: &Connection, id: i64) -> Result<Vec<Note>> {
 }
 
 /// The conflicting pairs `(older, newer)` with both notes among `ids` and both current.
+/// The table is searched by `older` only (one probe an id) and `newer` checked in memory:
+/// both in the query would probe every pair of ids (15,000 probes for a block's head of 125
+/// notes, measured at 2–3 ms a recall).
 pub fn conflicts_among(conn: &Connection, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
     if ids.len() < 2 {
         return Ok(vec![]);
@@ -178,13 +181,21 @@ pub fn conflicts_among(conn: &Connection, ids: &[i64]) -> Result<Vec<(i64, i64)>
     let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
     let mut stmt = conn.prepare_cached(
         "SELECT c.older, c.newer FROM note_conflicts c
-         JOIN notes o ON o.id = c.older AND o.retired_at IS NULL
-         JOIN notes n ON n.id = c.newer AND n.retired_at IS NULL
-         WHERE c.older IN (SELECT value FROM json_each(?1)) AND c.newer IN (SELECT value FROM json_each(?1))
+         WHERE c.older IN (SELECT value FROM json_each(?1))
+           AND EXISTS (SELECT 1 FROM notes o WHERE o.id = c.older AND o.retired_at IS NULL)
+           AND EXISTS (SELECT 1 FROM notes n WHERE n.id = c.newer AND n.retired_at IS NULL)
          ORDER BY c.older, c.newer",
     )?;
-    let rows = stmt.query_map([list], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
+    let rows = stmt.query_map([list], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+    let mut out = vec![];
+    for row in rows {
+        let (older, newer) = row?;
+        if wanted.contains(&newer) {
+            out.push((older, newer));
+        }
+    }
+    Ok(out)
 }
 
 /// The unresolved conflicting pairs visible from `project` (both notes current): `(skill,
