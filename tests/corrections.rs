@@ -45,11 +45,16 @@ fn a_correction_is_never_answered_duplicate() {
         assert_eq!(b["status"], "inserted", "{new} must be kept: {b}");
         assert_ne!(a["id"], b["id"]);
     }
+    // The same words but another sign: not the same lesson, though punctuation is dropped.
+    let a = note(&mut c, "release", "gotcha", "", "Set the retry offset to -1 for the release job.");
+    let b = note(&mut c, "release", "gotcha", "", "Set the retry offset to 1 for the release job.");
+    assert_eq!(b["status"], "inserted", "{b}");
+    assert_ne!(a["id"], b["id"]);
     // A restatement (case, punctuation) is the same lesson.
     let again = note(&mut c, "release", "gotcha", "", "always pass --no-verify when pushing release tags");
     assert_eq!(again["status"], "duplicate", "{again}");
     let r = load(&mut c, "c1", "release", &dir, None);
-    assert_eq!(r["noteIds"].as_array().unwrap().len(), 8, "{r}");
+    assert_eq!(r["noteIds"].as_array().unwrap().len(), 10, "{r}");
     assert_eq!(c.shutdown().unwrap(), 0);
 }
 

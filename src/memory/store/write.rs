@@ -59,7 +59,7 @@ pub fn write_among(
     partition_ids: Option<&[i64]>,
     replaces: Option<i64>,
 ) -> Result<Outcome> {
-    let hash = norm_hash(&new.delta);
+    let mut hash = norm_hash(&new.delta);
     let pkey = partition(new.scope, project);
     let now = now_ms();
     let tx = write_tx(conn)?;
@@ -75,6 +75,21 @@ pub fn write_among(
             |r| r.get(0),
         )
         .optional()?;
+    // The normalised text drops punctuation: "offset -1" and "offset 1" hash alike. Such a
+    // twin that names other specifics is another note, stored under a hash of its exact text.
+    let exact = match exact {
+        Some(id) => {
+            let theirs: String = tx.query_row("SELECT delta FROM notes WHERE id = ?1", [id], |r| r.get(0))?;
+            let t_same = Thresholds { merge: 0.0, subject: 0.0 };
+            if sameness::relate(&theirs, &new.delta, 1.0, t_same) == Relation::Same {
+                Some(id)
+            } else {
+                hash = exact_text_hash(&new.delta);
+                None
+            }
+        }
+        None => None,
+    };
     let t0 = std::time::Instant::now();
     let mut same = exact;
     let mut conflict = None;
@@ -152,6 +167,15 @@ pub fn write_among(
         t0.elapsed() - t_commit
     );
     Ok(Outcome { id, status: WriteStatus::Inserted, replaced: None, conflicts_with: conflict })
+}
+
+/// The duplicate-check hash of a note whose normalised text another, different note already
+/// has: the hash of its exact (trimmed) text, marked so that it never equals a normalised one.
+fn exact_text_hash(delta: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(delta.trim().as_bytes());
+    let hex: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("x{hex}")
 }
 
 /// What a replacement carries over from the note it replaces.
