@@ -391,9 +391,10 @@ impl Engine {
         Ok(ids)
     }
 
-    /// A note's versions, oldest first (the note itself among them).
+    /// A note's versions, oldest first (the note itself among them); the note must be visible
+    /// from this project.
     pub fn versions(&self, id: i64) -> Result<Vec<crate::memory::Note>> {
-        store::versions(&lock(&self.conn), id)
+        store::versions(&lock(&self.conn), id, &self.project_id)
     }
 
     /// Replaces a note's lesson and re-embeds it.
