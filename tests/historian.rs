@@ -662,7 +662,7 @@ fn eval_historian_prints_precision_recall_and_the_confusion_table() {
     let (code, text, _) = w.cli(&["eval", "historian", dev.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(
-        text.contains("promotion: precision 0.") && text.contains("category") && text.contains("refused by"),
+        text.contains("promotion: precision ") && text.contains("category") && text.contains("refused by"),
         "{text}"
     );
     // A label that is neither, or a chunk that is not there, is an error naming the line.
