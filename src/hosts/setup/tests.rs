@@ -227,8 +227,8 @@ fn codex_trust_matches_codex_and_follows_the_hooks_position() {
     assert!(config.contains(&key), "{config}");
     assert!(config.contains("[hooks.state.\"/elsewhere/hooks.json:stop:0:0\"]"), "{config}");
     let trusted = codex_trusted(&hooks, Some(&h.read(".codex/hooks.json")), "hook codex").unwrap();
-    // PostToolUse and UserPromptSubmit.
-    assert_eq!(trusted.len(), 2);
+    // PostToolUse, UserPromptSubmit, Stop, PostCompact, SessionStart.
+    assert_eq!(trusted.len(), 5);
     assert!(trusted.iter().all(|(k, h)| config.contains(k.as_str()) && config.contains(h.as_str())), "{config}");
     assert!(config.contains(&format!("[hooks.state.\"{}:user_prompt_submit:0:0\"]", hooks.display())), "{config}");
     // The doctor sees it wired; after the hook changes by hand, its trust is stale.
@@ -338,4 +338,33 @@ fn a_data_directory_given_to_setup_reaches_every_hook_and_server() {
     {
         assert!(!h.read(rel).contains("skill mem"), "{rel}: {}", h.read(rel));
     }
+}
+
+#[test]
+fn codex_compact_prompt_is_codexs_own_then_the_historians_and_a_users_own_is_left() {
+    let h = Home::new();
+    h.run(Host::Codex, &h.w, false);
+    let config = h.w.home.join(".codex/config.toml");
+    let prompt = toml_key(&config, "compact_prompt").unwrap();
+    assert!(prompt.starts_with(plans::CODEX_COMPACTION), "{prompt}");
+    assert!(prompt.contains(plans::COMPACT_MARKER) && prompt.contains("<skill_observations>"), "{prompt}");
+    assert!(prompt.contains("* <skill> | <kind> | <lesson>"), "{prompt}");
+    // A configuration cannot know the session's skills: no list of them, no transcript markers.
+    assert!(!prompt.contains("SKILLS") && !prompt.contains("TC: skill("), "{prompt}");
+    // The rest of the file is as it was, and the prompt is a top-level key.
+    let text = h.read(".codex/config.toml");
+    assert!(text.starts_with("# my settings\nmodel = \"gpt-5\" # the model\ncompact_prompt = "), "{text}");
+    h.run(Host::Codex, &h.w, true);
+    assert_eq!(toml_key(&config, "compact_prompt"), None);
+
+    // A compact prompt of the user's own is kept, through setup and undo; setup says so.
+    let h = Home::new();
+    let mine = format!("compact_prompt = \"Summarise tersely.\"\n{CODEX_CONFIG}");
+    std::fs::write(h.w.home.join(".codex/config.toml"), &mine).unwrap();
+    let p = plan(Host::Codex, &h.w, false).unwrap();
+    assert!(p.next.iter().any(|l| l.contains("compact_prompt of its own")), "{:?}", p.next);
+    h.run(Host::Codex, &h.w, false);
+    assert_eq!(toml_key(&h.w.home.join(".codex/config.toml"), "compact_prompt").as_deref(), Some("Summarise tersely."));
+    h.run(Host::Codex, &h.w, true);
+    assert_eq!(h.read(".codex/config.toml"), mine);
 }
