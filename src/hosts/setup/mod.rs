@@ -247,8 +247,22 @@ fn created_by_setup(path: &Path) -> bool {
 
 // ---- JSON ----------------------------------------------------------------------------------
 
+/// The lines of `//` comments a file starts with (Copilot CLI writes its `config.json` so), kept
+/// as they are above the JSON.
+fn comment_header(text: &str) -> (&str, &str) {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if !(t.starts_with("//") || (t.is_empty() && at > 0)) {
+            break;
+        }
+        at += line.len();
+    }
+    text.split_at(at)
+}
+
 fn json_op(path: &Path, current: Option<&str>, edits: &[JsonEdit], undo: bool) -> Result<Option<String>> {
-    let text = current.unwrap_or_default();
+    let (header, text) = comment_header(current.unwrap_or_default());
     let mut doc = if text.trim().is_empty() {
         J::Obj(vec![])
     } else {
@@ -283,12 +297,14 @@ fn json_op(path: &Path, current: Option<&str>, edits: &[JsonEdit], undo: bool) -
     }
     if undo {
         // Back to what the file was before setup: its very bytes, when they say the same.
-        if let Some(old) = read(&backup_path(path))?.filter(|old| J::parse(old).is_ok_and(|j| j == doc)) {
+        if let Some(old) =
+            read(&backup_path(path))?.filter(|old| J::parse(comment_header(old).1).is_ok_and(|j| j == doc))
+        {
             return Ok(Some(old));
         }
     }
     let indent = current.map(json::indent_of).unwrap_or_else(|| b"  ".to_vec());
-    Ok(Some(doc.pretty(&indent)))
+    Ok(Some(format!("{header}{}", doc.pretty(&indent))))
 }
 
 fn blank_object(j: &J) -> bool {

@@ -214,13 +214,6 @@ pub fn plan_for_check(host: Host, w: &Where) -> Plan {
 }
 
 fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupError> {
-    let no_project = |why: &str| {
-        if w.project.is_some() {
-            Err(SetupError(format!("{} has no project configuration skillmem setup writes: {why}", host.label())))
-        } else {
-            Ok(())
-        }
-    };
     let mut next = vec![];
     let ops = match host {
         Host::ClaudeCode => {
@@ -376,17 +369,45 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             ops
         }
         Host::Codex => {
-            no_project(
-                "Codex reads hooks and MCP servers from $CODEX_HOME (default ~/.codex); set CODEX_HOME for another one",
-            )?;
             let home = w.codex_home();
             let cmd = hook_command(w, "hook codex");
-            let hooks_json = home.join("hooks.json");
-            let config = home.join("config.toml");
+            // A project's `.codex/hooks.json` and `.codex/config.toml` are read only when the
+            // project is trusted (`[projects."DIR"] trust_level = "trusted"` in the user's
+            // config.toml); its hooks' trust is kept there too (measured on 0.171.0).
+            let user_config = home.join("config.toml");
+            let (hooks_json, config) = match &w.project {
+                Some(d) => (d.join(".codex/hooks.json"), d.join(".codex/config.toml")),
+                None => (home.join("hooks.json"), user_config.clone()),
+            };
             next.push(format!(
                 "Codex runs a hook only when it is trusted: setup wrote the trust of skillmem's hooks into {} (hooks.state); skillmem doctor says when it went stale.",
-                config.display()
+                user_config.display()
             ));
+            let project_trust = match (&w.project, undo) {
+                (Some(d), false) => {
+                    next.push(format!(
+                        "{} is now a trusted project of Codex ({}): Codex reads a project's .codex/ only then.",
+                        d.display(),
+                        user_config.display()
+                    ));
+                    Some(Op::Toml {
+                        path: user_config.clone(),
+                        tables: vec![(
+                            vec![s("projects"), d.display().to_string()],
+                            vec![(s("trust_level"), TomlValue::Str(s("trusted")))],
+                        )],
+                    })
+                }
+                (Some(d), true) => {
+                    next.push(format!(
+                        "Left {} trusted in {} (it may have been before); remove it there if you wish.",
+                        d.display(),
+                        user_config.display()
+                    ));
+                    None
+                }
+                (None, _) => None,
+            };
             // Codex's compaction takes no instructions from a hook (a PreCompact hook's output
             // does not reach the compaction request, measured on 0.171.0), but `compact_prompt`
             // replaces its instruction: Codex's own, then the historian's.
@@ -462,13 +483,13 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         ],
                     )],
                 },
-                Op::CodexTrust { hooks_json, config, marker: s("hook codex") },
+                Op::CodexTrust { hooks_json, config: user_config, marker: s("hook codex") },
             ];
             ops.extend(prompt_op);
+            ops.extend(project_trust);
             ops
         }
         Host::Copilot => {
-            no_project("Copilot CLI's hooks and MCP servers are read from ~/.copilot here")?;
             let cmd = hook_command(w, "hook copilot");
             let hook = |matcher: Option<&str>, timeout: u64| {
                 let mut es = vec![(s("type"), J::s("command"))];
@@ -490,10 +511,39 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                     ]),
                 ),
             ]);
-            vec![
-                Op::File { path: w.home.join(".copilot/hooks/skillmem.json"), content: hooks.pretty(b"  ") },
+            // A project's hooks are `.github/hooks/*.json` of its repository root and its MCP
+            // servers `.github/mcp.json`, read only in a trusted folder (`trusted_folders` of
+            // ~/.copilot/config.json; measured on 1.0.102 with `copilot -p`).
+            let (hooks_file, mcp) = match &w.project {
+                Some(d) => (d.join(".github/hooks/skillmem.json"), d.join(".github/mcp.json")),
+                None => (w.home.join(".copilot/hooks/skillmem.json"), w.home.join(".copilot/mcp-config.json")),
+            };
+            let mut trust = vec![];
+            match (&w.project, undo) {
+                (Some(d), false) => {
+                    let dir = d.display().to_string();
+                    trust.push(Op::Json {
+                        path: w.home.join(".copilot/config.json"),
+                        edits: vec![JsonEdit::Item {
+                            at: keys(&["trusted_folders"]),
+                            item: J::s(&dir),
+                            marker: J::s(&dir).compact(),
+                        }],
+                    });
+                    next.push(format!(
+                        "{dir} is now a trusted folder of Copilot CLI (trusted_folders in ~/.copilot/config.json): Copilot reads a project's .github/hooks and .github/mcp.json only then; {dir} should be the repository's root."
+                    ));
+                }
+                (Some(d), true) => next.push(format!(
+                    "Left {} trusted in ~/.copilot/config.json (it may have been before); remove it there if you wish.",
+                    d.display()
+                )),
+                (None, _) => {}
+            }
+            let mut ops = vec![
+                Op::File { path: hooks_file, content: hooks.pretty(b"  ") },
                 Op::Json {
-                    path: w.home.join(".copilot/mcp-config.json"),
+                    path: mcp,
                     edits: vec![JsonEdit::Key {
                         at: keys(&["mcpServers"]),
                         key: s(SERVER),
@@ -505,7 +555,9 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         ]),
                     }],
                 },
-            ]
+            ];
+            ops.extend(trust);
+            ops
         }
     };
     if undo {

@@ -18,6 +18,8 @@ const GEMINI: &str = "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-
 const TRUSTED: &str = "{\n  \"/home/u/old\": \"TRUST_FOLDER\"\n}\n";
 const CODEX_CONFIG: &str = "# my settings\nmodel = \"gpt-5\" # the model\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--stdio\"]\n\n[hooks.state.\"/elsewhere/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:00\"\n";
 const CODEX_HOOKS: &str = "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\"matcher\": \"apply_patch\", \"hooks\": [{\"type\": \"command\", \"command\": \"fmt-hook\"}]}\n    ]\n  }\n}\n";
+/// As Copilot CLI 1.0.102 writes it on its first start: comment lines, then JSON.
+const COPILOT_CONFIG: &str = "// User settings belong in settings.json.\n// This file is managed automatically.\n{\n  \"firstLaunchAt\": \"2026-12-02T00:13:42.665Z\"\n}\n";
 const COPILOT_MCP: &str = "{\n  \"mcpServers\": {\n    \"playwright\": {\"type\": \"local\", \"command\": \"npx\", \"args\": [\"@playwright/mcp\"], \"tools\": [\"*\"]}\n  }\n}\n";
 
 impl Home {
@@ -42,6 +44,7 @@ impl Home {
         put(&home.join(".codex/config.toml"), CODEX_CONFIG);
         put(&home.join(".codex/hooks.json"), CODEX_HOOKS);
         put(&home.join(".copilot/mcp-config.json"), COPILOT_MCP);
+        put(&home.join(".copilot/config.json"), COPILOT_CONFIG);
         std::fs::create_dir_all(root.join("proj")).unwrap();
         let w = Where {
             home,
@@ -189,6 +192,8 @@ fn project_setup_writes_the_projects_files() {
         (Host::Opencode, &["opencode.json"]),
         (Host::Pi, &[".pi/settings.json"]),
         (Host::GeminiCli, &[".gemini/settings.json"]),
+        (Host::Codex, &[".codex/hooks.json", ".codex/config.toml"]),
+        (Host::Copilot, &[".github/hooks/skillmem.json", ".github/mcp.json"]),
     ];
     for (host, files) in cases {
         h.run(*host, &w, false);
@@ -203,10 +208,33 @@ fn project_setup_writes_the_projects_files() {
     h.run(Host::GeminiCli, &w, true);
     assert!(h.read(".gemini/trustedFolders.json").contains(&proj.display().to_string()));
     assert!(!proj.join(".gemini/settings.json").exists());
+    // Codex: the project is trusted and its hooks' trust is the user's config.toml, keyed by the
+    // project's hooks.json; the MCP server and the compact prompt are the project's.
+    let user = h.read(".codex/config.toml");
+    assert!(user.contains(&format!("[projects.\"{}\"]\ntrust_level = \"trusted\"", proj.display())), "{user}");
+    let key = format!("[hooks.state.\"{}:post_tool_use:0:0\"]", proj.join(".codex/hooks.json").display());
+    assert!(user.contains(&key) && user.contains("docs-mcp"), "{user}");
+    assert!(!user.contains("[mcp_servers.skillmem]") && !user.contains("compact_prompt"), "{user}");
+    let project = std::fs::read_to_string(proj.join(".codex/config.toml")).unwrap();
+    assert!(project.contains("[mcp_servers.skillmem]") && project.contains("compact_prompt"), "{project}");
+    // Copilot: the folder is trusted in config.json, whose comment lines (Copilot writes them)
+    // stay.
+    let config = h.read(".copilot/config.json");
+    assert!(config.starts_with("// User settings belong in settings.json.\n"), "{config}");
+    assert!(config.contains(&format!("\"{}\"", proj.display())) && config.contains("firstLaunchAt"), "{config}");
+    assert!(!h.read(".copilot/mcp-config.json").contains("skillmem"));
+    // A second run changes nothing; undo takes the project's files back and leaves the trust.
     for host in [Host::Codex, Host::Copilot] {
-        let e = plan(host, &w, false).unwrap_err().to_string();
-        assert!(e.contains("no project configuration"), "{e}");
+        assert_eq!(h.run(host, &w, false), vec![], "{host:?}");
+        let p = plan(host, &w, true).unwrap();
+        assert!(p.next.iter().any(|l| l.starts_with("Left ")), "{host:?}: {:?}", p.next);
+        h.run(host, &w, true);
     }
+    assert!(!proj.join(".codex/hooks.json").exists() && !proj.join(".github/mcp.json").exists());
+    assert!(!proj.join(".codex/config.toml").exists() && !proj.join(".github/hooks/skillmem.json").exists());
+    assert!(h.read(".codex/config.toml").contains("trust_level = \"trusted\""));
+    assert!(!h.read(".codex/config.toml").contains(&key), "the hooks' trust goes with them");
+    assert!(h.read(".copilot/config.json").contains(&proj.display().to_string()));
 }
 
 #[test]
