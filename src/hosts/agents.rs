@@ -13,7 +13,13 @@
 //! session's transcript (named by the event, or Copilot's events file of the session); without
 //! it, notes rank by recency and hits.
 //! A skill named without a folder is found by name in the host's skill folders (project up to
-//! the repository root, then the user's). Each load is recorded as a skill use of the session.
+//! the repository root, then the user's). Each load is recorded as a skill use of the session;
+//! at the session's end (Gemini `SessionEnd`, Copilot `sessionEnd`) or each turn's (Codex
+//! `Stop`) the transcript's loads that the session has no use of yet are recorded too.
+//!
+//! Codex also: `PostCompact` promotes the `<skill_observations>` of the compaction's summary
+//! (asked for by the `compact_prompt` setup writes) through the historian's filter, and
+//! `SessionStart` with `source: "compact"` gives back the blocks the compaction dropped.
 //!
 //! Must never block or mislead the agent: every failure prints nothing, exits 0 and leaves one
 //! line in `<data dir>/logs/<host>-hook.log`.
