@@ -550,7 +550,7 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         value: J::obj([
                             ("type", J::s("stdio")),
                             ("command", J::s(w.exe.display().to_string())),
-                            ("args", J::strs(&["mcp"])),
+                            ("args", J::Arr(mcp_args(w).into_iter().map(J::s).collect())),
                             ("tools", J::strs(&["*"])),
                         ]),
                     }],

@@ -351,6 +351,7 @@ fn a_data_directory_given_to_setup_reaches_every_hook_and_server() {
         (Host::Codex, ".codex/hooks.json", "--data-dir '/srv/skill mem' hook codex"),
         (Host::Codex, ".codex/config.toml", "args = [\"--data-dir\", \"/srv/skill mem\", \"mcp\"]"),
         (Host::Copilot, ".copilot/hooks/skillmem.json", "--data-dir '/srv/skill mem' hook copilot"),
+        (Host::Copilot, ".copilot/mcp-config.json", "\"--data-dir\",\n        \"/srv/skill mem\",\n        \"mcp\""),
         (Host::Opencode, ".config/opencode/opencode.json", "\"SKILLMEM_HOME\": \"/srv/skill mem\""),
     ];
     for (host, rel, want) in cases {
