@@ -149,6 +149,20 @@ fn every_hook_fails_open() {
             r#"{"hook_event_name":"AfterTool","tool_name":"activate_skill","tool_input":{"name":"jq"},"transcript_path":"/no/such/file.jsonl"}"#,
             false,
         ),
+        // The session's end, a transcript that is not there or not named.
+        (
+            "gemini-cli",
+            r#"{"hook_event_name":"SessionEnd","session_id":"s1","transcript_path":"/no/such.jsonl"}"#,
+            true,
+        ),
+        ("gemini-cli", r#"{"hook_event_name":"SessionEnd","transcript_path":"/no/such.jsonl"}"#, true),
+        ("codex", r#"{"hook_event_name":"Stop","session_id":"s1"}"#, true),
+        ("copilot", r#"{"sessionId":"no-such-session","reason":"complete"}"#, true),
+        ("copilot", r#"{"sessionId":"../../etc","reason":"complete"}"#, true),
+        // A compaction whose rollout is missing, holds no summary, or a summary without a block.
+        ("codex", r#"{"hook_event_name":"PostCompact","session_id":"s1","transcript_path":"/no/such.jsonl"}"#, true),
+        ("codex", r#"{"hook_event_name":"SessionStart","source":"compact","transcript_path":"/no/such.jsonl"}"#, false),
+        ("codex", r#"{"hook_event_name":"SessionStart","source":"startup"}"#, false),
     ];
     for (host, stdin, logged) in cases {
         let log = w.data.join("logs").join(format!("{host}-hook.log"));
@@ -289,6 +303,14 @@ fn codex_compaction_promotes_the_summarys_observations_and_gives_the_blocks_back
     // A session's start that is no compaction's gets nothing.
     s["source"] = json!("startup");
     assert_eq!(hook(&w, "codex", &s.to_string()).1, "");
+    // A summary without a block (a compact prompt of the user's own): nothing promoted, no failure.
+    let plain = w.tmp.path().join("plain.jsonl");
+    std::fs::write(&plain, "{\"type\":\"compacted\",\"payload\":{\"message\":\"The agent printed names.\"}}\n")
+        .unwrap();
+    e["transcript_path"] = json!(plain);
+    let before = w.cli(&["notes", "--json"]).1;
+    assert_eq!(hook(&w, "codex", &e.to_string()).1, "");
+    assert_eq!(w.cli(&["notes", "--json"]).1, before);
     assert!(
         !w.data.join("logs/codex-hook.log").exists(),
         "{}",
