@@ -8,7 +8,8 @@
 //!   written again when it changes: calls are told apart by their `id`).
 //! - Codex CLI 0.171 (`$CODEX_HOME/sessions/…/rollout-*.jsonl`): a `response_item` whose
 //!   payload is a `function_call` of `exec_command` (or `shell`) whose command reads a
-//!   `…/<skill>/SKILL.md`; the summary of a compaction is a `compacted` record's
+//!   `…/<skill>/SKILL.md`, or a user message `<skill>\n<name>…` (Codex inlines a skill a
+//!   prompt mentions as `$name`); the summary of a compaction is a `compacted` record's
 //!   `payload.message`.
 //! - Copilot CLI 1.0 (`~/.copilot/session-state/<id>/events.jsonl`): a `tool.execution_start`
 //!   with `toolName: "skill"` and `arguments.skill`.
@@ -104,6 +105,9 @@ fn loads_in(kind: Kind, r: &Value) -> Vec<(Option<String>, Use)> {
                 return vec![];
             }
             let Some(p) = r.get("payload") else { return vec![] };
+            if let Some(u) = codex_inlined(p) {
+                return vec![(None, u)];
+            }
             let is_shell =
                 matches!(p.get("name").and_then(Value::as_str), Some("exec_command" | "shell" | "local_shell"));
             if p.get("type").and_then(Value::as_str) != Some("function_call") || !is_shell {
@@ -130,6 +134,26 @@ fn loads_in(kind: Kind, r: &Value) -> Vec<(Option<String>, Use)> {
             vec![(s(p, "call_id"), Use { skill, dir: Some(dir.to_path_buf()) })]
         }
     }
+}
+
+/// A skill Codex put into the conversation itself (a prompt that mentions it as `$name`): a
+/// user message `<skill>\n<name>NAME</name>\n<path>…/SKILL.md</path>…`.
+fn codex_inlined(p: &Value) -> Option<Use> {
+    if p.get("type")?.as_str()? != "message" || p.get("role")?.as_str()? != "user" {
+        return None;
+    }
+    let text = p.get("content")?.as_array()?.first()?.get("text")?.as_str()?;
+    let rest = text.strip_prefix("<skill>\n<name>")?;
+    let (name, rest) = rest.split_once("</name>")?;
+    let skill = clean(name)?;
+    let dir = rest
+        .trim_start()
+        .strip_prefix("<path>")
+        .and_then(|r| r.split_once("</path>"))
+        .map(|(path, _)| PathBuf::from(path))
+        .filter(|p| p.file_name().is_some_and(|n| n == "SKILL.md"))
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    Some(Use { skill, dir })
 }
 
 /// The summary of the last compaction in a Codex rollout, and the index of its record.
@@ -196,8 +220,13 @@ mod tests {
                     json!({"type":"response_item","payload":{"type":"function_call","name":"apply_patch","call_id":"x5","arguments":"{\"cmd\":\"cat a/b/SKILL.md\"}"}}),
                     json!({"type":"event_msg","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cat a/yq/SKILL.md\"}"}}),
                     json!({"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"not json"}}),
+                    // `$yq` in a prompt: Codex inlines the skill as a user message.
+                    json!({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<skill>\n<name>yq</name>\n<path>/p/.agents/skills/yq/SKILL.md</path>\n# yq\n</skill>"}]}}),
+                    // The user's own words about a skill are no load.
+                    json!({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"use <skill> tags"}]}}),
+                    json!({"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"<skill>\n<name>zq</name>"}]}}),
                 ],
-                vec!["jq", "pdf", "csv"],
+                vec!["jq", "pdf", "csv", "yq"],
             ),
             (Kind::Codex, vec![json!(1), json!(null), json!({"type":"response_item"})], vec![]),
         ];
@@ -230,6 +259,8 @@ mod tests {
             (Kind::Copilot, "copilot/recorded-1.0.102/events-when-the-hook-ran.jsonl", vec![]),
             (Kind::Codex, "codex/recorded-0.171.0/rollout-at-stop.jsonl", vec!["jq"]),
             (Kind::Codex, "codex/recorded-0.171.0/rollout-at-hook.jsonl", vec!["jq"]),
+            // `$jq print names raw`: no read, the skill inlined by Codex.
+            (Kind::Codex, "codex/recorded-0.171.0/rollout-mention.jsonl", vec!["jq"]),
             // Another host's transcript shows no load in this dialect.
             (Kind::Codex, "copilot/recorded-1.0.102/events-at-session-end.jsonl", vec![]),
             (Kind::Gemini, "codex/recorded-0.171.0/rollout-at-stop.jsonl", vec![]),
