@@ -94,6 +94,8 @@ pub struct Engine {
     /// Skills used by the chunks rendered for each session (see `historian.rs`).
     chunk_skills: Mutex<HashMap<String, Vec<String>>>,
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
+    /// Skill folders' content hashes, kept while their files are unchanged.
+    skill_hashes: version::HashCache,
     warned: Mutex<HashSet<String>>,
     warnings: Mutex<Vec<String>>,
     /// Called after each local write when the server syncs with a team (see `team.rs`).
@@ -162,6 +164,7 @@ impl Engine {
             stash: Mutex::new(IntentStash::default()),
             chunk_skills: Mutex::new(HashMap::new()),
             skill_dirs: Mutex::new(HashMap::new()),
+            skill_hashes: version::HashCache::default(),
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),
             team_poke: Mutex::new(None),
@@ -270,7 +273,7 @@ impl Engine {
             }
         };
         settings.enabled |= by_glob;
-        let version = if settings.enabled { version::content_hash(&dir) } else { None };
+        let version = if settings.enabled { self.skill_hashes.content_hash(&dir) } else { None };
         Ok(SkillContext { name: name.into(), dir: Some(dir), enabled: settings.enabled, settings, version, problem })
     }
 
