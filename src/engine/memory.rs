@@ -196,7 +196,9 @@ impl Engine {
     /// A skill was loaded: the `<skill-memory>` block to append to the tool result, ranked for
     /// the load's intent. Counts as a recall of the notes shown.
     pub fn skill_loaded(&self, load: SkillLoad) -> Result<LoadRecall> {
+        let t = Instant::now();
         let ctx = self.skill_context(&load.skill, load.dir)?;
+        tracing::trace!("load {}: skill context {:?}", load.skill, t.elapsed());
         if !ctx.enabled {
             return Ok(LoadRecall::nothing(Some(load.skill)));
         }
