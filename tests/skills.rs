@@ -565,6 +565,12 @@ fn seed_targets_errors_and_shadow_warning() {
     assert!(r["warnings"].to_string().contains(".config/opencode/skills/b"), "{r}");
     assert!(cwd.join(".opencode/skills/b/SKILL.md").is_file());
     assert!(cwd.join(".claude/skills/a/SKILL.md").is_file(), "another target is left alone");
+    // Copilot's project folder: its user folder ~/.copilot/skills may shadow the seeded skill.
+    write_files(&t.w.home, &[(".copilot/skills/b/SKILL.md", "the user's b for Copilot")]);
+    let r = ok(seed(&mut c, &cwd, &["b"], json!({ "target": ".github/skills" })));
+    assert_eq!(ops(&r), [op("copy", "b"), op("ignore", "b")]);
+    assert!(r["warnings"].to_string().contains(".copilot/skills/b"), "{r}");
+    assert!(cwd.join(".github/skills/b/SKILL.md").is_file());
 
     assert_err(seed(&mut c, &cwd.join("missing"), &["a"], json!({})), -32602, "invalidParams", &["does not exist"]);
     assert_err(seed(&mut c, Path::new("relative"), &["a"], json!({})), -32602, "invalidParams", &["absolute"]);

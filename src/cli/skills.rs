@@ -64,7 +64,7 @@ pub struct SeedArgs {
     pub cwd: PathBuf,
     /// The skills to seed (installed names).
     pub names: Vec<String>,
-    /// Folder under cwd (default .claude/skills; .opencode/skills and .agents/skills work too).
+    /// Folder under cwd (default .claude/skills; .opencode/skills, .agents/skills (Codex), .gemini/skills, .github/skills (Copilot), .pi/skills work too).
     #[arg(long, value_name = "T")]
     pub target: Option<String>,
     /// Print the actions without writing anything.

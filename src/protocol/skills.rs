@@ -168,7 +168,8 @@ pub struct SeedParams {
     /// The skill names to seed (`skills/resolve` gives them).
     pub skills: Vec<String>,
     /// Folder under cwd, relative, without `..`: `.claude/skills` (default),
-    /// `.opencode/skills`, `.agents/skills`, ...
+    /// `.opencode/skills`, `.agents/skills` (Codex), `.gemini/skills`, `.github/skills`
+    /// (Copilot), `.pi/skills`, ...
     #[serde(default)]
     pub target: Option<String>,
     /// Report the actions without writing anything.

@@ -154,10 +154,7 @@ pub fn seed(
         if let Some(home) = home {
             let mut shadows = vec![home.join(".claude/skills").join(&w.name)];
             let mut more = vec![home.join(&target_rel).join(&w.name)];
-            if target_rel.starts_with(".opencode") {
-                more.push(home.join(".config/opencode/skills").join(&w.name));
-                more.push(home.join(".config/opencode/skill").join(&w.name));
-            }
+            more.extend(user_folders_beside(&target_rel).iter().map(|d| home.join(d).join(&w.name)));
             for m in more {
                 if !shadows.contains(&m) {
                     shadows.push(m);
@@ -292,6 +289,50 @@ mod tests {
         }
         for bad in ["", "/etc", "../x", ".claude/../../x", ".", "a/../../b"] {
             assert!(check_target(bad).is_err(), "{bad}");
+        }
+    }
+}
+
+/// The user-level skill folders (under the home directory) that the hosts reading a project's
+/// `target` folder also search, where a skill of the same name may shadow the seeded one.
+fn user_folders_beside(target: &Path) -> &'static [&'static str] {
+    let t = target.to_string_lossy();
+    if t.starts_with(".opencode") {
+        &[".config/opencode/skills", ".config/opencode/skill"]
+    } else if t.starts_with(".gemini") {
+        // Gemini CLI
+        &[".gemini/skills", ".agents/skills"]
+    } else if t.starts_with(".github") {
+        // Copilot CLI
+        &[".copilot/skills", ".agents/skills"]
+    } else if t.starts_with(".agents") {
+        // Codex CLI reads $CODEX_HOME/skills; Gemini and Copilot read .agents too
+        &[".codex/skills", ".gemini/skills", ".copilot/skills"]
+    } else if t.starts_with(".pi") {
+        &[".pi/agent/skills"]
+    } else {
+        &[]
+    }
+}
+
+#[cfg(test)]
+mod shadow_tests {
+    use super::user_folders_beside;
+    use std::path::Path;
+
+    #[test]
+    fn each_hosts_project_folder_names_its_user_folders() {
+        let cases: &[(&str, &[&str])] = &[
+            (".claude/skills", &[]),
+            (".opencode/skills", &[".config/opencode/skills", ".config/opencode/skill"]),
+            (".gemini/skills", &[".gemini/skills", ".agents/skills"]),
+            (".github/skills", &[".copilot/skills", ".agents/skills"]),
+            (".agents/skills", &[".codex/skills", ".gemini/skills", ".copilot/skills"]),
+            (".pi/skills", &[".pi/agent/skills"]),
+            ("tools/skills", &[]),
+        ];
+        for (target, want) in cases {
+            assert_eq!(user_folders_beside(Path::new(target)), *want, "{target}");
         }
     }
 }
