@@ -579,3 +579,28 @@ fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
     assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 2);
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE retired_at IS NULL"), 1);
 }
+
+/// Two machines write two versions of one lesson, each its own: after a sync each machine
+/// holds both as a conflicting pair, and the newer one leads its block with the older naming it.
+#[test]
+fn versions_written_on_two_machines_are_a_conflicting_pair_on_both() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let older = "Always pass --no-verify when pushing release tags.";
+    let newer = "Never pass --no-verify when pushing release tags.";
+    a.note(older);
+    a.sync();
+    b.note(newer);
+    b.sync();
+    a.sync();
+    for m in [&a, &b] {
+        let (code, out, err) = m.cli(&["recall", "deploy", "--intent", "push the release tags"]);
+        assert_eq!(code, 0, "{err}");
+        let (i_new, i_old) =
+            (out.find(newer).unwrap_or_else(|| panic!("{out}")), out.find(older).unwrap_or_else(|| panic!("{out}")));
+        assert!(i_new < i_old, "the newer leads: {out}");
+        let newer_id = m.find(newer)["id"].as_i64().unwrap();
+        assert!(out.contains(&format!("newer=\"{newer_id}\"")), "the older names the newer: {out}");
+    }
+}

@@ -284,6 +284,22 @@ impl Engine {
                     store::ensure_vectors(&conn, ix, &back)?;
                 }
             }
+            // A lesson that reads as another version of one of this machine's notes forms a
+            // conflicting pair with it here too, so the newer leads in this machine's blocks.
+            if !applied.reembedded.is_empty() {
+                let t = crate::memory::sameness::Thresholds {
+                    merge: self.config.memory.dedup_threshold,
+                    subject: self.config.memory.conflict_threshold,
+                };
+                let mut conn = lock(&self.conn);
+                let before = self.catalog.before_write(&conn);
+                let pairs = store::pair_written_elsewhere(&mut conn, &applied.reembedded, t, self.index.as_deref());
+                self.catalog.after_write(&conn, before, &[]);
+                let pairs = pairs?;
+                if pairs > 0 {
+                    tracing::debug!("team sync: {pairs} conflicting pair(s) with notes pulled");
+                }
+            }
             report.inserted += applied.inserted.len();
             report.updated += applied.updated.len();
             report.removed += applied.removed.len();

@@ -308,6 +308,51 @@ pub fn import(conn: &mut Connection, project: &str, notes: &[Imported<'_>]) -> R
 
 /// The current notes of the partition nearest to `e`, at least `min` alike, best first, at
 /// most [`NEIGHBOURS`] (asked of SQLite: the caller's index does not know the partition).
+/// A note as [`pair_written_elsewhere`] reads it: skill, scope, partition, lesson, vector,
+/// its model, when it was written.
+type PairRow = (String, String, String, String, Option<Vec<u8>>, Option<String>, i64);
+
+/// Records the conflicting pairs that notes written elsewhere (a team pull) form with this
+/// machine's notes: each of `ids` that is current and has a vector is judged against its near
+/// neighbours in its partition, as a write is, and a [`Relation::Update`] makes a pair, the
+/// older by `created_at` first (a pulled note may be the older). Nothing is merged: both notes
+/// were written, each on its machine. Returns how many pairs were recorded.
+pub fn pair_written_elsewhere(
+    conn: &mut Connection,
+    ids: &[i64],
+    t: Thresholds,
+    index: Option<&dyn VectorIndex>,
+) -> Result<usize> {
+    let tx = write_tx(conn)?;
+    let mut pairs = 0;
+    for id in ids {
+        let row: Option<PairRow> = tx
+            .query_row(
+                "SELECT skill, scope, project_id, delta, vector, vector_model, created_at FROM notes
+                 WHERE id = ?1 AND retired_at IS NULL",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+            )
+            .optional()?;
+        let Some((skill, scope, pkey, delta, Some(blob), Some(model), created)) = row else { continue };
+        let Some(vector) = from_blob(&blob) else { continue };
+        let scope = if scope == "project" { Scope::Project } else { Scope::Global };
+        let e = Embedded { vector: &vector, model: &model };
+        let near: Vec<(i64, f32)> =
+            near_notes(&tx, &skill, scope, &pkey, &e, t.subject, index)?.into_iter().filter(|(n, _)| n != id).collect();
+        let (_, conflict) = judge(&tx, &delta, &near, t)?;
+        let Some(other) = conflict else { continue };
+        let theirs: i64 = tx.query_row("SELECT created_at FROM notes WHERE id = ?1", [other], |r| r.get(0))?;
+        let (older, newer) = if (theirs, other) <= (created, *id) { (other, *id) } else { (*id, other) };
+        pairs += tx.execute(
+            "INSERT OR IGNORE INTO note_conflicts (older, newer, created_at) VALUES (?1, ?2, ?3)",
+            params![older, newer, now_ms()],
+        )?;
+    }
+    tx.commit()?;
+    Ok(pairs)
+}
+
 fn near_notes(
     conn: &Connection,
     skill: &str,
