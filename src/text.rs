@@ -10,7 +10,7 @@ pub fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase()).collect()
 }
 
-const STOP: &[&str] = &[
+static STOP: WordSet = WordSet::new(&[
     "a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with",
     "from", "into", "onto", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that",
     "these", "those", "i", "my", "me", "we", "our", "you", "your", "he", "she", "they", "them", "their", "do", "does",
@@ -18,11 +18,33 @@ const STOP: &[&str] = &[
     "what", "when", "where", "which", "who", "why", "there", "here", "up", "out", "about", "after", "before", "again",
     "keeps", "get", "gets", "got", "use", "using", "used", "via", "s", "t", "have", "has", "had", "all", "any", "some",
     "each", "one",
-];
+]);
+
+/// A fixed list of words looked up by hash: the lists are read for every word of every note
+/// written and every intent ranked, and a scan compared each word with each entry.
+pub struct WordSet {
+    list: &'static [&'static str],
+    set: std::sync::OnceLock<std::collections::HashSet<&'static str>>,
+}
+
+impl WordSet {
+    pub const fn new(list: &'static [&'static str]) -> WordSet {
+        WordSet { list, set: std::sync::OnceLock::new() }
+    }
+
+    /// The entry equal to `w`, if the list has it.
+    pub fn get(&self, w: &str) -> Option<&'static str> {
+        self.set.get_or_init(|| self.list.iter().copied().collect()).get(w).copied()
+    }
+
+    pub fn contains(&self, w: &str) -> bool {
+        self.get(w).is_some()
+    }
+}
 
 /// True for words too common to carry meaning.
 pub fn is_stop(w: &str) -> bool {
-    STOP.contains(&w)
+    STOP.contains(w)
 }
 
 /// A light English suffix stripper (enough to join plural and -ing/-ed forms).

@@ -15,6 +15,7 @@
 //! Pure text in, plain values out; measured on labelled pairs by `skillmem eval merge`
 //! (bench/merge/, docs/protocol.md "A note's life").
 
+use crate::text::WordSet;
 use std::collections::BTreeSet;
 
 /// How a new note relates to an existing one.
@@ -79,7 +80,7 @@ pub struct Signature {
 pub const MERGE_WORDS_APART: usize = 1;
 
 /// Words that turn a lesson around. Contractions are read without their apostrophe.
-const NEGATIONS: &[&str] = &[
+static NEGATIONS: WordSet = WordSet::new(&[
     "not",
     "never",
     "no",
@@ -112,14 +113,25 @@ const NEGATIONS: &[&str] = &[
     "unless",
     "instead",
     "rather",
-];
+]);
 
 /// Words that end a clause (besides `, ; : .` and brackets).
-const CLAUSE_ENDS: &[&str] =
-    &["but", "so", "because", "since", "or", "otherwise", "unless", "while", "whereas", "though", "although"];
+static CLAUSE_ENDS: WordSet = WordSet::new(&[
+    "but",
+    "so",
+    "because",
+    "since",
+    "or",
+    "otherwise",
+    "unless",
+    "while",
+    "whereas",
+    "though",
+    "although",
+]);
 
 /// Pairs of words whose swap turns a lesson into another: each word stands for itself.
-const CONTRASTS: &[&str] = &[
+static CONTRASTS: WordSet = WordSet::new(&[
     "before",
     "after",
     "enable",
@@ -178,10 +190,10 @@ const CONTRASTS: &[&str] = &[
     "new",
     "old",
     "legacy",
-];
+]);
 
 /// Words after which a number names a thing rather than a value.
-const ENTITIES: &[&str] = &[
+static ENTITIES: WordSet = WordSet::new(&[
     "partition",
     "shard",
     "customer",
@@ -218,7 +230,7 @@ const ENTITIES: &[&str] = &[
     "stage",
     "test",
     "#",
-];
+]);
 
 /// The signature of a text (see the module docs).
 pub fn signature(text: &str) -> Signature {
@@ -272,7 +284,7 @@ pub fn signature(text: &str) -> Signature {
         }
         let w = trim(raw);
         let lower = w.to_lowercase().replace('\u{2019}', "'");
-        let negation = NEGATIONS.contains(&lower.as_str()) || lower.ends_with("n't");
+        let negation = NEGATIONS.contains(&lower) || lower.ends_with("n't");
         if after_negation && !negation && !w.is_empty() && !crate::text::is_stop(&lower) {
             sig.negated_words.insert(lower.clone());
             after_negation = false;
@@ -282,20 +294,19 @@ pub fn signature(text: &str) -> Signature {
             clause.negations += 1;
             after_negation = true;
         } else if w.is_empty() {
-        } else if let Some(c) = CONTRASTS.iter().find(|c| **c == lower) {
+        } else if let Some(c) = CONTRASTS.get(&lower) {
             sig.contrasts.insert(c);
             clause.contrasts.push(c);
         } else if is_flag(w) {
             push(w.to_string(), false, &mut sig, clause);
         } else if w.chars().any(|c| c.is_ascii_digit()) {
-            let id = ENTITIES.contains(&previous.as_str()) || w.starts_with('#') || is_ticket(w);
+            let id = ENTITIES.contains(&previous) || w.starts_with('#') || is_ticket(w);
             push(lower.clone(), id, &mut sig, clause);
         } else if is_path(w) || is_identifier(w) || (!shouting && is_caps(w)) {
             push(lower.clone(), false, &mut sig, clause);
         }
         previous = lower.trim_end_matches("'s").to_string();
-        let ends =
-            raw.ends_with([',', ';', ':', '.', ')', '(']) && !is_path(raw) || CLAUSE_ENDS.contains(&lower.as_str());
+        let ends = raw.ends_with([',', ';', ':', '.', ')', '(']) && !is_path(raw) || CLAUSE_ENDS.contains(&lower);
         if ends {
             clauses.push(Clause::default());
         }
