@@ -49,6 +49,9 @@ pub struct NotesArgs {
     /// Skip this many notes first (with --limit: pages).
     #[arg(long, value_name = "N")]
     pub offset: Option<usize>,
+    /// Only the notes written in this host session (its id, as `--json` shows it).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 fn parse_scope(s: &str) -> Result<Scope> {
@@ -66,9 +69,10 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
     };
     let source = match a.source.as_deref() {
         None => None,
-        Some("agent") => Some(Source::Agent),
-        Some("historian") => Some(Source::Historian),
-        Some(s) => anyhow::bail!("source {s:?} is not a source; use agent or historian"),
+        Some(s) => Some(
+            Source::parse(s)
+                .with_context(|| format!("source {s:?} is not a source; use agent, historian, import or team"))?,
+        ),
     };
     let sort = match a.sort.as_str() {
         "recent" => NoteSort::Recent,
@@ -89,6 +93,8 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
         offset: a.offset,
         limit: a.limit,
         include_superseded: a.all_versions,
+        pending: false,
+        session_id: a.session.clone(),
     })
 }
 
@@ -333,6 +339,10 @@ pub fn bench_ui(g: &Global, notes: usize, rounds: usize) -> Result<()> {
             retired_at: None,
             superseded_by: None,
             reason: None,
+            session_id: None,
+            origin: Default::default(),
+            origin_source: None,
+            pending: false,
         };
         lines.push_str(&serde_json::to_string(&n)?);
         lines.push('\n');

@@ -222,6 +222,8 @@ impl Engine {
                 source: Source::Historian,
                 session_id: session_id.clone(),
                 skill_hash: None,
+                origin: Default::default(),
+                pending: false,
             };
             if let Some(old) = o.replaces {
                 // A correction keeps the scope of the note it corrects.

@@ -228,6 +228,8 @@ impl Method for Note {
             source: Source::Agent,
             session_id: p.session_id,
             skill_hash: None,
+            origin: Default::default(),
+            pending: false,
         };
         match p.replaces {
             Some(old) => engine.replace_note(new, old, scope),

@@ -242,6 +242,8 @@ pub async fn skill(
         offset: Some((page - 1) * PAGE),
         limit: Some(PAGE),
         include_superseded: opt(&q, "history").is_some_and(|h| !h.is_empty()),
+        pending: false,
+        session_id: opt(&q, "session").map(str::to_string),
     };
     let want_dups = opt(&q, "dups").is_some();
     let engine = ui.engine.clone();

@@ -35,6 +35,10 @@ pub struct ListQuery<'a> {
     pub model: Option<&'a str>,
     /// Also the notes replaced or retired (history); by default only current notes.
     pub include_history: bool,
+    /// Only the notes waiting for review (`true`); by default they are left out.
+    pub pending: bool,
+    /// Only the notes written in this session.
+    pub session: Option<&'a str>,
 }
 
 /// A listed note: the note, the project it is stored under (`''` for global), and whether it
@@ -64,6 +68,7 @@ pub fn search_query(text: &str) -> Option<String> {
 fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> String {
     use rusqlite::types::Value as V;
     let mut w = vec![if q.include_history { "1" } else { "notes.retired_at IS NULL" }.to_string()];
+    w.push(if q.pending { "notes.review IS NOT NULL" } else { "notes.review IS NULL" }.to_string());
     let arg = |args: &mut Vec<V>, v: V| {
         args.push(v);
         format!("?{}", args.len())
@@ -87,6 +92,10 @@ fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> Stri
     if let Some(s) = q.source {
         let a = arg(args, V::Text(s.into()));
         w.push(format!("notes.source = {a}"));
+    }
+    if let Some(sid) = q.session {
+        let a = arg(args, V::Text(sid.into()));
+        w.push(format!("notes.session_id = {a}"));
     }
     if let Some(p) = q.pinned {
         let a = arg(args, V::Integer(p as i64));
@@ -315,8 +324,10 @@ pub fn import_rows(
         let mut bump = tx.prepare_cached("UPDATE notes SET hits = hits + 1, last_used_at = ?2 WHERE id = ?1")?;
         let mut insert = tx.prepare_cached(
             "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits,
-                                recalls, pinned, norm_hash, skill_hash, created_at, updated_at, vector, vector_model)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                recalls, pinned, norm_hash, skill_hash, created_at, updated_at, vector, vector_model,
+                                session_id, host, transcript, transcript_at, origin_source, review)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                     ?19, ?20, ?21, ?22, ?23, ?24)",
         )?;
         let now = now_ms();
         for row in rows {
@@ -386,6 +397,12 @@ pub fn import_rows(
                 n.updated_at,
                 row.vector.as_deref().map(to_blob),
                 vec_model,
+                n.session_id,
+                n.origin.host,
+                n.origin.transcript,
+                n.origin.transcript_at,
+                n.origin_source.map(Source::as_str),
+                n.pending.then_some("pending"),
             ])?;
             let id = tx.last_insert_rowid();
             if n.id != 0 {
