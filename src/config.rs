@@ -63,11 +63,14 @@ impl Default for MemoryConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistorianConfig {
     pub promote_scope: Scope,
+    /// `historian.review`: promoted observations wait for a person (`skillmem review`, the
+    /// dashboard's review queue) before they are recalled. Off by default.
+    pub review: bool,
 }
 
 impl Default for HistorianConfig {
     fn default() -> Self {
-        Self { promote_scope: Scope::Global }
+        Self { promote_scope: Scope::Global, review: false }
     }
 }
 
@@ -198,6 +201,11 @@ impl Config {
                                 cfg.historian.promote_scope = Scope::parse(&s).ok_or_else(|| {
                                     Error::invalid(format!("{name} must be \"global\" or \"project\", got {s:?}"))
                                 })?;
+                            }
+                            "review" => {
+                                cfg.historian.review = x
+                                    .as_bool()
+                                    .ok_or_else(|| Error::invalid(format!("{name} must be true or false, got {x}")))?;
                             }
                             _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
                         }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use skillmem::engine::{
-    to_jsonl, to_markdown, CheckStatus, Doctor, Engine, ExportFormat, Imported, NoteFilter, NotePage, NoteSort,
+    to_jsonl, to_markdown, CheckStatus, Doctor, Engine, ExportFormat, Imported, ListedNote, NoteFilter, NotePage,
+    NoteSort,
 };
 use skillmem::memory::{Kind, Scope, Source};
 use skillmem::protocol::curate::Notes;
@@ -124,6 +125,13 @@ fn human_notes(p: &NotePage) -> String {
             day_of(n.created_at),
             n.delta.replace('\n', "\n        ")
         ));
+        let from = provenance_line(n);
+        if !from.is_empty() {
+            t.push_str(&format!("        from {from}\n"));
+        }
+        if n.pending && n.retired_at.is_none() {
+            t.push_str(&format!("        waiting for review (skillmem review accept {})\n", n.id));
+        }
         if let Some(at) = n.retired_at {
             let why = n.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
             match n.superseded_by {
@@ -134,6 +142,28 @@ fn human_notes(p: &NotePage) -> String {
     }
     t.push_str(&format!("{} of {} notes", p.notes.len(), p.total));
     t
+}
+
+/// Where a note came from, in one line: `historian via claude-code, session S, transcript T
+/// (bytes A-B)`; empty when nothing but the source is known.
+pub fn provenance_line(n: &ListedNote) -> String {
+    let mut parts = vec![];
+    if let Some(h) = &n.origin.host {
+        parts.push(format!("host {h}"));
+    }
+    if let Some(s) = &n.session_id {
+        parts.push(format!("session {s}"));
+    }
+    if let Some(t) = &n.origin.transcript {
+        match &n.origin.transcript_at {
+            Some(at) => parts.push(format!("transcript {t} ({at})")),
+            None => parts.push(format!("transcript {t}")),
+        }
+    }
+    if let Some(o) = n.origin_source {
+        parts.push(format!("first written by the {}", o.as_str()));
+    }
+    parts.join(", ")
 }
 
 /// `skillmem versions ID`.

@@ -12,6 +12,7 @@ mod eval_merge;
 mod help;
 mod historian;
 mod model;
+mod review;
 mod setup;
 mod skills;
 mod team;
@@ -163,6 +164,12 @@ pub enum Command {
     /// List every note (of one skill), with filters, search and sort; shows the notes' ids.
     #[command(after_help = help::NOTES)]
     Notes(curate::NotesArgs),
+    /// The historian's promoted observations waiting for a person (historian.review): list, accept, reject.
+    #[command(after_help = help::REVIEW)]
+    Review {
+        #[command(subcommand)]
+        what: Option<review::ReviewCommand>,
+    },
     /// Write notes with their metadata, content hash and embedder id (no vectors).
     #[command(after_help = help::EXPORT)]
     Export {
@@ -546,6 +553,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             emit(g, &r, human_stats)?;
         }
         Command::Notes(a) => curate::notes(g, &engine(g)?, a)?,
+        Command::Review { what } => review::run(g, &engine(g)?, what)?,
         Command::Export { skill, scope, format, output } => {
             let format = match format.as_str() {
                 "jsonl" => skillmem::engine::ExportFormat::Jsonl,

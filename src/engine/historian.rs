@@ -38,6 +38,13 @@ pub struct PromotedNote {
     /// The note it replaced (`| replaces #<id>`), now kept as history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced: Option<i64>,
+    /// Stored waiting for review (`historian.review`): not recalled until a person accepts it
+    /// (`skillmem/reviewDecide`); a pending correction names the note it is to replace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// The note a pending correction takes the place of once accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<i64>,
 }
 
 /// A note an `outdated` line retired.
@@ -153,6 +160,7 @@ impl Engine {
             parsed.rejected.into_iter().map(|r| RejectedObservation { line: r.line, reason: r.reason }).collect();
         let mut promoted = vec![];
         let scope = self.config().historian.promote_scope;
+        let review = self.config().historian.review;
         let mut seen = std::collections::HashSet::new();
         let mut facts: std::collections::HashMap<String, (Option<String>, Vec<super::ListedNote>)> = Default::default();
         for o in parsed.observations {
@@ -223,7 +231,8 @@ impl Engine {
                 session_id: session_id.clone(),
                 skill_hash: None,
                 origin: Default::default(),
-                pending: false,
+                // Held for a person (historian.review); the agent's own notes never are.
+                pending: review,
             };
             if let Some(old) = o.replaces {
                 // A correction keeps the scope of the note it corrects.
@@ -238,9 +247,9 @@ impl Engine {
             match self.write_note_in(&ctx, new, o.replaces) {
                 Ok(w) => {
                     let stored = store::get(&self.conn(), w.id)?;
-                    let (scope, origin_project) = match stored {
-                        Some(n) => (n.scope, n.origin_project),
-                        None => (scope, self.project_id().to_string()),
+                    let (scope, origin_project, pending, replaces) = match stored {
+                        Some(n) => (n.scope, n.origin_project, n.pending, n.review_replaces),
+                        None => (scope, self.project_id().to_string(), false, None),
                     };
                     promoted.push(PromotedNote {
                         id: w.id,
@@ -251,6 +260,8 @@ impl Engine {
                         scope,
                         origin_project,
                         replaced: w.replaced,
+                        pending,
+                        replaces,
                     });
                 }
                 // Storage failures are the caller's problem, not the line's.

@@ -15,6 +15,7 @@ mod distill;
 mod editor;
 mod historian;
 mod memory;
+mod review;
 mod skills;
 mod team;
 
@@ -29,6 +30,7 @@ pub use memory::{
     DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
     INTENT_DESCRIPTION,
 };
+pub use review::{Decided, Decision};
 pub use skills::{Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
 pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 

@@ -7,9 +7,10 @@ use axum::extract::{Path as UrlPath, Query, State};
 use axum::response::{Html, IntoResponse, Response};
 
 use super::{blocking, ApiError, Shared};
+use crate::engine::ListedNote;
 use crate::engine::{DayActivity, NoteFilter, NoteSort};
 use crate::memory::{Kind, Scope, Source};
-use crate::protocol::curate::Notes;
+use crate::protocol::curate::{Notes, Review, ReviewParams};
 use crate::protocol::{Cx, Method};
 
 pub const APP_JS: &str = include_str!("assets/app.js");
@@ -52,14 +53,15 @@ fn day(ms: i64) -> String {
 }
 
 fn layout(ui: &Shared, title: &str, active: &str, body: &str) -> Response {
-    let nav = [("/", "Overview"), ("/preview", "What the agent sees"), ("/skills", "Session skills")]
-        .iter()
-        .map(|(href, label)| {
-            let cls = if *label == active { " class=\"active\"" } else { "" };
-            format!("<a href=\"{href}\"{cls}>{label}</a>")
-        })
-        .collect::<Vec<_>>()
-        .join("");
+    let nav =
+        [("/", "Overview"), ("/preview", "What the agent sees"), ("/review", "Review"), ("/skills", "Session skills")]
+            .iter()
+            .map(|(href, label)| {
+                let cls = if *label == active { " class=\"active\"" } else { "" };
+                format!("<a href=\"{href}\"{cls}>{label}</a>")
+            })
+            .collect::<Vec<_>>()
+            .join("");
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
 <meta name=\"skillmem-token\" content=\"{token}\"><title>{title} · skillmem</title>\
@@ -525,4 +527,103 @@ pub async fn session_skills(State(ui): State<Shared>) -> Response {
 <pre id=\"seed-result\" class=\"progress\" hidden></pre>",
     );
     layout(&ui, "Session skills", "Session skills", &b)
+}
+
+// ---- provenance --------------------------------------------------------------------------
+
+/// Where a note came from, as a line under its lesson: its source, host, session (a link to
+/// the session's other notes) and, for the historian, the transcript and where in it.
+pub fn provenance(n: &ListedNote) -> String {
+    let mut parts = vec![format!("<span class=\"src\">{}</span>", esc(&n.source))];
+    if let Some(o) = n.origin_source {
+        parts.push(format!("first written by the {}", esc(o.as_str())));
+    }
+    if let Some(h) = &n.origin.host {
+        parts.push(format!("host <span class=\"host\">{}</span>", esc(h)));
+    }
+    if let Some(s) = &n.session_id {
+        parts.push(format!(
+            "session <a class=\"session\" href=\"/skill/{}?session={}&amp;project=*&amp;history=yes\">{}</a>",
+            enc(&n.skill),
+            enc(s),
+            esc(s)
+        ));
+    }
+    if let Some(t) = &n.origin.transcript {
+        let at = n.origin.transcript_at.as_deref().map(|a| format!(" ({})", esc(a))).unwrap_or_default();
+        parts.push(format!("transcript <code class=\"transcript\">{}</code>{at}", esc(t)));
+    }
+    format!("<div class=\"provenance\">from {}</div>", parts.join(" · "))
+}
+
+// ---- review ------------------------------------------------------------------------------
+
+pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let skill = opt(&q, "skill").map(str::to_string);
+    let engine = ui.engine.clone();
+    let got = blocking(move || {
+        let p = ReviewParams { skill, limit: Some(PAGE), include_rejected: true, ..Default::default() };
+        let queue = Review::run(&engine, p, &Cx::quiet())?;
+        Ok((queue, engine.config().historian.review))
+    })
+    .await;
+    let (queue, on) = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let waiting: Vec<&ListedNote> = queue.notes.iter().filter(|n| n.retired_at.is_none()).collect();
+    let rejected: Vec<&ListedNote> = queue.notes.iter().filter(|n| n.retired_at.is_some()).collect();
+    let mut b = String::new();
+    b.push_str(if on {
+        "<p class=\"muted\">The historian's promoted observations wait here until you accept them (<code>historian.review</code> is on). Nothing here is recalled yet.</p>"
+    } else {
+        "<p class=\"muted\"><code>historian.review</code> is off: the historian's observations go straight into recall. Notes queued while it was on still wait here.</p>"
+    });
+    b.push_str(&format!("<p class=\"count\" id=\"pending-count\">{} waiting</p>", waiting.len()));
+    if waiting.is_empty() {
+        b.push_str("<p class=\"muted\" id=\"queue-empty\">Nothing waits for review.</p>");
+    } else {
+        b.push_str("<table id=\"queue\"><thead><tr><th>#</th><th>Skill</th><th>Lesson</th><th>Kind</th><th>Scope</th><th>Written</th><th>Decision</th></tr></thead><tbody>");
+        for n in &waiting {
+            let id = n.id;
+            let corrects = n
+                .review_replaces
+                .map(|r| format!("<div class=\"intent\">corrects note #{r}: replaces it once accepted</div>"))
+                .unwrap_or_default();
+            b.push_str(&format!(
+                "<tr id=\"note-{id}\" class=\"pending\"><td>{id}</td><td><a href=\"/skill/{href}\">{skill}</a></td>\
+<td class=\"lesson\"><div class=\"delta\">{delta}</div>{corrects}{prov}\
+<details class=\"edit\"><summary>Edit, then accept</summary><form class=\"edit-accept\" data-act=\"/api/reviewDecide\" data-body='{{\"id\":{id},\"decision\":\"accept\"}}'>\
+<textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save and accept</button></form></details></td>\
+<td>{kind}</td><td>{scope}</td><td>{day}</td>\
+<td class=\"actions\"><button class=\"accept\" data-act=\"/api/reviewDecide\" data-body='{{\"id\":{id},\"decision\":\"accept\"}}'>Accept</button>\
+<form class=\"reject\" data-act=\"/api/reviewDecide\" data-body='{{\"id\":{id},\"decision\":\"reject\"}}'>\
+<input name=\"reason\" size=\"18\" placeholder=\"why not (kept)\" aria-label=\"reason\"><button class=\"danger\" type=\"submit\">Reject</button></form></td></tr>",
+                href = enc(&n.skill),
+                skill = esc(&n.skill),
+                delta = esc(&n.delta),
+                prov = provenance(n),
+                kind = esc(&n.kind),
+                scope = n.scope.as_str(),
+                day = day(n.created_at),
+            ));
+        }
+        b.push_str("</tbody></table>");
+    }
+    if !rejected.is_empty() {
+        b.push_str("<h2>Rejected</h2><p class=\"muted\">Kept as retired notes with the reason; restore puts one back in the queue.</p>");
+        b.push_str("<table id=\"rejected\"><thead><tr><th>#</th><th>Skill</th><th>Lesson</th><th>Why</th><th></th></tr></thead><tbody>");
+        for n in &rejected {
+            let id = n.id;
+            b.push_str(&format!(
+                "<tr id=\"note-{id}\" class=\"retired\"><td>{id}</td><td>{skill}</td><td class=\"lesson\">{delta}</td><td>{why}</td>\
+<td class=\"actions\"><button data-act=\"/api/restore\" data-body='{{\"id\":{id}}}'>Restore to the queue</button></td></tr>",
+                skill = esc(&n.skill),
+                delta = esc(&n.delta),
+                why = esc(n.reason.as_deref().unwrap_or("")),
+            ));
+        }
+        b.push_str("</tbody></table>");
+    }
+    layout(&ui, "Review", "Review", &b)
 }

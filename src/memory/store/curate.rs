@@ -68,7 +68,16 @@ pub fn search_query(text: &str) -> Option<String> {
 fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> String {
     use rusqlite::types::Value as V;
     let mut w = vec![if q.include_history { "1" } else { "notes.retired_at IS NULL" }.to_string()];
-    w.push(if q.pending { "notes.review IS NOT NULL" } else { "notes.review IS NULL" }.to_string());
+    // Notes waiting for review are listed only when asked for; one rejected in review is
+    // history (retired, with the reason) and listed as such.
+    w.push(
+        match (q.pending, q.include_history) {
+            (true, _) => "notes.review IS NOT NULL",
+            (false, false) => "notes.review IS NULL",
+            (false, true) => "(notes.review IS NULL OR notes.retired_at IS NOT NULL)",
+        }
+        .to_string(),
+    );
     let arg = |args: &mut Vec<V>, v: V| {
         args.push(v);
         format!("?{}", args.len())

@@ -8,6 +8,7 @@
 //! - `fts.rs`: the full-text queries;
 //! - `vectors.rs`: stored vectors and word pieces (the index's loads, re-embedding);
 //! - `reads.rs`: the counts and scans recall's catalog, stats and reports read;
+//! - `review.rs`: the review queue (accept, reject);
 //! - `team.rs`: the local side of team sync (outbox, uids, applying a pull);
 //! - `curate.rs`: listing, scope moves, merges, export and import.
 //!
@@ -28,6 +29,7 @@ mod curate;
 mod fts;
 mod notes;
 mod reads;
+mod review;
 mod team;
 mod vectors;
 mod write;
@@ -36,6 +38,7 @@ pub use curate::*;
 pub use fts::*;
 pub use notes::*;
 pub use reads::*;
+pub use review::*;
 pub use team::*;
 pub use vectors::*;
 pub use write::*;

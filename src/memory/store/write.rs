@@ -108,9 +108,9 @@ pub fn write_among(
             "UPDATE notes SET hits = hits + 1, last_used_at = ?2, skill_hash = COALESCE(?3, skill_hash) WHERE id = ?1",
             params![id, now, new.skill_hash],
         )?;
-        // A write that is not held for review (the agent's own) saying what a note waiting for
-        // review says accepts that note: the agent vouches for it.
-        if !new.pending {
+        // The agent's own note (never held for review) saying what a note waiting for review
+        // says accepts that note: the agent vouches for it.
+        if !new.pending && new.source == Source::Agent {
             tx.execute("UPDATE notes SET review = NULL WHERE id = ?1 AND review IS NOT NULL", [id])?;
         }
         Ok(())
