@@ -342,4 +342,17 @@ fn the_review_queue_accepts_edits_and_rejects() {
     let (s, _) = ui.post("/api/restore", json!({ "id": ids[2] }));
     assert_eq!(s, 200);
     assert_eq!(ui.json("/api/review")["total"], 1);
+    // Provenance on the note, and a link to its session's other notes.
+    let (_, _, body) = ui.get("/skill/jq");
+    let body = dechunk(&body);
+    assert!(body.contains("class=\"provenance\"") && body.contains("href=\"/session?id=s9\""), "{body}");
+    let (s, _, body) = ui.get("/session?id=s9");
+    assert_eq!(s, 200);
+    let body = dechunk(&body);
+    assert!(ids.iter().all(|id| body.contains(&format!("id=\"note-{id}\""))), "{body}");
+    // The three, and the historian's text of the one edited before it was accepted.
+    assert!(body.contains("4 notes written in session") && body.contains("waiting for review"), "{body}");
+    assert!(body.contains("counts each object") && body.contains("replaced by #"), "{body}");
+    let (s, _, _) = ui.get("/session");
+    assert_eq!(s, 400);
 }

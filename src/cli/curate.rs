@@ -296,7 +296,7 @@ fn human_doctor(d: &Doctor) -> String {
 /// `skillmem ui`: binds 127.0.0.1, prints the URL with its token, opens it unless told not
 /// to, and serves until the process ends.
 pub fn ui(g: &Global, port: u16, no_open: bool) -> Result<()> {
-    let engine = std::sync::Arc::new(super::engine(g)?);
+    let engine = std::sync::Arc::new(super::engine_as(g, "ui")?);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async {
         let bound = skillmem::ui::bind(engine, port).await.context("cannot listen on 127.0.0.1")?;

@@ -52,7 +52,7 @@ pub struct NoteFilter {
     pub kind: Option<Kind>,
     #[serde(default)]
     pub scope: Option<Scope>,
-    /// agent or historian.
+    /// agent, historian, import or team.
     #[serde(default)]
     pub source: Option<Source>,
     /// Only pinned (true) or only unpinned (false) notes.
@@ -705,6 +705,32 @@ impl Engine {
             ),
             Err(e) => add("history", CheckStatus::Fail, e.to_string(), None),
         }
+        match store::provenance_health(&self.conn()) {
+            Ok(h) if !h.missing.is_empty() => add(
+                "provenance",
+                CheckStatus::Fail,
+                format!("the notes table lacks {} (migration 0011 did not apply)", h.missing.join(", ")),
+                Some("restore the store from a backup or an export; a skillmem older than this store may have written it".into()),
+            ),
+            Ok(h) => {
+                let sources: Vec<String> = h.by_source.iter().map(|(s, n)| format!("{s} {n}")).collect();
+                let mut detail = if sources.is_empty() { "no notes".to_string() } else { sources.join(", ") };
+                if h.unknown > 0 {
+                    detail.push_str(&format!(
+                        "; {} written before provenance was kept (no host, no session)",
+                        h.unknown
+                    ));
+                }
+                if h.historian_without_transcript > 0 {
+                    detail.push_str(&format!("; {} historian notes name no transcript", h.historian_without_transcript));
+                }
+                if h.pending > 0 {
+                    detail.push_str(&format!("; {} wait for review (skillmem review)", h.pending));
+                }
+                add("provenance", CheckStatus::Ok, detail, None)
+            }
+            Err(e) => add("provenance", CheckStatus::Fail, e.to_string(), None),
+        }
         match store::fts_integrity(&self.conn()) {
             Ok(None) => add("full-text index", CheckStatus::Ok, "consistent with the notes".into(), None),
             Ok(Some(why)) => add(
@@ -897,6 +923,22 @@ pub fn to_markdown(notes: &[ExportedNote]) -> String {
             }
             if !n.project_id.is_empty() {
                 meta.push(format!("project {}", n.project_id));
+            }
+            if let Some(o) = n.origin_source {
+                meta.push(format!("first written by the {}", o.as_str()));
+            }
+            if let Some(h) = &n.origin.host {
+                meta.push(format!("host {h}"));
+            }
+            if let Some(s) = &n.session_id {
+                meta.push(format!("session {s}"));
+            }
+            if let Some(t) = &n.origin.transcript {
+                let at = n.origin.transcript_at.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
+                meta.push(format!("transcript {t}{at}"));
+            }
+            if n.pending {
+                meta.push("waiting for review".into());
             }
             s.push_str(&format!("  - {}\n", meta.join(" · ")));
         }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::historian::{filter, observations, transcript, Format};
-use crate::memory::{store, NewNote, Scope, Source, WriteStatus};
+use crate::memory::{store, NewNote, Origin, Scope, Source, WriteStatus};
 
 /// A transcript chunk rendered for the historian.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -130,6 +130,20 @@ impl Engine {
         }
     }
 
+    /// Records where the chunk rendered for `session` came from (the transcript, where in it):
+    /// what `historianResult` for that session records on the notes it promotes, unless it
+    /// names a transcript itself. Kept in memory for the last 256 sessions.
+    pub fn chunk_origin(&self, session: &str, origin: Origin) {
+        if origin.transcript.is_none() && origin.transcript_at.is_none() {
+            return;
+        }
+        let mut m = super::lock(&self.chunk_origins);
+        if !m.contains_key(session) && m.len() >= 256 {
+            m.clear();
+        }
+        m.insert(session.to_string(), origin);
+    }
+
     /// What the promotion filter knows of a skill: its SKILL.md and its current notes (the
     /// most hit first, at most 200: those a block shows).
     fn filter_facts(&self, ctx: &super::SkillContext) -> (Option<String>, Vec<super::ListedNote>) {
@@ -155,6 +169,24 @@ impl Engine {
     /// promotion filter refuses (`historian::filter`: narration, task-bound facts, the skill's
     /// own text or notes restated, unused skills, paragraphs, vague lines, secrets).
     pub fn historian_result(&self, output: &str, session_id: Option<String>) -> Result<Promotion> {
+        self.historian_result_from(output, session_id, Origin::default())
+    }
+
+    /// [`Engine::historian_result`], the notes recorded as read from `origin`'s transcript
+    /// (where it says none: the one the session's last chunk came from, [`Engine::chunk_origin`]).
+    pub fn historian_result_from(
+        &self,
+        output: &str,
+        session_id: Option<String>,
+        mut origin: Origin,
+    ) -> Result<Promotion> {
+        let session_id = session_id.filter(|s| !s.trim().is_empty());
+        if origin.transcript.is_none() {
+            if let Some(known) = session_id.as_ref().and_then(|s| super::lock(&self.chunk_origins).get(s).cloned()) {
+                origin.transcript = known.transcript;
+                origin.transcript_at = origin.transcript_at.or(known.transcript_at);
+            }
+        }
         let parsed = observations::parse(output);
         let mut rejected: Vec<RejectedObservation> =
             parsed.rejected.into_iter().map(|r| RejectedObservation { line: r.line, reason: r.reason }).collect();
@@ -230,7 +262,7 @@ impl Engine {
                 source: Source::Historian,
                 session_id: session_id.clone(),
                 skill_hash: None,
-                origin: Default::default(),
+                origin: origin.clone(),
                 // Held for a person (historian.review); the agent's own notes never are.
                 pending: review,
             };
@@ -290,5 +322,82 @@ impl Engine {
             }
         }
         Ok(Promotion { promoted, retired, rejected })
+    }
+}
+
+/// Where in its transcript a chunk is, from the records' own ids: Claude Code's `uuid`,
+/// OpenCode's message id (`info.id`, or a bare part's `messageID`): `message ID` for one,
+/// `messages FIRST..LAST` for more; `None` when the records carry none (the `text` format).
+pub fn chunk_span(format: Format, messages: &[Value], text: Option<&str>) -> Option<String> {
+    let parsed;
+    let records: &[Value] = if messages.is_empty() {
+        match (format, text) {
+            (Format::Text, _) | (_, None) => return None,
+            (_, Some(t)) => {
+                parsed = transcript::records_from_jsonl(t);
+                &parsed
+            }
+        }
+    } else {
+        messages
+    };
+    let id_of = |v: &Value| -> Option<String> {
+        let owned;
+        let v = match v.as_str() {
+            Some(line) => {
+                owned = serde_json::from_str::<Value>(line).ok()?;
+                &owned
+            }
+            None => v,
+        };
+        let id = match format {
+            Format::ClaudeCode => v.get("uuid"),
+            Format::OpenCode => v.pointer("/info/id").or_else(|| v.get("messageID")),
+            Format::Text => None,
+        };
+        id.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
+    };
+    let ids: Vec<String> = records.iter().filter_map(id_of).collect();
+    match ids.as_slice() {
+        [] => None,
+        [one] => Some(format!("message {one}")),
+        [first, .., last] if first == last => Some(format!("message {first}")),
+        [first, .., last] => Some(format!("messages {first}..{last}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn chunk_spans_table() {
+        type Case<'a> = (Format, Vec<Value>, Option<&'a str>, Option<&'a str>);
+        let cases: &[Case] = &[
+            (Format::Text, vec![], Some("U: hi"), None),
+            (Format::ClaudeCode, vec![], None, None),
+            (Format::ClaudeCode, vec![json!({ "type": "user", "uuid": "u1" })], None, Some("message u1")),
+            (
+                Format::ClaudeCode,
+                vec![json!({ "uuid": "u1" }), json!({ "type": "summary" }), json!("{\"uuid\":\"u3\"}")],
+                None,
+                Some("messages u1..u3"),
+            ),
+            (Format::ClaudeCode, vec![], Some("{\"uuid\":\"a\"}\n{\"uuid\":\"b\"}\n"), Some("messages a..b")),
+            (
+                Format::OpenCode,
+                vec![
+                    json!({ "info": { "id": "msg_1" }, "parts": [] }),
+                    json!({ "messageID": "msg_2", "type": "text" }),
+                ],
+                None,
+                Some("messages msg_1..msg_2"),
+            ),
+            (Format::OpenCode, vec![json!({ "parts": [] }), json!("not json")], None, None),
+        ];
+        for (format, messages, text, want) in cases {
+            assert_eq!(chunk_span(*format, messages, *text).as_deref(), *want, "{format:?} {messages:?} {text:?}");
+        }
     }
 }

@@ -25,7 +25,7 @@ pub use curate::{
 };
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace, SecretNote};
 pub use editor::SkillOverview;
-pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
+pub use historian::{chunk_span, PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{
     DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
     INTENT_DESCRIPTION,
@@ -95,6 +95,9 @@ pub struct Engine {
     stash: Mutex<IntentStash>,
     /// Skills used by the chunks rendered for each session (see `historian.rs`).
     chunk_skills: Mutex<HashMap<String, Vec<String>>>,
+    /// The transcript each session's last rendered chunk came from (provenance of what the
+    /// historian promotes for that session; see `historian.rs`).
+    chunk_origins: Mutex<HashMap<String, crate::memory::Origin>>,
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
     warned: Mutex<HashSet<String>>,
     warnings: Mutex<Vec<String>>,
@@ -163,6 +166,7 @@ impl Engine {
             enabled_globs,
             stash: Mutex::new(IntentStash::default()),
             chunk_skills: Mutex::new(HashMap::new()),
+            chunk_origins: Mutex::new(HashMap::new()),
             skill_dirs: Mutex::new(HashMap::new()),
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),

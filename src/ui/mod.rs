@@ -117,6 +117,7 @@ fn router(ui: Shared) -> Router {
         .route("/preview", get(pages::preview))
         .route("/skills", get(pages::session_skills))
         .route("/review", get(pages::review))
+        .route("/session", get(pages::session))
         .route("/assets/app.js", get(|| async { asset("text/javascript; charset=utf-8", pages::APP_JS) }))
         .route("/assets/style.css", get(|| async { asset("text/css; charset=utf-8", pages::STYLE_CSS) }))
         .route("/api/stats", get(api_stats))

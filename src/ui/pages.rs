@@ -225,11 +225,7 @@ pub async fn skill(
         all_projects: opt(&q, "project") == Some("*"),
         kind: opt(&q, "kind").and_then(Kind::parse),
         scope: opt(&q, "scope").and_then(Scope::parse),
-        source: match opt(&q, "source") {
-            Some("agent") => Some(Source::Agent),
-            Some("historian") => Some(Source::Historian),
-            _ => None,
-        },
+        source: opt(&q, "source").and_then(Source::parse),
         pinned: match opt(&q, "pinned") {
             Some("yes") => Some(true),
             Some("no") => Some(false),
@@ -290,7 +286,17 @@ pub async fn skill(
             ]
         ),
         select("scope", opt(&q, "scope"), &[("", "any scope"), ("project", "project"), ("global", "global")]),
-        select("source", opt(&q, "source"), &[("", "any source"), ("agent", "agent"), ("historian", "historian")]),
+        select(
+            "source",
+            opt(&q, "source"),
+            &[
+                ("", "any source"),
+                ("agent", "agent"),
+                ("historian", "historian"),
+                ("import", "import"),
+                ("team", "team")
+            ]
+        ),
         select("pinned", opt(&q, "pinned"), &[("", "pinned or not"), ("yes", "pinned"), ("no", "not pinned")]),
         select("sort", opt(&q, "sort"), &[("", "newest first"), ("hits", "most hits"), ("recalls", "most recalls")]),
         select("history", opt(&q, "history"), &[("", "current notes"), ("yes", "with replaced and retired notes")]),
@@ -318,10 +324,11 @@ pub async fn skill(
             let why = n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default();
             b.push_str(&format!(
                 "<tr id=\"note-{id}\" class=\"retired\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{delta}</div>\
-<div class=\"intent\">{state}{why}</div></td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
+<div class=\"intent\">{state}{why}</div>{prov}</td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
 <td class=\"actions\"><button data-act=\"/api/restore\" data-body='{{\"id\":{id}}}'>Restore</button>\
 <button class=\"danger\" data-act=\"/api/purge\" data-body='{{\"id\":{id}}}' data-confirm=\"Delete note {id} and its older versions for good? This cannot be undone.\">Delete for good</button></td></tr>",
                 delta = esc(&n.delta),
+                prov = provenance(n),
                 kind = esc(&n.kind),
                 scope = n.scope.as_str(),
                 source = esc(&n.source),
@@ -333,7 +340,7 @@ pub async fn skill(
         }
         let other = if n.scope == Scope::Project { "global" } else { "project" };
         b.push_str(&format!(
-            "<tr id=\"note-{id}\" class=\"{cls}\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}\
+            "<tr id=\"note-{id}\" class=\"{cls}\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}{prov}\
 <details class=\"edit\"><summary>Edit</summary><form data-act=\"/api/edit\" data-body='{{\"id\":{id}}}'>\
 <textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save</button></form></details></td>\
 <td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{day}{vec}</td>\
@@ -343,6 +350,7 @@ pub async fn skill(
             cls = if n.pinned { "pinned" } else { "" },
             pinmark = if n.pinned { "<span class=\"badge\">pinned</span> " } else { "" },
             delta = esc(&n.delta),
+            prov = provenance(n),
             intent = if n.intent.is_empty() {
                 String::new()
             } else {
@@ -543,8 +551,7 @@ pub fn provenance(n: &ListedNote) -> String {
     }
     if let Some(s) = &n.session_id {
         parts.push(format!(
-            "session <a class=\"session\" href=\"/skill/{}?session={}&amp;project=*&amp;history=yes\">{}</a>",
-            enc(&n.skill),
+            "session <a class=\"session\" href=\"/session?id={}\" title=\"this session's other notes\">{}</a>",
             enc(s),
             esc(s)
         ));
@@ -626,4 +633,70 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
         b.push_str("</tbody></table>");
     }
     layout(&ui, "Review", "Review", &b)
+}
+
+// ---- a session's notes -------------------------------------------------------------------
+
+/// Every note written in one host session, of every skill and project, with the history and
+/// the review queue: what the provenance line's session link opens.
+pub async fn session(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let Some(id) = opt(&q, "id").map(str::to_string) else {
+        return err_page(&ui, ApiError(crate::error::Error::invalid("which session? open /session?id=SESSION")));
+    };
+    let engine = ui.engine.clone();
+    let sid = id.clone();
+    let got = blocking(move || {
+        let base = NoteFilter {
+            session_id: Some(sid),
+            all_projects: true,
+            include_superseded: true,
+            limit: Some(1_000),
+            ..Default::default()
+        };
+        let notes = Notes::run(&engine, base.clone(), &Cx::quiet())?;
+        // Waiting for review (the rejected ones are history, listed above).
+        let pending =
+            Notes::run(&engine, NoteFilter { pending: true, include_superseded: false, ..base }, &Cx::quiet())?;
+        Ok((notes, pending))
+    })
+    .await;
+    let (notes, pending) = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let mut all: Vec<&ListedNote> = notes.notes.iter().chain(pending.notes.iter()).collect();
+    all.sort_by_key(|n| (n.created_at, n.id));
+    let mut b = format!(
+        "<p class=\"count\" id=\"count\">{} notes written in session <code>{}</code>, of every skill and project, oldest first</p>",
+        all.len(),
+        esc(&id)
+    );
+    if all.is_empty() {
+        b.push_str("<p class=\"muted\" id=\"empty\">No note names this session.</p>");
+    } else {
+        b.push_str("<table id=\"notes\"><thead><tr><th>#</th><th>Skill</th><th>Lesson</th><th>Kind</th><th>State</th><th>Written</th></tr></thead><tbody>");
+        for n in all {
+            let state = match (n.pending, n.retired_at, n.superseded_by) {
+                (true, None, _) => "<a href=\"/review\">waiting for review</a>".to_string(),
+                (_, Some(_), Some(by)) => format!("replaced by #{by}"),
+                (_, Some(_), None) => {
+                    format!("retired{}", n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default())
+                }
+                _ => "current".to_string(),
+            };
+            b.push_str(&format!(
+                "<tr id=\"note-{id}\"><td>{id}</td><td><a href=\"/skill/{href}?project=*#note-{id}\">{skill}</a></td>\
+<td class=\"lesson\"><div class=\"delta\">{delta}</div>{prov}</td><td>{kind}</td><td>{state}</td><td>{day}</td></tr>",
+                id = n.id,
+                href = enc(&n.skill),
+                skill = esc(&n.skill),
+                delta = esc(&n.delta),
+                prov = provenance(n),
+                kind = esc(&n.kind),
+                day = day(n.created_at),
+            ));
+        }
+        b.push_str("</tbody></table>");
+    }
+    layout(&ui, "Session", "", &b)
 }

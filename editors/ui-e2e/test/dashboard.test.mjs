@@ -225,6 +225,15 @@ test("the review queue in headless Chromium", { timeout: 120_000 }, async () => 
     await page.click(`#rejected #note-${opt} button`);
     await page.waitForSelector(`#queue #note-${opt}`);
     assert.match(await page.textContent("#pending-count"), /^1 waiting/);
+
+    // Provenance on a note links to its session's other notes.
+    await page.goto(new URL("/skill/jq", url).href);
+    assert.match(await page.textContent(`#note-${raw} .provenance`), /historian · host cli · session sess-42/);
+    await Promise.all([page.waitForURL(/\/session\?id=sess-42/), page.click(`#note-${raw} .provenance a.session`)]);
+    // The three, and the historian's text of the one edited before it was accepted.
+    assert.match(await page.textContent("#count"), /^4 notes written in session/);
+    assert.ok(await page.$(`#note-${opt}`));
+    await page.screenshot({ path: join(SHOTS, "session.png"), fullPage: true });
     assert.deepEqual(errors, [], "no script errors");
   } finally {
     await browser.close();

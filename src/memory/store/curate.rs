@@ -499,3 +499,54 @@ pub fn skills_with_notes(conn: &Connection) -> Result<Vec<(String, i64)>> {
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// What `doctor` reads of the notes' provenance (migration 0011).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProvenanceHealth {
+    /// The provenance columns, or the sources `import` and `team`, the notes table lacks.
+    pub missing: Vec<String>,
+    /// Notes by source, every note (history and the review queue included).
+    pub by_source: Vec<(String, i64)>,
+    /// Notes that name no host and no session (written before provenance was kept).
+    pub unknown: i64,
+    /// Historian notes that name no transcript.
+    pub historian_without_transcript: i64,
+    /// Notes waiting for review.
+    pub pending: i64,
+}
+
+/// The notes' provenance, for `doctor`.
+pub fn provenance_health(conn: &Connection) -> Result<ProvenanceHealth> {
+    let mut h = ProvenanceHealth::default();
+    let columns: Vec<String> = {
+        let mut stmt = conn.prepare("SELECT name FROM pragma_table_xinfo('notes')")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    for c in ["session_id", "host", "transcript", "transcript_at", "origin_source", "review", "review_replaces"] {
+        if !columns.iter().any(|x| x == c) {
+            h.missing.push(format!("column {c}"));
+        }
+    }
+    let table: String =
+        conn.query_row("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'notes'", [], |r| r.get(0))?;
+    for s in ["import", "team"] {
+        if !table.contains(&format!("'{s}'")) {
+            h.missing.push(format!("source {s}"));
+        }
+    }
+    if !h.missing.is_empty() {
+        return Ok(h);
+    }
+    let mut stmt = conn.prepare("SELECT source, count(*) FROM notes GROUP BY source ORDER BY source")?;
+    h.by_source = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+    (h.unknown, h.historian_without_transcript, h.pending) = conn.query_row(
+        "SELECT coalesce(sum(host IS NULL AND session_id IS NULL), 0),
+                coalesce(sum(source = 'historian' AND transcript IS NULL), 0),
+                coalesce(sum(review IS NOT NULL AND retired_at IS NULL), 0)
+         FROM notes",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    Ok(h)
+}

@@ -236,9 +236,10 @@ pub fn edit(
     tx.execute(
         "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
                             pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
-                            retired_at, superseded_by, reason)
+                            retired_at, superseded_by, reason, host, transcript, transcript_at, origin_source)
          SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0, norm_hash,
-                skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited'
+                skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited', host, transcript,
+                transcript_at, origin_source
          FROM notes WHERE id = ?1 AND retired_at IS NULL AND delta IS NOT ?3",
         params![id, now, delta],
     )?;
