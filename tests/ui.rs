@@ -318,6 +318,8 @@ fn the_review_queue_accepts_edits_and_rejects() {
     let body = dechunk(&body);
     assert!(body.contains("3 waiting") && body.contains("raw strings") && body.contains("session"), "{body}");
     assert!(body.contains("href=\"/review\""), "the nav links the queue");
+    let (_, _, overview) = ui.get("/");
+    assert!(dechunk(&overview).contains("3 promoted observation(s) wait for review"), "{overview}");
     let q = ui.json("/api/review");
     assert_eq!(q["total"], 3, "{q}");
     let (s, _) = ui.post("/api/reviewDecide", json!({ "id": ids[0], "decision": "accept" }));

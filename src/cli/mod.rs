@@ -517,7 +517,17 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Note { skill, kind, delta, intent, scope, tags, replaces } => {
             let r = call::<Note>(
                 &engine(g)?,
-                NoteParams { session_id: None, skill, kind, delta, intent, tags: Some(tags), scope, replaces },
+                NoteParams {
+                    session_id: None,
+                    host: None,
+                    skill,
+                    kind,
+                    delta,
+                    intent,
+                    tags: Some(tags),
+                    scope,
+                    replaces,
+                },
             )?;
             emit(g, &r, |r| {
                 let status = serde_json::to_value(r.status).unwrap_or_default();

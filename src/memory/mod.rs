@@ -119,8 +119,8 @@ impl Source {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Origin {
-    /// The host that wrote it: `claude-code`, `opencode`, an LSP client's name, `mcp:<client>`,
-    /// `cli`, `ui`.
+    /// The host that wrote it: `claude-code`, an LSP client's name (`opencode`, `Neovim`, ...),
+    /// `mcp:<client>`, `cli`, `ui`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// The transcript the historian read it from (a path, or the host's id of it).

@@ -137,10 +137,12 @@ pub async fn overview(State(ui): State<Shared>) -> Response {
         let projects = engine.projects_seen()?;
         let activity = engine.activity(30)?;
         let index = engine.vector_index().map(|ix| (ix.len(), ix.warming()));
-        Ok((stats, projects, activity, index, engine.config().data_dir.clone(), engine.project_id().to_string()))
+        let pending = engine.review_pending()?;
+        let here = (engine.config().data_dir.clone(), engine.project_id().to_string());
+        Ok((stats, projects, activity, index, here, pending))
     })
     .await;
-    let (stats, projects, activity, index, data_dir, project) = match got {
+    let (stats, projects, activity, index, (data_dir, project), pending) = match got {
         Ok(v) => v,
         Err(e) => return err_page(&ui, e),
     };
@@ -166,6 +168,11 @@ pub async fn overview(State(ui): State<Shared>) -> Response {
         b.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v)));
     }
     b.push_str("</dl></section>");
+    if pending > 0 {
+        b.push_str(&format!(
+            "<p id=\"pending\"><a href=\"/review\">{pending} promoted observation(s) wait for review</a> (not recalled until accepted)</p>"
+        ));
+    }
     b.push_str("<h2>Skills with memory</h2>");
     if stats.skills.is_empty() {
         b.push_str("<p class=\"muted\">No skill has notes yet.</p>");
