@@ -1,8 +1,8 @@
 //! The review queue (`historian.review`) through the protocol, the way a host and a person
 //! use it: promoted observations wait out of recall, the agent's own notes do not; accept,
 //! edit then accept, reject (kept, restorable into the queue), a correction replacing its note
-//! only once accepted; and the CLI over the same store. Real `skillmem serve` children, real
-//! frames, a real SQLite file.
+//! only once accepted; the CLI over the same store; a team sync that leaves pending notes
+//! home. Real `skillmem serve` children, real frames, a real SQLite file.
 
 mod common;
 
@@ -204,4 +204,63 @@ fn the_cli_reviews_the_same_queue() {
     assert_eq!(page["total"], 1, "{page}");
     let tools: Vec<String> = skillmem::hosts::mcp::tools().iter().map(|t| t.name.to_string()).collect();
     assert!(tools.iter().all(|t| !t.contains("review")), "{tools:?}");
+}
+
+/// A note waiting for review stays on its machine through a team sync; accepted, it travels,
+/// and the other machine records it as a note from the team, first written by the historian.
+/// A real PostgreSQL server (as in tests/team.rs).
+#[test]
+fn a_pending_note_stays_off_the_team_until_accepted() {
+    use skillmem::team::scratch::ScratchServer;
+    let pg = ScratchServer::start().unwrap_or_else(|e| panic!("cannot start a scratch PostgreSQL server: {e}"));
+    pg.admin_sql("postgres", "CREATE ROLE team_r LOGIN PASSWORD 'pw-review';").unwrap();
+    pg.admin_sql("postgres", "CREATE DATABASE skillmem OWNER team_r").unwrap();
+    let url = pg.url("team_r", "skillmem");
+    let machine = |extra: &str| {
+        let w = World::new();
+        w.enabled_skill("deploy");
+        std::fs::write(
+            w.ws.join("skillmem.toml"),
+            format!("project_id = \"proj-1\"\n{extra}\n[team]\nurl = \"{url}\"\nteam = \"core\"\npassword_env = \"SKILLMEM_TEAM_PW\"\n"),
+        )
+        .unwrap();
+        w
+    };
+    let run = |w: &World, args: &[&str]| -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"))
+            .arg("--json")
+            .args(args)
+            .current_dir(&w.ws)
+            .envs(w.envs())
+            .env("SKILLMEM_TEAM_PW", "pw-review")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "skillmem {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let a = machine("[historian]\nreview = true");
+    let b = machine("");
+    let summary = a.tmp.path().join("summary.txt");
+    std::fs::write(
+        &summary,
+        "<skill_observations>\n* deploy | gotcha | `deploy --dry-run` skips the migration step, so a dry run never shows schema errors.\n</skill_observations>\n",
+    )
+    .unwrap();
+    let r = run(&a, &["observe", summary.to_str().unwrap(), "--session", "s1"]);
+    let id = r["promoted"][0]["id"].as_i64().unwrap();
+    assert_eq!(r["promoted"][0]["pending"], true, "{r}");
+    let pushed = run(&a, &["sync"]);
+    assert_eq!(pushed["pushed"], 0, "nothing leaves while it waits: {pushed}");
+    run(&b, &["sync"]);
+    assert_eq!(run(&b, &["notes", "--all-projects"])["total"], 0);
+
+    run(&a, &["review", "accept", &id.to_string()]);
+    let pushed = run(&a, &["sync"]);
+    assert_eq!(pushed["pushed"], 1, "{pushed}");
+    let pulled = run(&b, &["sync"]);
+    assert_eq!(pulled["inserted"], 1, "{pulled}");
+    let there = run(&b, &["notes", "--all-projects"]);
+    let n = &there["notes"][0];
+    assert!(n["delta"].as_str().unwrap().contains("dry run never shows"), "{there}");
+    assert_eq!((n["source"].as_str(), n["originSource"].as_str()), (Some("team"), Some("historian")), "{there}");
 }
