@@ -65,6 +65,13 @@ fn promoted_observations_wait_and_the_agents_notes_do_not() {
     let again = promote(&mut c, LESSONS);
     assert!(again["promoted"].as_array().unwrap().iter().all(|p| p["status"] == "duplicate"), "{again}");
     assert_eq!(queue(&mut c)["total"], 2);
+    // So is a restatement in other words.
+    let reworded = promote(
+        &mut c,
+        "<skill_observations>\n* jq | gotcha | Without jq -r every string keeps its JSON quotes; -r prints raw strings.\n</skill_observations>",
+    );
+    assert_eq!(reworded["promoted"][0]["status"], "duplicate", "{reworded}");
+    assert_eq!(queue(&mut c)["total"], 2);
 
     let mine =
         note(&mut c, "jq", "workflow", "", "Run jq with --arg for shell values; never splice them into the filter.");

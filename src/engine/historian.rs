@@ -145,7 +145,7 @@ impl Engine {
     }
 
     /// What the promotion filter knows of a skill: its SKILL.md and its current notes (the
-    /// most hit first, at most 200: those a block shows).
+    /// most hit first, at most 200: those a block shows), then those waiting for review.
     fn filter_facts(&self, ctx: &super::SkillContext) -> (Option<String>, Vec<super::ListedNote>) {
         let md = ctx.dir.as_ref().and_then(|d| std::fs::read_to_string(d.join("SKILL.md")).ok());
         let f = super::NoteFilter {
@@ -154,13 +154,18 @@ impl Engine {
             limit: Some(200),
             ..Default::default()
         };
-        let notes = match self.list_notes(&f) {
+        let mut notes = match self.list_notes(&f) {
             Ok(page) => page.notes,
             Err(e) => {
                 tracing::debug!(skill = ctx.name, "historian filter: notes not read: {e}");
                 vec![]
             }
         };
+        // And those waiting for review: a restatement of one is a hit on it, not a second
+        // entry in the queue.
+        if let Ok(page) = self.list_notes(&super::NoteFilter { pending: true, ..f }) {
+            notes.extend(page.notes);
+        }
         (md, notes)
     }
 
