@@ -54,6 +54,11 @@ pub fn accept(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn 
     let n = pending_note(&tx, id, project)?;
     let now = now_ms();
     let mut out = Accepted { id, replaced: None, replaces_gone: None };
+    // In the order a replacement is written (store::write_among): the old note's hits and pin
+    // carried over while the new one still waits (no team event), the new note accepted (the
+    // team's `note`, with those hits), then the old one out of recall (the team's retirement,
+    // naming its successor).
+    let mut supersede = None;
     if let Some(old) = n.review_replaces {
         let current: Option<(i64, i64)> = tx
             .query_row(
@@ -68,11 +73,7 @@ pub fn accept(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn 
                     "UPDATE notes SET hits = hits + ?2, pinned = max(pinned, ?3) WHERE id = ?1",
                     params![id, hits, pinned],
                 )?;
-                tx.execute(
-                    "UPDATE notes SET retired_at = ?3, superseded_by = ?2, updated_at = ?3 WHERE id = ?1",
-                    params![old, id, now],
-                )?;
-                out.replaced = Some(old);
+                supersede = Some(old);
             }
             None => out.replaces_gone = Some(old),
         }
@@ -81,6 +82,13 @@ pub fn accept(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn 
         "UPDATE notes SET review = NULL, review_replaces = NULL, updated_at = ?2 WHERE id = ?1",
         params![id, now],
     )?;
+    if let Some(old) = supersede {
+        tx.execute(
+            "UPDATE notes SET retired_at = ?3, superseded_by = ?2, updated_at = ?3 WHERE id = ?1",
+            params![old, id, now],
+        )?;
+        out.replaced = Some(old);
+    }
     tx.commit()?;
     if let (Some(ix), Some(old)) = (index, out.replaced) {
         ix.remove(old);
