@@ -129,10 +129,22 @@ fn replaces_takes_the_old_notes_place_and_keeps_it_as_history() {
     }
     let after = ok(c.request("skillmem/notes", json!({ "includeSuperseded": true })).unwrap())["total"].clone();
     assert_eq!(before, after);
+    // skillmem/versions, from either end: the old one first, replaced by the new one.
+    for id in [old_id, new_id] {
+        let v = ok(c.request("skillmem/versions", json!({ "id": id })).unwrap());
+        assert_eq!(v["skill"], "ci", "{v}");
+        let got: Vec<(i64, Value)> = v["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| (n["id"].as_i64().unwrap(), n["supersededBy"].clone()))
+            .collect();
+        assert_eq!(got, vec![(old_id, json!(new_id)), (new_id, Value::Null)], "{v}");
+    }
     assert_eq!(c.shutdown().unwrap(), 0);
 }
 
-/// A note of another project cannot be replaced, retired or restored from this one.
+/// A note of another project cannot be replaced, retired, restored or shown from this one.
 #[test]
 fn a_note_of_another_project_is_not_found_from_this_one() {
     let w = World::new();
@@ -144,8 +156,10 @@ fn a_note_of_another_project_is_not_found_from_this_one() {
     let e = err(replace(&mut b, "ci", id, "Run make -j4 on the CI runners."));
     assert_eq!(e["code"], -32002, "{e}");
     assert!(e["message"].as_str().unwrap().contains("another project"), "{e}");
-    let e = err(b.request("skillmem/forget", json!({ "id": id })).unwrap());
-    assert_eq!(e["code"], -32002, "{e}");
+    for method in ["skillmem/forget", "skillmem/versions"] {
+        let e = err(b.request(method, json!({ "id": id })).unwrap());
+        assert_eq!(e["code"], -32002, "{method}: {e}");
+    }
     assert_eq!(b.shutdown().unwrap(), 0);
 }
 

@@ -149,6 +149,20 @@ fn every_hook_fails_open() {
             r#"{"hook_event_name":"AfterTool","tool_name":"activate_skill","tool_input":{"name":"jq"},"transcript_path":"/no/such/file.jsonl"}"#,
             false,
         ),
+        // The session's end, a transcript that is not there or not named.
+        (
+            "gemini-cli",
+            r#"{"hook_event_name":"SessionEnd","session_id":"s1","transcript_path":"/no/such.jsonl"}"#,
+            true,
+        ),
+        ("gemini-cli", r#"{"hook_event_name":"SessionEnd","transcript_path":"/no/such.jsonl"}"#, true),
+        ("codex", r#"{"hook_event_name":"Stop","session_id":"s1"}"#, true),
+        ("copilot", r#"{"sessionId":"no-such-session","reason":"complete"}"#, true),
+        ("copilot", r#"{"sessionId":"../../etc","reason":"complete"}"#, true),
+        // A compaction whose rollout is missing, holds no summary, or a summary without a block.
+        ("codex", r#"{"hook_event_name":"PostCompact","session_id":"s1","transcript_path":"/no/such.jsonl"}"#, true),
+        ("codex", r#"{"hook_event_name":"SessionStart","source":"compact","transcript_path":"/no/such.jsonl"}"#, false),
+        ("codex", r#"{"hook_event_name":"SessionStart","source":"startup"}"#, false),
     ];
     for (host, stdin, logged) in cases {
         let log = w.data.join("logs").join(format!("{host}-hook.log"));
@@ -164,4 +178,142 @@ fn every_hook_fails_open() {
         }
         assert_eq!(log.exists(), *logged, "{host} {stdin:?}: log {:?}", std::fs::read_to_string(&log).ok());
     }
+}
+
+/// The `(session, skill)` rows of `skill_uses`, in order.
+fn uses(w: &World) -> Vec<(String, String, String)> {
+    let conn = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+    let mut st = conn.prepare("SELECT host, session_id, skill FROM skill_uses ORDER BY id").unwrap();
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// A recorded transcript copied where the test's host keeps it.
+fn copy_transcript(w: &World, fixture: &str, to: &Path) -> String {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture), to).unwrap();
+    let _ = w;
+    to.display().to_string()
+}
+
+#[test]
+fn each_hosts_session_end_records_the_transcripts_skill_uses_once() {
+    // (host, skill folder, the recorded end event, its transcript, the skill-load event)
+    let cases = [
+        (
+            "gemini-cli",
+            ".gemini/skills",
+            "gemini-cli/recorded-0.61.0/session-end.json",
+            "gemini-cli/recorded-0.61.0/session-at-end.jsonl",
+            "gemini-cli/recorded-0.61.0/after-tool-activate-skill.json",
+        ),
+        (
+            "codex",
+            ".agents/skills",
+            "codex/recorded-0.171.0/stop.json",
+            "codex/recorded-0.171.0/rollout-at-stop.jsonl",
+            "codex/recorded-0.171.0/post-tool-use-bash.json",
+        ),
+        (
+            "copilot",
+            ".github/skills",
+            "copilot/recorded-1.0.102/session-end.json",
+            "copilot/recorded-1.0.102/events-at-session-end.jsonl",
+            "copilot/recorded-1.0.102/post-tool-use-skill.json",
+        ),
+    ];
+    for (host, folder, end, fixture, load) in cases {
+        // The hook never saw the load (it failed, say): the session's end records it.
+        let w = world_with(folder);
+        let mut e = recorded(end);
+        e["cwd"] = json!(w.ws);
+        let session = e.get("session_id").or_else(|| e.get("sessionId")).and_then(Value::as_str).unwrap().to_string();
+        let at = match host {
+            // Copilot's sessionEnd names only the session: its events file under HOME.
+            "copilot" => w.home.join(".copilot/session-state").join(&session).join("events.jsonl"),
+            _ => w.tmp.path().join("transcript.jsonl"),
+        };
+        let path = copy_transcript(&w, fixture, &at);
+        if host != "copilot" {
+            e["transcript_path"] = json!(path);
+        }
+        let (code, out, err) = hook(&w, host, &e.to_string());
+        assert_eq!((code, out.as_str()), (0, ""), "{host}: {err}");
+        let want = vec![(host.to_string(), session.clone(), "jq".to_string())];
+        assert_eq!(uses(&w), want, "{host}");
+        let log = w.data.join(format!("logs/{host}-hook.log"));
+        assert!(!log.exists(), "{host}: {}", std::fs::read_to_string(&log).unwrap_or_default());
+        // Again (Codex's next turn, a repeated event): nothing new read, nothing counted twice.
+        hook(&w, host, &e.to_string());
+        assert_eq!(uses(&w), want, "{host}: the second end counted again");
+
+        // The hook saw the load: the session's end does not count it again.
+        let w = world_with(folder);
+        let mut l = recorded(load);
+        l["cwd"] = json!(w.ws);
+        l[if host == "copilot" { "sessionId" } else { "session_id" }] = json!(session);
+        if host != "copilot" {
+            l["transcript_path"] = json!(transcript(&w, json!({"type": "x"})));
+        }
+        let (code, out, _) = hook(&w, host, &l.to_string());
+        assert!(code == 0 && !out.is_empty(), "{host}: the load got no block");
+        let at = match host {
+            "copilot" => w.home.join(".copilot/session-state").join(&session).join("events.jsonl"),
+            _ => w.tmp.path().join("rollout.jsonl"),
+        };
+        let path = copy_transcript(&w, fixture, &at);
+        let mut e = recorded(end);
+        e["cwd"] = json!(w.ws);
+        if host != "copilot" {
+            e["transcript_path"] = json!(path);
+        }
+        hook(&w, host, &e.to_string());
+        assert_eq!(uses(&w), vec![(host.to_string(), session.clone(), "jq".to_string())], "{host}: counted twice");
+    }
+}
+
+#[test]
+fn codex_compaction_promotes_the_summarys_observations_and_gives_the_blocks_back() {
+    // A skill with memory and no notes yet; the rollout of a real session whose compaction
+    // (Codex 0.171.0, the compact prompt of skillmem setup) ended with an observation.
+    let w = World::new();
+    let dir = w.ws.join(".agents/skills/jq");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), ENABLED.replace("NAME", "jq")).unwrap();
+    let rollout = copy_transcript(&w, "codex/recorded-0.171.0/rollout-at-stop.jsonl", &w.tmp.path().join("r.jsonl"));
+    let mut e = recorded("codex/recorded-0.171.0/post-compact.json");
+    e["cwd"] = json!(w.ws);
+    e["transcript_path"] = json!(rollout);
+    let (code, out, err) = hook(&w, "codex", &e.to_string());
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    let (_, notes, _) = w.cli(&["notes", "--json"]);
+    assert!(notes.contains("jq -r prints strings without quotes; use it for shell loops."), "{notes}");
+    assert!(notes.contains("historian"), "promoted as the historian's: {notes}");
+    // Codex then starts the session again (`source: "compact"`): the block comes back.
+    let mut s = recorded("codex/recorded-0.171.0/session-start-compact.json");
+    s["cwd"] = json!(w.ws);
+    s["transcript_path"] = json!(rollout);
+    let (code, out, err) = hook(&w, "codex", &s.to_string());
+    assert_eq!(code, 0, "{err}");
+    let a: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("not JSON: {out:?} {err}"));
+    assert_eq!(a["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let ctx = a["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(ctx.starts_with("<skill-memory skill=\"jq\""), "{ctx}");
+    assert!(ctx.contains("jq -r prints strings without quotes"), "{ctx}");
+    // A session's start that is no compaction's gets nothing.
+    s["source"] = json!("startup");
+    assert_eq!(hook(&w, "codex", &s.to_string()).1, "");
+    // A summary without a block (a compact prompt of the user's own): nothing promoted, no failure.
+    let plain = w.tmp.path().join("plain.jsonl");
+    std::fs::write(&plain, "{\"type\":\"compacted\",\"payload\":{\"message\":\"The agent printed names.\"}}\n")
+        .unwrap();
+    e["transcript_path"] = json!(plain);
+    let before = w.cli(&["notes", "--json"]).1;
+    assert_eq!(hook(&w, "codex", &e.to_string()).1, "");
+    assert_eq!(w.cli(&["notes", "--json"]).1, before);
+    assert!(
+        !w.data.join("logs/codex-hook.log").exists(),
+        "{}",
+        std::fs::read_to_string(w.data.join("logs/codex-hook.log")).unwrap_or_default()
+    );
 }

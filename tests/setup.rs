@@ -127,7 +127,6 @@ fn setup_refuses_what_it_cannot_do_and_writes_nothing() {
     // (arguments, what the error says)
     let cases: &[(&[&str], &str)] = &[
         (&["setup", "claude-code"], "not plain JSON"),
-        (&["setup", "codex", "--project", "."], "no project configuration"),
         (&["setup", "pi", "--project", "/no/such/folder"], "not a folder"),
     ];
     for (args, want) in cases {

@@ -170,13 +170,36 @@ fn a_note_travels_and_pins_edits_and_forgets_follow_it() {
     assert_eq!(n["pinned"], true, "{n}");
     assert_eq!(a.deltas(), vec![edited.to_string()]);
 
-    // A forgets it: it disappears from B, and the server keeps a tombstone.
+    // A forgets it: it leaves B's recall too, kept there as history with A's reason, and the
+    // server keeps it retired (not a tombstone).
     let id_a = n["id"].as_i64().unwrap();
-    a.json(&["forget", &id_a.to_string()]);
+    a.json(&["forget", &id_a.to_string(), "--reason", "the cluster caches no more"]);
     a.sync();
     let r = b.sync();
-    assert_eq!(r["removed"], 1, "{r}");
+    assert_eq!((r["retired"].as_i64(), r["removed"].as_i64()), (Some(1), Some(0)), "{r}");
     assert!(b.deltas().is_empty());
+    let hist = b.json(&["notes", "deploy", "--all-versions"]);
+    let kept =
+        hist["notes"].as_array().unwrap().iter().find(|n| n["id"] == id_b).cloned().unwrap_or_else(|| panic!("{hist}"));
+    assert_eq!(kept["reason"], "the cluster caches no more", "{kept}");
+    assert!(kept["retiredAt"].is_i64(), "{kept}");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE retired_at IS NOT NULL AND NOT deleted"), 1);
+
+    // A restores it: back in B's recall.
+    a.json(&["restore", &id_a.to_string()]);
+    a.sync();
+    let r = b.sync();
+    assert_eq!(r["restored"], 1, "{r}");
+    assert_eq!(b.deltas(), vec![edited.to_string()]);
+
+    // A purges it: gone from B with its older version, and the server keeps a tombstone.
+    a.json(&["purge", &id_a.to_string()]);
+    a.sync();
+    let r = b.sync();
+    assert_eq!(r["removed"], 2, "the note and the version B's pull of the edit kept: {r}");
+    assert!(b.deltas().is_empty());
+    let left = b.json(&["notes", "deploy", "--all-versions"]);
+    assert_eq!(left["notes"].as_array().map(Vec::len), Some(0), "{left}");
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE deleted AND delta = ''"), 1);
     // Syncing again moves nothing.
     let r = a.sync();
@@ -185,6 +208,76 @@ fn a_note_travels_and_pins_edits_and_forgets_follow_it() {
         (Some(0), Some(0), Some(0)),
         "{r}"
     );
+}
+
+#[test]
+fn a_correction_on_one_machine_takes_effect_on_the_other_and_both_keep_its_history() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let old = "Pin serde_yaml to 0.8; 0.9 breaks the parser.";
+    let id_a = a.note(old);
+    a.sync();
+    b.sync();
+    let id_b = b.find(old)["id"].as_i64().unwrap();
+    // B pins it; A replaces it with the correction (the pin carries over to the new note).
+    b.json(&["pin", &id_b.to_string()]);
+    b.sync();
+    a.sync();
+    let new = "Pin serde_yaml to 0.9; 0.8 is unmaintained and 0.9 parses our files.";
+    let r = a.json(&[
+        "note",
+        "deploy",
+        "--kind",
+        "gotcha",
+        "--scope",
+        "global",
+        "--intent",
+        "deploy to staging",
+        "--delta",
+        new,
+        "--replaces",
+        &id_a.to_string(),
+    ]);
+    assert_eq!(r["status"], "replaced", "{r}");
+    a.sync();
+    let r = b.sync();
+    assert_eq!((r["inserted"].as_i64(), r["retired"].as_i64()), (Some(1), Some(1)), "{r}");
+    assert_eq!(b.deltas(), vec![new.to_string()], "the correction took effect on B");
+    let newer = b.find(new);
+    assert_eq!(newer["pinned"], true, "{newer}");
+    // B's history: the old lesson, replaced by B's copy of the new one.
+    let v = b.json(&["versions", &newer["id"].as_i64().unwrap().to_string()]);
+    let texts: Vec<&str> = v.as_array().unwrap().iter().map(|n| n["delta"].as_str().unwrap()).collect();
+    assert_eq!(texts, vec![old, new], "{v}");
+    assert_eq!(v[0]["supersededBy"], newer["id"], "{v}");
+
+    // B's pull of an edit keeps the old text as a version, as a local edit does.
+    let id_new_a = a.find(new)["id"].as_i64().unwrap();
+    let edited = "Pin serde_yaml to 0.9.34; 0.8 is unmaintained and 0.9 parses our files.";
+    a.json(&["edit", &id_new_a.to_string(), "--delta", edited]);
+    a.sync();
+    b.sync();
+    assert_eq!(b.deltas(), vec![edited.to_string()]);
+    let v = b.json(&["versions", &b.find(edited)["id"].as_i64().unwrap().to_string()]);
+    let texts: Vec<&str> = v.as_array().unwrap().iter().map(|n| n["delta"].as_str().unwrap()).collect();
+    assert_eq!(texts, vec![old, new, edited], "{v}");
+
+    // B retires the current one; A's recall loses it too, and a third machine joining later
+    // gets the history as history: nothing current, every version kept.
+    let id_b_now = b.find(edited)["id"].as_i64().unwrap();
+    b.json(&["forget", &id_b_now.to_string(), "--reason", "we dropped serde_yaml"]);
+    b.sync();
+    let r = a.sync();
+    assert_eq!(r["retired"], 1, "{r}");
+    assert!(a.deltas().is_empty());
+    let c = Machine::new(&pg, "team_a", PW_A, "core", "");
+    c.sync();
+    assert!(c.deltas().is_empty(), "{:?}", c.deltas());
+    let all = c.json(&["notes", "deploy", "--all-versions"]);
+    let mut texts: Vec<&str> = all["notes"].as_array().unwrap().iter().map(|n| n["delta"].as_str().unwrap()).collect();
+    texts.sort();
+    assert_eq!(texts, vec![old, edited], "the team's two notes as they are now, both retired: {all}");
 }
 
 #[test]
@@ -296,6 +389,9 @@ fn a_batch_sent_twice_applies_once() {
         norm_hash: "h".into(),
         created_at: 1,
         updated_at: 1,
+        retired_at: None,
+        superseded_by: None,
+        reason: None,
     };
     let events = vec![
         Event { id: 1, kind: EventKind::Note, uid: "u1".into(), note: Some(note.clone()), hits: 0 },
@@ -458,4 +554,28 @@ fn serve_syncs_in_the_background_within_seconds() {
     }
     ca.shutdown().unwrap();
     cb.shutdown().unwrap();
+}
+
+/// A server a skillmem of the first team schema wrote (no history columns) is migrated by the
+/// next sync and keeps its notes, which arrive current.
+#[test]
+fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let lesson = "the deploy skill needs --no-cache on the staging cluster";
+    a.note(lesson);
+    a.sync();
+    // Back to schema 1, as an older skillmem left it.
+    pg.admin_sql(
+        "skillmem",
+        "ALTER TABLE skillmem.notes DROP COLUMN retired_at, DROP COLUMN superseded_by, DROP COLUMN reason;
+         UPDATE skillmem.version SET version = 1",
+    )
+    .unwrap();
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let r = b.sync();
+    assert_eq!(r["inserted"], 1, "{r}");
+    assert_eq!(b.deltas(), vec![lesson.to_string()]);
+    assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 2);
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE retired_at IS NULL"), 1);
 }

@@ -358,3 +358,28 @@ fn the_review_queue_accepts_edits_and_rejects() {
     let (s, _, _) = ui.get("/session");
     assert_eq!(s, 400);
 }
+
+/// A note's page lists its versions: the old text an edit kept, replaced by the note, which is
+/// marked current; the skill page links each note to it.
+#[test]
+fn a_notes_page_shows_its_versions_and_what_replaced_them() {
+    let w = World::new();
+    let ids = seed(&w);
+    let ui = start(&w);
+    let (s, _) =
+        ui.post("/api/edit", json!({ "id": ids[0], "delta": "jq -r prints raw strings; jq -j drops the newline too" }));
+    assert_eq!(s, 200);
+    let (_, _, list) = ui.get("/skill/jq");
+    assert!(dechunk(&list).contains(&format!("href=\"/note/{}\"", ids[0])), "{list}");
+    let (s, _, page) = ui.get(&format!("/note/{}", ids[0]));
+    assert_eq!(s, 200, "{page}");
+    let page = dechunk(&page);
+    let old = page.find("jq -r prints raw strings without quotes").unwrap_or_else(|| panic!("{page}"));
+    let new = page.find("jq -j drops the newline too").unwrap_or_else(|| panic!("{page}"));
+    assert!(old < new, "oldest first: {page}");
+    assert!(page.contains(&format!("replaced by <a href=\"/note/{0}\">#{0}</a>", ids[0])), "{page}");
+    assert!(page.contains("edited") && page.contains("current"), "{page}");
+    let (s, _, page) = ui.get("/note/999999");
+    assert_eq!(s, 400);
+    assert!(dechunk(&page).contains("no note with id 999999"), "{page}");
+}

@@ -168,19 +168,11 @@ pub fn provenance_line(n: &ListedNote) -> String {
 
 /// `skillmem versions ID`.
 pub fn versions(g: &Global, engine: &Engine, id: i64) -> Result<()> {
-    let notes = engine.versions(id)?;
-    let rows: Vec<serde_json::Value> = notes
-        .iter()
-        .map(|n| {
-            serde_json::json!({
-                "id": n.id, "kind": n.kind.as_str(), "delta": n.delta, "createdAt": n.created_at,
-                "retiredAt": n.retired_at, "supersededBy": n.superseded_by, "reason": n.reason,
-            })
-        })
-        .collect();
-    emit(g, &rows, |_| {
+    use skillmem::protocol::memory::{IdParams, VersionsOf};
+    let got = call::<VersionsOf>(engine, IdParams { id })?;
+    emit(g, &got.versions, |vs| {
         let mut t = String::new();
-        for n in &notes {
+        for n in vs {
             let state = match (n.retired_at, n.superseded_by) {
                 (None, _) => "current".to_string(),
                 (Some(_), Some(by)) => format!("replaced by {by}"),

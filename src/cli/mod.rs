@@ -305,14 +305,14 @@ pub enum HookHost {
         #[arg(long, value_name = "NAME")]
         note_tool: Option<String>,
     },
-    /// A Gemini CLI hook: AfterTool of activate_skill. Always exits 0; failures go to
-    /// <data dir>/logs/gemini-cli-hook.log.
+    /// A Gemini CLI hook: AfterTool of activate_skill, SessionEnd. Always exits 0; failures go
+    /// to <data dir>/logs/gemini-cli-hook.log.
     GeminiCli,
-    /// A Codex CLI hook: PostToolUse of Bash reading a SKILL.md. Always exits 0; failures go to
-    /// <data dir>/logs/codex-hook.log.
+    /// A Codex CLI hook: PostToolUse of Bash reading a SKILL.md, UserPromptSubmit, Stop,
+    /// PostCompact, SessionStart. Always exits 0; failures go to <data dir>/logs/codex-hook.log.
     Codex,
-    /// A GitHub Copilot CLI hook: postToolUse of skill. Always exits 0; failures go to
-    /// <data dir>/logs/copilot-hook.log.
+    /// A GitHub Copilot CLI hook: postToolUse of skill, sessionEnd. Always exits 0; failures go
+    /// to <data dir>/logs/copilot-hook.log.
     Copilot,
 }
 

@@ -38,8 +38,8 @@ pub fn run(g: &Global, what: Option<SyncCommand>) -> Result<()> {
 
 fn human_report(r: &SyncReport) -> String {
     let mut t = format!(
-        "team {}: pushed {} changes, pulled {} rows ({} new notes, {} updated, {} removed), cursor {}",
-        r.team, r.pushed, r.pulled, r.inserted, r.updated, r.removed, r.cursor
+        "team {}: pushed {} changes, pulled {} rows ({} new notes, {} updated, {} retired, {} restored, {} purged), cursor {}",
+        r.team, r.pushed, r.pulled, r.inserted, r.updated, r.retired, r.restored, r.removed, r.cursor
     );
     for h in &r.held {
         t.push_str(&format!("\nnote {} ({}) not pushed: {}", h.id, h.skill, h.reason));

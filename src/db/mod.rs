@@ -25,6 +25,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0007_vector_model_index", include_str!("../../migrations/0007_vector_model_index.sql")),
     ("0008_note_pieces", include_str!("../../migrations/0008_note_pieces.sql")),
     ("0009_versions", include_str!("../../migrations/0009_versions.sql")),
+    ("0010_team_history", include_str!("../../migrations/0010_team_history.sql")),
     ("0011_provenance", include_str!("../../migrations/0011_provenance.sql")),
 ];
 
@@ -354,6 +355,48 @@ mod tests {
             .query_row("SELECT count(*) FROM team_outbox WHERE note_id = ?1 AND kind = 'note'", [id], |r| r.get(0))
             .unwrap();
         assert_eq!(kinds, 1);
+    }
+
+    /// Migration 0010 (a note's life on the team) makes the outbox again: pending events stay
+    /// in order, and the event counter goes on from where it was even with the outbox empty
+    /// (the server skips every number it has applied from this machine).
+    #[test]
+    fn the_outbox_made_again_keeps_its_events_and_its_counter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        migrate(&mut conn, &MIGRATIONS[..9]).unwrap();
+        conn.execute("INSERT INTO team_state (id, machine, target) VALUES (1, 'm', 't')", []).unwrap();
+        for delta in ["use -r", "use -s", "use -c"] {
+            conn.execute(
+                "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, intent, delta, norm_hash, created_at, updated_at)
+                 VALUES('jq','global','','p','agent','gotcha','',?1,?1,1,1)",
+                [delta],
+            )
+            .unwrap();
+        }
+        conn.execute("INSERT INTO team_notes (note_id, uid) VALUES (1, 'u1')", []).unwrap();
+        // Events 1-3 were pushed; only the third is still pending.
+        conn.execute("DELETE FROM team_outbox WHERE id < 3", []).unwrap();
+        drop(conn);
+        let conn = open(dir.path()).unwrap();
+        let pending: Vec<(i64, String)> = conn
+            .prepare("SELECT id, kind FROM team_outbox ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(pending, vec![(3, "note".to_string())]);
+        conn.execute("DELETE FROM team_outbox", []).unwrap();
+        conn.execute("UPDATE notes SET retired_at = 5, reason = 'wrong' WHERE id = 1", []).unwrap();
+        let (id, kind): (i64, String) =
+            conn.query_row("SELECT id, kind FROM team_outbox", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!((id, kind.as_str()), (4, "retire"), "the counter goes on after 3; a retirement is an event");
+        let uid: String = conn.query_row("SELECT uid FROM team_notes WHERE note_id = 1", [], |r| r.get(0)).unwrap();
+        assert_eq!(uid, "u1", "a retired note keeps its team id");
+        conn.execute("UPDATE notes SET retired_at = NULL, reason = NULL WHERE id = 1", []).unwrap();
+        let kind: String = conn.query_row("SELECT kind FROM team_outbox WHERE id = 5", [], |r| r.get(0)).unwrap();
+        assert_eq!(kind, "restore");
     }
 
     #[test]

@@ -19,8 +19,14 @@ use std::sync::Arc;
 use super::cache::{key, ByText};
 use super::static_table::StaticEmbedder;
 
-/// Notes whose pieces are kept (about 40 pieces, 160 bytes, a note: under 1 MB).
-pub const NOTES_HELD: usize = 4096;
+/// Notes whose pieces are kept: about 40 pieces (160 bytes) and the map's entry a note, about
+/// 7 MB at most. Tokenizing the ~60 notes a recall ranks costs more than the rest of token
+/// matching, so a recall should find them here; with 4,096 held, the recalls of one large
+/// skill pushed out every other skill's notes, and a small skill in a 100,000-note store paid
+/// for the store's size (token matching 1.27 ms at the median, 0.66 ms with them held:
+/// `skillmem bench recall --fill protocol --notes 100000 --skills 10`, trace on). This many
+/// holds the notes of the skills a workspace uses, one large skill's churn aside.
+pub const NOTES_HELD: usize = 32768;
 
 /// Token matching over a static table.
 pub struct TokenMatch {

@@ -196,7 +196,9 @@ impl Engine {
     /// A skill was loaded: the `<skill-memory>` block to append to the tool result, ranked for
     /// the load's intent. Counts as a recall of the notes shown.
     pub fn skill_loaded(&self, load: SkillLoad) -> Result<LoadRecall> {
+        let t = Instant::now();
         let ctx = self.skill_context(&load.skill, load.dir)?;
+        tracing::trace!("load {}: skill context {:?}", load.skill, t.elapsed());
         if !ctx.enabled {
             return Ok(LoadRecall::nothing(Some(load.skill)));
         }
@@ -396,9 +398,10 @@ impl Engine {
         Ok(ids)
     }
 
-    /// A note's versions, oldest first (the note itself among them).
+    /// A note's versions, oldest first (the note itself among them); the note must be visible
+    /// from this project.
     pub fn versions(&self, id: i64) -> Result<Vec<crate::memory::Note>> {
-        store::versions(&lock(&self.conn), id)
+        store::versions(&lock(&self.conn), id, &self.project_id)
     }
 
     /// Replaces a note's lesson and re-embeds it.

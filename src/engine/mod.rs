@@ -99,6 +99,8 @@ pub struct Engine {
     /// historian promotes for that session; see `historian.rs`).
     chunk_origins: Mutex<HashMap<String, crate::memory::Origin>>,
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
+    /// Skill folders' content hashes, kept while their files are unchanged.
+    skill_hashes: version::HashCache,
     warned: Mutex<HashSet<String>>,
     warnings: Mutex<Vec<String>>,
     /// Called after each local write when the server syncs with a team (see `team.rs`).
@@ -168,6 +170,7 @@ impl Engine {
             chunk_skills: Mutex::new(HashMap::new()),
             chunk_origins: Mutex::new(HashMap::new()),
             skill_dirs: Mutex::new(HashMap::new()),
+            skill_hashes: version::HashCache::default(),
             warned: Mutex::new(HashSet::new()),
             warnings: Mutex::new(vec![]),
             team_poke: Mutex::new(None),
@@ -276,7 +279,7 @@ impl Engine {
             }
         };
         settings.enabled |= by_glob;
-        let version = if settings.enabled { version::content_hash(&dir) } else { None };
+        let version = if settings.enabled { self.skill_hashes.content_hash(&dir) } else { None };
         Ok(SkillContext { name: name.into(), dir: Some(dir), enabled: settings.enabled, settings, version, problem })
     }
 

@@ -45,8 +45,12 @@ pub struct SyncReport {
     pub inserted: usize,
     /// Notes changed here by the team (pins, edits, scope moves, hits).
     pub updated: usize,
-    /// Notes the team forgot, deleted here.
+    /// Notes the team purged, deleted here.
     pub removed: usize,
+    /// Notes the team replaced or retired: out of recall here, kept as history.
+    pub retired: usize,
+    /// Notes the team brought back into recall.
+    pub restored: usize,
     /// Notes held back by this sync (secrets found, skills that opted out, project notes).
     pub held: Vec<HeldNote>,
     /// The last server sequence applied here.
@@ -260,23 +264,31 @@ impl Engine {
             let before = self.catalog.before_write(&conn);
             let applied = store::team_apply(&mut conn, &incoming, last, model.as_deref(), with_project)?;
             self.pieces_missing();
-            let touched: Vec<i64> =
-                applied.inserted.iter().chain(&applied.updated).chain(&applied.removed).copied().collect();
+            let touched: Vec<i64> = applied
+                .inserted
+                .iter()
+                .chain(&applied.updated)
+                .chain(&applied.removed)
+                .chain(&applied.retired)
+                .copied()
+                .collect();
             self.catalog.after_write(&conn, before, &touched);
             drop(conn);
             if let Some(ix) = self.index.as_deref() {
-                for id in &applied.removed {
+                for id in applied.removed.iter().chain(&applied.retired) {
                     ix.remove(*id);
                 }
-                let by_id: HashSet<i64> = applied.reembedded.iter().copied().collect();
-                if !by_id.is_empty() {
+                let back: Vec<i64> = applied.reembedded.iter().chain(&applied.restored).copied().collect();
+                if !back.is_empty() {
                     let conn = lock(&self.conn);
-                    store::ensure_vectors(&conn, ix, &applied.reembedded)?;
+                    store::ensure_vectors(&conn, ix, &back)?;
                 }
             }
             report.inserted += applied.inserted.len();
             report.updated += applied.updated.len();
             report.removed += applied.removed.len();
+            report.retired += applied.retired.len();
+            report.restored += applied.restored.len();
             cursor = last;
             report.cursor = last;
             if incoming.len() < PULL_BATCH as usize {
@@ -345,6 +357,12 @@ fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, b
             continue;
         }
         let Some(n) = &r.note else { continue };
+        // The successor's team id, when it was decided earlier in this batch.
+        let mut n = n.clone();
+        if n.superseded_by.is_none() {
+            n.superseded_by = r.successor.and_then(|s| decided.get(&s)).filter(|d| d.1.is_none()).map(|d| d.0.clone());
+        }
+        let n = &n;
         let held = hold_reason(n, share, opted_out.get(&n.skill).copied().unwrap_or(false));
         let known = decided.get(&r.note_id).cloned().or_else(|| r.uid.clone().map(|u| (u, r.held.clone())));
         let uid = known
@@ -368,8 +386,13 @@ fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, b
             if now_whole {
                 whole.insert(r.note_id);
             }
-            events.push(Event { id: r.id, kind: EventKind::Note, uid, note: Some(n.clone()), hits });
-            decided.insert(r.note_id, (events.last().map(|e| e.uid.clone()).unwrap_or_default(), None));
+            events.push(Event { id: r.id, kind: EventKind::Note, uid: uid.clone(), note: Some(n.clone()), hits });
+            decided.insert(r.note_id, (uid.clone(), None));
+            // A retirement or restore of a note the team may have from another machine (the
+            // same lesson) applies to that row too.
+            if matches!(kind, EventKind::Retire | EventKind::Restore) {
+                events.push(Event { id: r.id, kind, uid, note: Some(n.clone()), hits: 0 });
+            }
             continue;
         }
         if kind == EventKind::Hit && whole.contains(&r.note_id) {
@@ -401,6 +424,9 @@ mod tests {
             norm_hash: crate::memory::norm_hash(delta),
             created_at: 1,
             updated_at: 1,
+            retired_at: None,
+            superseded_by: None,
+            reason: None,
         }
     }
 
@@ -421,7 +447,44 @@ mod tests {
             held: held.map(Into::into),
             hits,
             note: n,
+            successor: None,
         }
+    }
+
+    #[test]
+    fn a_replacement_names_its_successor_and_a_retirement_reaches_the_teams_row() {
+        let newer = note("pin serde_yaml to 0.9", "global", 0);
+        let retired =
+            |delta: &str| TeamNote { retired_at: Some(5), reason: Some("outdated".into()), ..note(delta, "global", 0) };
+        let rows = vec![
+            // The new version, first shared in this batch, and the old one it replaced.
+            row(1, "note", 20, None, None, 0, Some(newer.clone())),
+            TeamOutboxRow {
+                successor: Some(20),
+                ..row(2, "retire", 21, Some("u21"), None, 0, Some(retired("pin serde_yaml to 0.8")))
+            },
+            // Retired before this machine ever shared it: the whole note, then the retirement
+            // (another machine may have given the team the same lesson).
+            row(3, "retire", 22, None, None, 0, Some(retired("use yarn --frozen-lockfile"))),
+            // A restore of a shared note.
+            row(4, "restore", 23, Some("u23"), None, 0, Some(note("run vacuum after the migration", "global", 1))),
+        ];
+        let (events, _) = events_of(&rows, Share::Global, &HashMap::new());
+        let got: Vec<(i64, EventKind)> = events.iter().map(|e| (e.id, e.kind)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, EventKind::Note),
+                (2, EventKind::Retire),
+                (3, EventKind::Note),
+                (3, EventKind::Retire),
+                (4, EventKind::Restore)
+            ]
+        );
+        let successor = events[1].note.as_ref().and_then(|n| n.superseded_by.clone());
+        assert_eq!(successor.as_deref(), Some(events[0].uid.as_str()), "the old version names the new one by team id");
+        assert_eq!(events[2].note.as_ref().and_then(|n| n.retired_at), Some(5));
+        assert_eq!(events[2].uid, events[3].uid);
     }
 
     #[test]

@@ -21,15 +21,24 @@
 //!    SKILL.md: the agent reads that anyway;
 //! 7. **task-bound**: names something of this task, this machine or this user: a home or
 //!    workspace path, a path into a source tree, an id (UUID, commit hash, ticket or issue
-//!    number, a long number, an instance name), a count of rows or records, a date, a
-//!    repository or a person;
-//! 8. **narration**: routine progress: what the agent did ("Ran the tests, all passed"),
-//!    what the task was, or what the user wanted, without a rule a later session can follow.
+//!    number, a long number, an instance name), a count of this task's things ("42 clips"),
+//!    a date, a day or a time of this run, a repository, "this ticket", "our registry", a
+//!    fact of one project ("the team uses…") or a person's wish;
+//! 8. **hypothesis**: a guess ("probably", "might be caused by", "I think", "seems to" left
+//!    unexplained) or an open question: a later session would take it for a fact;
+//! 9. **narration**: routine progress: what the agent did ("Ran the tests, all passed",
+//!    "Planned and applied the change", "I squashed the branch"), a plan or a summary of the
+//!    session, what the task was, without a rule a later session can follow (a cause, a
+//!    condition, a present-tense fact, a clause of advice);
+//! 10. **platitude or definition** (reason category `vague`): with nothing exact (no code,
+//!     flag, number, error or name) and no condition, cause or contrast, a claim that
+//!     something is good ("Indexes help queries run faster") or "X is a Y".
 //!
 //! "Near-duplicate" is word containment over stemmed content words (code included): at least
 //! 75% of the lesson's words are in the other text's unit and at least 60% of that unit's
 //! words are in the lesson. Both directions are asked, so a lesson that restates a sentence and
-//! adds a new fact of its own (new words) passes.
+//! adds a new fact of its own (new words) passes. Connectives ("since", "while") are not
+//! counted, nothing inside a code span splits a sentence, and an ellipsis ends none.
 //!
 //! Pure text work: no disk, no database, and no input can make it panic (fuzzed in
 //! `tests/fuzz/filter.rs`). The engine gathers the context (`Engine::historian_result`).
@@ -67,6 +76,8 @@ pub enum Refusal {
     Empty,
     /// The specific words found (fewer than three).
     Vague(usize),
+    /// No condition, cause or contrast and nothing exact: the specific words found.
+    Truism(usize),
     /// Its length in characters.
     TooLong(usize),
     UnusedSkill,
@@ -76,6 +87,8 @@ pub enum Refusal {
     RestatesSkill(String),
     /// What task-bound thing was found.
     TaskBound(String),
+    /// The hedge or question found: a guess, not a fact.
+    Hypothesis(String),
     /// What narration was found.
     Narration(String),
 }
@@ -85,12 +98,13 @@ impl Refusal {
     pub fn category(&self) -> &'static str {
         match self {
             Refusal::Secret(_) => "secret",
-            Refusal::Empty | Refusal::Vague(_) => "vague",
+            Refusal::Empty | Refusal::Vague(_) | Refusal::Truism(_) => "vague",
             Refusal::TooLong(_) => "too-long",
             Refusal::UnusedSkill => "unused-skill",
             Refusal::RestatesNote(_) => "restates-note",
             Refusal::RestatesSkill(_) => "restates-skill",
             Refusal::TaskBound(_) => "task-bound",
+            Refusal::Hypothesis(_) => "hypothesis",
             Refusal::Narration(_) => "narration",
         }
     }
@@ -105,6 +119,10 @@ impl Refusal {
             Refusal::Vague(n) => {
                 format!("too vague to be a lesson: {n} specific word(s) and no command, flag, code or error to act on")
             }
+            Refusal::Truism(n) => format!(
+                "a platitude or a definition, not a lesson: {n} specific word(s), nothing exact (no \
+                 command, flag, number, error or name) and no condition, cause or contrast"
+            ),
             Refusal::TooLong(n) => format!(
                 "{n} characters, longer than a lesson ({MAX_LESSON_CHARS} at most, one or two sentences): \
                  a paragraph is several lessons or a story; write each lesson on its own line"
@@ -123,6 +141,10 @@ impl Refusal {
             Refusal::TaskBound(what) => {
                 format!("bound to this task ({what}): a lesson must hold for any project that uses the skill")
             }
+            Refusal::Hypothesis(what) => format!(
+                "a guess, not a finding ({what}): a later session would take it as a fact; \
+                 write the lesson once the chunk has shown it"
+            ),
             Refusal::Narration(what) => {
                 format!("routine progress or task narration ({what}), not a rule a later session can follow")
             }
@@ -174,10 +196,13 @@ pub fn check(skill: &str, lesson: &str, ctx: &Context<'_>) -> Result<(), Refusal
     if let Some(what) = task_bound(lesson) {
         return Err(Refusal::TaskBound(what));
     }
+    if let Some(what) = hypothesis(lesson) {
+        return Err(Refusal::Hypothesis(what));
+    }
     if let Some(what) = narration(lesson) {
         return Err(Refusal::Narration(what));
     }
-    Ok(())
+    truism(skill, lesson)
 }
 
 // ---- vague ---------------------------------------------------------------------------------
@@ -270,6 +295,64 @@ const GENERIC: &[&str] = &[
     "quite",
 ];
 
+/// Words that make a sentence a rule: a condition, a cause, a contrast, a negation, an
+/// order of steps, a default.
+const RULE_MARKS: &[&str] = &[
+    "not",
+    "no",
+    "never",
+    "only",
+    "unless",
+    "because",
+    "since",
+    "instead",
+    "otherwise",
+    "but",
+    "without",
+    "before",
+    "after",
+    "until",
+    "when",
+    "whenever",
+    "if",
+    "than",
+    "rather",
+    "default",
+    "must",
+    "so",
+    "cannot",
+    "except",
+    "even",
+    "first",
+    "once",
+    "while",
+    "whereas",
+    "although",
+];
+
+/// A word that names something exact although it is not in a code span: an error or
+/// constant name (`ERESOLVE`, `CrashLoopBackOff`), a file or module (`pytest.ini`,
+/// `set_need_appearances_writer`), or quoted text (`'Invalid numeric literal'`).
+fn named_thing(lesson: &str) -> bool {
+    let quoted = ['\'', '"'].iter().any(|q| {
+        let parts: Vec<&str> = lesson.split(*q).collect();
+        // a quote that opens after a space and closes before one: not an apostrophe
+        parts.len() >= 3
+            && parts
+                .windows(2)
+                .any(|p| (p[0].is_empty() || p[0].ends_with(' ')) && p[1].chars().any(char::is_alphabetic))
+    });
+    quoted
+        || lesson.split_whitespace().any(|t| {
+            let t = t.trim_matches(|c: char| !c.is_alphanumeric());
+            let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+            let caps = t.chars().filter(|c| c.is_ascii_uppercase()).count();
+            let inner_cap = t.chars().skip(1).any(|c| c.is_ascii_uppercase()) && t.chars().any(|c| c.is_lowercase());
+            (letters >= 4 && (caps == letters || inner_cap))
+                || (t.contains(['_', '.']) && t.split(['_', '.']).filter(|p| !p.is_empty()).count() >= 2)
+        })
+}
+
 fn vague(skill: &str, lesson: &str) -> Result<(), Refusal> {
     let has_code = lesson.contains('`');
     let skill_l = skill.to_ascii_lowercase();
@@ -294,11 +377,85 @@ fn vague(skill: &str, lesson: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// Words of a claim that something is good: the shape of a platitude.
+const BENEFIT: &[&str] = &[
+    "faster",
+    "quicker",
+    "easier",
+    "simpler",
+    "better",
+    "safer",
+    "cleaner",
+    "nicer",
+    "healthy",
+    "healthier",
+    "help",
+    "helps",
+    "improve",
+    "improves",
+    "matter",
+    "matters",
+    "essential",
+    "crucial",
+    "recommended",
+    "best",
+    "worth",
+    "important",
+    "useful",
+    "helpful",
+    "powerful",
+    "great",
+];
+
+/// With nothing exact to act on (no command, flag, number, error text or name) and no
+/// condition, cause or contrast, a claim that something is good is a platitude ("Indexes
+/// help queries run faster", "Good commit messages matter"), and "X is a Y" is a definition
+/// any manual gives ("npm is the package manager for Node"). Short advice is not refused:
+/// "Quote fields that hold commas." is a rule. Tried last, so that a report or a fact of the
+/// task gets its own reason.
+fn truism(skill: &str, lesson: &str) -> Result<(), Refusal> {
+    let ws = words(lesson);
+    let anchored = lesson.contains('`')
+        || lesson
+            .split_whitespace()
+            .any(|w| w.len() > 1 && w.starts_with('-') && w[1..].starts_with(char::is_alphabetic))
+        || ws.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()));
+    if anchored || named_thing(lesson) {
+        return Ok(());
+    }
+    let rule = ws.iter().any(|w| RULE_MARKS.contains(&w.as_str())) || lesson.to_ascii_lowercase().contains("n't");
+    let skill_l = skill.to_ascii_lowercase();
+    let specific = ws
+        .iter()
+        .filter(|w| !is_stop(w) && !GENERIC.contains(&w.as_str()))
+        .filter(|w| *w != &skill_l && stem(w) != skill_l.as_str())
+        .filter(|w| w.chars().count() > 1)
+        .count();
+    let platitude = ws.iter().any(|w| BENEFIT.contains(&w.as_str()));
+    if !rule && (platitude || definition(&ws)) {
+        return Err(Refusal::Truism(specific));
+    }
+    Ok(())
+}
+
+/// `X is a …`, `X Y are the …`: a definition (one to three words, a copula, an article).
+fn definition(ws: &[String]) -> bool {
+    (1..=3).any(|n| {
+        ws.get(n).is_some_and(|w| w == "is" || w == "are")
+            && ws.get(n + 1).is_some_and(|w| w == "a" || w == "an" || w == "the")
+    })
+}
+
 // ---- near-duplicates -----------------------------------------------------------------------
+
+/// Connectives and fillers that a restatement adds or drops without changing what is said
+/// ("…, since the container just restarted" for "…; the container has just restarted").
+const FILLER: &[&str] =
+    &["since", "while", "whereas", "although", "though", "because", "also", "still", "none", "already", "even"];
 
 /// The stemmed content words of a text, code included.
 fn terms(text: &str) -> HashSet<String> {
-    words(text).iter().filter(|w| !is_stop(w)).map(|w| stem(w).to_string()).collect()
+    words(text).iter().filter(|w| !is_stop(w) && !FILLER.contains(&w.as_str())).map(|w| stem(w).to_string()).collect()
 }
 
 /// True when `lesson` says what `unit` says: most of the lesson's words are the unit's, and
@@ -323,13 +480,19 @@ fn body(md: &str) -> &str {
     t
 }
 
-/// The units a text is compared by: each sentence (lines, and `. ` / `! ` / `? ` ends), and
-/// each clause of a sentence (split at `;` and `:` followed by a space, and `, so`).
+/// The units a text is compared by: each line when it holds more than one sentence, each
+/// sentence (`. ` / `! ` / `? ` ends), and each clause of a sentence (split at `;` and `:`
+/// followed by a space, and `, so`). Nothing inside a code span splits, and an ellipsis
+/// (`COPY ... FROM`) ends no sentence.
 fn units(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().flat_map(sentences).flat_map(|s| {
-        let clauses: Vec<&str> = split_all(s, &["; ", ": ", ", so "]);
-        let whole = if clauses.len() > 1 { Some(s) } else { None };
-        whole.into_iter().chain(clauses)
+    text.lines().flat_map(|line| {
+        let ss = sentences(line);
+        let whole = if ss.len() > 1 { Some(line) } else { None };
+        whole.into_iter().chain(ss.into_iter().flat_map(|s| {
+            let clauses: Vec<&str> = split_all(s, &["; ", ": ", ", so "]);
+            let whole = if clauses.len() > 1 { Some(s) } else { None };
+            whole.into_iter().chain(clauses)
+        }))
     })
 }
 
@@ -337,17 +500,23 @@ fn sentences(line: &str) -> Vec<&str> {
     split_all(line, &[". ", "! ", "? "])
 }
 
-/// `s` split at every occurrence of any of `seps` (kept out), without empty parts.
+/// `s` split at every occurrence of any of `seps` (kept out) outside code spans, without
+/// empty parts. A `. ` after another `.` (an ellipsis) is not a separator.
 fn split_all<'a>(s: &'a str, seps: &[&str]) -> Vec<&'a str> {
     let mut out = vec![];
     let mut start = 0;
     let mut i = 0;
+    let mut in_code = false;
     while i < s.len() {
-        if let Some(sep) = seps.iter().find(|sep| s[i..].starts_with(**sep)) {
-            out.push(&s[start..i]);
-            i += sep.len();
-            start = i;
-            continue;
+        if s[i..].starts_with('`') {
+            in_code = !in_code;
+        } else if let Some(sep) = seps.iter().find(|sep| s[i..].starts_with(**sep)).filter(|_| !in_code) {
+            if !(sep.starts_with('.') && s[..i].ends_with('.')) {
+                out.push(&s[start..i]);
+                i += sep.len();
+                start = i;
+                continue;
+            }
         }
         i += s[i..].chars().next().map(char::len_utf8).unwrap_or(1);
     }
@@ -472,6 +641,135 @@ const MONTHS: &[&str] = &[
     "dec",
 ];
 
+/// Who can want things of a task (a tool only needs them).
+const PEOPLE: &[&str] = &[
+    "user",
+    "users",
+    "client",
+    "customer",
+    "team",
+    "reviewer",
+    "reviewers",
+    "maintainer",
+    "maintainers",
+    "manager",
+    "lead",
+    "boss",
+    "stakeholder",
+    "stakeholders",
+    "owner",
+];
+
+/// What "this …" names when it points at the task at hand, not at the skill.
+const THIS_TASK: &[&str] = &[
+    "project",
+    "codebase",
+    "cluster",
+    "account",
+    "session",
+    "task",
+    "ticket",
+    "sprint",
+    "machine",
+    "laptop",
+    "team",
+    "company",
+    "organisation",
+    "organization",
+    "org",
+    "customer",
+    "client",
+    "app",
+    "pr",
+    "monorepo",
+    "incident",
+    "environment",
+];
+
+/// Plural nouns after a number that measure, not count this task's things.
+const UNITS: &[&str] = &[
+    "seconds",
+    "secs",
+    "minutes",
+    "mins",
+    "hours",
+    "hrs",
+    "days",
+    "weeks",
+    "months",
+    "years",
+    "ms",
+    "bytes",
+    "bits",
+    "kilobytes",
+    "megabytes",
+    "gigabytes",
+    "chars",
+    "characters",
+    "columns",
+    "spaces",
+    "tabs",
+    "digits",
+    "times",
+    "levels",
+    "frames",
+    "pixels",
+    "cores",
+    "threads",
+    "workers",
+    "percent",
+    "decimals",
+    "args",
+    "arguments",
+    "retries",
+    "attempts",
+    "places",
+    "dots",
+    "dashes",
+    "slashes",
+    "backslashes",
+    "quotes",
+    "hex",
+    "steps",
+];
+
+/// "42 clips", "all 63 workspaces": a number of this task's things, in prose (any plural
+/// noun: the list of [`COUNTED`] nouns cannot know them all). Not a limit ("up to 10
+/// items", "at most 5 retries"), a default ("keeps 10 revisions by default"), a unit ("30
+/// seconds") or a version ("Python 3 scripts").
+fn count_of_this_run(prose: &str) -> Option<String> {
+    let lower = prose.to_ascii_lowercase();
+    if lower.contains("default") {
+        return None;
+    }
+    let ws: Vec<&str> = prose.split_whitespace().collect();
+    let clean = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+    for i in 0..ws.len().saturating_sub(1) {
+        let w = clean(ws[i]).replace(',', "");
+        if w.is_empty() || !w.chars().all(|c| c.is_ascii_digit()) || w.parse::<u64>().map_or(true, |v| v < 2) {
+            continue;
+        }
+        // "42." or "42," ends the phrase: the number is not before its noun.
+        if ws[i].ends_with(['.', ',', ';', ':', ')']) {
+            continue;
+        }
+        let next = clean(ws[i + 1]).to_ascii_lowercase();
+        let prev_raw = if i > 0 { clean(ws[i - 1]) } else { String::new() };
+        let prev = prev_raw.to_ascii_lowercase();
+        let plural = next.len() >= 4
+            && next.ends_with('s')
+            && !next.ends_with("ss")
+            && next.chars().all(|c| c.is_ascii_lowercase())
+            && !UNITS.contains(&next.as_str());
+        // "Node 18 binaries" names a version; "Transcoded 317 lectures" counts them.
+        let version = prev_raw.starts_with(char::is_uppercase) && prev != "all" && !prev.ends_with("ed");
+        if plural && !LIMITS.contains(&prev.as_str()) && !version {
+            return Some(format!("a count of this task's data ({} {next})", clean(ws[i])));
+        }
+    }
+    None
+}
+
 /// What in `lesson` binds it to this task, or `None`.
 pub fn task_bound(lesson: &str) -> Option<String> {
     let prose = crate::text::prose(lesson);
@@ -496,40 +794,56 @@ pub fn task_bound(lesson: &str) -> Option<String> {
         return Some(what);
     }
     // People, repositories and this task's own places (outside code spans).
-    for (needle, what) in [
-        ("github.com/", "a repository"),
-        ("gitlab.com/", "a repository"),
-        ("bitbucket.org/", "a repository"),
-        ("this repo", "this repository"),
-        ("this project", "this project"),
-        ("this codebase", "this codebase"),
-        ("this cluster", "this cluster"),
-        ("this account", "this account"),
-        ("our repo", "this repository"),
-        ("our project", "this project"),
-        ("our codebase", "this codebase"),
-        ("in our ", "this team's setup"),
-    ] {
+    for (needle, what) in
+        [("github.com/", "a repository"), ("gitlab.com/", "a repository"), ("bitbucket.org/", "a repository")]
+    {
         if prose_lower.contains(needle) {
             return Some(what.into());
         }
     }
+    if let Some(what) = count_of_this_run(&prose) {
+        return Some(what);
+    }
     let pw: Vec<&str> = prose.split_whitespace().collect();
+    let low: Vec<String> =
+        pw.iter().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_ascii_lowercase()).collect();
     for (i, w) in pw.iter().enumerate() {
-        let wl = w.trim_matches(|c: char| !c.is_alphanumeric()).to_ascii_lowercase();
-        let next = pw.get(i + 1).map(|n| n.trim_matches(|c: char| !c.is_alphanumeric()).to_ascii_lowercase());
-        let wants = |n: &Option<String>| {
+        let wl = low[i].clone();
+        let next = low.get(i + 1).cloned();
+        let wish = |n: &Option<String>| {
             n.as_deref().is_some_and(|n| {
-                ["wants", "wanted", "needs", "needed", "prefers", "preferred", "asked", "requested", "likes"]
+                ["wants", "wanted", "prefers", "preferred", "asked", "requested", "likes", "insists", "decided"]
                     .contains(&n)
             })
         };
-        // "the user wants", "Jordan prefers": a person's wish, not the skill's behaviour.
-        if (wl == "user" || wl == "users" || wl == "client" || wl == "customer") && wants(&next) {
-            return Some("what the user wanted".into());
+        let wants = |n: &Option<String>| wish(n) || n.as_deref().is_some_and(|n| n == "needs" || n == "needed");
+        // "the user wants", "the team prefers": a person's wish, not the skill's behaviour.
+        if PEOPLE.contains(&wl.as_str()) && wants(&next) {
+            return Some(format!("what the {wl} wanted"));
         }
-        if w.starts_with(char::is_uppercase) && wl.len() > 2 && !is_stop(&wl) && wants(&next) && i == 0 {
+        // "Jordan prefers" (not "Terraform needs": a tool needs things, only a person wishes).
+        if w.starts_with(char::is_uppercase) && wl.len() > 2 && !is_stop(&wl) && wish(&next) && i == 0 {
             return Some(format!("what {w} wanted"));
+        }
+        // "this ticket", "this session", "this repo": the task at hand.
+        if wl == "this" {
+            if let Some(n) = next.as_deref().filter(|n| THIS_TASK.iter().any(|t| n == t || n.starts_with("repo"))) {
+                return Some(format!("this task's own {n}"));
+            }
+        }
+        // "our registry", "my laptop": one team's or one person's setup.
+        if (wl == "our" || wl == "my") && next.as_deref().is_some_and(|n| !n.is_empty()) {
+            return Some(format!("one team's own setup (\"{wl} {}\")", next.unwrap_or_default()));
+        }
+        // "the project uses pnpm", "the team pins Node 18": a fact of one project.
+        if i > 0
+            && (low[i - 1] == "the" || pw[i - 1].ends_with("'s") || pw[i - 1].ends_with("\u{2019}s"))
+            && ["project", "codebase", "team", "monorepo", "company"].contains(&wl.as_str())
+            && next.as_deref().is_some_and(|n| {
+                ["uses", "has", "is", "runs", "pins", "relies", "deploys", "keeps", "stores", "prefers"].contains(&n)
+            })
+        {
+            return Some(format!("a fact of one project (\"the {wl} {}\")", next.unwrap_or_default()));
         }
         // `@handle` (outside code: `@csv` in a code span is jq, `@pytest.mark` a decorator).
         if let Some(h) = w.strip_prefix('@') {
@@ -721,9 +1035,40 @@ fn count_or_date(lower: &str) -> Option<String> {
             }
         }
     }
-    for p in ["yesterday", "this morning", "last week", "last night", "earlier today", "tomorrow"] {
+    for p in [
+        "yesterday",
+        "this morning",
+        "this afternoon",
+        "this evening",
+        "last week",
+        "last night",
+        "earlier today",
+        "tomorrow",
+        "this week",
+        "next week",
+        "this sprint",
+        "next sprint",
+        "end of day",
+    ] {
         if lower.contains(p) {
             return Some(format!("a date ({p})"));
+        }
+    }
+    const DAYS: &[&str] =
+        &["today", "tonight", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+    for (i, w) in ws.iter().enumerate() {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != ':');
+        if DAYS.contains(&w) || DAYS.contains(&w.strip_suffix('s').unwrap_or("")) {
+            return Some(format!("a date ({w})"));
+        }
+        // "14:32 UTC", "3pm", "10:15am": a time of this run.
+        let zone = |z: &str| ["am", "pm", "utc", "gmt", "cet", "cest", "pst", "pdt", "est", "edt"].contains(&z);
+        let (num, suffix) = w.split_at(w.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(w.len()));
+        let clock = !num.is_empty()
+            && num.split(':').all(|p| !p.is_empty() && p.len() <= 2 && p.chars().all(|c| c.is_ascii_digit()));
+        let next = ws.get(i + 1).map(|n| n.trim_matches(|c: char| !c.is_alphanumeric())).unwrap_or("");
+        if clock && ((num.contains(':') && zone(next)) || zone(suffix)) {
+            return Some(format!("a time of this run ({w})"));
         }
     }
     None
@@ -806,7 +1151,26 @@ const DID: &[&str] = &[
     "continued",
     "performed",
     "followed",
+    // irregular past tenses that no -ed test finds
+    "gave",
+    "took",
+    "made",
+    "got",
+    "kept",
+    "left",
+    "sent",
+    "began",
+    "chose",
+    "rewrote",
+    "rebuilt",
+    "undid",
+    "redid",
+    "broke",
 ];
+
+/// Verbs of finding out: "Learned that…", "We found that…" introduce a fact, not a report.
+const LEARNED: &[&str] =
+    &["learned", "learnt", "found", "noticed", "realised", "realized", "discovered", "observed", "figured", "saw"];
 
 /// Phrases of a progress report, anywhere in the text.
 const PROGRESS: &[&str] = &[
@@ -835,6 +1199,13 @@ const PROGRESS: &[&str] = &[
     "was completed",
     "is complete",
     "done.",
+    "everything builds",
+    "everything works",
+    "everything passes",
+    "everything is fine",
+    "all good",
+    "looks fine now",
+    "looks good now",
 ];
 
 /// Words that turn a report into a rule: a cause, a condition, an instead, a must.
@@ -858,8 +1229,36 @@ const RULE: &[&str] = &[
     "found",
     "turns",
     "so that",
-    "which",
     "rather",
+];
+
+/// Present-tense words that make a report of an action also state how the tool behaves
+/// ("Fixed X by passing `--y`, which is needed when…"): a report with one of these is let off.
+const PRESENT: &[&str] = &["is", "are", "isn't", "aren't", "means", "mean", "needed", "required", "has", "have"];
+
+/// Said of a plan or of the session itself: never a lesson.
+const PLANS: &[&str] = &[
+    "session summary",
+    "summary of the session",
+    "in this session",
+    "next step",
+    "todo:",
+    "to do:",
+    "to-do:",
+    "still need to",
+    "still needs to",
+    "left to do",
+    "remaining work",
+    "will continue",
+    "follow up on",
+    "follow-up:",
+];
+
+/// Verbs a clause of advice starts with.
+const IMPERATIVE: &[&str] = &[
+    "use", "run", "pass", "add", "set", "put", "call", "check", "keep", "avoid", "prefer", "wrap", "quote", "escape",
+    "install", "pin", "give", "write", "delete", "remove", "make", "start", "stop", "rerun", "restart", "drop",
+    "convert", "strip", "guard", "read", "look", "increase", "raise", "lower", "skip", "disable", "enable",
 ];
 
 /// What in `lesson` is routine progress, or `None`.
@@ -867,11 +1266,22 @@ pub fn narration(lesson: &str) -> Option<String> {
     let lower = lesson.to_ascii_lowercase();
     let ws: Vec<String> = lower
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-').to_string())
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'').to_string())
         .filter(|w| !w.is_empty())
         .collect();
+    for p in PLANS {
+        if lower.contains(p) {
+            return Some(format!("a plan or summary of this session (\"{p}\")"));
+        }
+    }
+    // A clause that tells what to do ("…; use `keys[]` for the keys") gives a rule.
+    let advice = split_all(&lower, &["; ", ", so ", ": "]).iter().skip(1).any(|c| {
+        let first = c.split_whitespace().next().unwrap_or("").trim_matches(|c: char| !c.is_alphanumeric());
+        IMPERATIVE.contains(&first)
+    });
     let has_rule = RULE.iter().any(|r| if r.contains(' ') { lower.contains(r) } else { ws.iter().any(|w| w == r) })
-        || lower.contains("n't ");
+        || lower.contains("n't ")
+        || advice;
     // A progress phrase in a sentence that gives a cause or a rule is the story of a fix
     // ("passed locally but timed out in CI because…"), not a report.
     for p in PROGRESS {
@@ -879,29 +1289,161 @@ pub fn narration(lesson: &str) -> Option<String> {
             return Some(format!("\"{p}\""));
         }
     }
+    // A present-tense statement ("…, which is needed when…") generalises a report; "is now"
+    // ("…, which is now live") does not.
+    let past = |w: &str| DID.contains(&w) || (w.len() > 4 && w.ends_with("ed"));
+    let present = ws.iter().enumerate().any(|(k, w)| {
+        PRESENT.contains(&w.as_str())
+            && ws.get(k + 1).is_none_or(|n| n != "now" && n != "been" && !(w.starts_with('h') && past(n)))
+    });
     // "Ran X", "The agent ran X", "I used X", "Then merged X": a report of an action.
     let mut i = 0;
     while i < ws.len()
-        && ["the", "agent", "i", "we", "then", "first", "finally", "next", "also"].contains(&ws[i].as_str())
+        && ["the", "agent", "assistant", "i", "we", "then", "first", "finally", "next", "also", "so"]
+            .contains(&ws[i].as_str())
     {
         i += 1;
     }
     // A verb of the list, or any word in -ed followed by a determiner ("Rebased the branch",
-    // "Queried the orders table"): an action done to one thing of this task.
+    // "Queried the orders table") or by another verb ("Planned and applied the change"): an
+    // action done to one thing of this task.
     let determiner = |w: Option<&String>| {
         w.is_some_and(|w| {
-            ["the", "a", "an", "all", "this", "that", "these", "those", "our", "its", "their", "every", "both"]
+            ["the", "a", "an", "all", "this", "that", "these", "those", "our", "its", "their", "every", "both", "my"]
                 .contains(&w.as_str())
         })
     };
-    let first_did = ws
-        .get(i)
-        .is_some_and(|w| DID.contains(&w.as_str()) || (w.len() > 4 && w.ends_with("ed") && determiner(ws.get(i + 1))));
-    let agent_did =
-        ws.windows(2).any(|p| (p[0] == "agent" || p[0] == "i" || p[0] == "we") && DID.contains(&p[1].as_str()));
-    if (first_did || agent_did) && !has_rule {
+    // "Rolled back the deployment": a particle between the verb and its object.
+    let particle = |k: usize| {
+        ws.get(k).is_some_and(|p| ["up", "back", "out", "down", "over", "off", "in", "through"].contains(&p.as_str()))
+    };
+    let first_did = ws.get(i).is_some_and(|w| {
+        DID.contains(&w.as_str())
+            || (w.len() > 4
+                && w.ends_with("ed")
+                && (determiner(ws.get(i + 1))
+                    || (particle(i + 1) && determiner(ws.get(i + 2)))
+                    || (ws.get(i + 1).is_some_and(|a| a == "and" || a == "then")
+                        && ws.get(i + 2).is_some_and(|v| past(v)))))
+    });
+    // "I ran", "we've updated", "the agent has fixed": the first person's report.
+    let agent_did = ws.windows(3).any(|p| {
+        let subject = ["agent", "assistant", "i", "we", "claude"].contains(&p[0].as_str());
+        let perfect = ["i've", "we've"].contains(&p[0].as_str()) && past(&p[1]);
+        let aux = ["have", "has", "had"].contains(&p[1].as_str());
+        perfect || (subject && (past(&p[1]) || (aux && past(&p[2]))))
+    });
+    // "Learned that…", "we found that…", "figured out that…": a finding, told as one.
+    let learned = ws.windows(2).any(|p| LEARNED.contains(&p[0].as_str()) && (p[1] == "that" || p[1] == "out"));
+    if (first_did || agent_did) && !has_rule && !present && !learned {
         let verb = if first_did { ws[i].clone() } else { "the agent did".into() };
         return Some(format!("a report of what was done (\"{verb} …\")"));
+    }
+    None
+}
+
+// ---- hypothesis ----------------------------------------------------------------------------
+
+/// Words of a guess: the summariser saw a symptom and wrote what it might mean.
+const HEDGES: &[&str] = &[
+    "probably",
+    "possibly",
+    "perhaps",
+    "maybe",
+    "presumably",
+    "seemingly",
+    "apparently",
+    "i think",
+    "we think",
+    "i believe",
+    "we believe",
+    "i suspect",
+    "we suspect",
+    "suspected",
+    "not sure",
+    "not clear why",
+    "unclear why",
+    "unclear whether",
+    "unsure",
+    "no idea",
+    "my guess",
+    "best guess",
+    "hypothesis",
+    "most likely",
+    "is likely",
+    "are likely",
+    "was likely",
+    "likely caused",
+    "likely due",
+    "likely because",
+    "may have",
+    "might have",
+    "could have",
+    "not confirmed",
+    "unconfirmed",
+    "not verified",
+    "unverified",
+    "to be confirmed",
+    "not yet known",
+    "root cause unknown",
+    "still investigating",
+    "needs investigation",
+    "to investigate",
+];
+
+/// What in `lesson` is a guess or a question, or `None`. A hedge inside a code span or a
+/// quoted error does not count; "more likely", "less likely" are comparisons, not hedges.
+pub fn hypothesis(lesson: &str) -> Option<String> {
+    let prose = crate::text::prose(lesson).to_ascii_lowercase();
+    let prose = prose.replace(['\u{2019}'], "'");
+    let word_at = |h: &str| {
+        prose.match_indices(h).any(|(at, _)| {
+            let before = prose[..at].chars().last();
+            let after = prose[at + h.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    };
+    if let Some(h) = HEDGES.iter().find(|h| word_at(h)) {
+        return Some(format!("\"{h}\""));
+    }
+    // "seems to", "looks like": an impression. One the sentence explains ("appears to hang
+    // until it gets `\.`", "looks stuck but is waiting for input") or tells of a trap
+    // ("…, which looks like the pods are gone") is a gotcha, not a guess.
+    let explained = crate::text::words(&prose).iter().any(|w| {
+        ["until", "but", "unless", "because", "although", "though", "since", "actually"].contains(&w.as_str())
+    });
+    if !explained {
+        for h in ["it seems", "seems to", "seems like", "seemed to", "appears to", "appeared to", "looks like"] {
+            let guessed = prose.match_indices(h).any(|(at, _)| {
+                let before = prose[..at].trim_end();
+                !before.ends_with("which") && !before.ends_with("that") && !before.ends_with("what")
+            });
+            if word_at(h) && guessed {
+                return Some(format!("\"{h}\""));
+            }
+        }
+    }
+    // "might be caused by", "could be a race": a cause offered, not shown; "might be running
+    // out of addresses": a state guessed, unless the sentence says what to do about it then
+    // ("may be starting, so retry").
+    let conditional = crate::text::words(&prose).iter().any(|w| ["if", "when", "unless", "so"].contains(&w.as_str()));
+    for m in ["might be", "could be", "may be"] {
+        for (at, _) in prose.match_indices(m) {
+            let rest = prose[at + m.len()..].trim_start();
+            let next = rest.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+            let state = next.len() > 4 && next.ends_with("ing") && !conditional;
+            if state
+                || ["caused", "due", "related", "because", "the cause", "the reason", "a race", "a bug", "the culprit"]
+                    .iter()
+                    .any(|c| rest.starts_with(c))
+            {
+                return Some(format!("\"{m} {}\"", rest.split_whitespace().next().unwrap_or("")));
+            }
+        }
+    }
+    // An open question is not a finding.
+    if prose.trim_end().ends_with('?') {
+        return Some("an open question".into());
     }
     None
 }
@@ -974,7 +1516,151 @@ mod tests {
         assert_eq!(body("no frontmatter"), "no frontmatter");
         assert_eq!(body("---\nunclosed"), "---\nunclosed");
         let u: Vec<&str> = units("One. Two; three: four, so five").collect();
-        assert_eq!(u, vec!["One", "Two; three: four, so five", "Two", "three", "four", "five"]);
+        assert_eq!(
+            u,
+            vec!["One. Two; three: four, so five", "One", "Two; three: four, so five", "Two", "three", "four", "five"]
+        );
+        // No split inside a code span, nor at an ellipsis.
+        let u: Vec<&str> = units("Run `a. b` then. `SELECT ... FROM t` is fine").collect();
+        assert_eq!(
+            u,
+            vec!["Run `a. b` then. `SELECT ... FROM t` is fine", "Run `a. b` then", "`SELECT ... FROM t` is fine"]
+        );
+    }
+
+    /// Checks each (skill, lesson, rule or "") with no SKILL.md, notes or chunk known.
+    fn table_of(cases: &[(&str, &str, &str)]) {
+        let mut bad = vec![];
+        for (skill, lesson, want) in cases {
+            let got = check(skill, lesson, &Context::default());
+            if got.as_ref().err().map(|r| r.category()).unwrap_or("") != *want {
+                bad.push(format!("{lesson:?}: want {want:?}, got {got:?}"));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn restatements_that_reword_a_note() {
+        let notes = vec![(
+            3,
+            "`git stash` leaves untracked files behind unless given `-u`; they stay in the working tree.".to_string(),
+        )];
+        let c = Context { notes: &notes, ..Context::default() };
+        for (lesson, want) in [
+            // connectives added or dropped, clauses joined with "since"/"while"
+            (
+                "Untracked files stay in the working tree since `git stash` leaves them behind unless given `-u`.",
+                "restates-note",
+            ),
+            (
+                "`git stash` leaves untracked files behind unless given `-u`, while tracked changes are stashed.",
+                "restates-note",
+            ),
+            // a new fact of its own
+            ("`git stash -u` also stashes untracked files but not ignored ones; those need `-a`.", ""),
+        ] {
+            assert_eq!(check("git", lesson, &c).err().map(|r| r.category()).unwrap_or(""), want, "{lesson}");
+        }
+        // A note whose sentence holds an ellipsis is one sentence.
+        let notes =
+            vec![(4, "`INSERT ... ON CONFLICT` needs a unique index on the conflict columns or it fails.".to_string())];
+        let c = Context { notes: &notes, ..Context::default() };
+        let r = check("psql", "`INSERT ... ON CONFLICT` fails unless a unique index covers the conflict columns.", &c);
+        assert_eq!(r, Err(Refusal::RestatesNote(4)));
+    }
+
+    #[test]
+    fn truisms_and_definitions_are_vague() {
+        table_of(&[
+            ("psql", "Vacuuming keeps tables healthy.", "vague"),
+            ("kubectl", "Kubernetes is a container orchestration platform.", "vague"),
+            ("terraform", "Terraform modules are the building blocks of reusable infrastructure code.", "vague"),
+            ("git", "Good commit messages matter.", "vague"),
+            ("psql", "Migrations are important to get right.", "vague"),
+            // short advice is a rule, and so is a fact with a condition
+            ("git", "Sign release tags with a key the team can verify.", ""),
+            ("docker-compose", "Quote port mappings in YAML.", ""),
+            // terse but a rule: a negation, a default, a condition
+            ("git", "Tags are not pushed by default.", ""),
+            ("docker-compose", "Containers on the default network resolve each other by service name.", ""),
+            ("pytest", "Fixtures run once per test unless their scope is widened.", ""),
+            // names something exact outside a code span
+            ("npm", "ERESOLVE errors come from conflicting peer dependencies.", ""),
+            ("kubectl", "OOMKilled pods were given less memory than they use.", ""),
+            ("pytest", "Markers must be registered in pytest.ini to silence the warning.", ""),
+            ("psql", "The error 'permission denied for schema public' appears on Postgres 15 for new roles.", ""),
+            // long enough to say something
+            ("playwright", "Traces recorded on the first retry show the network calls, console messages and DOM snapshots of the failing step.", ""),
+        ]);
+    }
+
+    #[test]
+    fn guesses_are_not_findings() {
+        table_of(&[
+            ("docker-compose", "The worker probably crashed because Redis was not ready yet.", "hypothesis"),
+            ("pytest", "It seems the flaky test depends on the system clock.", "hypothesis"),
+            ("npm", "The install failure might be caused by the proxy rewriting the registry URL.", "hypothesis"),
+            ("terraform", "I think the provider caches credentials between runs.", "hypothesis"),
+            ("git", "The rebase may have dropped the merge commits.", "hypothesis"),
+            ("ffmpeg", "Not sure whether `-preset slow` actually shrinks the file.", "hypothesis"),
+            ("kubectl", "Why does the rollout stall at 50% with no events?", "hypothesis"),
+            ("psql", "The slowdown is most likely lock contention on the sequence.", "hypothesis"),
+            // comparisons and conditions are not hedges; a quoted error may ask a question
+            (
+                "playwright",
+                "Animations make `click()` more likely to hit the wrong element; wait for `toBeStable`.",
+                "",
+            ),
+            ("jq", "When a field may be missing, `//` gives a default but also replaces false.", ""),
+            ("npm", "`npm init` asks 'Is this OK? (yes)' and `-y` answers it for every prompt.", ""),
+            ("psql", "A column may be NULL even with a default, so `COALESCE` it in reports.", ""),
+            ("docker-compose", "The database might be running out of connections.", "hypothesis"),
+            ("docker-compose", "The database may be starting when the app connects, so retry on `ECONNREFUSED`.", ""),
+        ]);
+    }
+
+    #[test]
+    fn reports_of_this_run_are_narration() {
+        table_of(&[
+            ("terraform", "Imported and tagged the existing buckets.", "narration"),
+            ("git", "I squashed the branch and force-pushed it.", "narration"),
+            ("npm", "We've upgraded the lock file and rebuilt the container.", "narration"),
+            ("docker-compose", "The agent has restarted the queue service.", "narration"),
+            ("pytest", "Refactored the fixtures into conftest, which made the tests shorter.", "narration"),
+            ("kubectl", "Next steps: roll the change out to the other regions.", "narration"),
+            ("jq", "TODO: handle the paginated responses as well.", "narration"),
+            // a report that states how the tool behaves is let off
+            ("git", "Fixed 'detected dubious ownership' by adding the folder to `safe.directory`, which is required for repos owned by another user.", ""),
+            ("npm", "Switched to `npm ci` in CI because `npm install` rewrote the lock file.", ""),
+            // an adjective in -ed before a noun is not a report
+            ("psql", "Quoted identifiers keep their case; unquoted ones are folded to lower case.", ""),
+        ]);
+    }
+
+    #[test]
+    fn things_of_this_task_are_task_bound() {
+        table_of(&[
+            ("ffmpeg", "Transcoded 317 lectures to 720p for the archive.", "task-bound"),
+            ("kubectl", "All 12 deployments in staging point at the old config map.", "task-bound"),
+            ("npm", "Our CI caches node_modules, so `npm ci` is slow there.", "task-bound"),
+            ("git", "This ticket needs the fix backported to the 2.x branch.", "task-bound"),
+            ("docker-compose", "The team prefers one compose file per service.", "task-bound"),
+            ("terraform", "The project uses Terraform 1.5 with a remote backend.", "task-bound"),
+            ("psql", "The nightly load failed at 03:10 UTC on the reporting schema.", "task-bound"),
+            ("pytest", "The suite must be green by Thursday for the release.", "task-bound"),
+            // numbers that are limits, defaults, units or versions, and tools that need things
+            ("kubectl", "`kubectl logs --tail` shows the last 10 lines by default; `--tail=-1` shows all of them.", ""),
+            ("git", "Git keeps reflog entries 90 days by default before `gc` prunes them.", ""),
+            ("ffmpeg", "Two-pass encoding takes about twice the time of one pass at the same bitrate.", ""),
+            ("npm", "Node 18 binaries built with node-gyp crash on Node 20; rebuild them.", ""),
+            (
+                "playwright",
+                "Playwright needs its browsers installed with `npx playwright install` after every upgrade.",
+                "",
+            ),
+            ("psql", "`pg_restore -j 4` restores with 4 parallel jobs, but only from a custom-format dump.", ""),
+        ]);
     }
 
     #[test]

@@ -13,7 +13,13 @@
 //! session's transcript (named by the event, or Copilot's events file of the session); without
 //! it, notes rank by recency and hits.
 //! A skill named without a folder is found by name in the host's skill folders (project up to
-//! the repository root, then the user's). Each load is recorded as a skill use of the session.
+//! the repository root, then the user's). Each load is recorded as a skill use of the session;
+//! at the session's end (Gemini `SessionEnd`, Copilot `sessionEnd`) or each turn's (Codex
+//! `Stop`) the transcript's loads that the session has no use of yet are recorded too.
+//!
+//! Codex also: `PostCompact` promotes the `<skill_observations>` of the compaction's summary
+//! (asked for by the `compact_prompt` setup writes) through the historian's filter, and
+//! `SessionStart` with `source: "compact"` gives back the blocks the compaction dropped.
 //!
 //! Must never block or mislead the agent: every failure prints nothing, exits 0 and leaves one
 //! line in `<data dir>/logs/<host>-hook.log`.
@@ -23,7 +29,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::claude_code::{data_dir_for, expand_home, open_or_log, str_field, Answer, HookOptions};
+use super::agent_transcripts::{self as transcripts, Kind};
+use super::claude_code::{data_dir_for, expand_home, open_or_log, read_from, str_field, Answer, HookOptions};
 use super::store;
 use crate::config::default_data_dir;
 use crate::db;
@@ -117,6 +124,27 @@ fn handle(agent: Agent, stdin: &str, opts: &HookOptions, log: &mut Vec<String>) 
     };
     let ws = workspace_of(agent, &event, opts);
     let data_dir = data_dir_for(&ws, opts);
+    let name = str_field(&event, "hook_event_name").unwrap_or_default();
+    match (agent.dialect, name) {
+        // The session's end (Gemini: complete transcript, awaited in headless mode; Copilot:
+        // `sessionEnd`, which names no event and no transcript, only the session), and every
+        // turn's end for Codex (`Stop`; its `SessionEnd` is clamped to 3 s): the skill uses of
+        // the transcript.
+        (Dialect::Gemini, "SessionEnd") | (Dialect::Codex, "Stop" | "SessionEnd") => {
+            session_end(agent, &event, &ws, opts, log);
+            return (None, data_dir);
+        }
+        (Dialect::Copilot, _) if event.get("toolName").is_none() && event.get("reason").is_some() => {
+            session_end(agent, &event, &ws, opts, log);
+            return (None, data_dir);
+        }
+        (Dialect::Codex, "PostCompact") => {
+            codex_compacted(&event, &ws, opts, log);
+            return (None, data_dir);
+        }
+        (Dialect::Codex, "SessionStart") => return (codex_after_compaction(&event, &ws, opts, log), data_dir),
+        _ => {}
+    }
     let mention = match agent.dialect {
         Dialect::Codex => codex_mention(&event, &ws, dirs::home_dir().as_deref()),
         _ => None,
@@ -177,6 +205,141 @@ fn handle(agent: Agent, stdin: &str, opts: &HookOptions, log: &mut Vec<String>) 
         Dialect::Copilot => json!({ "additionalContext": b }),
     });
     (out.map(|v| v.to_string()), data_dir)
+}
+
+fn kind(agent: Agent) -> Kind {
+    match agent.dialect {
+        Dialect::Gemini => Kind::Gemini,
+        Dialect::Codex => Kind::Codex,
+        Dialect::Copilot => Kind::Copilot,
+    }
+}
+
+/// Reads the session's transcript past the offset reached last time and records the skills it
+/// shows used that the session has no use of yet (a load the skill-load hook missed: it
+/// failed, timed out, or the skill was read some other way).
+fn session_end(agent: Agent, event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) {
+    let Some(session) = session_of(event) else {
+        log.push("session end: the event names no session; transcript not read".into());
+        return;
+    };
+    let Some(path) = transcript_of(agent, event) else {
+        log.push(format!("session {session}: no transcript named; skill uses not read"));
+        return;
+    };
+    let Some(engine) = open_or_log(ws, opts, log) else { return };
+    if let Err(e) = read_uses(agent, &engine, &session, &path) {
+        log.push(format!("session {session}: transcript {}: {e}", path.display()));
+    }
+}
+
+fn read_uses(agent: Agent, engine: &crate::engine::Engine, session: &str, path: &Path) -> crate::Result<()> {
+    let mut conn = db::open(&engine.config().data_dir)?;
+    let path_str = path.display().to_string();
+    let offset = match store::offset(&conn, agent.host, session)? {
+        Some((p, o)) if p == path_str => o.max(0) as u64,
+        _ => 0,
+    };
+    let (lines, next) = read_from(path, offset)?;
+    let records: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let skills: Vec<String> = transcripts::uses(kind(agent), &records).into_iter().map(|u| u.skill).collect();
+    let read = store::Read {
+        host: agent.host,
+        session,
+        project: engine.project_id(),
+        transcript: &path_str,
+        offset: next as i64,
+        skills: &skills,
+        at: db::now_ms(),
+    };
+    store::record_unseen_read(&mut conn, &read)?;
+    Ok(())
+}
+
+/// The most of a transcript's end read for a compaction.
+const COMPACTION_TAIL: u64 = 32 << 20;
+
+/// The records of the event's transcript (its last [`COMPACTION_TAIL`] bytes, whole lines).
+fn tail_records(event: &Value) -> Option<Vec<Value>> {
+    let path = expand_home(str_field(event, "transcript_path")?);
+    let len = std::fs::metadata(&path).ok()?.len();
+    let from = len.saturating_sub(COMPACTION_TAIL);
+    let (lines, _) = read_from(&path, from).ok()?;
+    let skip = usize::from(from > 0);
+    Some(lines.iter().skip(skip).filter_map(|l| serde_json::from_str(l).ok()).collect())
+}
+
+/// Codex's `PostCompact`: the rollout holds the compaction's summary by then (a `compacted`
+/// record). When it carries a `<skill_observations>` block (the compact prompt `skillmem setup
+/// codex` writes asks for one), the observations are promoted through the historian's filter,
+/// as `skillmem/historianResult` does; the skills the compacted part read are the session's.
+fn codex_compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) {
+    let Some(records) = tail_records(event) else {
+        log.push("PostCompact: no readable transcript_path; nothing promoted".into());
+        return;
+    };
+    let Some((at, summary)) = transcripts::last_compaction(&records) else {
+        log.push("PostCompact: the rollout holds no compaction summary; nothing promoted".into());
+        return;
+    };
+    if !summary.contains("<skill_observations") {
+        return;
+    }
+    let Some(engine) = open_or_log(ws, opts, log) else { return };
+    let session = session_of(event);
+    let used: Vec<String> = transcripts::uses(Kind::Codex, transcripts::compacted_part(&records, at))
+        .into_iter()
+        .map(|u| u.skill)
+        .collect();
+    if let (Some(s), false) = (&session, used.is_empty()) {
+        engine.chunk_rendered(s, &used);
+    }
+    match engine.historian_result(&summary, session) {
+        Ok(r) => {
+            crate::hosts::log_line(
+                &engine.config().data_dir,
+                super::claude_code::COST_LOG,
+                &format!("codex PostCompact: {} promoted, {} rejected", r.promoted.len(), r.rejected.len()),
+            );
+            for x in &r.rejected {
+                log.push(format!("PostCompact: observation rejected ({}): {}", x.reason, x.line));
+            }
+        }
+        Err(e) => log.push(format!("PostCompact: {e}")),
+    }
+}
+
+/// How many skills' blocks a compaction gives back at most (the last loaded).
+const REINSTATED: usize = 3;
+
+/// Codex's `SessionStart` after a compaction (`source: "compact"`): the developer messages
+/// that carried the blocks are gone with the compacted history, so the blocks of the skills
+/// the session read before it come back as the hook's context (no intent: recency × hits).
+fn codex_after_compaction(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<String> {
+    if str_field(event, "source") != Some("compact") {
+        return None;
+    }
+    let records = tail_records(event)?;
+    let used = transcripts::uses(Kind::Codex, &records);
+    if used.is_empty() {
+        return None;
+    }
+    let cwd = str_field(event, "cwd").map(PathBuf::from).unwrap_or_else(|| ws.to_path_buf());
+    let engine = open_or_log(ws, opts, log)?;
+    let mut blocks = vec![];
+    for u in &used[used.len().saturating_sub(REINSTATED)..] {
+        let dir = u.dir.as_ref().map(|d| if d.is_relative() { cwd.join(d) } else { d.clone() });
+        match engine.skill_loaded(SkillLoad { skill: u.skill.clone(), dir, intent: None }) {
+            Ok(r) => blocks.extend(r.append.map(|a| a.trim().to_string()).filter(|a| !a.is_empty())),
+            Err(e) => log.push(format!("SessionStart (compact): skill {}: {e}", u.skill)),
+        }
+    }
+    if blocks.is_empty() {
+        return None;
+    }
+    let out =
+        json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": blocks.join("\n\n") } });
+    Some(out.to_string())
 }
 
 fn workspace_of(agent: Agent, event: &Value, opts: &HookOptions) -> PathBuf {

@@ -5,6 +5,7 @@
 //! the sidecar and the CLI use (SQLite in WAL mode lets them share it). Neither knows the
 //! sidecar's JSON-RPC; each owns its own stdout per its host's protocol.
 
+pub mod agent_transcripts;
 pub mod agents;
 pub mod claude_code;
 pub mod mcp;

@@ -45,6 +45,23 @@ pub fn record_read(conn: &mut Connection, r: &Read<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Records a read like [`record_read`], but only the skills the session has no use of yet
+/// (the skill-load hook recorded those it saw): the transcript is the safety net for loads
+/// the hook missed, not a second count. The skills recorded now are returned.
+pub fn record_unseen_read(conn: &mut Connection, r: &Read<'_>) -> Result<Vec<String>> {
+    let tx = write_tx(conn)?;
+    let known = usage::of_session(&tx, r.host, r.session)?;
+    let new: Vec<String> = r.skills.iter().filter(|s| !known.contains(s)).cloned().collect();
+    usage::record(&tx, r.host, r.session, r.project, &new, r.at)?;
+    tx.execute(
+        "INSERT INTO host_sessions(host, session_id, transcript, offset, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(host, session_id) DO UPDATE SET transcript = excluded.transcript, offset = excluded.offset, updated_at = excluded.updated_at",
+        params![r.host, r.session, r.transcript, r.offset, r.at],
+    )?;
+    tx.commit()?;
+    Ok(new)
+}
+
 /// Records the skills a hook saw loaded in a session (hosts whose skill loads the hook sees
 /// directly), in one transaction.
 pub fn record_use(

@@ -18,6 +18,15 @@ pub fn record(conn: &Connection, host: &str, session: &str, project: &str, skill
     Ok(())
 }
 
+/// The skills already recorded as used by `session` of `host` (inside the caller's
+/// transaction): a door that reads a session's transcript records only the others, so that
+/// the loads its skill-load hook recorded are not counted twice.
+pub fn of_session(conn: &Connection, host: &str, session: &str) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached("SELECT DISTINCT skill FROM skill_uses WHERE host = ?1 AND session_id = ?2")?;
+    let rows = st.query_map(params![host, session], |r| r.get(0))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
 /// The uses of one skill in a project.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkillUses {

@@ -390,6 +390,76 @@ impl Method for Purge {
     }
 }
 
+/// One version of a note, as `skillmem/versions` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Version {
+    pub id: i64,
+    pub kind: String,
+    pub intent: String,
+    pub delta: String,
+    /// agent or historian.
+    pub source: String,
+    pub pinned: bool,
+    pub hits: i64,
+    /// When it was written (ms since the epoch).
+    pub created_at: i64,
+    /// When it left recall; absent while it is current.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired_at: Option<i64>,
+    /// The note that replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<i64>,
+    /// Why it was replaced or retired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What `skillmem/versions` answers.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Versions {
+    pub id: i64,
+    /// The note's skill.
+    pub skill: String,
+    /// The older versions it replaced (oldest first), the note itself, then the notes that
+    /// replaced it, in order.
+    pub versions: Vec<Version>,
+}
+
+/// A note's versions: what it replaced and what replaced it (the note must be visible from
+/// this project).
+pub struct VersionsOf;
+
+impl Method for VersionsOf {
+    const NAME: &'static str = "skillmem/versions";
+    const STEM: &'static str = "versions";
+    type Params = IdParams;
+    type Result = Versions;
+
+    fn run(engine: &Engine, p: IdParams, _: &Cx<'_>) -> Result<Versions> {
+        let notes = engine.versions(p.id)?;
+        let skill = notes.iter().find(|n| n.id == p.id).map(|n| n.skill.clone()).unwrap_or_default();
+        let versions = notes
+            .into_iter()
+            .map(|n| Version {
+                id: n.id,
+                kind: n.kind.as_str().to_string(),
+                intent: n.intent,
+                delta: n.delta,
+                source: n.source.as_str().to_string(),
+                pinned: n.pinned,
+                hits: n.hits,
+                created_at: n.created_at,
+                retired_at: n.retired_at,
+                superseded_by: n.superseded_by,
+                reason: n.reason,
+            })
+            .collect();
+        Ok(Versions { id: p.id, skill, versions })
+    }
+}
+
 /// `skillmem/edit` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

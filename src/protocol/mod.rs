@@ -113,6 +113,7 @@ macro_rules! for_each_method {
                 $crate::protocol::memory::Forget,
                 $crate::protocol::memory::Restore,
                 $crate::protocol::memory::Purge,
+                $crate::protocol::memory::VersionsOf,
                 $crate::protocol::memory::Edit,
                 $crate::protocol::memory::Stats,
                 $crate::protocol::curate::Notes,

@@ -14,7 +14,10 @@ use crate::error::{Error, Result};
 use crate::memory::store::TeamNote;
 
 /// The server schema's migrations, in order. Append only.
-pub const MIGRATIONS: &[(&str, &str)] = &[("0001_team", include_str!("../../migrations/team/0001_team.sql"))];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    ("0001_team", include_str!("../../migrations/team/0001_team.sql")),
+    ("0002_history", include_str!("../../migrations/team/0002_history.sql")),
+];
 
 /// The server schema version this binary writes.
 pub fn schema_version() -> i32 {
@@ -38,7 +41,12 @@ pub enum EventKind {
     Pin,
     Edit,
     Scope,
+    /// A purge: the server keeps a tombstone, the other machines delete the note.
     Forget,
+    /// The note left recall (replaced, retired, merged): retired on the team, kept as history.
+    Retire,
+    /// The note came back into recall.
+    Restore,
 }
 
 impl EventKind {
@@ -51,6 +59,8 @@ impl EventKind {
             "edit" => EventKind::Edit,
             "scope" => EventKind::Scope,
             "forget" => EventKind::Forget,
+            "retire" => EventKind::Retire,
+            "restore" => EventKind::Restore,
             _ => return None,
         })
     }
@@ -254,12 +264,17 @@ impl Remote {
         let insert = tx
             .prepare(
                 "INSERT INTO skillmem.notes (team, uid, seq, origin, skill, scope, project_id, origin_project, source, kind,
-                     intent, delta, tags, pinned, hits, norm_hash, created_at, updated_at)
-                 VALUES ($1, $2, nextval('skillmem.seq'), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                     intent, delta, tags, pinned, hits, norm_hash, created_at, updated_at, retired_at, superseded_by, reason)
+                 VALUES ($1, $2, nextval('skillmem.seq'), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                         $18, $19, $20)
                  ON CONFLICT (team, uid) DO UPDATE
                      SET hits = skillmem.notes.hits + excluded.hits
                              + CASE WHEN skillmem.notes.origin <> excluded.origin THEN 1 ELSE 0 END,
-                         seq = excluded.seq
+                         seq = excluded.seq,
+                         -- The lesson written again as a current note brings a retired row back.
+                         retired_at = CASE WHEN excluded.retired_at IS NULL THEN NULL ELSE skillmem.notes.retired_at END,
+                         superseded_by = CASE WHEN excluded.retired_at IS NULL THEN NULL ELSE skillmem.notes.superseded_by END,
+                         reason = CASE WHEN excluded.retired_at IS NULL THEN NULL ELSE skillmem.notes.reason END
                      WHERE NOT skillmem.notes.deleted",
             )
             .map_err(err)?;
@@ -276,7 +291,7 @@ impl Remote {
                          VALUES ($1, $2, nextval('skillmem.seq'), $3, '', 'global', '', '', 'agent', 'gotcha', '', '', '[]',
                                  false, 0, '', 0, 0, true)
                          ON CONFLICT (team, uid) DO UPDATE SET deleted = true, intent = '', delta = '', tags = '[]',
-                             pinned = false, seq = excluded.seq
+                             pinned = false, reason = NULL, seq = excluded.seq
                          WHERE NOT skillmem.notes.deleted",
                         &[&team, uid, &machine],
                     )
@@ -305,6 +320,21 @@ impl Remote {
                              seq = nextval('skillmem.seq')
                          WHERE team = $1 AND uid = $2 AND NOT deleted",
                         &[&team, uid, &n.delta, &n.intent, &n.norm_hash, &n.tags, &n.updated_at],
+                    )
+                    .map_err(err)?,
+                (EventKind::Retire, Some(n)) => tx
+                    .execute(
+                        "UPDATE skillmem.notes SET retired_at = $3, superseded_by = $4, reason = $5, seq = nextval('skillmem.seq')
+                         WHERE team = $1 AND uid = $2 AND NOT deleted",
+                        &[&team, uid, &n.retired_at.or(Some(n.updated_at)), &n.superseded_by, &n.reason],
+                    )
+                    .map_err(err)?,
+                (EventKind::Restore, Some(_)) => tx
+                    .execute(
+                        "UPDATE skillmem.notes SET retired_at = NULL, superseded_by = NULL, reason = NULL,
+                             seq = nextval('skillmem.seq')
+                         WHERE team = $1 AND uid = $2 AND NOT deleted",
+                        &[&team, uid],
                     )
                     .map_err(err)?,
                 (EventKind::Scope, Some(n)) => tx
@@ -349,7 +379,7 @@ impl Remote {
             .client
             .query(
                 "SELECT seq, uid, deleted, skill, scope, project_id, origin_project, source, kind, intent, delta, tags,
-                        pinned, hits, norm_hash, created_at, updated_at
+                        pinned, hits, norm_hash, created_at, updated_at, retired_at, superseded_by, reason
                  FROM skillmem.notes WHERE team = $1 AND seq > $2 ORDER BY seq LIMIT $3",
                 &[&self.team, &cursor, &limit],
             )
@@ -375,6 +405,9 @@ impl Remote {
                     norm_hash: r.get(14),
                     created_at: r.get(15),
                     updated_at: r.get(16),
+                    retired_at: r.get(17),
+                    superseded_by: r.get(18),
+                    reason: r.get(19),
                 },
             })
             .collect())
@@ -420,6 +453,9 @@ fn insert_note(
             &n.norm_hash,
             &n.created_at,
             &n.updated_at,
+            &n.retired_at,
+            &n.superseded_by,
+            &n.reason,
         ],
     )
     .map_err(|e| server_error(e, "push failed"))

@@ -114,6 +114,7 @@ fn router(ui: Shared) -> Router {
     Router::new()
         .route("/", get(pages::overview))
         .route("/skill/{name}", get(pages::skill))
+        .route("/note/{id}", get(pages::note_versions))
         .route("/preview", get(pages::preview))
         .route("/skills", get(pages::session_skills))
         .route("/review", get(pages::review))

@@ -330,7 +330,7 @@ pub async fn skill(
             };
             let why = n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default();
             b.push_str(&format!(
-                "<tr id=\"note-{id}\" class=\"retired\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{delta}</div>\
+                "<tr id=\"note-{id}\" class=\"retired\"><td><a href=\"/note/{id}\" title=\"its versions\">{id}</a></td><td class=\"lesson\"><div class=\"delta\">{delta}</div>\
 <div class=\"intent\">{state}{why}</div>{prov}</td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
 <td class=\"actions\"><button data-act=\"/api/restore\" data-body='{{\"id\":{id}}}'>Restore</button>\
 <button class=\"danger\" data-act=\"/api/purge\" data-body='{{\"id\":{id}}}' data-confirm=\"Delete note {id} and its older versions for good? This cannot be undone.\">Delete for good</button></td></tr>",
@@ -347,7 +347,7 @@ pub async fn skill(
         }
         let other = if n.scope == Scope::Project { "global" } else { "project" };
         b.push_str(&format!(
-            "<tr id=\"note-{id}\" class=\"{cls}\"><td>{id}</td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}{prov}\
+            "<tr id=\"note-{id}\" class=\"{cls}\"><td><a href=\"/note/{id}\" title=\"its versions\">{id}</a></td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}{prov}\
 <details class=\"edit\"><summary>Edit</summary><form data-act=\"/api/edit\" data-body='{{\"id\":{id}}}'>\
 <textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save</button></form></details></td>\
 <td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{day}{vec}</td>\
@@ -425,6 +425,45 @@ pub async fn skill(
 }
 
 // ---- preview -----------------------------------------------------------------------------
+
+// ---- one note's versions -----------------------------------------------------------------
+
+/// A note's versions, oldest first: each one's text, when it was written, and what replaced it
+/// or why it was retired; the current one is marked.
+pub async fn note_versions(State(ui): State<Shared>, UrlPath(id): UrlPath<i64>) -> Response {
+    use crate::protocol::memory::{IdParams, VersionsOf};
+    let engine = ui.engine.clone();
+    let got = blocking(move || VersionsOf::run(&engine, IdParams { id }, &Cx::quiet())).await;
+    let v = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let mut b = format!(
+        "<p><a href=\"/skill/{}?history=yes#note-{id}\">← {}</a> · {} versions, oldest first</p>",
+        enc(&v.skill),
+        esc(&v.skill),
+        v.versions.len()
+    );
+    b.push_str("<table id=\"versions\"><thead><tr><th>#</th><th>Lesson</th><th>Kind</th><th>Written</th><th>State</th></tr></thead><tbody>");
+    for n in &v.versions {
+        let state = match (n.retired_at, n.superseded_by) {
+            (None, _) => "<span class=\"badge\">current</span>".to_string(),
+            (Some(at), Some(by)) => format!("replaced by <a href=\"/note/{by}\">#{by}</a> on {}", day(at)),
+            (Some(at), None) => format!("retired on {}", day(at)),
+        };
+        let why = n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default();
+        b.push_str(&format!(
+            "<tr id=\"version-{vid}\" class=\"{cls}\"><td>{vid}</td><td class=\"lesson\"><div class=\"delta\">{delta}</div></td><td>{kind}</td><td>{day}</td><td>{state}{why}</td></tr>",
+            vid = n.id,
+            cls = if n.id == id { "this" } else if n.retired_at.is_some() { "retired" } else { "" },
+            delta = esc(&n.delta),
+            kind = esc(&n.kind),
+            day = day(n.created_at),
+        ));
+    }
+    b.push_str("</tbody></table>");
+    layout(&ui, &format!("Note {id}: its versions"), "", &b)
+}
 
 pub async fn preview(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
     let skill = opt(&q, "skill").map(str::to_string);

@@ -11,11 +11,14 @@
 import { test } from "node:test"
 import assert from "node:assert/strict"
 import { spawnSync } from "node:child_process"
-import { mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 import { startModelServer } from "../lib/model-server.mjs"
 import { HOSTS, LATER_INTENT, LESSONS, SKILL, SKILLMEM, baseEnv, explain, isolated, preflight, run, setup, world } from "../lib/world.mjs"
+
+/** The lesson the compaction's summary observes. */
+const COMPACTED = { kind: "gotcha", delta: "jq exits 0 even when the filter matches nothing; pass -e so that a null or false result fails the shell loop." }
 
 test(`Codex CLI ${HOSTS.codex.version}: a lesson noted in one session comes back when the SKILL.md is read again`, { timeout: 300_000 }, async () => {
   assert.deepEqual([...preflight("codex"), ...(await isolated())], [])
@@ -24,14 +27,24 @@ test(`Codex CLI ${HOSTS.codex.version}: a lesson noted in one session comes back
   let session = 1
   const srv = await startModelServer({
     isAgent: (tools) => tools.includes("exec_command"),
-    script: (step) => {
+    script: (step, body) => {
       if (session === 3) return { text: "done" }
+      if (session === 4) {
+        if (JSON.stringify(body.input ?? []).includes("Another language model started")) return { text: "done" }
+        if (step === 0) return { text: `I will read the jq skill to ${LATER_INTENT}.`, tools: [read], promptTokens: 50_000 }
+        return { text: "done", promptTokens: 50_000 }
+      }
       if (step === 0) return { text: `I will read the jq skill to ${session === 1 ? LESSONS.quotes.intent : LATER_INTENT}.`, tools: [read] }
       if (session === 1 && step === 2) {
         return { tools: Object.values(LESSONS).map((l) => ({ name: "skill_note", namespace: "mcp__skillmem", input: { skill: SKILL, kind: l.kind, delta: l.delta, intent: l.intent } })) }
       }
       return { text: "done" }
     },
+    // The compaction request (no tools): a summary that ends with the historian's block.
+    side: (body) =>
+      JSON.stringify(body).includes("## Skill observations (skillmem)")
+        ? { text: `The agent read the jq skill and printed the names.\n\n<skill_observations>\n* ${SKILL} | ${COMPACTED.kind} | ${COMPACTED.delta}\n</skill_observations>` }
+        : { text: "ok" },
   })
   const codexHome = join(w.home, ".codex")
   mkdirSync(codexHome, { recursive: true })
@@ -102,6 +115,31 @@ test(`Codex CLI ${HOSTS.codex.version}: a lesson noted in one session comes back
     assert.ok(block3, `the prompt's turn carries the block: ${seen.slice(-4000)}`)
     assert.ok(block3.indexOf("jq -r prints strings") < block3.indexOf("pass --slurp"), block3)
     assert.doesNotMatch(block3, /mode=\\"recent\\"/, "ranked by the prompt")
+
+    // Session 4: Codex's own auto-compaction (a low model_auto_compact_token_limit, the turn
+    // reports 50,000 input tokens). The compaction request must carry the compact prompt setup
+    // wrote (Codex's instruction, then the historian's); the server's summary ends with an
+    // observation, which the PostCompact hook promotes; after it, SessionStart (compact) gives
+    // the dropped block back to the next request.
+    session = 4
+    const config = join(codexHome, "config.toml")
+    writeFileSync(config, `model_auto_compact_token_limit = 1000\n${readFileSync(config, "utf8")}`)
+    const before4 = srv.requests.length
+    const fourth = await run(HOSTS.codex.bin, args("Print the names once more."), { cwd: w.ws, env, timeoutMs: 120_000 })
+    assert.equal(fourth.code, 0, explain(fourth, srv))
+    const reqs4 = srv.requests.slice(before4)
+    const compaction = reqs4.find((r) => r.raw.includes("## Skill observations (skillmem)"))
+    assert.ok(compaction, `a compaction request with skillmem's compact prompt: ${explain(fourth, srv)}`)
+    assert.match(compaction.raw, /CONTEXT CHECKPOINT COMPACTION/, "Codex's own instruction is kept")
+    const notes4 = spawnSync(SKILLMEM, ["notes", "--json", "--workspace", w.ws], { env, encoding: "utf8" })
+    assert.ok(notes4.stdout.includes(COMPACTED.delta), `the summary's observation is a note: ${notes4.stdout}${notes4.stderr}`)
+    const resumed = reqs4.slice(reqs4.indexOf(compaction) + 1).find((r) => r.kind === "agent")
+    assert.ok(resumed, explain(fourth, srv))
+    const resumedText = JSON.stringify(resumed.body.input ?? [])
+    assert.match(resumedText, /Another language model started/, "the request after the compaction")
+    assert.match(resumedText, /<skill-memory skill=\\"jq\\"/, `the block is back after the compaction: ${resumedText.slice(-4000)}`)
+    const log = join(w.data, "logs/codex-hook.log")
+    assert.ok(!existsSync(log), existsSync(log) ? readFileSync(log, "utf8") : "")
     rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()

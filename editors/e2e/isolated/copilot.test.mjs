@@ -10,7 +10,8 @@
 
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { rmSync } from "node:fs"
+import { existsSync, readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
 
 import { startModelServer } from "../lib/model-server.mjs"
 import { HOSTS, LATER_INTENT, LESSONS, SKILL, baseEnv, explain, isolated, preflight, requestText, run, setup, world } from "../lib/world.mjs"
@@ -63,6 +64,9 @@ test(`Copilot CLI ${HOSTS.copilot.version}: a lesson noted in one session comes 
     assert.ok(quotes < slurp, `the lesson matching the intent comes first: ${block}`)
     assert.doesNotMatch(block, /mode=\\"recent\\"/, "ranked by what the agent said before the call")
     assert.match(block, /skillmem-skill_note/, "the guidance names Copilot's note tool")
+    // Both sessions' ends ran the hook on the transcript (the skill uses), without a failure.
+    const log = join(w.data, "logs/copilot-hook.log")
+    assert.ok(!existsSync(log), existsSync(log) ? readFileSync(log, "utf8") : "")
     rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()

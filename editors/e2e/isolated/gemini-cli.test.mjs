@@ -74,6 +74,9 @@ test(`Gemini CLI ${HOSTS.gemini.version}: a lesson noted in one session comes ba
     assert.doesNotMatch(block, /ranked by recent/, "ranked by what the agent said before the call")
     assert.doesNotMatch(block, /&lt;note|&lt;skill-memory/, "no escaped XML framing")
     assert.match(block, /mcp_skillmem_skill_note/, "the guidance names Gemini's note tool")
+    // Both sessions' ends ran the hook on the transcript (the skill uses), without a failure.
+    const log = join(w.data, "logs/gemini-cli-hook.log")
+    assert.ok(!existsSync(log), existsSync(log) ? readFileSync(log, "utf8") : "")
     rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()

@@ -120,6 +120,9 @@ fn inspect(op: &Op, found: &mut Vec<String>, problems: &mut Vec<String>) {
                 }
             }
         }
+        // The compact prompt: the historian's, unless the user has one of their own (setup
+        // says so and leaves it); not a wiring problem either way.
+        Op::TomlKey { .. } => {}
         Op::File { path, .. } => match read(path) {
             Some(text) => {
                 found.push(path.display().to_string());

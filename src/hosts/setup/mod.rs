@@ -50,6 +50,10 @@ pub enum Op {
     Toml { path: PathBuf, tables: Tables },
     /// A file that is skillmem's alone (written whole, removed on undo).
     File { path: PathBuf, content: String },
+    /// A top-level string key of a TOML file that skillmem owns only while its value holds
+    /// `marker`: set when missing or skillmem's, left alone when the user's own; undo removes it
+    /// when it is skillmem's.
+    TomlKey { path: PathBuf, key: String, value: String, marker: String },
     /// Codex's hook trust: for every handler of `hooks_json` whose command holds `marker`, the
     /// table `hooks.state."<hooks.json>:<event>:<group>:<handler>"` in `config` with
     /// `enabled = true` and the handler's `trusted_hash`.
@@ -99,6 +103,9 @@ pub fn changes(plan: &Plan, undo: bool) -> Result<Vec<Change>> {
         let after = match op {
             Op::Json { path, edits } => json_op(path, current.as_deref(), edits, undo)?,
             Op::Toml { path, tables } => toml_op(path, current.as_deref(), tables, undo)?,
+            Op::TomlKey { path, key, value, marker } => {
+                toml_key_op(path, current.as_deref(), key, value, marker, undo)?
+            }
             Op::File { content, .. } => {
                 if undo {
                     None
@@ -130,7 +137,7 @@ pub fn changes(plan: &Plan, undo: bool) -> Result<Vec<Change>> {
 
 fn op_path(op: &Op) -> &Path {
     match op {
-        Op::Json { path, .. } | Op::Toml { path, .. } | Op::File { path, .. } => path,
+        Op::Json { path, .. } | Op::Toml { path, .. } | Op::File { path, .. } | Op::TomlKey { path, .. } => path,
         Op::CodexTrust { config, .. } => config,
     }
 }
@@ -240,8 +247,22 @@ fn created_by_setup(path: &Path) -> bool {
 
 // ---- JSON ----------------------------------------------------------------------------------
 
+/// The lines of `//` comments a file starts with (Copilot CLI writes its `config.json` so), kept
+/// as they are above the JSON.
+fn comment_header(text: &str) -> (&str, &str) {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if !(t.starts_with("//") || (t.is_empty() && at > 0)) {
+            break;
+        }
+        at += line.len();
+    }
+    text.split_at(at)
+}
+
 fn json_op(path: &Path, current: Option<&str>, edits: &[JsonEdit], undo: bool) -> Result<Option<String>> {
-    let text = current.unwrap_or_default();
+    let (header, text) = comment_header(current.unwrap_or_default());
     let mut doc = if text.trim().is_empty() {
         J::Obj(vec![])
     } else {
@@ -276,12 +297,14 @@ fn json_op(path: &Path, current: Option<&str>, edits: &[JsonEdit], undo: bool) -
     }
     if undo {
         // Back to what the file was before setup: its very bytes, when they say the same.
-        if let Some(old) = read(&backup_path(path))?.filter(|old| J::parse(old).is_ok_and(|j| j == doc)) {
+        if let Some(old) =
+            read(&backup_path(path))?.filter(|old| J::parse(comment_header(old).1).is_ok_and(|j| j == doc))
+        {
             return Ok(Some(old));
         }
     }
     let indent = current.map(json::indent_of).unwrap_or_else(|| b"  ".to_vec());
-    Ok(Some(doc.pretty(&indent)))
+    Ok(Some(format!("{header}{}", doc.pretty(&indent))))
 }
 
 fn blank_object(j: &J) -> bool {
@@ -404,7 +427,13 @@ fn toml_op(path: &Path, current: Option<&str>, tables: &Tables, undo: bool) -> R
             }
         }
     }
-    let after = doc.to_string();
+    finish_toml(path, current, doc.to_string(), undo)
+}
+
+/// A TOML file's new text, or `None` when undo leaves empty a file setup created; on undo, the
+/// backup's very bytes when they say the same.
+fn finish_toml(path: &Path, current: Option<&str>, after: String, undo: bool) -> Result<Option<String>> {
+    let text = current.unwrap_or_default();
     if after == text {
         return Ok(current.map(str::to_string));
     }
@@ -418,6 +447,43 @@ fn toml_op(path: &Path, current: Option<&str>, tables: &Tables, undo: bool) -> R
         }
     }
     Ok(Some(after))
+}
+
+fn toml_key_op(
+    path: &Path,
+    current: Option<&str>,
+    key: &str,
+    value: &str,
+    marker: &str,
+    undo: bool,
+) -> Result<Option<String>> {
+    let text = current.unwrap_or_default();
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| {
+        SetupError(format!("{} is not valid TOML ({e}); fix it first, nothing was changed", path.display()))
+    })?;
+    let have = doc.get(key).map(|i| i.as_str().map(str::to_string));
+    let ours = matches!(&have, Some(Some(h)) if h.contains(marker));
+    match (undo, &have) {
+        (true, _) if ours => {
+            doc.remove(key);
+        }
+        (false, None) => {
+            doc.insert(key, toml_edit::value(value));
+        }
+        (false, Some(Some(h))) if ours && h != value => {
+            doc.insert(key, toml_edit::value(value));
+        }
+        // The user's own value (or skillmem's, unchanged): left as it is.
+        _ => {}
+    }
+    finish_toml(path, current, doc.to_string(), undo)
+}
+
+/// The string value of a top-level `key` of a TOML file, if the file says one.
+pub fn toml_key(path: &Path, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc: toml_edit::DocumentMut = text.parse().ok()?;
+    doc.get(key)?.as_str().map(str::to_string)
 }
 
 fn toml_value(v: &TomlValue) -> toml_edit::Value {

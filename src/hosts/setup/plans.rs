@@ -214,13 +214,6 @@ pub fn plan_for_check(host: Host, w: &Where) -> Plan {
 }
 
 fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupError> {
-    let no_project = |why: &str| {
-        if w.project.is_some() {
-            Err(SetupError(format!("{} has no project configuration skillmem setup writes: {why}", host.label())))
-        } else {
-            Ok(())
-        }
-    };
     let mut next = vec![];
     let ops = match host {
         Host::ClaudeCode => {
@@ -339,6 +332,12 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         item: hook_group(Some("^activate_skill$"), handler(10_000)),
                         marker: s("hook gemini-cli"),
                     },
+                    // The skill uses of the transcript (complete then, awaited in headless mode).
+                    JsonEdit::Item {
+                        at: keys(&["hooks", "SessionEnd"]),
+                        item: hook_group(None, handler(30_000)),
+                        marker: s("hook gemini-cli"),
+                    },
                     JsonEdit::Key { at: keys(&["mcpServers"]), key: s(SERVER), value: mcp_server(w) },
                 ],
             }];
@@ -370,18 +369,72 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             ops
         }
         Host::Codex => {
-            no_project(
-                "Codex reads hooks and MCP servers from $CODEX_HOME (default ~/.codex); set CODEX_HOME for another one",
-            )?;
             let home = w.codex_home();
             let cmd = hook_command(w, "hook codex");
-            let hooks_json = home.join("hooks.json");
-            let config = home.join("config.toml");
+            // A project's `.codex/hooks.json` and `.codex/config.toml` are read only when the
+            // project is trusted (`[projects."DIR"] trust_level = "trusted"` in the user's
+            // config.toml); its hooks' trust is kept there too (measured on 0.171.0).
+            let user_config = home.join("config.toml");
+            let (hooks_json, config) = match &w.project {
+                Some(d) => (d.join(".codex/hooks.json"), d.join(".codex/config.toml")),
+                None => (home.join("hooks.json"), user_config.clone()),
+            };
             next.push(format!(
                 "Codex runs a hook only when it is trusted: setup wrote the trust of skillmem's hooks into {} (hooks.state); skillmem doctor says when it went stale.",
-                config.display()
+                user_config.display()
             ));
-            vec![
+            let project_trust = match (&w.project, undo) {
+                (Some(d), false) => {
+                    next.push(format!(
+                        "{} is now a trusted project of Codex ({}): Codex reads a project's .codex/ only then.",
+                        d.display(),
+                        user_config.display()
+                    ));
+                    Some(Op::Toml {
+                        path: user_config.clone(),
+                        tables: vec![(
+                            vec![s("projects"), d.display().to_string()],
+                            vec![(s("trust_level"), TomlValue::Str(s("trusted")))],
+                        )],
+                    })
+                }
+                (Some(d), true) => {
+                    next.push(format!(
+                        "Left {} trusted in {} (it may have been before); remove it there if you wish.",
+                        d.display(),
+                        user_config.display()
+                    ));
+                    None
+                }
+                (None, _) => None,
+            };
+            // Codex's compaction takes no instructions from a hook (a PreCompact hook's output
+            // does not reach the compaction request, measured on 0.171.0), but `compact_prompt`
+            // replaces its instruction: Codex's own, then the historian's.
+            let prompt_op = match super::toml_key(&config, "compact_prompt") {
+                Some(p) if !p.contains(COMPACT_MARKER) => {
+                    next.push(format!(
+                        "{} has a compact_prompt of its own, left as it is: Codex compactions write no skill observations. To have them, remove it and run setup again (skillmem then writes Codex's own instruction with the historian's after it), or add the historian's part to yours by hand.",
+                        config.display()
+                    ));
+                    None
+                }
+                _ => {
+                    if !undo {
+                        next.push(format!(
+                            "compact_prompt in {} is Codex's compaction instruction plus the historian's: a compaction's summary ends with the lessons about the skills read, which skillmem keeps (PostCompact), and the skills' blocks come back after it (SessionStart).",
+                            config.display()
+                        ));
+                    }
+                    Some(Op::TomlKey {
+                        path: config.clone(),
+                        key: s("compact_prompt"),
+                        value: codex_compact_prompt(),
+                        marker: s(COMPACT_MARKER),
+                    })
+                }
+            };
+            let mut ops = vec![
                 Op::Json {
                     path: hooks_json.clone(),
                     edits: vec![
@@ -393,6 +446,25 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         // A prompt that mentions a skill as `$name`: Codex inlines the skill.
                         JsonEdit::Item {
                             at: keys(&["hooks", "UserPromptSubmit"]),
+                            item: hook_group(None, command_handler(&cmd, 10)),
+                            marker: s("hook codex"),
+                        },
+                        // Every turn's end: the skill uses of the rollout (Codex's SessionEnd is
+                        // clamped to 3 s; Stop is not).
+                        JsonEdit::Item {
+                            at: keys(&["hooks", "Stop"]),
+                            item: hook_group(None, command_handler(&cmd, 30)),
+                            marker: s("hook codex"),
+                        },
+                        // The compaction's summary is in the rollout by then: its observations.
+                        JsonEdit::Item {
+                            at: keys(&["hooks", "PostCompact"]),
+                            item: hook_group(None, command_handler(&cmd, 30)),
+                            marker: s("hook codex"),
+                        },
+                        // `source: "compact"`: the blocks the compaction dropped come back.
+                        JsonEdit::Item {
+                            at: keys(&["hooks", "SessionStart"]),
                             item: hook_group(None, command_handler(&cmd, 10)),
                             marker: s("hook codex"),
                         },
@@ -411,11 +483,13 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                         ],
                     )],
                 },
-                Op::CodexTrust { hooks_json, config, marker: s("hook codex") },
-            ]
+                Op::CodexTrust { hooks_json, config: user_config, marker: s("hook codex") },
+            ];
+            ops.extend(prompt_op);
+            ops.extend(project_trust);
+            ops
         }
         Host::Copilot => {
-            no_project("Copilot CLI's hooks and MCP servers are read from ~/.copilot here")?;
             let cmd = hook_command(w, "hook copilot");
             let hook = |matcher: Option<&str>, timeout: u64| {
                 let mut es = vec![(s("type"), J::s("command"))];
@@ -428,24 +502,62 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             };
             let hooks = J::obj([
                 ("version", J::n(1)),
-                ("hooks", J::obj([("postToolUse", J::Arr(vec![hook(Some("skill"), 10)]))])),
+                (
+                    "hooks",
+                    J::obj([
+                        ("postToolUse", J::Arr(vec![hook(Some("skill"), 10)])),
+                        // Only the session id: the events file is complete by then.
+                        ("sessionEnd", J::Arr(vec![hook(None, 30)])),
+                    ]),
+                ),
             ]);
-            vec![
-                Op::File { path: w.home.join(".copilot/hooks/skillmem.json"), content: hooks.pretty(b"  ") },
+            // A project's hooks are `.github/hooks/*.json` of its repository root and its MCP
+            // servers `.github/mcp.json`, read only in a trusted folder (`trusted_folders` of
+            // ~/.copilot/config.json; measured on 1.0.102 with `copilot -p`).
+            let (hooks_file, mcp) = match &w.project {
+                Some(d) => (d.join(".github/hooks/skillmem.json"), d.join(".github/mcp.json")),
+                None => (w.home.join(".copilot/hooks/skillmem.json"), w.home.join(".copilot/mcp-config.json")),
+            };
+            let mut trust = vec![];
+            match (&w.project, undo) {
+                (Some(d), false) => {
+                    let dir = d.display().to_string();
+                    trust.push(Op::Json {
+                        path: w.home.join(".copilot/config.json"),
+                        edits: vec![JsonEdit::Item {
+                            at: keys(&["trusted_folders"]),
+                            item: J::s(&dir),
+                            marker: J::s(&dir).compact(),
+                        }],
+                    });
+                    next.push(format!(
+                        "{dir} is now a trusted folder of Copilot CLI (trusted_folders in ~/.copilot/config.json): Copilot reads a project's .github/hooks and .github/mcp.json only then; {dir} should be the repository's root."
+                    ));
+                }
+                (Some(d), true) => next.push(format!(
+                    "Left {} trusted in ~/.copilot/config.json (it may have been before); remove it there if you wish.",
+                    d.display()
+                )),
+                (None, _) => {}
+            }
+            let mut ops = vec![
+                Op::File { path: hooks_file, content: hooks.pretty(b"  ") },
                 Op::Json {
-                    path: w.home.join(".copilot/mcp-config.json"),
+                    path: mcp,
                     edits: vec![JsonEdit::Key {
                         at: keys(&["mcpServers"]),
                         key: s(SERVER),
                         value: J::obj([
                             ("type", J::s("stdio")),
                             ("command", J::s(w.exe.display().to_string())),
-                            ("args", J::strs(&["mcp"])),
+                            ("args", J::Arr(mcp_args(w).into_iter().map(J::s).collect())),
                             ("tools", J::strs(&["*"])),
                         ]),
                     }],
                 },
-            ]
+            ];
+            ops.extend(trust);
+            ops
         }
     };
     if undo {
@@ -456,6 +568,30 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
         next.push(seed_line(host));
     }
     Ok(Plan { host, ops, next })
+}
+
+/// What marks the compact prompt as skillmem's (its heading).
+pub const COMPACT_MARKER: &str = "## Skill observations (skillmem)";
+
+/// Codex 0.171.0's own compaction instruction (the last user message of its compaction request
+/// when no `compact_prompt` is set, recorded from the real host).
+pub const CODEX_COMPACTION: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.\n\nInclude:\n- Current progress and key decisions made\n- Important context, constraints, or user preferences\n- What remains to be done (clear next steps)\n- Any critical data, examples, or references needed to continue\n\nBe concise, structured, and focused on helping the next LLM seamlessly continue the work.\n";
+
+/// The compact prompt setup writes for Codex: Codex's own instruction, then the historian's
+/// (the promotion rules and format of [`crate::historian::observations::instructions`]) for
+/// whichever skills the conversation read, since a configuration cannot name them.
+pub fn codex_compact_prompt() -> String {
+    let specific = crate::historian::observations::instructions(&["SKILLS".to_string()]);
+    let rules = match specific.split_once("\n\nAfter your summary") {
+        Some((_, rest)) => format!("After your summary{rest}"),
+        None => specific.clone(),
+    };
+    let rules = rules.replace("as listed above", "(the name of the folder that holds its SKILL.md)");
+    format!(
+        "{CODEX_COMPACTION}\n{COMPACT_MARKER}\n\nSome skills keep a memory of lessons for future sessions. The agent used a skill in \
+         the conversation above when it read that skill's SKILL.md (with a shell command such as `cat .agents/skills/<name>/SKILL.md`); \
+         the skill's name is the folder that holds the SKILL.md. Only those skills count here.\n\n{rules}"
+    )
 }
 
 /// Gemini CLI's policy for skillmem: headless runs deny `activate_skill` and MCP tools

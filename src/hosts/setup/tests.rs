@@ -18,6 +18,8 @@ const GEMINI: &str = "{\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-
 const TRUSTED: &str = "{\n  \"/home/u/old\": \"TRUST_FOLDER\"\n}\n";
 const CODEX_CONFIG: &str = "# my settings\nmodel = \"gpt-5\" # the model\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--stdio\"]\n\n[hooks.state.\"/elsewhere/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:00\"\n";
 const CODEX_HOOKS: &str = "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\"matcher\": \"apply_patch\", \"hooks\": [{\"type\": \"command\", \"command\": \"fmt-hook\"}]}\n    ]\n  }\n}\n";
+/// As Copilot CLI 1.0.102 writes it on its first start: comment lines, then JSON.
+const COPILOT_CONFIG: &str = "// User settings belong in settings.json.\n// This file is managed automatically.\n{\n  \"firstLaunchAt\": \"2026-12-02T00:13:42.665Z\"\n}\n";
 const COPILOT_MCP: &str = "{\n  \"mcpServers\": {\n    \"playwright\": {\"type\": \"local\", \"command\": \"npx\", \"args\": [\"@playwright/mcp\"], \"tools\": [\"*\"]}\n  }\n}\n";
 
 impl Home {
@@ -42,6 +44,7 @@ impl Home {
         put(&home.join(".codex/config.toml"), CODEX_CONFIG);
         put(&home.join(".codex/hooks.json"), CODEX_HOOKS);
         put(&home.join(".copilot/mcp-config.json"), COPILOT_MCP);
+        put(&home.join(".copilot/config.json"), COPILOT_CONFIG);
         std::fs::create_dir_all(root.join("proj")).unwrap();
         let w = Where {
             home,
@@ -189,6 +192,8 @@ fn project_setup_writes_the_projects_files() {
         (Host::Opencode, &["opencode.json"]),
         (Host::Pi, &[".pi/settings.json"]),
         (Host::GeminiCli, &[".gemini/settings.json"]),
+        (Host::Codex, &[".codex/hooks.json", ".codex/config.toml"]),
+        (Host::Copilot, &[".github/hooks/skillmem.json", ".github/mcp.json"]),
     ];
     for (host, files) in cases {
         h.run(*host, &w, false);
@@ -203,10 +208,33 @@ fn project_setup_writes_the_projects_files() {
     h.run(Host::GeminiCli, &w, true);
     assert!(h.read(".gemini/trustedFolders.json").contains(&proj.display().to_string()));
     assert!(!proj.join(".gemini/settings.json").exists());
+    // Codex: the project is trusted and its hooks' trust is the user's config.toml, keyed by the
+    // project's hooks.json; the MCP server and the compact prompt are the project's.
+    let user = h.read(".codex/config.toml");
+    assert!(user.contains(&format!("[projects.\"{}\"]\ntrust_level = \"trusted\"", proj.display())), "{user}");
+    let key = format!("[hooks.state.\"{}:post_tool_use:0:0\"]", proj.join(".codex/hooks.json").display());
+    assert!(user.contains(&key) && user.contains("docs-mcp"), "{user}");
+    assert!(!user.contains("[mcp_servers.skillmem]") && !user.contains("compact_prompt"), "{user}");
+    let project = std::fs::read_to_string(proj.join(".codex/config.toml")).unwrap();
+    assert!(project.contains("[mcp_servers.skillmem]") && project.contains("compact_prompt"), "{project}");
+    // Copilot: the folder is trusted in config.json, whose comment lines (Copilot writes them)
+    // stay.
+    let config = h.read(".copilot/config.json");
+    assert!(config.starts_with("// User settings belong in settings.json.\n"), "{config}");
+    assert!(config.contains(&format!("\"{}\"", proj.display())) && config.contains("firstLaunchAt"), "{config}");
+    assert!(!h.read(".copilot/mcp-config.json").contains("skillmem"));
+    // A second run changes nothing; undo takes the project's files back and leaves the trust.
     for host in [Host::Codex, Host::Copilot] {
-        let e = plan(host, &w, false).unwrap_err().to_string();
-        assert!(e.contains("no project configuration"), "{e}");
+        assert_eq!(h.run(host, &w, false), vec![], "{host:?}");
+        let p = plan(host, &w, true).unwrap();
+        assert!(p.next.iter().any(|l| l.starts_with("Left ")), "{host:?}: {:?}", p.next);
+        h.run(host, &w, true);
     }
+    assert!(!proj.join(".codex/hooks.json").exists() && !proj.join(".github/mcp.json").exists());
+    assert!(!proj.join(".codex/config.toml").exists() && !proj.join(".github/hooks/skillmem.json").exists());
+    assert!(h.read(".codex/config.toml").contains("trust_level = \"trusted\""));
+    assert!(!h.read(".codex/config.toml").contains(&key), "the hooks' trust goes with them");
+    assert!(h.read(".copilot/config.json").contains(&proj.display().to_string()));
 }
 
 #[test]
@@ -227,8 +255,8 @@ fn codex_trust_matches_codex_and_follows_the_hooks_position() {
     assert!(config.contains(&key), "{config}");
     assert!(config.contains("[hooks.state.\"/elsewhere/hooks.json:stop:0:0\"]"), "{config}");
     let trusted = codex_trusted(&hooks, Some(&h.read(".codex/hooks.json")), "hook codex").unwrap();
-    // PostToolUse and UserPromptSubmit.
-    assert_eq!(trusted.len(), 2);
+    // PostToolUse, UserPromptSubmit, Stop, PostCompact, SessionStart.
+    assert_eq!(trusted.len(), 5);
     assert!(trusted.iter().all(|(k, h)| config.contains(k.as_str()) && config.contains(h.as_str())), "{config}");
     assert!(config.contains(&format!("[hooks.state.\"{}:user_prompt_submit:0:0\"]", hooks.display())), "{config}");
     // The doctor sees it wired; after the hook changes by hand, its trust is stale.
@@ -323,6 +351,7 @@ fn a_data_directory_given_to_setup_reaches_every_hook_and_server() {
         (Host::Codex, ".codex/hooks.json", "--data-dir '/srv/skill mem' hook codex"),
         (Host::Codex, ".codex/config.toml", "args = [\"--data-dir\", \"/srv/skill mem\", \"mcp\"]"),
         (Host::Copilot, ".copilot/hooks/skillmem.json", "--data-dir '/srv/skill mem' hook copilot"),
+        (Host::Copilot, ".copilot/mcp-config.json", "\"--data-dir\",\n        \"/srv/skill mem\",\n        \"mcp\""),
         (Host::Opencode, ".config/opencode/opencode.json", "\"SKILLMEM_HOME\": \"/srv/skill mem\""),
     ];
     for (host, rel, want) in cases {
@@ -338,4 +367,33 @@ fn a_data_directory_given_to_setup_reaches_every_hook_and_server() {
     {
         assert!(!h.read(rel).contains("skill mem"), "{rel}: {}", h.read(rel));
     }
+}
+
+#[test]
+fn codex_compact_prompt_is_codexs_own_then_the_historians_and_a_users_own_is_left() {
+    let h = Home::new();
+    h.run(Host::Codex, &h.w, false);
+    let config = h.w.home.join(".codex/config.toml");
+    let prompt = toml_key(&config, "compact_prompt").unwrap();
+    assert!(prompt.starts_with(plans::CODEX_COMPACTION), "{prompt}");
+    assert!(prompt.contains(plans::COMPACT_MARKER) && prompt.contains("<skill_observations>"), "{prompt}");
+    assert!(prompt.contains("* <skill> | <kind> | <lesson>"), "{prompt}");
+    // A configuration cannot know the session's skills: no list of them, no transcript markers.
+    assert!(!prompt.contains("SKILLS") && !prompt.contains("TC: skill("), "{prompt}");
+    // The rest of the file is as it was, and the prompt is a top-level key.
+    let text = h.read(".codex/config.toml");
+    assert!(text.starts_with("# my settings\nmodel = \"gpt-5\" # the model\ncompact_prompt = "), "{text}");
+    h.run(Host::Codex, &h.w, true);
+    assert_eq!(toml_key(&config, "compact_prompt"), None);
+
+    // A compact prompt of the user's own is kept, through setup and undo; setup says so.
+    let h = Home::new();
+    let mine = format!("compact_prompt = \"Summarise tersely.\"\n{CODEX_CONFIG}");
+    std::fs::write(h.w.home.join(".codex/config.toml"), &mine).unwrap();
+    let p = plan(Host::Codex, &h.w, false).unwrap();
+    assert!(p.next.iter().any(|l| l.contains("compact_prompt of its own")), "{:?}", p.next);
+    h.run(Host::Codex, &h.w, false);
+    assert_eq!(toml_key(&h.w.home.join(".codex/config.toml"), "compact_prompt").as_deref(), Some("Summarise tersely."));
+    h.run(Host::Codex, &h.w, true);
+    assert_eq!(h.read(".codex/config.toml"), mine);
 }

@@ -486,9 +486,11 @@ pub fn fts_rebuild(conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
-/// The ids of every note with a vector of `model`, ascending.
+/// The ids of every current note with a vector of `model`, ascending.
 pub fn ids_with_vectors(conn: &Connection, model: &str) -> Result<Vec<i64>> {
-    let mut stmt = conn.prepare("SELECT id FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL ORDER BY id")?;
+    let mut stmt = conn.prepare(
+        "SELECT id FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL AND retired_at IS NULL ORDER BY id",
+    )?;
     let rows = stmt.query_map([model], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

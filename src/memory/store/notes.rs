@@ -140,8 +140,9 @@ pub fn purge(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn V
 }
 
 /// A note's versions: the older ones it replaced (oldest first), itself, and the newer ones
-/// that replaced it, in order.
-pub fn versions(conn: &Connection, id: i64) -> Result<Vec<Note>> {
+/// that replaced it, in order. `Err(NotFound)` when the note is not visible from `project`.
+pub fn versions(conn: &Connection, id: i64, project: &str) -> Result<Vec<Note>> {
+    visible_note(conn, id, project)?;
     let mut older: Vec<Note> = vec![];
     let mut stmt =
         conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE superseded_by = ?1 ORDER BY id"))?;

@@ -35,6 +35,12 @@ pub struct TeamNote {
     pub norm_hash: String,
     pub created_at: i64,
     pub updated_at: i64,
+    /// When the note left recall (replaced or retired); `None` while it is current.
+    pub retired_at: Option<i64>,
+    /// The team id of the note that replaced it, when that note is shared.
+    pub superseded_by: Option<String>,
+    /// Why it was retired or replaced.
+    pub reason: Option<String>,
 }
 
 /// One pending local change, with the note's current state (`None` once it is deleted).
@@ -50,6 +56,8 @@ pub struct TeamOutboxRow {
     /// Hits the event adds ('note': the hits it was written with; 'hit': the increment).
     pub hits: i64,
     pub note: Option<TeamNote>,
+    /// The local id of the note that replaced it (its uid may be decided in the same push).
+    pub successor: Option<i64>,
 }
 
 /// A note's row as a pull brought it, with the vector this machine made for it (if any).
@@ -69,9 +77,14 @@ pub struct TeamApplied {
     pub removed: Vec<i64>,
     /// Notes whose lesson changed (their vector was replaced or cleared).
     pub reembedded: Vec<i64>,
+    /// Notes the team replaced or retired: out of recall here, kept as history.
+    pub retired: Vec<i64>,
+    /// Notes the team brought back into recall.
+    pub restored: Vec<i64>,
 }
 
-const TEAM_NOTE_COLUMNS: &str = "n.skill, n.scope, n.project_id, n.origin_project, n.source, n.kind, n.intent, n.delta, n.tags, n.pinned, n.hits, n.norm_hash, n.created_at, n.updated_at";
+const TEAM_NOTE_COLUMNS: &str = "n.skill, n.scope, n.project_id, n.origin_project, n.source, n.kind, n.intent, n.delta, n.tags, n.pinned, n.hits, n.norm_hash, n.created_at, n.updated_at,
+     n.retired_at, (SELECT s.uid FROM team_notes s WHERE s.note_id = n.superseded_by AND s.held IS NULL), n.reason, n.superseded_by";
 
 fn team_note_at(r: &Row, i: usize) -> rusqlite::Result<Option<TeamNote>> {
     let Some(skill) = r.get::<_, Option<String>>(i)? else { return Ok(None) };
@@ -90,6 +103,9 @@ fn team_note_at(r: &Row, i: usize) -> rusqlite::Result<Option<TeamNote>> {
         norm_hash: r.get(i + 11)?,
         created_at: r.get(i + 12)?,
         updated_at: r.get(i + 13)?,
+        retired_at: r.get(i + 14)?,
+        superseded_by: r.get(i + 15)?,
+        reason: r.get(i + 16)?,
     }))
 }
 
@@ -135,7 +151,12 @@ pub fn team_begin(conn: &mut Connection, machine: &str, target: &str) -> Result<
         )?;
         tx.execute("DELETE FROM team_notes", [])?;
         tx.execute("DELETE FROM team_outbox", [])?;
-        tx.execute("INSERT INTO team_outbox (kind, note_id, hits) SELECT 'note', id, hits FROM notes ORDER BY id", [])?;
+        // Current notes only: history rows (an edit's old text) share the uid of the note they
+        // are a version of, and travel with the events that made them.
+        tx.execute(
+            "INSERT INTO team_outbox (kind, note_id, hits) SELECT 'note', id, hits FROM notes WHERE retired_at IS NULL ORDER BY id",
+            [],
+        )?;
     }
     tx.commit()?;
     team_local(conn)?.ok_or_else(|| Error::storage("team sync state missing after it was written"))
@@ -157,6 +178,7 @@ pub fn team_outbox(conn: &Connection, limit: usize) -> Result<Vec<TeamOutboxRow>
             held: r.get(4)?,
             hits: r.get(5)?,
             note: team_note_at(r, 6)?,
+            successor: r.get(6 + 17)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -183,11 +205,23 @@ pub fn team_ack(
              ON CONFLICT (note_id) DO UPDATE SET uid = excluded.uid, held = excluded.held",
         )?;
         for (note_id, uid, held) in uids {
-            // Another local note may hold that uid already (an edit made two notes say the
-            // same); the first keeps it.
+            // Another local note may hold that uid already: a retired one (the lesson was
+            // written again after it was retired here) hands it to the current note; otherwise
+            // (an edit made two notes say the same) the first keeps it.
             match map.execute(params![note_id, uid, held]) {
                 Ok(_) => {}
-                Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {}
+                Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+                    let moved = tx.execute(
+                        "UPDATE OR IGNORE team_notes SET note_id = ?1, held = ?3, successor = NULL
+                         WHERE uid = ?2 AND note_id <> ?1
+                           AND EXISTS (SELECT 1 FROM notes n WHERE n.id = team_notes.note_id AND n.retired_at IS NOT NULL)
+                           AND EXISTS (SELECT 1 FROM notes n WHERE n.id = ?1 AND n.retired_at IS NULL)",
+                        params![note_id, uid, held],
+                    )?;
+                    if moved > 0 {
+                        tracing::debug!(note_id, uid, "team id moved from a retired note to the current one");
+                    }
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -223,10 +257,12 @@ pub fn team_needs_vector(conn: &Connection, rows: &[(String, String)]) -> Result
 }
 
 /// Applies pulled rows in one transaction and moves the cursor to `cursor`. A row whose uid
-/// is known here updates that note (a pin, an edit, a scope move, the team's hit count),
-/// except for what this machine changed and has not pushed yet (that change comes later in
-/// the server's sequence, so it wins); a tombstone deletes it; a new uid that says exactly
-/// what a local note says is merged into it; any other is inserted. `model` stamps the
+/// is known here updates that note (a pin, an edit, a scope move, a retirement or a restore,
+/// the team's hit count), except for what this machine changed and has not pushed yet (that
+/// change comes later in the server's sequence, so it wins). An edit keeps the old text here
+/// as a version, as a local edit does; a tombstone (a purge) deletes the note and the older
+/// versions it replaced; a new uid that says exactly what a current local note says is merged
+/// into it; any other is inserted (a replaced or retired one as history). `model` stamps the
 /// vectors. Project notes are applied only with `with_project` (or when already here).
 pub fn team_apply(
     conn: &mut Connection,
@@ -245,19 +281,15 @@ pub fn team_apply(
             tx.query_row("SELECT note_id FROM team_notes WHERE uid = ?1", [&row.uid], |r| r.get(0)).optional()?;
         if row.deleted {
             if let Some(id) = local {
-                if tx.execute("DELETE FROM notes WHERE id = ?1", [id])? > 0 {
-                    out.removed.push(id);
-                }
-                tx.execute("DELETE FROM team_notes WHERE note_id = ?1", [id])?;
-                tx.execute("DELETE FROM team_outbox WHERE note_id = ?1", [id])?;
+                out.removed.extend(delete_with_versions(&tx, id)?);
             }
             continue;
         }
-        if local.is_none() {
+        if local.is_none() && n.retired_at.is_none() {
             let same: Option<(i64, Option<String>)> = tx
                 .query_row(
                     "SELECT n.id, t.uid FROM notes n LEFT JOIN team_notes t ON t.note_id = n.id
-                     WHERE n.skill = ?1 AND n.scope = ?2 AND n.project_id = ?3 AND n.norm_hash = ?4",
+                     WHERE n.skill = ?1 AND n.scope = ?2 AND n.project_id = ?3 AND n.norm_hash = ?4 AND n.retired_at IS NULL",
                     params![n.skill, n.scope, n.project_id, n.norm_hash],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
@@ -277,10 +309,12 @@ pub fn team_apply(
             if n.scope == "project" && !with_project {
                 continue;
             }
+            let successor = team_note_id(&tx, n.superseded_by.as_deref().unwrap_or(""))?;
             tx.execute(
                 "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits,
-                                    pinned, norm_hash, created_at, updated_at, vector, vector_model)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                                    pinned, norm_hash, created_at, updated_at, vector, vector_model,
+                                    retired_at, superseded_by, reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
                 params![
                     n.skill,
                     n.scope,
@@ -298,24 +332,31 @@ pub fn team_apply(
                     now,
                     row.vector.as_deref().map(to_blob),
                     row.vector.as_ref().and(model),
+                    n.retired_at,
+                    successor,
+                    n.reason,
                 ],
             )?;
             let id = tx.last_insert_rowid();
-            tx.execute("INSERT INTO team_notes (note_id, uid) VALUES (?1, ?2)", params![id, row.uid])?;
+            let waiting = if successor.is_none() { n.superseded_by.as_deref() } else { None };
+            tx.execute(
+                "INSERT INTO team_notes (note_id, uid, successor) VALUES (?1, ?2, ?3)",
+                params![id, row.uid, waiting],
+            )?;
             out.inserted.push(id);
-            if row.vector.is_some() {
+            if row.vector.is_some() && n.retired_at.is_none() {
                 out.reembedded.push(id);
             }
             continue;
         };
         // What this machine changed and has not pushed yet.
-        let (pending_hits, pin, edit, scope): (i64, i64, i64, i64) = tx.query_row(
+        let (pending_hits, pin, edit, scope, life): (i64, i64, i64, i64, i64) = tx.query_row(
             "SELECT COALESCE(sum(CASE WHEN kind IN ('note', 'hit') THEN hits END), 0),
                     count(CASE WHEN kind = 'pin' THEN 1 END), count(CASE WHEN kind = 'edit' THEN 1 END),
-                    count(CASE WHEN kind = 'scope' THEN 1 END)
+                    count(CASE WHEN kind = 'scope' THEN 1 END), count(CASE WHEN kind IN ('retire', 'restore') THEN 1 END)
              FROM team_outbox WHERE note_id = ?1",
             [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
         tx.execute("UPDATE notes SET hits = ?2 WHERE id = ?1", params![id, n.hits + pending_hits])?;
         if pin == 0 {
@@ -324,10 +365,20 @@ pub fn team_apply(
                 params![id, n.pinned as i64],
             )?;
         }
-        if edit == 0 {
-            let changed = tx.execute(
+        if edit == 0 && edited_elsewhere(&tx, id, n)? {
+            // The old text stays here as a version of the note, as a local edit keeps it.
+            tx.execute(
+                "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
+                                    pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
+                                    retired_at, superseded_by, reason)
+                 SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0,
+                        norm_hash, skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited'
+                 FROM notes WHERE id = ?1 AND retired_at IS NULL",
+                params![id, now],
+            )?;
+            tx.execute(
                 "UPDATE notes SET delta = ?2, intent = ?3, norm_hash = ?4, tags = ?5, updated_at = ?6, vector = ?7,
-                        vector_model = ?8 WHERE id = ?1 AND delta IS NOT ?2",
+                        vector_model = ?8 WHERE id = ?1",
                 params![
                     id,
                     n.delta,
@@ -338,14 +389,8 @@ pub fn team_apply(
                     row.vector.as_deref().map(to_blob),
                     row.vector.as_ref().and(model)
                 ],
-            );
-            match changed {
-                Ok(k) if k > 0 => out.reembedded.push(id),
-                Ok(_) => {}
-                // Another note here already says exactly that: keep both as they are.
-                Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {}
-                Err(e) => return Err(e.into()),
-            }
+            )?;
+            out.reembedded.push(id);
         }
         if scope == 0 {
             match tx.execute(
@@ -357,12 +402,110 @@ pub fn team_apply(
                 Err(e) => return Err(e.into()),
             }
         }
+        if life == 0 {
+            apply_life(&tx, id, n, &mut out)?;
+        }
         out.updated.push(id);
     }
+    // Retirements that named a successor before it had reached this machine.
+    tx.execute(
+        "UPDATE notes SET superseded_by = (SELECT s.note_id FROM team_notes t JOIN team_notes s ON s.uid = t.successor
+                                           WHERE t.note_id = notes.id)
+         WHERE id IN (SELECT t.note_id FROM team_notes t JOIN team_notes s ON s.uid = t.successor)
+           AND retired_at IS NOT NULL",
+        [],
+    )?;
+    tx.execute(
+        "UPDATE team_notes SET successor = NULL WHERE successor IS NOT NULL
+           AND (successor IN (SELECT uid FROM team_notes)
+                OR NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = team_notes.note_id AND n.retired_at IS NOT NULL))",
+        [],
+    )?;
     tx.execute("DELETE FROM team_applying", [])?;
     tx.execute("UPDATE team_state SET cursor = max(cursor, ?1), last_pull_at = ?2 WHERE id = 1", params![cursor, now])?;
     tx.commit()?;
     Ok(out)
+}
+
+/// Whether the team's row says another lesson than the local note `id`, and this machine can
+/// take it (no other current note here already says exactly that).
+fn edited_elsewhere(tx: &Connection, id: i64, n: &TeamNote) -> Result<bool> {
+    let differs: bool =
+        tx.query_row("SELECT delta IS NOT ?2 FROM notes WHERE id = ?1", params![id, n.delta], |r| r.get(0))?;
+    if !differs {
+        return Ok(false);
+    }
+    let twin: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM notes o JOIN notes m ON m.id = ?1
+                        WHERE o.id <> ?1 AND o.skill = m.skill AND o.scope = m.scope AND o.project_id = m.project_id
+                          AND o.norm_hash = ?2 AND o.retired_at IS NULL)",
+        params![id, n.norm_hash],
+        |r| r.get(0),
+    )?;
+    // Another note here already says exactly that: keep both as they are.
+    Ok(!twin)
+}
+
+/// Takes the team's word on whether note `id` is current: retires it (with the successor and
+/// reason the team has) or restores it. A restore that would make two current notes say
+/// exactly the same leaves it retired.
+fn apply_life(tx: &Connection, id: i64, n: &TeamNote, out: &mut TeamApplied) -> Result<()> {
+    let successor = match n.superseded_by.as_deref() {
+        Some(uid) => team_note_id(tx, uid)?,
+        None => None,
+    };
+    match n.retired_at {
+        Some(at) => {
+            let k = tx.execute(
+                "UPDATE notes SET retired_at = ?2, superseded_by = ?3, reason = ?4 WHERE id = ?1 AND retired_at IS NULL",
+                params![id, at, successor, n.reason],
+            )?;
+            if k > 0 {
+                out.retired.push(id);
+            } else if successor.is_some() {
+                tx.execute(
+                    "UPDATE notes SET superseded_by = ?2 WHERE id = ?1 AND superseded_by IS NULL",
+                    params![id, successor],
+                )?;
+            }
+            let waiting = if successor.is_none() { n.superseded_by.as_deref() } else { None };
+            tx.execute("UPDATE team_notes SET successor = ?2 WHERE note_id = ?1", params![id, waiting])?;
+        }
+        None => {
+            match tx.execute(
+                "UPDATE notes SET retired_at = NULL, superseded_by = NULL, reason = NULL WHERE id = ?1 AND retired_at IS NOT NULL",
+                [id],
+            ) {
+                Ok(k) if k > 0 => out.restored.push(id),
+                Ok(_) => {}
+                Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::ConstraintViolation => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Deletes note `id` and the older versions it replaced here (a purge the team made), with
+/// their team ids and pending changes. Returns the ids deleted.
+fn delete_with_versions(tx: &Connection, id: i64) -> Result<Vec<i64>> {
+    let ids: Vec<i64> = {
+        let mut stmt = tx.prepare_cached(
+            "WITH RECURSIVE chain(id) AS (SELECT ?1 UNION SELECT n.id FROM notes n JOIN chain c ON n.superseded_by = c.id)
+             SELECT id FROM chain ORDER BY id",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut removed = vec![];
+    for i in ids {
+        if tx.execute("DELETE FROM notes WHERE id = ?1", [i])? > 0 {
+            removed.push(i);
+        }
+        tx.execute("DELETE FROM team_notes WHERE note_id = ?1", [i])?;
+        tx.execute("DELETE FROM team_outbox WHERE note_id = ?1", [i])?;
+    }
+    Ok(removed)
 }
 
 /// Records the last sync failure (`None`: the last sync succeeded).

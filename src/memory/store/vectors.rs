@@ -19,9 +19,12 @@ pub fn ensure_vectors(conn: &Connection, index: &dyn VectorIndex, ids: &[i64]) -
     Ok(())
 }
 
-/// Loads every stored vector of `model` into `index`.
+/// Loads the stored vector of `model` of every current note into `index` (history stays out:
+/// a retired note in the index would only take a neighbour's place).
 pub fn load_index(conn: &Connection, index: &dyn VectorIndex) -> Result<usize> {
-    let mut stmt = conn.prepare("SELECT id, vector FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL")?;
+    let mut stmt = conn.prepare(
+        "SELECT id, vector FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL AND retired_at IS NULL",
+    )?;
     let rows = stmt.query_map([index.model_id()], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
     let mut n = 0;
     for row in rows {
@@ -34,9 +37,12 @@ pub fn load_index(conn: &Connection, index: &dyn VectorIndex) -> Result<usize> {
     Ok(n)
 }
 
-/// Streams every stored vector of `model` into `sink` (the index's background loader).
+/// Streams the stored vector of `model` of every current note into `sink` (the index's
+/// background loader).
 pub fn stream_vectors(conn: &Connection, model: &str, sink: &mut dyn FnMut(i64, Vec<f32>)) -> Result<usize> {
-    let mut stmt = conn.prepare("SELECT id, vector FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL")?;
+    let mut stmt = conn.prepare(
+        "SELECT id, vector FROM notes WHERE vector_model = ?1 AND vector IS NOT NULL AND retired_at IS NULL",
+    )?;
     let mut rows = stmt.query([model])?;
     let mut n = 0;
     while let Some(r) = rows.next()? {
