@@ -79,9 +79,11 @@ BEGIN
     INSERT INTO team_outbox (kind, note_id, hits) VALUES ('note', new.id, new.hits);
 END;
 
--- A note a team pull brings is a note from the team; who wrote it first is kept.
+-- A note a team pull brings is a note from the team; who wrote it first is kept. (Not the
+-- old text a pulled edit keeps here as a version of a note: that row names its note in
+-- superseded_by from the start, and keeps the note's own source.)
 CREATE TRIGGER notes_from_team AFTER INSERT ON notes
-WHEN new.source <> 'team' AND EXISTS (SELECT 1 FROM team_applying)
+WHEN new.source <> 'team' AND new.superseded_by IS NULL AND EXISTS (SELECT 1 FROM team_applying)
 BEGIN
     UPDATE notes SET origin_source = COALESCE(new.origin_source, new.source), source = 'team' WHERE id = new.id;
 END;
