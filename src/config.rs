@@ -63,11 +63,14 @@ impl Default for MemoryConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistorianConfig {
     pub promote_scope: Scope,
+    /// `historian.review`: promoted observations wait for a person (`skillmem review`, the
+    /// dashboard's review queue) before they are recalled. Off by default.
+    pub review: bool,
 }
 
 impl Default for HistorianConfig {
     fn default() -> Self {
-        Self { promote_scope: Scope::Global }
+        Self { promote_scope: Scope::Global, review: false }
     }
 }
 
@@ -81,6 +84,9 @@ pub struct Config {
     pub historian: HistorianConfig,
     /// Team memory through PostgreSQL (`team`), when configured.
     pub team: Option<crate::team::TeamConfig>,
+    /// The host notes are recorded as written from (`host`; each door sets its own default,
+    /// see [`Config::default_host`]).
+    pub host: Option<String>,
 }
 
 impl Default for Config {
@@ -92,6 +98,7 @@ impl Default for Config {
             memory: MemoryConfig::default(),
             historian: HistorianConfig::default(),
             team: None,
+            host: None,
         }
     }
 }
@@ -119,6 +126,14 @@ impl Config {
     /// name for the Claude Code hook), unless the configuration names one.
     pub fn default_note_tool(&mut self, tool: &str) {
         self.memory.note_tool.get_or_insert_with(|| tool.to_string());
+    }
+
+    /// Sets the door's own name for the host notes are written from (`claude-code`, `cli`,
+    /// an LSP client's name, ...), unless the configuration names one.
+    pub fn default_host(&mut self, host: &str) {
+        if !host.trim().is_empty() {
+            self.host.get_or_insert_with(|| host.trim().to_string());
+        }
     }
 
     /// Merges defaults ← `<workspace>/skillmem.toml` ← `init_options`.
@@ -154,6 +169,7 @@ impl Config {
             match key.as_str() {
                 "dataDir" => cfg.data_dir = PathBuf::from(string(val, "dataDir")?),
                 "projectId" => cfg.project_id = Some(string(val, "projectId")?),
+                "host" => cfg.host = Some(string(val, "host")?).filter(|h| !h.trim().is_empty()),
                 "embedding" => cfg.embedding = embedding(val, &mut warnings)?,
                 "memory" => {
                     for (k, x) in object(val, "memory")? {
@@ -198,6 +214,11 @@ impl Config {
                                 cfg.historian.promote_scope = Scope::parse(&s).ok_or_else(|| {
                                     Error::invalid(format!("{name} must be \"global\" or \"project\", got {s:?}"))
                                 })?;
+                            }
+                            "review" => {
+                                cfg.historian.review = x
+                                    .as_bool()
+                                    .ok_or_else(|| Error::invalid(format!("{name} must be true or false, got {x}")))?;
                             }
                             _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
                         }

@@ -354,8 +354,10 @@ fn pre_compact_asks_for_observations_and_post_compact_promotes_them() {
     let t = w.tmp.path().join("s.jsonl");
     let rec = |r: Value| r.to_string() + "\n";
     let skill_use = |skill: &str, id: &str| {
-        rec(serde_json::json!({ "type": "assistant", "message": { "role": "assistant", "content": [
-            { "type": "tool_use", "id": id, "name": "Skill", "input": { "skill": skill } } ] } }))
+        rec(
+            serde_json::json!({ "type": "assistant", "uuid": format!("u-{id}"), "message": { "role": "assistant", "content": [
+            { "type": "tool_use", "id": id, "name": "Skill", "input": { "skill": skill } } ] } }),
+        )
     };
     let boundary = rec(
         serde_json::json!({ "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted" }),
@@ -387,6 +389,13 @@ fn pre_compact_asks_for_observations_and_post_compact_promotes_them() {
     assert!(recalled.contains("pdfplumber"), "{recalled}");
     let (_, jq, _) = w.cli(&["recall", "jq", "--json"]);
     assert!(!jq.contains("argjson"), "jq was not used in the compacted part: {jq}");
+    // Provenance: the host, the session, the transcript and the compacted part's records.
+    let (_, listed, _) = w.cli(&["notes", "pdf", "--source", "historian", "--json"]);
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let n = &listed["notes"][0];
+    assert_eq!((n["host"].as_str(), n["sessionId"].as_str()), (Some("claude-code"), Some("s9")), "{listed}");
+    assert_eq!(n["transcript"].as_str(), Some(t.display().to_string().as_str()), "{listed}");
+    assert_eq!(n["transcriptAt"], "message u-t2", "{listed}");
     assert!(log(&w).contains("the session's chunk did not use skill \"jq\""), "{}", log(&w));
     let costs = std::fs::read_to_string(w.data.join("logs/historian.log")).unwrap();
     assert!(

@@ -104,7 +104,7 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
 
     let noted = client
         .call_tool(CallToolRequestParams::new("skill_note").with_arguments(args(json!({
-            "skill": "csv-tools", "kind": "gotcha", "intent": "read an Excel export",
+            "skill": "csv-tools", "kind": "gotcha", "intent": "read an Excel export", "host": "forged",
             "delta": "Excel exports start with a UTF-8 BOM; read them with utf-8-sig."
         }))))
         .await
@@ -206,6 +206,8 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
     assert_eq!(notes.len(), 2, "both versions are kept as history: {all}");
     assert!(notes.iter().any(|n| n["supersededBy"] == new_id), "{all}");
     assert!(notes.iter().any(|n| n["reason"] == "the exports lost their BOM"), "{all}");
+    // Provenance: written from this MCP client, whatever the agent passes.
+    assert!(notes.iter().all(|n| n["host"].as_str().is_some_and(|h| h.starts_with("mcp:"))), "{all}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

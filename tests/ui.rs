@@ -290,6 +290,75 @@ fn pages_render_and_the_preview_counts_no_recall() {
     assert_eq!(s, 200);
 }
 
+/// The Review page lists what waits with its provenance; accept, edit then accept and reject
+/// go through `skillmem/reviewDecide`; a rejection is listed with its reason and restorable.
+#[test]
+fn the_review_queue_accepts_edits_and_rejects() {
+    let w = World::new();
+    w.enabled_skill("jq");
+    std::fs::write(w.ws.join("skillmem.toml"), "[historian]\nreview = true\n").unwrap();
+    let mut c = w.spawn();
+    ok(c.request(
+        "skillmem/transcriptChunk",
+        json!({ "sessionId": "s9", "format": "text", "text": "U: parse\nTC: skill(jq)\nA: ok\n" }),
+    )
+    .unwrap());
+    let out = "<skill_observations>\n\
+* jq | gotcha | jq -r prints raw strings; without it every string keeps its JSON quotes.\n\
+* jq | fix | jq --slurp reads a stream of objects into one array; without it `length` counts each object.\n\
+* jq | gotcha | jq `.[]?` skips values that are not arrays instead of failing on them.\n\
+</skill_observations>";
+    let r = ok(c.request("skillmem/historianResult", json!({ "sessionId": "s9", "output": out })).unwrap());
+    let ids: Vec<i64> = r["promoted"].as_array().unwrap().iter().map(|p| p["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), 3, "{r}");
+    assert_eq!(c.shutdown().unwrap(), 0);
+    let ui = start(&w);
+    let (s, _, body) = ui.get("/review");
+    assert_eq!(s, 200);
+    let body = dechunk(&body);
+    assert!(body.contains("3 waiting") && body.contains("raw strings") && body.contains("session"), "{body}");
+    assert!(body.contains("href=\"/review\""), "the nav links the queue");
+    let (_, _, overview) = ui.get("/");
+    assert!(dechunk(&overview).contains("3 promoted observation(s) wait for review"), "{overview}");
+    let q = ui.json("/api/review");
+    assert_eq!(q["total"], 3, "{q}");
+    let (s, _) = ui.post("/api/reviewDecide", json!({ "id": ids[0], "decision": "accept" }));
+    assert_eq!(s, 200);
+    let (s, _) = ui.post(
+        "/api/reviewDecide",
+        json!({ "id": ids[1], "decision": "accept", "delta": "jq -s reads every input into one array." }),
+    );
+    assert_eq!(s, 200);
+    let (s, v) = ui.post("/api/reviewDecide", json!({ "id": ids[2], "decision": "reject", "reason": "not ours" }));
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = ui.post("/api/reviewDecide", json!({ "id": ids[2], "decision": "reject" }));
+    assert_eq!(s, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("skillmem restore"), "{v}");
+    let notes = ui.json("/api/notes?skill=jq");
+    let texts: Vec<&str> = notes["notes"].as_array().unwrap().iter().map(|n| n["delta"].as_str().unwrap()).collect();
+    assert_eq!(notes["total"], 2, "{notes}");
+    assert!(texts.contains(&"jq -s reads every input into one array."), "{texts:?}");
+    let (_, _, body) = ui.get("/review");
+    let body = dechunk(&body);
+    assert!(body.contains("0 waiting") && body.contains("not ours") && body.contains("Restore to the queue"), "{body}");
+    let (s, _) = ui.post("/api/restore", json!({ "id": ids[2] }));
+    assert_eq!(s, 200);
+    assert_eq!(ui.json("/api/review")["total"], 1);
+    // Provenance on the note, and a link to its session's other notes.
+    let (_, _, body) = ui.get("/skill/jq");
+    let body = dechunk(&body);
+    assert!(body.contains("class=\"provenance\"") && body.contains("href=\"/session?id=s9\""), "{body}");
+    let (s, _, body) = ui.get("/session?id=s9");
+    assert_eq!(s, 200);
+    let body = dechunk(&body);
+    assert!(ids.iter().all(|id| body.contains(&format!("id=\"note-{id}\""))), "{body}");
+    // The three, and the historian's text of the one edited before it was accepted.
+    assert!(body.contains("4 notes written in session") && body.contains("waiting for review"), "{body}");
+    assert!(body.contains("counts each object") && body.contains("replaced by #"), "{body}");
+    let (s, _, _) = ui.get("/session");
+    assert_eq!(s, 400);
+}
+
 /// A note's page lists its versions: the old text an edit kept, replaced by the note, which is
 /// marked current; the skill page links each note to it.
 #[test]

@@ -476,6 +476,8 @@ fn populate(data: &Path, n: usize, skills: usize, words: &Words) -> Result<()> {
                 source: Source::Agent,
                 session_id: None,
                 skill_hash: None,
+                origin: Default::default(),
+                pending: false,
             };
             notes.push((new, created));
         }

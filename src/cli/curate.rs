@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use skillmem::engine::{
-    to_jsonl, to_markdown, CheckStatus, Doctor, Engine, ExportFormat, Imported, NoteFilter, NotePage, NoteSort,
+    to_jsonl, to_markdown, CheckStatus, Doctor, Engine, ExportFormat, Imported, ListedNote, NoteFilter, NotePage,
+    NoteSort,
 };
 use skillmem::memory::{Kind, Scope, Source};
 use skillmem::protocol::curate::Notes;
@@ -49,6 +50,9 @@ pub struct NotesArgs {
     /// Skip this many notes first (with --limit: pages).
     #[arg(long, value_name = "N")]
     pub offset: Option<usize>,
+    /// Only the notes written in this host session (its id, as `--json` shows it).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 fn parse_scope(s: &str) -> Result<Scope> {
@@ -66,9 +70,10 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
     };
     let source = match a.source.as_deref() {
         None => None,
-        Some("agent") => Some(Source::Agent),
-        Some("historian") => Some(Source::Historian),
-        Some(s) => anyhow::bail!("source {s:?} is not a source; use agent or historian"),
+        Some(s) => Some(
+            Source::parse(s)
+                .with_context(|| format!("source {s:?} is not a source; use agent, historian, import or team"))?,
+        ),
     };
     let sort = match a.sort.as_str() {
         "recent" => NoteSort::Recent,
@@ -89,6 +94,8 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
         offset: a.offset,
         limit: a.limit,
         include_superseded: a.all_versions,
+        pending: false,
+        session_id: a.session.clone(),
     })
 }
 
@@ -118,6 +125,13 @@ fn human_notes(p: &NotePage) -> String {
             day_of(n.created_at),
             n.delta.replace('\n', "\n        ")
         ));
+        let from = provenance_line(n);
+        if !from.is_empty() {
+            t.push_str(&format!("        from {from}\n"));
+        }
+        if n.pending && n.retired_at.is_none() {
+            t.push_str(&format!("        waiting for review (skillmem review accept {})\n", n.id));
+        }
         if let Some(at) = n.retired_at {
             let why = n.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
             match n.superseded_by {
@@ -128,6 +142,28 @@ fn human_notes(p: &NotePage) -> String {
     }
     t.push_str(&format!("{} of {} notes", p.notes.len(), p.total));
     t
+}
+
+/// Where a note came from, in one line: `historian via claude-code, session S, transcript T
+/// (bytes A-B)`; empty when nothing but the source is known.
+pub fn provenance_line(n: &ListedNote) -> String {
+    let mut parts = vec![];
+    if let Some(h) = &n.origin.host {
+        parts.push(format!("host {h}"));
+    }
+    if let Some(s) = &n.session_id {
+        parts.push(format!("session {s}"));
+    }
+    if let Some(t) = &n.origin.transcript {
+        match &n.origin.transcript_at {
+            Some(at) => parts.push(format!("transcript {t} ({at})")),
+            None => parts.push(format!("transcript {t}")),
+        }
+    }
+    if let Some(o) = n.origin_source {
+        parts.push(format!("first written by the {}", o.as_str()));
+    }
+    parts.join(", ")
 }
 
 /// `skillmem versions ID`.
@@ -252,7 +288,7 @@ fn human_doctor(d: &Doctor) -> String {
 /// `skillmem ui`: binds 127.0.0.1, prints the URL with its token, opens it unless told not
 /// to, and serves until the process ends.
 pub fn ui(g: &Global, port: u16, no_open: bool) -> Result<()> {
-    let engine = std::sync::Arc::new(super::engine(g)?);
+    let engine = std::sync::Arc::new(super::engine_as(g, "ui")?);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async {
         let bound = skillmem::ui::bind(engine, port).await.context("cannot listen on 127.0.0.1")?;
@@ -325,6 +361,10 @@ pub fn bench_ui(g: &Global, notes: usize, rounds: usize) -> Result<()> {
             retired_at: None,
             superseded_by: None,
             reason: None,
+            session_id: None,
+            origin: Default::default(),
+            origin_source: None,
+            pending: false,
         };
         lines.push_str(&serde_json::to_string(&n)?);
         lines.push('\n');

@@ -23,6 +23,7 @@ pub fn needs_store(command: &Command) -> bool {
             | Command::Edit { .. }
             | Command::Stats { .. }
             | Command::Notes(_)
+            | Command::Review { .. }
             | Command::Export { .. }
     )
 }

@@ -397,6 +397,8 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>) -> Res
                 source: Source::Agent,
                 session_id: None,
                 skill_hash: None,
+                origin: Default::default(),
+                pending: false,
             };
             let id = engine.write_note_in(&ctx(&skill.name), new, None)?.id;
             engine.set_note_facts(id, n.hits, now - n.age_days * 86_400_000, false)?;

@@ -89,6 +89,15 @@ Examples:
   skillmem notes --kind gotcha --sort hits --limit 20
   skillmem notes --search 'rebase onto' --all-projects";
 
+/// `skillmem review`.
+pub const REVIEW: &str = "\
+Examples (with historian.review = true in skillmem.toml):
+  skillmem review
+  skillmem review accept 17
+  skillmem review accept 17 --delta 'jq -r prints strings without quotes.'
+  skillmem review reject 18 --reason 'a fact of this task'
+  skillmem restore 18            # undoes the rejection: back in the queue";
+
 /// `skillmem export`.
 pub const EXPORT: &str = "\
 Examples:
@@ -244,6 +253,7 @@ mod tests {
             "skillmem note",
             "skillmem recall",
             "skillmem notes",
+            "skillmem review",
             "skillmem pin",
             "skillmem forget",
             "skillmem restore",
@@ -276,7 +286,7 @@ mod tests {
             ("skillmem note", "scope", &["project", "global"]),
             ("skillmem notes", "kind", &["gotcha", "discovery", "fix", "workflow"]),
             ("skillmem notes", "scope", &["project", "global"]),
-            ("skillmem notes", "source", &["agent", "historian"]),
+            ("skillmem notes", "source", &["agent", "historian", "import", "team"]),
             ("skillmem notes", "sort", &["recent", "hits", "recalls"]),
             ("skillmem export", "scope", &["project", "global"]),
             ("skillmem export", "format", &["jsonl", "md"]),

@@ -70,9 +70,15 @@ pub fn chunk(g: &Global, engine: &Engine, format: &str, file: &Path) -> Result<(
     })
 }
 
-pub fn observe(g: &Global, engine: &Engine, file: &Path, session: Option<String>) -> Result<()> {
+pub fn observe(
+    g: &Global,
+    engine: &Engine,
+    file: &Path,
+    session: Option<String>,
+    origin: skillmem::memory::Origin,
+) -> Result<()> {
     let output = read_input(file)?;
-    let r = engine.historian_result(&output, session)?;
+    let r = engine.historian_result_from(&output, session, origin)?;
     emit(g, &r, |r| {
         let mut t = format!("promoted {}", r.promoted.len());
         for p in &r.promoted {

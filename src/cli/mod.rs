@@ -12,6 +12,7 @@ mod eval_merge;
 mod help;
 mod historian;
 mod model;
+mod review;
 mod setup;
 mod skills;
 mod team;
@@ -163,6 +164,12 @@ pub enum Command {
     /// List every note (of one skill), with filters, search and sort; shows the notes' ids.
     #[command(after_help = help::NOTES)]
     Notes(curate::NotesArgs),
+    /// The historian's promoted observations waiting for a person (historian.review): list, accept, reject.
+    #[command(after_help = help::REVIEW)]
+    Review {
+        #[command(subcommand)]
+        what: Option<review::ReviewCommand>,
+    },
     /// Write notes with their metadata, content hash and embedder id (no vectors).
     #[command(after_help = help::EXPORT)]
     Export {
@@ -231,6 +238,12 @@ pub enum Command {
         /// The session the output summarises.
         #[arg(long)]
         session: Option<String>,
+        /// The transcript the summarised part was read from (kept with the notes).
+        #[arg(long, value_name = "PATH")]
+        transcript: Option<String>,
+        /// Where in the transcript (e.g. `bytes 0-48213`, `messages u1..u9`).
+        #[arg(long, value_name = "WHERE")]
+        transcript_at: Option<String>,
     },
     /// Re-embed notes whose vector is missing or stale, and report on the corpus.
     Distill {
@@ -457,9 +470,18 @@ pub(crate) fn engine(g: &Global) -> Result<Engine> {
     engine_for(g, None)
 }
 
+/// [`engine`] for a door of its own: notes it writes are recorded as written from `host`.
+pub(crate) fn engine_as(g: &Global, host: &str) -> Result<Engine> {
+    engine_with(g, None, host)
+}
+
 /// The engine of the data directory and workspace `g` names; `note_tool` is the door's name
 /// for the note tool when the configuration names none.
 pub(crate) fn engine_for(g: &Global, note_tool: Option<&str>) -> Result<Engine> {
+    engine_with(g, note_tool, "cli")
+}
+
+fn engine_with(g: &Global, note_tool: Option<&str>, host: &str) -> Result<Engine> {
     let workspace = match &g.workspace {
         Some(w) => w.clone(),
         None => std::env::current_dir().context("cannot read the current folder")?,
@@ -475,6 +497,7 @@ pub(crate) fn engine_for(g: &Global, note_tool: Option<&str>) -> Result<Engine> 
     if let Some(tool) = note_tool {
         resolved.config.default_note_tool(tool);
     }
+    resolved.config.default_host(host);
     Ok(Engine::open(resolved.config, Some(workspace))?)
 }
 
@@ -494,7 +517,17 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Note { skill, kind, delta, intent, scope, tags, replaces } => {
             let r = call::<Note>(
                 &engine(g)?,
-                NoteParams { session_id: None, skill, kind, delta, intent, tags: Some(tags), scope, replaces },
+                NoteParams {
+                    session_id: None,
+                    host: None,
+                    skill,
+                    kind,
+                    delta,
+                    intent,
+                    tags: Some(tags),
+                    scope,
+                    replaces,
+                },
             )?;
             emit(g, &r, |r| {
                 let status = serde_json::to_value(r.status).unwrap_or_default();
@@ -546,6 +579,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             emit(g, &r, human_stats)?;
         }
         Command::Notes(a) => curate::notes(g, &engine(g)?, a)?,
+        Command::Review { what } => review::run(g, &engine(g)?, what)?,
         Command::Export { skill, scope, format, output } => {
             let format = match format.as_str() {
                 "jsonl" => skillmem::engine::ExportFormat::Jsonl,
@@ -599,7 +633,10 @@ pub fn run(cli: Cli) -> Result<u8> {
             what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider, model, fill },
         } => bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider, model, fill })?,
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
-        Command::Observe { file, session } => historian::observe(g, &engine(g)?, &file, session)?,
+        Command::Observe { file, session, transcript, transcript_at } => {
+            let origin = skillmem::memory::Origin { host: None, transcript, transcript_at };
+            historian::observe(g, &engine(g)?, &file, session, origin)?
+        }
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
         Command::Hook { host } => {
             use skillmem::hosts::{agents, claude_code, log_line};
@@ -612,8 +649,12 @@ pub fn run(cli: Cli) -> Result<u8> {
                 HookHost::Codex => (Some(agents::CODEX), None),
                 HookHost::Copilot => (Some(agents::COPILOT), None),
             };
-            let opts =
-                claude_code::HookOptions { data_dir: g.data_dir.clone(), workspace: g.workspace.clone(), note_tool };
+            let opts = claude_code::HookOptions {
+                data_dir: g.data_dir.clone(),
+                workspace: g.workspace.clone(),
+                note_tool,
+                host: None,
+            };
             let (input, failed) = match read {
                 Ok(_) => (input, None),
                 Err(e) => (String::new(), Some(format!("cannot read stdin: {e}"))),
@@ -634,7 +675,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             }
         }
         Command::Mcp => {
-            let engine = engine_for(g, Some(skillmem::hosts::mcp::NOTE_TOOL))?;
+            let engine = engine_with(g, Some(skillmem::hosts::mcp::NOTE_TOOL), "mcp")?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             rt.block_on(skillmem::hosts::mcp::serve(engine))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));

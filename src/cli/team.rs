@@ -127,6 +127,8 @@ pub fn bench(g: &Global, n: usize) -> Result<()> {
             source: skillmem::memory::Source::Agent,
             session_id: None,
             skill_hash: None,
+            origin: Default::default(),
+            pending: false,
         })?;
     }
     let write = t0.elapsed();

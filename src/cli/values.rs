@@ -34,13 +34,17 @@ pub enum Scope {
     Global,
 }
 
-/// Who wrote a note (`--source`).
+/// How a note came to the store (`--source`).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Source {
     /// The agent's own note tool.
     Agent,
     /// Promoted from the historian's observations.
     Historian,
+    /// Read from an export (`skillmem import`).
+    Import,
+    /// Brought by a team pull.
+    Team,
 }
 
 /// The order of a note list (`--sort`).
@@ -109,9 +113,8 @@ mod tests {
         for s in names::<Scope>() {
             assert!(skillmem::memory::Scope::parse(&s).is_some(), "{s}");
         }
-        for s in names::<Source>() {
-            assert!(skillmem::memory::Source::parse(&s).is_some(), "{s}");
-        }
+        let sources: Vec<String> = skillmem::memory::Source::ALL.iter().map(|s| s.as_str().to_string()).collect();
+        assert_eq!(names::<Source>(), sources);
         for s in names::<TranscriptFormat>() {
             assert!(skillmem::historian::transcript::Format::parse(&s).is_some(), "{s}");
         }

@@ -26,6 +26,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0008_note_pieces", include_str!("../../migrations/0008_note_pieces.sql")),
     ("0009_versions", include_str!("../../migrations/0009_versions.sql")),
     ("0010_team_history", include_str!("../../migrations/0010_team_history.sql")),
+    ("0011_provenance", include_str!("../../migrations/0011_provenance.sql")),
 ];
 
 /// The file name of the database inside the data directory.
@@ -90,17 +91,86 @@ pub fn migrate(conn: &mut Connection, migrations: &[(&str, &str)]) -> Result<()>
         )));
     }
     for (i, (name, sql)) in migrations.iter().enumerate().skip(current as usize) {
-        let tx = write_tx(conn)?;
-        // Re-read inside the write lock: another process may have migrated meanwhile.
-        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if now > i as i64 {
-            tx.commit()?;
-            continue;
+        // Foreign keys cannot be switched inside a transaction: off around a rebuild only.
+        let rebuild = sql.starts_with(REBUILD_NOTES);
+        if rebuild {
+            conn.pragma_update(None, "foreign_keys", "OFF")?;
         }
-        tx.execute_batch(sql).map_err(|e| Error::storage(format!("migration {name} failed: {e}")))?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        let done = migrate_one(conn, i, name, sql);
+        if rebuild {
+            conn.pragma_update(None, "foreign_keys", "ON")?;
+        }
+        done?;
+    }
+    Ok(())
+}
+
+/// Applies migration `i` (`name`, `sql`) in its own transaction, unless another process did.
+fn migrate_one(conn: &mut Connection, i: usize, name: &str, sql: &str) -> Result<()> {
+    let tx = write_tx(conn)?;
+    // Re-read inside the write lock: another process may have migrated meanwhile.
+    let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if now > i as i64 {
         tx.commit()?;
-        tracing::info!(migration = name, "applied migration");
+        return Ok(());
+    }
+    let applied = match sql.strip_prefix(REBUILD_NOTES) {
+        Some(rest) => rebuild_notes(&tx, rest),
+        None => tx.execute_batch(sql).map_err(Error::from),
+    };
+    applied.map_err(|e| Error::storage(format!("migration {name} failed: {e}")))?;
+    tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+    tx.commit()?;
+    tracing::info!(migration = name, "applied migration");
+    Ok(())
+}
+
+/// The first line of a migration that rebuilds table `notes` (SQLite changes no CHECK
+/// constraint in place). Its SQL above [`SWAP`] creates `notes_new`; see [`rebuild_notes`].
+const REBUILD_NOTES: &str = "-- skillmem: rebuild notes\n";
+/// The line between a rebuild's new table and what runs after the swap.
+const SWAP: &str = "-- skillmem: swap\n";
+
+/// Rebuilds `notes` inside the migration's transaction, as SQLite's documentation says
+/// ("Making Other Kinds Of Table Schema Changes"): `notes_new` is created, every column of
+/// `notes` copied into it (a column it lacks is an error: nothing may be dropped on the way),
+/// `notes` dropped, `notes_new` renamed, every index and trigger `notes` had created again as
+/// it was, then the SQL after [`SWAP`] runs. Foreign keys are off meanwhile (dropping `notes`
+/// with them on would cascade to the notes' word pieces and conflicting pairs): the caller
+/// turned them off, and a foreign-key check must come out clean before the commit.
+fn rebuild_notes(tx: &Transaction<'_>, sql: &str) -> Result<()> {
+    let (create, after) =
+        sql.split_once(SWAP).ok_or_else(|| Error::storage("a notes rebuild has no `-- skillmem: swap` line"))?;
+    let saved: Vec<String> = {
+        let mut stmt = tx.prepare(
+            "SELECT sql FROM sqlite_schema WHERE tbl_name = 'notes' AND type IN ('index', 'trigger') AND sql IS NOT NULL
+             ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    tx.execute_batch(create)?;
+    // Stored columns only (`hidden` 2 and 3 are generated columns).
+    let columns = |table: &str| -> Result<Vec<String>> {
+        let mut stmt = tx.prepare(&format!("SELECT name FROM pragma_table_xinfo('{table}') WHERE hidden = 0"))?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    };
+    let (old, new) = (columns("notes")?, columns("notes_new")?);
+    let lost: Vec<&String> = old.iter().filter(|c| !new.contains(c)).collect();
+    if !lost.is_empty() {
+        return Err(Error::storage(format!("the rebuilt notes table would lose column(s) {lost:?}")));
+    }
+    let list = old.join(", ");
+    tx.execute(&format!("INSERT INTO notes_new ({list}) SELECT {list} FROM notes"), [])?;
+    tx.execute_batch("DROP TABLE notes; ALTER TABLE notes_new RENAME TO notes;")?;
+    for s in &saved {
+        tx.execute_batch(s)?;
+    }
+    tx.execute_batch(after)?;
+    let broken: i64 = tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0))?;
+    if broken > 0 {
+        return Err(Error::storage(format!("{broken} row(s) point at notes that the rebuild did not keep")));
     }
     Ok(())
 }
@@ -210,6 +280,81 @@ mod tests {
                       VALUES('jq','global','','p','agent','gotcha','','use -r','use -r',2,2,?1)";
         conn.execute(insert, [Some(5i64)]).unwrap();
         assert!(conn.execute(insert, [None::<i64>]).is_err(), "two current notes may not say exactly the same");
+    }
+
+    /// Migration 0011 (provenance, review) rebuilds `notes`: every note keeps its id, its
+    /// full-text rows, its word pieces, its conflicting pairs and its team rows; the triggers
+    /// keep working; the source takes `import` and `team`; a note waiting for review stays
+    /// off the team's outbox until it is accepted.
+    #[test]
+    fn notes_written_before_provenance_keep_everything_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        let before = MIGRATIONS.iter().position(|(n, _)| *n == "0011_provenance").unwrap();
+        migrate(&mut conn, &MIGRATIONS[..before]).unwrap();
+        conn.execute("INSERT INTO team_state (id, machine, target) VALUES (1, 'm', 't')", []).unwrap();
+        let insert =
+            "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, intent, delta, norm_hash,
+                      session_id, created_at, updated_at, vector, vector_model, retired_at)
+                      VALUES(?1,'global','','p',?2,'gotcha','zebra crossing',?3,?3,?4,1,1,x'0000803f','m',?5)";
+        conn.execute(insert, rusqlite::params!["jq", "agent", "use -r", "s1", None::<i64>]).unwrap();
+        conn.execute(insert, rusqlite::params!["jq", "historian", "use -s", None::<String>, None::<i64>]).unwrap();
+        conn.execute(insert, rusqlite::params!["jq", "agent", "use -c", "s1", Some(5i64)]).unwrap();
+        conn.execute("INSERT INTO note_conflicts (older, newer, created_at) VALUES (1, 2, 1)", []).unwrap();
+        conn.execute("INSERT INTO note_pieces (note_id, model, pieces) VALUES (1, 'm', x'00')", []).unwrap();
+        conn.execute("INSERT INTO team_notes (note_id, uid) VALUES (1, 'u1')", []).unwrap();
+        let count = |c: &Connection, sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+        let outbox = count(&conn, "SELECT count(*) FROM team_outbox");
+        assert_eq!(outbox, 2, "the two current notes were queued for the team");
+        drop(conn);
+
+        let conn = open(dir.path()).unwrap();
+        assert_eq!(count(&conn, "SELECT count(*) FROM notes"), 3);
+        assert_eq!(count(&conn, "SELECT count(*) FROM notes WHERE retired_at IS NOT NULL"), 1);
+        assert_eq!(count(&conn, "SELECT count(*) FROM notes WHERE session_id = 's1'"), 2);
+        assert_eq!(count(&conn, "SELECT count(*) FROM notes WHERE vector IS NOT NULL AND vector_model = 'm'"), 3);
+        assert_eq!(count(&conn, "SELECT count(*) FROM notes WHERE source = 'historian' AND host IS NULL"), 1);
+        assert_eq!(count(&conn, "SELECT count(*) FROM note_conflicts"), 1);
+        assert_eq!(count(&conn, "SELECT count(*) FROM note_pieces"), 1);
+        assert_eq!(count(&conn, "SELECT count(*) FROM team_notes"), 1);
+        assert_eq!(count(&conn, "SELECT count(*) FROM team_outbox"), outbox);
+        assert_eq!(count(&conn, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+        assert_eq!(count(&conn, "PRAGMA foreign_keys"), 1, "foreign keys are on again");
+        conn.execute("INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', 1)", []).unwrap();
+        let q = format!("{} AND \"zebra\"", crate::memory::store::skill_token("jq"));
+        let n: i64 =
+            conn.query_row("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1", [q], |r| r.get(0)).unwrap();
+        assert_eq!(n, 3);
+        // The triggers of every earlier migration are back: the full-text index, the team's
+        // outbox, the word pieces.
+        conn.execute("UPDATE notes SET delta = 'use --raw-output' WHERE id = 1", []).unwrap();
+        assert_eq!(count(&conn, "SELECT count(*) FROM note_pieces"), 0);
+        assert_eq!(count(&conn, "SELECT count(*) FROM team_outbox WHERE kind = 'edit'"), 1);
+        let n: i64 =
+            conn.query_row("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'output'", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+        // Deleting a note still cascades to its pairs.
+        conn.execute("DELETE FROM notes WHERE id = 2", []).unwrap();
+        assert_eq!(count(&conn, "SELECT count(*) FROM note_conflicts"), 0);
+        // The new sources, and nothing else.
+        let add = "INSERT INTO notes(skill, scope, project_id, origin_project, source, kind, delta, norm_hash, created_at, updated_at, review)
+                   VALUES('jq','global','','p',?1,'fix',?2,?2,1,1,?3)";
+        for s in ["import", "team"] {
+            conn.execute(add, rusqlite::params![s, format!("from {s}"), None::<String>]).unwrap();
+        }
+        assert!(conn.execute(add, rusqlite::params!["robot", "x", None::<String>]).is_err());
+        // A note waiting for review is not queued for the team; accepted, it is.
+        let queued = count(&conn, "SELECT count(*) FROM team_outbox");
+        conn.execute(add, rusqlite::params!["historian", "pending one", Some("pending")]).unwrap();
+        let id = conn.last_insert_rowid();
+        conn.execute("UPDATE notes SET hits = hits + 1 WHERE id = ?1", [id]).unwrap();
+        assert_eq!(count(&conn, "SELECT count(*) FROM team_outbox"), queued);
+        conn.execute("UPDATE notes SET review = NULL WHERE id = ?1", [id]).unwrap();
+        let kinds: i64 = conn
+            .query_row("SELECT count(*) FROM team_outbox WHERE note_id = ?1 AND kind = 'note'", [id], |r| r.get(0))
+            .unwrap();
+        assert_eq!(kinds, 1);
     }
 
     /// Migration 0010 (a note's life on the team) makes the outbox again: pending events stay

@@ -15,7 +15,7 @@ use super::Engine;
 use crate::embed::embed_notes;
 use crate::error::{Error, Result};
 use crate::memory::store::{self, ListOrder, ListQuery};
-use crate::memory::{norm_hash, Kind, Note, RecallMode, Scope, Source, WriteStatus};
+use crate::memory::{norm_hash, Kind, Note, Origin, RecallMode, Scope, Source, WriteStatus};
 
 /// Notes per page when the caller does not say.
 pub const DEFAULT_PAGE: usize = 50;
@@ -52,7 +52,7 @@ pub struct NoteFilter {
     pub kind: Option<Kind>,
     #[serde(default)]
     pub scope: Option<Scope>,
-    /// agent or historian.
+    /// agent, historian, import or team.
     #[serde(default)]
     pub source: Option<Source>,
     /// Only pinned (true) or only unpinned (false) notes.
@@ -72,6 +72,12 @@ pub struct NoteFilter {
     /// `retiredAt` and `reason`; by default only current notes.
     #[serde(default)]
     pub include_superseded: bool,
+    /// Only the notes waiting for review (`historian.review`); by default they are left out.
+    #[serde(default)]
+    pub pending: bool,
+    /// Only the notes written in this host session.
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 /// One listed note.
@@ -85,7 +91,7 @@ pub struct ListedNote {
     pub project_id: String,
     /// The project it was written from.
     pub origin_project: String,
-    /// agent or historian.
+    /// How it came to this store: agent, historian, import or team.
     pub source: String,
     pub kind: String,
     pub intent: String,
@@ -108,6 +114,21 @@ pub struct ListedNote {
     /// Why it was replaced or retired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The host's session it was written in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The host, and for the historian the transcript and where in it (absent when not known).
+    #[serde(default, flatten)]
+    pub origin: Origin,
+    /// For a note that came by import or team pull: who first wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_source: Option<Source>,
+    /// Waiting for review (`historian.review`): not recalled until accepted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// A pending correction: the note it takes the place of once accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_replaces: Option<i64>,
 }
 
 /// A page of notes.
@@ -219,6 +240,18 @@ pub struct ExportedNote {
     /// Why it was replaced or retired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The host's session it was written in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The host, and for the historian the transcript and where in it.
+    #[serde(default, flatten)]
+    pub origin: Origin,
+    /// Who first wrote it, for a note that came to the exporting store by import or team pull.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_source: Option<Source>,
+    /// Waiting for review in the exporting store: imported as waiting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 /// The export formats.
@@ -315,6 +348,11 @@ fn listed(l: store::Listed) -> ListedNote {
         retired_at: n.retired_at,
         superseded_by: n.superseded_by,
         reason: n.reason,
+        session_id: n.session_id,
+        origin: n.origin,
+        origin_source: n.origin_source,
+        pending: n.pending,
+        review_replaces: n.review_replaces,
     }
 }
 
@@ -355,6 +393,8 @@ impl Engine {
             limit,
             model: model.as_deref(),
             include_history: f.include_superseded,
+            pending: f.pending,
+            session: f.session_id.as_deref().filter(|s| !s.is_empty()),
         };
         let (total, rows) = store::list(&self.conn(), &q)?;
         let notes: Vec<ListedNote> = rows.into_iter().map(listed).collect();
@@ -488,6 +528,10 @@ impl Engine {
                     retired_at: n.retired_at,
                     superseded_by: n.superseded_by,
                     reason: n.reason,
+                    session_id: n.session_id,
+                    origin: n.origin,
+                    origin_source: n.origin_source,
+                    pending: n.pending,
                 })
             })
             .collect()
@@ -555,7 +599,16 @@ impl Engine {
                     skill: n.skill,
                     scope: n.scope,
                     origin_project: if n.origin_project.is_empty() { n.project_id } else { n.origin_project },
-                    source: n.source,
+                    // An imported note came by import; who first wrote it is kept beside.
+                    source: Source::Import,
+                    origin_source: match n.source {
+                        Source::Agent | Source::Historian => Some(n.source),
+                        Source::Import | Source::Team => n.origin_source,
+                    },
+                    session_id: n.session_id,
+                    origin: n.origin,
+                    pending: n.pending,
+                    review_replaces: None,
                     kind: n.kind,
                     intent: n.intent,
                     delta: n.delta.trim().to_string(),
@@ -651,6 +704,32 @@ impl Engine {
                 Some("they stay restorable: skillmem notes --all-versions lists them, skillmem restore ID brings one back".into()),
             ),
             Err(e) => add("history", CheckStatus::Fail, e.to_string(), None),
+        }
+        match store::provenance_health(&self.conn()) {
+            Ok(h) if !h.missing.is_empty() => add(
+                "provenance",
+                CheckStatus::Fail,
+                format!("the notes table lacks {} (migration 0011 did not apply)", h.missing.join(", ")),
+                Some("restore the store from a backup or an export; a skillmem older than this store may have written it".into()),
+            ),
+            Ok(h) => {
+                let sources: Vec<String> = h.by_source.iter().map(|(s, n)| format!("{s} {n}")).collect();
+                let mut detail = if sources.is_empty() { "no notes".to_string() } else { sources.join(", ") };
+                if h.unknown > 0 {
+                    detail.push_str(&format!(
+                        "; {} written before provenance was kept (no host, no session)",
+                        h.unknown
+                    ));
+                }
+                if h.historian_without_transcript > 0 {
+                    detail.push_str(&format!("; {} historian notes name no transcript", h.historian_without_transcript));
+                }
+                if h.pending > 0 {
+                    detail.push_str(&format!("; {} wait for review (skillmem review)", h.pending));
+                }
+                add("provenance", CheckStatus::Ok, detail, None)
+            }
+            Err(e) => add("provenance", CheckStatus::Fail, e.to_string(), None),
         }
         match store::fts_integrity(&self.conn()) {
             Ok(None) => add("full-text index", CheckStatus::Ok, "consistent with the notes".into(), None),
@@ -844,6 +923,22 @@ pub fn to_markdown(notes: &[ExportedNote]) -> String {
             }
             if !n.project_id.is_empty() {
                 meta.push(format!("project {}", n.project_id));
+            }
+            if let Some(o) = n.origin_source {
+                meta.push(format!("first written by the {}", o.as_str()));
+            }
+            if let Some(h) = &n.origin.host {
+                meta.push(format!("host {h}"));
+            }
+            if let Some(s) = &n.session_id {
+                meta.push(format!("session {s}"));
+            }
+            if let Some(t) = &n.origin.transcript {
+                let at = n.origin.transcript_at.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
+                meta.push(format!("transcript {t}{at}"));
+            }
+            if n.pending {
+                meta.push("waiting for review".into());
             }
             s.push_str(&format!("  - {}\n", meta.join(" · ")));
         }

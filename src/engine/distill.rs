@@ -402,6 +402,8 @@ mod tests {
                 source: Source::Agent,
                 session_id: None,
                 skill_hash: None,
+                origin: Default::default(),
+                pending: false,
             };
             store::write(&mut e.conn(), "p", &new, None, 0.92, None).unwrap();
         }

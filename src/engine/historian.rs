@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::historian::{filter, observations, transcript, Format};
-use crate::memory::{store, NewNote, Scope, Source, WriteStatus};
+use crate::memory::{store, NewNote, Origin, Scope, Source, WriteStatus};
 
 /// A transcript chunk rendered for the historian.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -38,6 +38,13 @@ pub struct PromotedNote {
     /// The note it replaced (`| replaces #<id>`), now kept as history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced: Option<i64>,
+    /// Stored waiting for review (`historian.review`): not recalled until a person accepts it
+    /// (`skillmem/reviewDecide`); a pending correction names the note it is to replace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// The note a pending correction takes the place of once accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<i64>,
 }
 
 /// A note an `outdated` line retired.
@@ -123,8 +130,22 @@ impl Engine {
         }
     }
 
+    /// Records where the chunk rendered for `session` came from (the transcript, where in it):
+    /// what `historianResult` for that session records on the notes it promotes, unless it
+    /// names a transcript itself. Kept in memory for the last 256 sessions.
+    pub fn chunk_origin(&self, session: &str, origin: Origin) {
+        if origin.transcript.is_none() && origin.transcript_at.is_none() {
+            return;
+        }
+        let mut m = super::lock(&self.chunk_origins);
+        if !m.contains_key(session) && m.len() >= 256 {
+            m.clear();
+        }
+        m.insert(session.to_string(), origin);
+    }
+
     /// What the promotion filter knows of a skill: its SKILL.md and its current notes (the
-    /// most hit first, at most 200: those a block shows).
+    /// most hit first, at most 200: those a block shows), then those waiting for review.
     fn filter_facts(&self, ctx: &super::SkillContext) -> (Option<String>, Vec<super::ListedNote>) {
         let md = ctx.dir.as_ref().and_then(|d| std::fs::read_to_string(d.join("SKILL.md")).ok());
         let f = super::NoteFilter {
@@ -133,13 +154,18 @@ impl Engine {
             limit: Some(200),
             ..Default::default()
         };
-        let notes = match self.list_notes(&f) {
+        let mut notes = match self.list_notes(&f) {
             Ok(page) => page.notes,
             Err(e) => {
                 tracing::debug!(skill = ctx.name, "historian filter: notes not read: {e}");
                 vec![]
             }
         };
+        // And those waiting for review: a restatement of one is a hit on it, not a second
+        // entry in the queue.
+        if let Ok(page) = self.list_notes(&super::NoteFilter { pending: true, ..f }) {
+            notes.extend(page.notes);
+        }
         (md, notes)
     }
 
@@ -148,11 +174,30 @@ impl Engine {
     /// promotion filter refuses (`historian::filter`: narration, task-bound facts, the skill's
     /// own text or notes restated, unused skills, paragraphs, vague lines, secrets).
     pub fn historian_result(&self, output: &str, session_id: Option<String>) -> Result<Promotion> {
+        self.historian_result_from(output, session_id, Origin::default())
+    }
+
+    /// [`Engine::historian_result`], the notes recorded as read from `origin`'s transcript
+    /// (where it says none: the one the session's last chunk came from, [`Engine::chunk_origin`]).
+    pub fn historian_result_from(
+        &self,
+        output: &str,
+        session_id: Option<String>,
+        mut origin: Origin,
+    ) -> Result<Promotion> {
+        let session_id = session_id.filter(|s| !s.trim().is_empty());
+        if origin.transcript.is_none() {
+            if let Some(known) = session_id.as_ref().and_then(|s| super::lock(&self.chunk_origins).get(s).cloned()) {
+                origin.transcript = known.transcript;
+                origin.transcript_at = origin.transcript_at.or(known.transcript_at);
+            }
+        }
         let parsed = observations::parse(output);
         let mut rejected: Vec<RejectedObservation> =
             parsed.rejected.into_iter().map(|r| RejectedObservation { line: r.line, reason: r.reason }).collect();
         let mut promoted = vec![];
         let scope = self.config().historian.promote_scope;
+        let review = self.config().historian.review;
         let mut seen = std::collections::HashSet::new();
         let mut facts: std::collections::HashMap<String, (Option<String>, Vec<super::ListedNote>)> = Default::default();
         for o in parsed.observations {
@@ -222,6 +267,9 @@ impl Engine {
                 source: Source::Historian,
                 session_id: session_id.clone(),
                 skill_hash: None,
+                origin: origin.clone(),
+                // Held for a person (historian.review); the agent's own notes never are.
+                pending: review,
             };
             if let Some(old) = o.replaces {
                 // A correction keeps the scope of the note it corrects.
@@ -236,9 +284,9 @@ impl Engine {
             match self.write_note_in(&ctx, new, o.replaces) {
                 Ok(w) => {
                     let stored = store::get(&self.conn(), w.id)?;
-                    let (scope, origin_project) = match stored {
-                        Some(n) => (n.scope, n.origin_project),
-                        None => (scope, self.project_id().to_string()),
+                    let (scope, origin_project, pending, replaces) = match stored {
+                        Some(n) => (n.scope, n.origin_project, n.pending, n.review_replaces),
+                        None => (scope, self.project_id().to_string(), false, None),
                     };
                     promoted.push(PromotedNote {
                         id: w.id,
@@ -249,6 +297,8 @@ impl Engine {
                         scope,
                         origin_project,
                         replaced: w.replaced,
+                        pending,
+                        replaces,
                     });
                 }
                 // Storage failures are the caller's problem, not the line's.
@@ -277,5 +327,82 @@ impl Engine {
             }
         }
         Ok(Promotion { promoted, retired, rejected })
+    }
+}
+
+/// Where in its transcript a chunk is, from the records' own ids: Claude Code's `uuid`,
+/// OpenCode's message id (`info.id`, or a bare part's `messageID`): `message ID` for one,
+/// `messages FIRST..LAST` for more; `None` when the records carry none (the `text` format).
+pub fn chunk_span(format: Format, messages: &[Value], text: Option<&str>) -> Option<String> {
+    let parsed;
+    let records: &[Value] = if messages.is_empty() {
+        match (format, text) {
+            (Format::Text, _) | (_, None) => return None,
+            (_, Some(t)) => {
+                parsed = transcript::records_from_jsonl(t);
+                &parsed
+            }
+        }
+    } else {
+        messages
+    };
+    let id_of = |v: &Value| -> Option<String> {
+        let owned;
+        let v = match v.as_str() {
+            Some(line) => {
+                owned = serde_json::from_str::<Value>(line).ok()?;
+                &owned
+            }
+            None => v,
+        };
+        let id = match format {
+            Format::ClaudeCode => v.get("uuid"),
+            Format::OpenCode => v.pointer("/info/id").or_else(|| v.get("messageID")),
+            Format::Text => None,
+        };
+        id.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
+    };
+    let ids: Vec<String> = records.iter().filter_map(id_of).collect();
+    match ids.as_slice() {
+        [] => None,
+        [one] => Some(format!("message {one}")),
+        [first, .., last] if first == last => Some(format!("message {first}")),
+        [first, .., last] => Some(format!("messages {first}..{last}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn chunk_spans_table() {
+        type Case<'a> = (Format, Vec<Value>, Option<&'a str>, Option<&'a str>);
+        let cases: &[Case] = &[
+            (Format::Text, vec![], Some("U: hi"), None),
+            (Format::ClaudeCode, vec![], None, None),
+            (Format::ClaudeCode, vec![json!({ "type": "user", "uuid": "u1" })], None, Some("message u1")),
+            (
+                Format::ClaudeCode,
+                vec![json!({ "uuid": "u1" }), json!({ "type": "summary" }), json!("{\"uuid\":\"u3\"}")],
+                None,
+                Some("messages u1..u3"),
+            ),
+            (Format::ClaudeCode, vec![], Some("{\"uuid\":\"a\"}\n{\"uuid\":\"b\"}\n"), Some("messages a..b")),
+            (
+                Format::OpenCode,
+                vec![
+                    json!({ "info": { "id": "msg_1" }, "parts": [] }),
+                    json!({ "messageID": "msg_2", "type": "text" }),
+                ],
+                None,
+                Some("messages msg_1..msg_2"),
+            ),
+            (Format::OpenCode, vec![json!({ "parts": [] }), json!("not json")], None, None),
+        ];
+        for (format, messages, text, want) in cases {
+            assert_eq!(chunk_span(*format, messages, *text).as_deref(), *want, "{format:?} {messages:?} {text:?}");
+        }
     }
 }

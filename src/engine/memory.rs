@@ -282,6 +282,11 @@ impl Engine {
         }
         new.delta = new.delta.trim().to_string();
         new.intent = new.intent.trim().to_string();
+        // Provenance: the door's host unless the write names one.
+        if new.origin.host.is_none() {
+            new.origin.host = self.config.host.clone();
+        }
+        new.session_id = new.session_id.filter(|s| !s.trim().is_empty());
         if new.skill_hash.is_none() {
             new.skill_hash = ctx.version.clone();
         }

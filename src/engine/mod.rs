@@ -15,6 +15,7 @@ mod distill;
 mod editor;
 mod historian;
 mod memory;
+mod review;
 mod skills;
 mod team;
 
@@ -24,11 +25,12 @@ pub use curate::{
 };
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace, SecretNote};
 pub use editor::SkillOverview;
-pub use historian::{PromotedNote, Promotion, RejectedObservation, RenderedChunk};
+pub use historian::{chunk_span, PromotedNote, Promotion, RejectedObservation, RenderedChunk};
 pub use memory::{
     DayUses, EmbeddingStats, LoadRecall, Recalled, RecalledNote, SkillLoad, SkillStats, Stats, Written,
     INTENT_DESCRIPTION,
 };
+pub use review::{Decided, Decision};
 pub use skills::{Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
 pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 
@@ -93,6 +95,9 @@ pub struct Engine {
     stash: Mutex<IntentStash>,
     /// Skills used by the chunks rendered for each session (see `historian.rs`).
     chunk_skills: Mutex<HashMap<String, Vec<String>>>,
+    /// The transcript each session's last rendered chunk came from (provenance of what the
+    /// historian promotes for that session; see `historian.rs`).
+    chunk_origins: Mutex<HashMap<String, crate::memory::Origin>>,
     skill_dirs: Mutex<HashMap<String, PathBuf>>,
     /// Skill folders' content hashes, kept while their files are unchanged.
     skill_hashes: version::HashCache,
@@ -163,6 +168,7 @@ impl Engine {
             enabled_globs,
             stash: Mutex::new(IntentStash::default()),
             chunk_skills: Mutex::new(HashMap::new()),
+            chunk_origins: Mutex::new(HashMap::new()),
             skill_dirs: Mutex::new(HashMap::new()),
             skill_hashes: version::HashCache::default(),
             warned: Mutex::new(HashSet::new()),

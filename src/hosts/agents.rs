@@ -75,8 +75,11 @@ const INTENT_CHARS: usize = 500;
 /// Answers one hook event of `agent`. Never panics into the caller and never fails.
 pub fn answer(agent: Agent, stdin: &str, opts: &HookOptions) -> Answer {
     let mut a = Answer { data_dir: opts.data_dir.clone().unwrap_or_else(default_data_dir), ..Default::default() };
-    let opts =
-        HookOptions { note_tool: opts.note_tool.clone().or_else(|| Some(agent.note_tool.to_string())), ..opts.clone() };
+    let opts = HookOptions {
+        note_tool: opts.note_tool.clone().or_else(|| Some(agent.note_tool.to_string())),
+        host: Some(agent.host.to_string()),
+        ..opts.clone()
+    };
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut log = vec![];
         let (stdout, data_dir) = handle(agent, stdin, &opts, &mut log);

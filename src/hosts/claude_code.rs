@@ -54,6 +54,9 @@ pub struct HookOptions {
     /// `--note-tool`: the note tool's name in this Claude Code (default [`NOTE_TOOL`]);
     /// `memory.noteTool` in the configuration still wins.
     pub note_tool: Option<String>,
+    /// The host notes are recorded as written from (default `claude-code`); `host` in the
+    /// configuration still wins.
+    pub host: Option<String>,
 }
 
 /// What the hook process does: print `stdout` (if any) and append `log` to the log file.
@@ -127,6 +130,7 @@ fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, 
     log.extend(resolved.warnings.into_iter().map(|w| format!("warning: {w}")));
     // The agent notes through the MCP server's tool, by its full name in Claude Code.
     resolved.config.default_note_tool(opts.note_tool.as_deref().unwrap_or(NOTE_TOOL));
+    resolved.config.default_host(opts.host.as_deref().unwrap_or("claude-code"));
     Engine::open(resolved.config, Some(ws.to_path_buf()))
 }
 
@@ -289,14 +293,22 @@ fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>
     }
     let Some(engine) = open_or_log(ws, opts, log) else { return };
     let session = str_field(event, "session_id").map(str::to_string);
+    // Provenance: the transcript, and the compacted part's first and last records.
+    let mut origin = crate::memory::Origin {
+        host: None,
+        transcript: str_field(event, "transcript_path").map(|p| expand_home(p).display().to_string()),
+        transcript_at: None,
+    };
     // The skills the compacted part used, so that the filter refuses lessons about others.
-    if let (Some(s), Some(records)) = (&session, transcript_records(event)) {
+    if let Some(records) = transcript_records(event) {
+        let part = compacted_part(&records);
+        origin.transcript_at = crate::engine::chunk_span(crate::historian::transcript::Format::ClaudeCode, part, None);
         let used = compacted_skills(&records);
-        if !used.is_empty() {
+        if let (Some(s), false) = (&session, used.is_empty()) {
             engine.chunk_rendered(s, &used);
         }
     }
-    match engine.historian_result(summary, session) {
+    match engine.historian_result_from(summary, session, origin) {
         Ok(r) => {
             let lines = crate::historian::observations::first_block(summary).map(|b| b.trim()).unwrap_or("");
             cost_line(&engine, format!(
@@ -356,6 +368,16 @@ fn since_last_compaction(records: &[Value]) -> &[Value] {
 /// boundary, or, when Claude Code has already written the new boundary and its summary (no
 /// conversation after it yet), the records between the two last boundaries.
 fn compacted_skills(records: &[Value]) -> Vec<String> {
+    crate::historian::transcript::render(
+        crate::historian::transcript::Format::ClaudeCode,
+        compacted_part(records),
+        None,
+    )
+    .skills
+}
+
+/// The records of the part a compaction just summarised (see [`compacted_skills`]).
+fn compacted_part(records: &[Value]) -> &[Value] {
     let mut part = since_last_compaction(records);
     let talk = |r: &Value| {
         matches!(r.get("type").and_then(Value::as_str), Some("user" | "assistant"))
@@ -366,7 +388,7 @@ fn compacted_skills(records: &[Value]) -> Vec<String> {
             part = since_last_compaction(&records[..last]);
         }
     }
-    crate::historian::transcript::render(crate::historian::transcript::Format::ClaudeCode, part, None).skills
+    part
 }
 
 /// PreCompact: the historian's instructions for the skills with memory used since the last

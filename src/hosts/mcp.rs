@@ -79,7 +79,7 @@ macro_rules! for_each_tool {
 
 /// Params an agent has no use for: progress goes through MCP's own token, and the session
 /// is the MCP connection's.
-const HIDDEN: &[&str] = &["workDoneToken", "sessionId"];
+const HIDDEN: &[&str] = &["workDoneToken", "sessionId", "host"];
 
 /// The JSON Schema of a method's params as an MCP tool's input schema: the generated schema
 /// without the params an agent has no use for, their definitions, or the schema's title.
@@ -383,7 +383,18 @@ impl ServerHandler for SkillMcp {
     ) -> Result<CallToolResponse, McpError> {
         let engine = self.engine.clone();
         let name = request.name.to_string();
-        let args = Value::Object(request.arguments.unwrap_or_default());
+        let mut args = Value::Object(request.arguments.unwrap_or_default());
+        // A note is recorded as written from this MCP client (`mcp:<its name>`), not from
+        // whatever the agent might pass.
+        if let (Some(o), true) = (args.as_object_mut(), name == NOTE_TOOL) {
+            o.remove("host");
+            if let Some(info) = context.peer.peer_info() {
+                let client = info.client_info.name.trim();
+                if !client.is_empty() {
+                    o.insert("host".into(), Value::String(format!("mcp:{client}")));
+                }
+            }
+        }
         let n = name.clone();
         // Progress of a long call (a clone) goes out as notifications/progress, strictly
         // increasing as MCP asks, all of it before the result.

@@ -319,6 +319,8 @@ mod tests {
             source: Source::Agent,
             session_id: None,
             skill_hash: None,
+            origin: Default::default(),
+            pending: false,
         };
         store::write(c, pkey, &new, None, 0.9, None).unwrap().0
     }

@@ -79,7 +79,7 @@ impl Kind {
     }
 }
 
-/// Who wrote a note.
+/// How a note came to this store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Source {
@@ -87,25 +87,48 @@ pub enum Source {
     Agent,
     /// Promoted from the historian's observations.
     Historian,
+    /// Read from an export (`skillmem import`); who first wrote it is its `originSource`.
+    Import,
+    /// Brought by a team pull; who first wrote it is its `originSource`.
+    Team,
 }
 
 impl Source {
+    /// Every source, in their documented order.
+    pub const ALL: [Source; 4] = [Source::Agent, Source::Historian, Source::Import, Source::Team];
+
     /// The stored and wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Agent => "agent",
             Source::Historian => "historian",
+            Source::Import => "import",
+            Source::Team => "team",
         }
     }
 
     /// Parses the stored spelling.
     pub fn parse(s: &str) -> Option<Source> {
-        match s {
-            "agent" => Some(Source::Agent),
-            "historian" => Some(Source::Historian),
-            _ => None,
-        }
+        Source::ALL.into_iter().find(|x| x.as_str() == s)
     }
+}
+
+/// Where a note was written, besides its [`Source`]: the host, and for the historian the
+/// transcript the observation was read from. Every field is optional (notes written before
+/// provenance was kept have none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// The host that wrote it: `claude-code`, an LSP client's name (`opencode`, `Neovim`, ...),
+    /// `mcp:<client>`, `cli`, `ui`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The transcript the historian read it from (a path, or the host's id of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// Where in the transcript: `bytes A-B`, `message ID` or `messages FIRST..LAST`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_at: Option<String>,
 }
 
 /// One stored note.
@@ -132,6 +155,16 @@ pub struct Note {
     pub superseded_by: Option<i64>,
     /// Why it was replaced or retired, when someone said so.
     pub reason: Option<String>,
+    /// The host's session it was written in.
+    pub session_id: Option<String>,
+    /// The host and transcript it was written from.
+    pub origin: Origin,
+    /// For a note that came by import or team pull: who first wrote it.
+    pub origin_source: Option<Source>,
+    /// A promoted observation waiting for a person (`historian.review`): out of recall.
+    pub pending: bool,
+    /// A pending correction: the note it takes the place of once accepted.
+    pub review_replaces: Option<i64>,
 }
 
 impl Note {
@@ -153,6 +186,10 @@ pub struct NewNote {
     pub source: Source,
     pub session_id: Option<String>,
     pub skill_hash: Option<String>,
+    /// The host and transcript it is written from.
+    pub origin: Origin,
+    /// Held for review (`historian.review`): stored out of recall until a person accepts it.
+    pub pending: bool,
 }
 
 /// Whether a write stored a new note or found an existing one.

@@ -697,6 +697,8 @@ mod tests {
                 source: Source::Agent,
                 session_id: None,
                 skill_hash: None,
+                origin: Default::default(),
+                pending: false,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
             store::set_facts(&mut conn, id, (i * 7) % 5, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
@@ -750,6 +752,8 @@ mod tests {
                 source: Source::Agent,
                 session_id: None,
                 skill_hash: None,
+                origin: Default::default(),
+                pending: false,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
             // Distinct hits: distinct scores, the most hit first.
@@ -825,6 +829,8 @@ mod tests {
                 source: Source::Agent,
                 session_id: None,
                 skill_hash: None,
+                origin: Default::default(),
+                pending: false,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 2.0, None).unwrap();
             store::set_facts(&mut conn, id, if ids.is_empty() { 3 } else { 0 }, 0, false).unwrap();

@@ -1,4 +1,5 @@
-//! Curation: `skillmem/notes` (list), `skillmem/preview`, `skillmem/move`, `skillmem/merge`.
+//! Curation: `skillmem/notes` (list), `skillmem/preview`, `skillmem/move`, `skillmem/merge`,
+//! the review queue (`skillmem/review`, `skillmem/reviewDecide`).
 //! docs/protocol.md, "Curation". The dashboard (`skillmem ui`) and the CLI call the same `run`.
 
 use schemars::JsonSchema;
@@ -11,8 +12,8 @@ use crate::error::Result;
 use crate::memory::Scope;
 
 pub use crate::engine::{
-    ListedNote, MoveResult, MoveStatus, NoteFilter as NotesParams, NotePage as NotesResult, NoteSort,
-    Preview as PreviewResult, PreviewNote,
+    Decided, Decision, ListedNote, MoveResult, MoveStatus, NoteFilter as NotesParams, NotePage as NotesResult,
+    NoteSort, Preview as PreviewResult, PreviewNote,
 };
 
 // ---- skillmem/notes -----------------------------------------------------------------------
@@ -120,5 +121,89 @@ impl Method for Merge {
     fn run(engine: &Engine, p: MergeParams, _: &Cx<'_>) -> Result<IdResult> {
         engine.merge_notes(p.keep, p.drop)?;
         Ok(IdResult { id: p.keep })
+    }
+}
+
+// ---- skillmem/review, skillmem/reviewDecide -----------------------------------------------
+
+/// `skillmem/review` params (all optional; may be omitted).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewParams {
+    /// One skill's queue (default: every skill's).
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// The queue of the notes visible from this project (default: this sidecar's).
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// Every project's queue instead.
+    #[serde(default)]
+    pub all_projects: bool,
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Notes per page (default 50, at most 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Also the notes rejected in review (retired, with the reason; restorable into the queue).
+    #[serde(default)]
+    pub include_rejected: bool,
+}
+
+/// The review queue (`historian.review`): promoted observations waiting for a person, newest
+/// first, with their provenance. For people and their tools (the dashboard, `skillmem
+/// review`), not for agents: the MCP door does not offer it.
+pub struct Review;
+
+impl Method for Review {
+    const NAME: &'static str = "skillmem/review";
+    const STEM: &'static str = "review";
+    type Params = ReviewParams;
+    type Result = NotesResult;
+
+    fn no_params() -> Option<ReviewParams> {
+        Some(ReviewParams::default())
+    }
+
+    fn run(engine: &Engine, p: ReviewParams, _: &Cx<'_>) -> Result<NotesResult> {
+        engine.review_queue(&NotesParams {
+            skill: p.skill,
+            project_id: p.project_id,
+            all_projects: p.all_projects,
+            offset: p.offset,
+            limit: p.limit,
+            include_superseded: p.include_rejected,
+            ..Default::default()
+        })
+    }
+}
+
+/// `skillmem/reviewDecide` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewDecideParams {
+    /// The note waiting for review.
+    pub id: i64,
+    /// accept: into recall; reject: out of the queue, kept as a retired note with the reason.
+    pub decision: Decision,
+    /// With accept: the lesson as it should read (edit then accept; the historian's text is
+    /// kept as an older version).
+    #[serde(default)]
+    pub delta: Option<String>,
+    /// With reject: why.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A person's decision on a note waiting for review.
+pub struct ReviewDecide;
+
+impl Method for ReviewDecide {
+    const NAME: &'static str = "skillmem/reviewDecide";
+    const STEM: &'static str = "reviewDecide";
+    type Params = ReviewDecideParams;
+    type Result = Decided;
+
+    fn run(engine: &Engine, p: ReviewDecideParams, _: &Cx<'_>) -> Result<Decided> {
+        engine.review_decide(p.id, p.decision, p.delta.as_deref(), p.reason.as_deref())
     }
 }

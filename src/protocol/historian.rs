@@ -9,6 +9,7 @@ use super::{Cx, Method, ProgressToken};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::historian::Format;
+use crate::memory::Origin;
 
 pub use crate::engine::{
     CorpusReport, Distilled as DistillResult, DuplicatePair, PromotedNote, Promotion as HistorianResultResult,
@@ -30,6 +31,13 @@ pub struct TranscriptChunkParams {
     /// The chunk as text (format `text`), or raw JSONL for the other formats.
     #[serde(default)]
     pub text: Option<String>,
+    /// The transcript the chunk was read from (a path, or the host's id of it): recorded on
+    /// the notes `historianResult` promotes for this session.
+    #[serde(default)]
+    pub transcript: Option<String>,
+    /// Where in it (`bytes A-B`, ...); default: the records' own ids (`messages FIRST..LAST`).
+    #[serde(default)]
+    pub transcript_at: Option<String>,
 }
 
 /// Renders a transcript chunk for the historian, with `TC: skill(<name>)` markers.
@@ -51,6 +59,11 @@ impl Method for TranscriptChunk {
         let r = engine.transcript_chunk(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())?;
         if let Some(s) = p.session_id.as_deref().filter(|s| !s.is_empty()) {
             engine.chunk_rendered(s, &r.skills);
+            let at = p.transcript_at.filter(|a| !a.trim().is_empty()).or_else(|| {
+                crate::engine::chunk_span(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())
+            });
+            let transcript = p.transcript.filter(|t| !t.trim().is_empty());
+            engine.chunk_origin(s, Origin { host: None, transcript, transcript_at: at });
         }
         Ok(r)
     }
@@ -64,6 +77,13 @@ pub struct HistorianResultParams {
     pub session_id: Option<String>,
     /// The historian's whole output.
     pub output: String,
+    /// The transcript the summarised part was read from (default: the one the session's last
+    /// `transcriptChunk` named).
+    #[serde(default)]
+    pub transcript: Option<String>,
+    /// Where in it (`bytes A-B`, `message ID`, `messages FIRST..LAST`).
+    #[serde(default)]
+    pub transcript_at: Option<String>,
 }
 
 /// Promotes a historian's `<skill_observations>` to notes.
@@ -76,7 +96,12 @@ impl Method for HistorianResult {
     type Result = HistorianResultResult;
 
     fn run(engine: &Engine, p: HistorianResultParams, _: &Cx<'_>) -> Result<HistorianResultResult> {
-        engine.historian_result(&p.output, p.session_id)
+        let origin = Origin {
+            host: None,
+            transcript: p.transcript.filter(|t| !t.trim().is_empty()),
+            transcript_at: p.transcript_at.filter(|a| !a.trim().is_empty()),
+        };
+        engine.historian_result_from(&p.output, p.session_id, origin)
     }
 }
 

@@ -168,6 +168,10 @@ pub struct NoteParams {
     /// The host's session, kept with the note.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// The host writing it, kept with the note (default: the configuration's `host`, else the
+    /// LSP client's name): for a door that serves several clients.
+    #[serde(default)]
+    pub host: Option<String>,
     /// The skill the lesson is about (its name, as loaded).
     pub skill: String,
     /// gotcha (a trap that cost time), discovery (a fact you had to find out), fix (an error
@@ -228,6 +232,8 @@ impl Method for Note {
             source: Source::Agent,
             session_id: p.session_id,
             skill_hash: None,
+            origin: crate::memory::Origin { host: p.host.filter(|h| !h.trim().is_empty()), ..Default::default() },
+            pending: false,
         };
         match p.replaces {
             Some(old) => engine.replace_note(new, old, scope),

@@ -120,6 +120,8 @@ macro_rules! for_each_method {
                 $crate::protocol::curate::Preview,
                 $crate::protocol::curate::Move,
                 $crate::protocol::curate::Merge,
+                $crate::protocol::curate::Review,
+                $crate::protocol::curate::ReviewDecide,
                 $crate::protocol::historian::TranscriptChunk,
                 $crate::protocol::historian::HistorianResult,
                 $crate::protocol::historian::Distill,

@@ -360,9 +360,12 @@ impl LanguageServer for Backend {
         let workspace = workspace_of(&params);
         let opts = params.initialization_options.clone();
         let ws = workspace.clone();
+        // Notes are recorded as written from the client that names itself (`clientInfo`).
+        let client = params.client_info.as_ref().map(|c| c.name.clone()).unwrap_or_else(|| "lsp".into());
         let opened = tokio::task::spawn_blocking(move || -> crate::Result<(Engine, Vec<String>)> {
             let resolved = Config::resolve(ws.as_deref(), opts.as_ref())?;
             let mut resolved = resolved;
+            resolved.config.default_host(&client);
             let engine = Engine::open(resolved.config.clone(), ws)?;
             if let crate::config::EmbeddingConfig::Model { path } = &resolved.config.embedding {
                 if engine.embedder().is_some_and(|e| e.model_id().starts_with("static:")) {

@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::progress::Progress;
-use crate::protocol::curate::{Merge, Move, Notes, Preview};
+use crate::protocol::curate::{Merge, Move, Notes, Preview, Review, ReviewDecide};
 use crate::protocol::memory::{Edit, Forget, Pin, Purge, Restore, Stats};
 use crate::protocol::skills::{Install, InstallParams, List, Remove, Seed, Update, UpdateParams};
 use crate::protocol::{Cx, Method};
@@ -117,6 +117,8 @@ fn router(ui: Shared) -> Router {
         .route("/note/{id}", get(pages::note_versions))
         .route("/preview", get(pages::preview))
         .route("/skills", get(pages::session_skills))
+        .route("/review", get(pages::review))
+        .route("/session", get(pages::session))
         .route("/assets/app.js", get(|| async { asset("text/javascript; charset=utf-8", pages::APP_JS) }))
         .route("/assets/style.css", get(|| async { asset("text/css; charset=utf-8", pages::STYLE_CSS) }))
         .route("/api/stats", get(api_stats))
@@ -132,6 +134,8 @@ fn router(ui: Shared) -> Router {
         .route("/api/purge", post(call::<Purge>))
         .route("/api/move", post(call::<Move>))
         .route("/api/merge", post(call::<Merge>))
+        .route("/api/review", get(api_review))
+        .route("/api/reviewDecide", post(call::<ReviewDecide>))
         .route("/api/skills/install", post(api_install))
         .route("/api/skills/update", post(api_update))
         .route("/api/skills/remove", post(call::<Remove>))
@@ -299,7 +303,7 @@ fn params_of<M: Method>(q: &HashMap<String, String>) -> Result<M::Params, ApiErr
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
             _ => match v.parse::<i64>() {
-                Ok(n) if !["skill", "search", "intent", "projectId"].contains(&k.as_str()) => json!(n),
+                Ok(n) if !["skill", "search", "intent", "projectId", "sessionId"].contains(&k.as_str()) => json!(n),
                 _ => Value::String(v.clone()),
             },
         };
@@ -314,6 +318,10 @@ async fn api_stats(State(ui): State<Shared>, Query(q): Query<HashMap<String, Str
 
 async fn api_notes(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Result<Response, ApiError> {
     Ok(run_get::<Notes>(&ui, params_of::<Notes>(&q)?).await?.into_response())
+}
+
+async fn api_review(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Result<Response, ApiError> {
+    Ok(run_get::<Review>(&ui, params_of::<Review>(&q)?).await?.into_response())
 }
 
 async fn api_preview(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Result<Response, ApiError> {

@@ -7,9 +7,10 @@ use axum::extract::{Path as UrlPath, Query, State};
 use axum::response::{Html, IntoResponse, Response};
 
 use super::{blocking, ApiError, Shared};
+use crate::engine::ListedNote;
 use crate::engine::{DayActivity, NoteFilter, NoteSort};
 use crate::memory::{Kind, Scope, Source};
-use crate::protocol::curate::Notes;
+use crate::protocol::curate::{Notes, Review, ReviewParams};
 use crate::protocol::{Cx, Method};
 
 pub const APP_JS: &str = include_str!("assets/app.js");
@@ -52,14 +53,15 @@ fn day(ms: i64) -> String {
 }
 
 fn layout(ui: &Shared, title: &str, active: &str, body: &str) -> Response {
-    let nav = [("/", "Overview"), ("/preview", "What the agent sees"), ("/skills", "Session skills")]
-        .iter()
-        .map(|(href, label)| {
-            let cls = if *label == active { " class=\"active\"" } else { "" };
-            format!("<a href=\"{href}\"{cls}>{label}</a>")
-        })
-        .collect::<Vec<_>>()
-        .join("");
+    let nav =
+        [("/", "Overview"), ("/preview", "What the agent sees"), ("/review", "Review"), ("/skills", "Session skills")]
+            .iter()
+            .map(|(href, label)| {
+                let cls = if *label == active { " class=\"active\"" } else { "" };
+                format!("<a href=\"{href}\"{cls}>{label}</a>")
+            })
+            .collect::<Vec<_>>()
+            .join("");
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
 <meta name=\"skillmem-token\" content=\"{token}\"><title>{title} · skillmem</title>\
@@ -135,10 +137,12 @@ pub async fn overview(State(ui): State<Shared>) -> Response {
         let projects = engine.projects_seen()?;
         let activity = engine.activity(30)?;
         let index = engine.vector_index().map(|ix| (ix.len(), ix.warming()));
-        Ok((stats, projects, activity, index, engine.config().data_dir.clone(), engine.project_id().to_string()))
+        let pending = engine.review_pending()?;
+        let here = (engine.config().data_dir.clone(), engine.project_id().to_string());
+        Ok((stats, projects, activity, index, here, pending))
     })
     .await;
-    let (stats, projects, activity, index, data_dir, project) = match got {
+    let (stats, projects, activity, index, (data_dir, project), pending) = match got {
         Ok(v) => v,
         Err(e) => return err_page(&ui, e),
     };
@@ -164,6 +168,11 @@ pub async fn overview(State(ui): State<Shared>) -> Response {
         b.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v)));
     }
     b.push_str("</dl></section>");
+    if pending > 0 {
+        b.push_str(&format!(
+            "<p id=\"pending\"><a href=\"/review\">{pending} promoted observation(s) wait for review</a> (not recalled until accepted)</p>"
+        ));
+    }
     b.push_str("<h2>Skills with memory</h2>");
     if stats.skills.is_empty() {
         b.push_str("<p class=\"muted\">No skill has notes yet.</p>");
@@ -223,11 +232,7 @@ pub async fn skill(
         all_projects: opt(&q, "project") == Some("*"),
         kind: opt(&q, "kind").and_then(Kind::parse),
         scope: opt(&q, "scope").and_then(Scope::parse),
-        source: match opt(&q, "source") {
-            Some("agent") => Some(Source::Agent),
-            Some("historian") => Some(Source::Historian),
-            _ => None,
-        },
+        source: opt(&q, "source").and_then(Source::parse),
         pinned: match opt(&q, "pinned") {
             Some("yes") => Some(true),
             Some("no") => Some(false),
@@ -242,6 +247,8 @@ pub async fn skill(
         offset: Some((page - 1) * PAGE),
         limit: Some(PAGE),
         include_superseded: opt(&q, "history").is_some_and(|h| !h.is_empty()),
+        pending: false,
+        session_id: opt(&q, "session").map(str::to_string),
     };
     let want_dups = opt(&q, "dups").is_some();
     let engine = ui.engine.clone();
@@ -286,7 +293,17 @@ pub async fn skill(
             ]
         ),
         select("scope", opt(&q, "scope"), &[("", "any scope"), ("project", "project"), ("global", "global")]),
-        select("source", opt(&q, "source"), &[("", "any source"), ("agent", "agent"), ("historian", "historian")]),
+        select(
+            "source",
+            opt(&q, "source"),
+            &[
+                ("", "any source"),
+                ("agent", "agent"),
+                ("historian", "historian"),
+                ("import", "import"),
+                ("team", "team")
+            ]
+        ),
         select("pinned", opt(&q, "pinned"), &[("", "pinned or not"), ("yes", "pinned"), ("no", "not pinned")]),
         select("sort", opt(&q, "sort"), &[("", "newest first"), ("hits", "most hits"), ("recalls", "most recalls")]),
         select("history", opt(&q, "history"), &[("", "current notes"), ("yes", "with replaced and retired notes")]),
@@ -314,10 +331,11 @@ pub async fn skill(
             let why = n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default();
             b.push_str(&format!(
                 "<tr id=\"note-{id}\" class=\"retired\"><td><a href=\"/note/{id}\" title=\"its versions\">{id}</a></td><td class=\"lesson\"><div class=\"delta\">{delta}</div>\
-<div class=\"intent\">{state}{why}</div></td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
+<div class=\"intent\">{state}{why}</div>{prov}</td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
 <td class=\"actions\"><button data-act=\"/api/restore\" data-body='{{\"id\":{id}}}'>Restore</button>\
 <button class=\"danger\" data-act=\"/api/purge\" data-body='{{\"id\":{id}}}' data-confirm=\"Delete note {id} and its older versions for good? This cannot be undone.\">Delete for good</button></td></tr>",
                 delta = esc(&n.delta),
+                prov = provenance(n),
                 kind = esc(&n.kind),
                 scope = n.scope.as_str(),
                 source = esc(&n.source),
@@ -329,7 +347,7 @@ pub async fn skill(
         }
         let other = if n.scope == Scope::Project { "global" } else { "project" };
         b.push_str(&format!(
-            "<tr id=\"note-{id}\" class=\"{cls}\"><td><a href=\"/note/{id}\" title=\"its versions\">{id}</a></td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}\
+            "<tr id=\"note-{id}\" class=\"{cls}\"><td><a href=\"/note/{id}\" title=\"its versions\">{id}</a></td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}{prov}\
 <details class=\"edit\"><summary>Edit</summary><form data-act=\"/api/edit\" data-body='{{\"id\":{id}}}'>\
 <textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save</button></form></details></td>\
 <td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{day}{vec}</td>\
@@ -339,6 +357,7 @@ pub async fn skill(
             cls = if n.pinned { "pinned" } else { "" },
             pinmark = if n.pinned { "<span class=\"badge\">pinned</span> " } else { "" },
             delta = esc(&n.delta),
+            prov = provenance(n),
             intent = if n.intent.is_empty() {
                 String::new()
             } else {
@@ -562,4 +581,168 @@ pub async fn session_skills(State(ui): State<Shared>) -> Response {
 <pre id=\"seed-result\" class=\"progress\" hidden></pre>",
     );
     layout(&ui, "Session skills", "Session skills", &b)
+}
+
+// ---- provenance --------------------------------------------------------------------------
+
+/// Where a note came from, as a line under its lesson: its source, host, session (a link to
+/// the session's other notes) and, for the historian, the transcript and where in it.
+pub fn provenance(n: &ListedNote) -> String {
+    let mut parts = vec![format!("<span class=\"src\">{}</span>", esc(&n.source))];
+    if let Some(o) = n.origin_source {
+        parts.push(format!("first written by the {}", esc(o.as_str())));
+    }
+    if let Some(h) = &n.origin.host {
+        parts.push(format!("host <span class=\"host\">{}</span>", esc(h)));
+    }
+    if let Some(s) = &n.session_id {
+        parts.push(format!(
+            "session <a class=\"session\" href=\"/session?id={}\" title=\"this session's other notes\">{}</a>",
+            enc(s),
+            esc(s)
+        ));
+    }
+    if let Some(t) = &n.origin.transcript {
+        let at = n.origin.transcript_at.as_deref().map(|a| format!(" ({})", esc(a))).unwrap_or_default();
+        parts.push(format!("transcript <code class=\"transcript\">{}</code>{at}", esc(t)));
+    }
+    format!("<div class=\"provenance\">from {}</div>", parts.join(" · "))
+}
+
+// ---- review ------------------------------------------------------------------------------
+
+pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let skill = opt(&q, "skill").map(str::to_string);
+    let engine = ui.engine.clone();
+    let got = blocking(move || {
+        let p = ReviewParams { skill, limit: Some(PAGE), include_rejected: true, ..Default::default() };
+        let queue = Review::run(&engine, p, &Cx::quiet())?;
+        Ok((queue, engine.config().historian.review))
+    })
+    .await;
+    let (queue, on) = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let waiting: Vec<&ListedNote> = queue.notes.iter().filter(|n| n.retired_at.is_none()).collect();
+    let rejected: Vec<&ListedNote> = queue.notes.iter().filter(|n| n.retired_at.is_some()).collect();
+    let mut b = String::new();
+    b.push_str(if on {
+        "<p class=\"muted\">The historian's promoted observations wait here until you accept them (<code>historian.review</code> is on). Nothing here is recalled yet.</p>"
+    } else {
+        "<p class=\"muted\"><code>historian.review</code> is off: the historian's observations go straight into recall. Notes queued while it was on still wait here.</p>"
+    });
+    b.push_str(&format!("<p class=\"count\" id=\"pending-count\">{} waiting</p>", waiting.len()));
+    if waiting.is_empty() {
+        b.push_str("<p class=\"muted\" id=\"queue-empty\">Nothing waits for review.</p>");
+    } else {
+        b.push_str("<table id=\"queue\"><thead><tr><th>#</th><th>Skill</th><th>Lesson</th><th>Kind</th><th>Scope</th><th>Written</th><th>Decision</th></tr></thead><tbody>");
+        for n in &waiting {
+            let id = n.id;
+            let corrects = n
+                .review_replaces
+                .map(|r| format!("<div class=\"intent\">corrects note #{r}: replaces it once accepted</div>"))
+                .unwrap_or_default();
+            b.push_str(&format!(
+                "<tr id=\"note-{id}\" class=\"pending\"><td>{id}</td><td><a href=\"/skill/{href}\">{skill}</a></td>\
+<td class=\"lesson\"><div class=\"delta\">{delta}</div>{corrects}{prov}\
+<details class=\"edit\"><summary>Edit, then accept</summary><form class=\"edit-accept\" data-act=\"/api/reviewDecide\" data-body='{{\"id\":{id},\"decision\":\"accept\"}}'>\
+<textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save and accept</button></form></details></td>\
+<td>{kind}</td><td>{scope}</td><td>{day}</td>\
+<td class=\"actions\"><button class=\"accept\" data-act=\"/api/reviewDecide\" data-body='{{\"id\":{id},\"decision\":\"accept\"}}'>Accept</button>\
+<form class=\"reject\" data-act=\"/api/reviewDecide\" data-body='{{\"id\":{id},\"decision\":\"reject\"}}'>\
+<input name=\"reason\" size=\"18\" placeholder=\"why not (kept)\" aria-label=\"reason\"><button class=\"danger\" type=\"submit\">Reject</button></form></td></tr>",
+                href = enc(&n.skill),
+                skill = esc(&n.skill),
+                delta = esc(&n.delta),
+                prov = provenance(n),
+                kind = esc(&n.kind),
+                scope = n.scope.as_str(),
+                day = day(n.created_at),
+            ));
+        }
+        b.push_str("</tbody></table>");
+    }
+    if !rejected.is_empty() {
+        b.push_str("<h2>Rejected</h2><p class=\"muted\">Kept as retired notes with the reason; restore puts one back in the queue.</p>");
+        b.push_str("<table id=\"rejected\"><thead><tr><th>#</th><th>Skill</th><th>Lesson</th><th>Why</th><th></th></tr></thead><tbody>");
+        for n in &rejected {
+            let id = n.id;
+            b.push_str(&format!(
+                "<tr id=\"note-{id}\" class=\"retired\"><td>{id}</td><td>{skill}</td><td class=\"lesson\">{delta}</td><td>{why}</td>\
+<td class=\"actions\"><button data-act=\"/api/restore\" data-body='{{\"id\":{id}}}'>Restore to the queue</button></td></tr>",
+                skill = esc(&n.skill),
+                delta = esc(&n.delta),
+                why = esc(n.reason.as_deref().unwrap_or("")),
+            ));
+        }
+        b.push_str("</tbody></table>");
+    }
+    layout(&ui, "Review", "Review", &b)
+}
+
+// ---- a session's notes -------------------------------------------------------------------
+
+/// Every note written in one host session, of every skill and project, with the history and
+/// the review queue: what the provenance line's session link opens.
+pub async fn session(State(ui): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let Some(id) = opt(&q, "id").map(str::to_string) else {
+        return err_page(&ui, ApiError(crate::error::Error::invalid("which session? open /session?id=SESSION")));
+    };
+    let engine = ui.engine.clone();
+    let sid = id.clone();
+    let got = blocking(move || {
+        let base = NoteFilter {
+            session_id: Some(sid),
+            all_projects: true,
+            include_superseded: true,
+            limit: Some(1_000),
+            ..Default::default()
+        };
+        let notes = Notes::run(&engine, base.clone(), &Cx::quiet())?;
+        // Waiting for review (the rejected ones are history, listed above).
+        let pending =
+            Notes::run(&engine, NoteFilter { pending: true, include_superseded: false, ..base }, &Cx::quiet())?;
+        Ok((notes, pending))
+    })
+    .await;
+    let (notes, pending) = match got {
+        Ok(v) => v,
+        Err(e) => return err_page(&ui, e),
+    };
+    let mut all: Vec<&ListedNote> = notes.notes.iter().chain(pending.notes.iter()).collect();
+    all.sort_by_key(|n| (n.created_at, n.id));
+    let mut b = format!(
+        "<p class=\"count\" id=\"count\">{} notes written in session <code>{}</code>, of every skill and project, oldest first</p>",
+        all.len(),
+        esc(&id)
+    );
+    if all.is_empty() {
+        b.push_str("<p class=\"muted\" id=\"empty\">No note names this session.</p>");
+    } else {
+        b.push_str("<table id=\"notes\"><thead><tr><th>#</th><th>Skill</th><th>Lesson</th><th>Kind</th><th>State</th><th>Written</th></tr></thead><tbody>");
+        for n in all {
+            let state = match (n.pending, n.retired_at, n.superseded_by) {
+                (true, None, _) => "<a href=\"/review\">waiting for review</a>".to_string(),
+                (_, Some(_), Some(by)) => format!("replaced by #{by}"),
+                (_, Some(_), None) => {
+                    format!("retired{}", n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default())
+                }
+                _ => "current".to_string(),
+            };
+            b.push_str(&format!(
+                "<tr id=\"note-{id}\"><td>{id}</td><td><a href=\"/skill/{href}?project=*#note-{id}\">{skill}</a></td>\
+<td class=\"lesson\"><div class=\"delta\">{delta}</div>{prov}</td><td>{kind}</td><td>{state}</td><td>{day}</td></tr>",
+                id = n.id,
+                href = enc(&n.skill),
+                skill = esc(&n.skill),
+                delta = esc(&n.delta),
+                prov = provenance(n),
+                kind = esc(&n.kind),
+                day = day(n.created_at),
+            ));
+        }
+        b.push_str("</tbody></table>");
+    }
+    layout(&ui, "Session", "", &b)
 }

@@ -162,7 +162,8 @@ pub fn property(input: &Input) -> Result<(), String> {
     std::fs::write(&path, &input.transcript).map_err(|e| e.to_string())?;
     let tpath = serde_json::to_string(&path.display().to_string()).unwrap();
     let stdin = input.stdin.replace("\"${T}\"", &tpath);
-    let opts = HookOptions { data_dir: Some(w.data.clone()), workspace: Some(w.ws.clone()), note_tool: None };
+    let opts =
+        HookOptions { data_dir: Some(w.data.clone()), workspace: Some(w.ws.clone()), note_tool: None, host: None };
     check_answer(&stdin, &opts)?;
     // The store is intact and keeps answering.
     let conn = rusqlite::Connection::open(w.data.join("skillmem.db")).map_err(|e| e.to_string())?;

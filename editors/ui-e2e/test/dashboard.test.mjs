@@ -163,3 +163,82 @@ test("the dashboard in headless Chromium", { timeout: 120_000 }, async () => {
     rmSync(w.root, { recursive: true, force: true });
   }
 });
+
+test("the review queue in headless Chromium", { timeout: 120_000 }, async () => {
+  const w = world();
+  writeFileSync(join(w.ws, "skillmem.toml"), "[historian]\nreview = true\n");
+  const output = join(w.root, "summary.txt");
+  writeFileSync(
+    output,
+    "Summary.\n<skill_observations>\n" +
+      "* jq | gotcha | jq -r prints raw strings; without it every string keeps its JSON quotes.\n" +
+      "* jq | fix | jq --slurp reads a stream of objects into one array; without it `length` counts each object.\n" +
+      "* jq | gotcha | jq `.[]?` skips values that are not arrays instead of failing on them.\n" +
+      "</skill_observations>\n",
+  );
+  const promoted = JSON.parse(cli(w, ["observe", output, "--session", "sess-42", "--json"])).promoted;
+  assert.equal(promoted.length, 3);
+  assert.ok(promoted.every((p) => p.pending === true));
+  const [raw, slurp, opt] = promoted.map((p) => p.id);
+  const { child, url } = await startUi(w);
+  mkdirSync(SHOTS, { recursive: true });
+  const profile = mkdtempSync(join(tmpdir(), "skillmem-ui-chromium-"));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 860 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  try {
+    const page = browser.pages()[0] || (await browser.newPage());
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(url);
+    await page.click('header nav a[href="/review"]');
+    await page.waitForSelector("#queue");
+    assert.match(await page.textContent("#pending-count"), /^3 waiting/);
+    assert.match(await page.textContent(`#note-${raw} .provenance`), /sess-42/);
+    await page.screenshot({ path: join(SHOTS, "review.png"), fullPage: true });
+
+    // Accept.
+    await page.click(`#note-${raw} button.accept`);
+    await page.waitForSelector(`#note-${raw}`, { state: "detached" });
+    // Edit, then accept.
+    await page.click(`#note-${slurp} details.edit summary`);
+    await page.fill(`#note-${slurp} textarea`, "jq -s reads every input into one array.");
+    await page.click(`#note-${slurp} form.edit-accept button[type="submit"]`);
+    await page.waitForSelector(`#note-${slurp}`, { state: "detached" });
+    // Reject, with a reason: kept below, restorable.
+    await page.fill(`#note-${opt} form.reject input[name="reason"]`, "we never use .[]?");
+    await page.click(`#note-${opt} form.reject button[type="submit"]`);
+    await page.waitForSelector("#queue-empty");
+    assert.match(await page.textContent("#rejected"), /we never use/);
+
+    const listed = JSON.parse(cli(w, ["notes", "jq", "--json"]));
+    assert.equal(listed.total, 2);
+    assert.ok(listed.notes.some((n) => n.delta === "jq -s reads every input into one array."));
+    const recalled = JSON.parse(cli(w, ["recall", "jq", "--json"]));
+    assert.match(recalled.block, /raw strings/);
+    assert.doesNotMatch(recalled.block, /skips values/);
+
+    // Undo the rejection: back in the queue.
+    await page.click(`#rejected #note-${opt} button`);
+    await page.waitForSelector(`#queue #note-${opt}`);
+    assert.match(await page.textContent("#pending-count"), /^1 waiting/);
+
+    // Provenance on a note links to its session's other notes.
+    await page.goto(new URL("/skill/jq", url).href);
+    assert.match(await page.textContent(`#note-${raw} .provenance`), /historian · host cli · session sess-42/);
+    await Promise.all([page.waitForURL(/\/session\?id=sess-42/), page.click(`#note-${raw} .provenance a.session`)]);
+    // The three, and the historian's text of the one edited before it was accepted.
+    assert.match(await page.textContent("#count"), /^4 notes written in session/);
+    assert.ok(await page.$(`#note-${opt}`));
+    await page.screenshot({ path: join(SHOTS, "session.png"), fullPage: true });
+    assert.deepEqual(errors, [], "no script errors");
+  } finally {
+    await browser.close();
+    child.kill();
+    rmSync(profile, { recursive: true, force: true });
+    rmSync(w.root, { recursive: true, force: true });
+  }
+});

@@ -35,6 +35,10 @@ pub struct ListQuery<'a> {
     pub model: Option<&'a str>,
     /// Also the notes replaced or retired (history); by default only current notes.
     pub include_history: bool,
+    /// Only the notes waiting for review (`true`); by default they are left out.
+    pub pending: bool,
+    /// Only the notes written in this session.
+    pub session: Option<&'a str>,
 }
 
 /// A listed note: the note, the project it is stored under (`''` for global), and whether it
@@ -64,6 +68,16 @@ pub fn search_query(text: &str) -> Option<String> {
 fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> String {
     use rusqlite::types::Value as V;
     let mut w = vec![if q.include_history { "1" } else { "notes.retired_at IS NULL" }.to_string()];
+    // Notes waiting for review are listed only when asked for; one rejected in review is
+    // history (retired, with the reason) and listed as such.
+    w.push(
+        match (q.pending, q.include_history) {
+            (true, _) => "notes.review IS NOT NULL",
+            (false, false) => "notes.review IS NULL",
+            (false, true) => "(notes.review IS NULL OR notes.retired_at IS NOT NULL)",
+        }
+        .to_string(),
+    );
     let arg = |args: &mut Vec<V>, v: V| {
         args.push(v);
         format!("?{}", args.len())
@@ -87,6 +101,10 @@ fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> Stri
     if let Some(s) = q.source {
         let a = arg(args, V::Text(s.into()));
         w.push(format!("notes.source = {a}"));
+    }
+    if let Some(sid) = q.session {
+        let a = arg(args, V::Text(sid.into()));
+        w.push(format!("notes.session_id = {a}"));
     }
     if let Some(p) = q.pinned {
         let a = arg(args, V::Integer(p as i64));
@@ -315,8 +333,10 @@ pub fn import_rows(
         let mut bump = tx.prepare_cached("UPDATE notes SET hits = hits + 1, last_used_at = ?2 WHERE id = ?1")?;
         let mut insert = tx.prepare_cached(
             "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits,
-                                recalls, pinned, norm_hash, skill_hash, created_at, updated_at, vector, vector_model)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                recalls, pinned, norm_hash, skill_hash, created_at, updated_at, vector, vector_model,
+                                session_id, host, transcript, transcript_at, origin_source, review)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                     ?19, ?20, ?21, ?22, ?23, ?24)",
         )?;
         let now = now_ms();
         for row in rows {
@@ -386,6 +406,12 @@ pub fn import_rows(
                 n.updated_at,
                 row.vector.as_deref().map(to_blob),
                 vec_model,
+                n.session_id,
+                n.origin.host,
+                n.origin.transcript,
+                n.origin.transcript_at,
+                n.origin_source.map(Source::as_str),
+                n.pending.then_some("pending"),
             ])?;
             let id = tx.last_insert_rowid();
             if n.id != 0 {
@@ -474,4 +500,55 @@ pub fn skills_with_notes(conn: &Connection) -> Result<Vec<(String, i64)>> {
     let mut stmt = conn.prepare("SELECT skill, count(*) FROM notes GROUP BY skill ORDER BY skill")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// What `doctor` reads of the notes' provenance (migration 0011).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProvenanceHealth {
+    /// The provenance columns, or the sources `import` and `team`, the notes table lacks.
+    pub missing: Vec<String>,
+    /// Notes by source, every note (history and the review queue included).
+    pub by_source: Vec<(String, i64)>,
+    /// Notes that name no host and no session (written before provenance was kept).
+    pub unknown: i64,
+    /// Historian notes that name no transcript.
+    pub historian_without_transcript: i64,
+    /// Notes waiting for review.
+    pub pending: i64,
+}
+
+/// The notes' provenance, for `doctor`.
+pub fn provenance_health(conn: &Connection) -> Result<ProvenanceHealth> {
+    let mut h = ProvenanceHealth::default();
+    let columns: Vec<String> = {
+        let mut stmt = conn.prepare("SELECT name FROM pragma_table_xinfo('notes')")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    for c in ["session_id", "host", "transcript", "transcript_at", "origin_source", "review", "review_replaces"] {
+        if !columns.iter().any(|x| x == c) {
+            h.missing.push(format!("column {c}"));
+        }
+    }
+    let table: String =
+        conn.query_row("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'notes'", [], |r| r.get(0))?;
+    for s in ["import", "team"] {
+        if !table.contains(&format!("'{s}'")) {
+            h.missing.push(format!("source {s}"));
+        }
+    }
+    if !h.missing.is_empty() {
+        return Ok(h);
+    }
+    let mut stmt = conn.prepare("SELECT source, count(*) FROM notes GROUP BY source ORDER BY source")?;
+    h.by_source = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+    (h.unknown, h.historian_without_transcript, h.pending) = conn.query_row(
+        "SELECT coalesce(sum(host IS NULL AND session_id IS NULL), 0),
+                coalesce(sum(source = 'historian' AND transcript IS NULL), 0),
+                coalesce(sum(review IS NOT NULL AND retired_at IS NULL), 0)
+         FROM notes",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    Ok(h)
 }

@@ -144,6 +144,8 @@ mod tests {
             source: super::super::Source::Agent,
             session_id: None,
             skill_hash: None,
+            origin: Default::default(),
+            pending: false,
         };
         let (a, _) = write(&mut conn, "p", &mk("jq", "rebase the widgets"), None, 0.9, None).unwrap();
         write(&mut conn, "p", &mk("git-rebase", "rebase the branch"), None, 0.9, None).unwrap();

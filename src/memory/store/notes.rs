@@ -204,9 +204,9 @@ pub fn conflicts_among(conn: &Connection, ids: &[i64]) -> Result<Vec<(i64, i64)>
 pub fn unresolved_conflicts(conn: &Connection, project: &str) -> Result<Vec<(String, i64, i64)>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT skill, older, newer FROM (
-             SELECT o.skill, o.scope, o.project_id, o.retired_at, c.older, c.newer FROM note_conflicts c
+             SELECT o.skill, o.scope, o.project_id, o.retired_at, o.review, c.older, c.newer FROM note_conflicts c
              JOIN notes o ON o.id = c.older
-             JOIN notes n ON n.id = c.newer AND n.retired_at IS NULL)
+             JOIN notes n ON n.id = c.newer AND n.retired_at IS NULL AND n.review IS NULL)
          WHERE {} ORDER BY skill, older, newer",
         visible_from(1)
     ))?;
@@ -237,9 +237,10 @@ pub fn edit(
     tx.execute(
         "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
                             pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
-                            retired_at, superseded_by, reason)
+                            retired_at, superseded_by, reason, host, transcript, transcript_at, origin_source)
          SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0, norm_hash,
-                skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited'
+                skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited', host, transcript,
+                transcript_at, origin_source
          FROM notes WHERE id = ?1 AND retired_at IS NULL AND delta IS NOT ?3",
         params![id, now, delta],
     )?;
@@ -274,14 +275,15 @@ pub fn edit(
     Ok(())
 }
 
-/// Loads current notes by id, in the order given (unknown ids, and notes replaced or retired
-/// meanwhile, are skipped). One statement for all of
+/// Loads current notes by id, in the order given (unknown ids, notes replaced or retired
+/// meanwhile, and notes waiting for review are skipped). One statement for all of
 /// them (the ids as a JSON array): a block's head of 100-odd notes costs one query, not one
 /// each.
 pub fn load(conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
     if ids.len() <= 1 {
-        let mut stmt =
-            conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1 AND retired_at IS NULL"))?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1 AND retired_at IS NULL AND review IS NULL"
+        ))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(n) = stmt.query_row([id], note_from_row).optional()? {
@@ -291,7 +293,7 @@ pub fn load(conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
         return Ok(out);
     }
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?1)) AND retired_at IS NULL"
+        "SELECT {NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?1)) AND retired_at IS NULL AND review IS NULL"
     ))?;
     let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
     let mut by_id: std::collections::HashMap<i64, Note> =

@@ -47,10 +47,10 @@ fn text(v: rusqlite::types::ValueRef<'_>) -> &str {
 /// the covering index `notes_catalog`, text in place: a scan of 100k notes allocates nothing
 /// per row).
 pub fn scan_facts(conn: &Connection, only: Option<i64>, sink: &mut dyn FnMut(Facts<'_>)) -> Result<()> {
-    // Current notes only (history is never ranked); `retired_at IS NULL` is the covering
-    // index's own condition, so the scan reads the index alone.
+    // Current notes only (history is never ranked, nor a note waiting for review); the
+    // condition is the covering index's own, so the scan reads the index alone.
     const COLUMNS: &str =
-        "SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes WHERE retired_at IS NULL";
+        "SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes WHERE retired_at IS NULL AND review IS NULL";
     let mut stmt = match only {
         Some(_) => conn.prepare_cached(&format!("{COLUMNS} AND id = ?1"))?,
         None => conn.prepare_cached(COLUMNS)?,

@@ -254,6 +254,8 @@ mod tests {
             source: super::super::Source::Agent,
             session_id: None,
             skill_hash: None,
+            origin: Default::default(),
+            pending: false,
         };
         let (v2, v3) = (vec![0.6f32, 0.8], vec![0.6f32, 0.8, 0.0]);
         // (vector, model): none, the current one, a shorter or longer one of the same model,

@@ -108,8 +108,26 @@ pub fn write_among(
             "UPDATE notes SET hits = hits + 1, last_used_at = ?2, skill_hash = COALESCE(?3, skill_hash) WHERE id = ?1",
             params![id, now, new.skill_hash],
         )?;
+        // The agent's own note (never held for review) saying what a note waiting for review
+        // says accepts that note: the agent vouches for it.
+        if !new.pending && new.source == Source::Agent {
+            tx.execute("UPDATE notes SET review = NULL WHERE id = ?1 AND review IS NOT NULL", [id])?;
+        }
         Ok(())
     };
+    // A correction waiting for review takes nothing's place yet: it is stored pending, with
+    // the note it is to replace once accepted.
+    if let (Some(old), true, None) = (&old, new.pending, exact) {
+        let id = insert(&tx, project, new, &hash, now, embedded.as_ref())?;
+        tx.execute("UPDATE notes SET review_replaces = ?2 WHERE id = ?1", params![id, old.id])?;
+        tx.commit()?;
+        if let (Some(ix), Some(e)) = (index, &embedded) {
+            if ix.model_id() == e.model {
+                ix.insert(id, e.vector);
+            }
+        }
+        return Ok(Outcome { id, status: WriteStatus::Inserted, replaced: None, conflicts_with: None });
+    }
     if let Some(old) = old {
         // The replacement says exactly what a current note says: the old note gives way to
         // that one (or, when it is the old note itself, nothing changes).
@@ -263,8 +281,9 @@ fn insert(
     let tags = serde_json::to_string(&new.tags).unwrap_or_else(|_| "[]".into());
     let mut stmt = tx.prepare_cached(
         "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags,
-                            norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15)",
+                            norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
+                            host, transcript, transcript_at, review)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     )?;
     stmt.execute(params![
         new.skill,
@@ -282,6 +301,10 @@ fn insert(
         at,
         embedded.map(|e| to_blob(e.vector)),
         embedded.map(|e| e.model),
+        new.origin.host,
+        new.origin.transcript,
+        new.origin.transcript_at,
+        new.pending.then_some("pending"),
     ])?;
     Ok(tx.last_insert_rowid())
 }
