@@ -604,3 +604,19 @@ fn versions_written_on_two_machines_are_a_conflicting_pair_on_both() {
         assert!(out.contains(&format!("newer=\"{newer_id}\"")), "the older names the newer: {out}");
     }
 }
+
+/// A note this machine pulled, shared again with another team, tells that team who first
+/// wrote it (the agent), not that it came from a team.
+#[test]
+fn a_pulled_note_shared_again_keeps_who_first_wrote_it() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    a.note("the deploy skill needs --no-cache on the staging cluster");
+    a.sync();
+    b.sync();
+    b.configure(&pg.url("team_a", "skillmem"), "other", "");
+    let r = b.sync();
+    assert_eq!(r["pushed"], 1, "{r}");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE team = 'other' AND source = 'agent'"), 1);
+}

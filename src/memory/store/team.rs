@@ -83,7 +83,10 @@ pub struct TeamApplied {
     pub restored: Vec<i64>,
 }
 
-const TEAM_NOTE_COLUMNS: &str = "n.skill, n.scope, n.project_id, n.origin_project, n.source, n.kind, n.intent, n.delta, n.tags, n.pinned, n.hits, n.norm_hash, n.created_at, n.updated_at,
+// The source pushed is who first wrote the note (a note pulled or imported here says so in
+// `origin_source`), so that an edit made here does not tell the team it came from the team.
+const TEAM_NOTE_COLUMNS: &str = "n.skill, n.scope, n.project_id, n.origin_project,
+     CASE WHEN n.source IN ('import', 'team') THEN COALESCE(n.origin_source, n.source) ELSE n.source END, n.kind, n.intent, n.delta, n.tags, n.pinned, n.hits, n.norm_hash, n.created_at, n.updated_at,
      n.retired_at, (SELECT s.uid FROM team_notes s WHERE s.note_id = n.superseded_by AND s.held IS NULL), n.reason, n.superseded_by";
 
 fn team_note_at(r: &Row, i: usize) -> rusqlite::Result<Option<TeamNote>> {
@@ -370,9 +373,10 @@ pub fn team_apply(
             tx.execute(
                 "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
                                     pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
-                                    retired_at, superseded_by, reason)
+                                    retired_at, superseded_by, reason, host, transcript, transcript_at, origin_source)
                  SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0,
-                        norm_hash, skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited'
+                        norm_hash, skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited',
+                        host, transcript, transcript_at, origin_source
                  FROM notes WHERE id = ?1 AND retired_at IS NULL",
                 params![id, now],
             )?;
