@@ -1121,7 +1121,13 @@ fn id_like(t: &str, in_prose: bool) -> Option<String> {
         let parts: Vec<&str> = t.split(['_', '-']).filter(|p| !p.is_empty()).collect();
         // `shop-prod`, `eks-prod-eu-central-1`, `billing_staging`: named for one environment
         // (not `non-prod`, `pre-production`: kinds of environment).
+        // (not `production-ready`, `staging-only`: English compounds, nor `iso-2022-jp`.)
+        let english = parts.iter().any(|p| {
+            ["ready", "grade", "like", "only", "safe", "quality", "level", "scale", "worthy", "style", "wide"]
+                .contains(p)
+        }) || STANDARDS.contains(&parts.first().copied().unwrap_or(""));
         let env = parts.len() >= 2
+            && !english
             && !["non", "pre", "post"].contains(&parts[0])
             && parts.iter().any(|p| ENVIRONMENTS.contains(p));
         // `node-7`, `worker-03`, `db-2`: one numbered machine of a fleet.
@@ -1131,6 +1137,7 @@ fn id_like(t: &str, in_prose: bool) -> Option<String> {
             && parts[1].chars().all(|c| c.is_ascii_digit());
         // `orders_2024_q3`, `logs-2023`: named for a year of one data set.
         let year = parts.len() >= 2
+            && !english
             && parts.iter().any(|p| p.chars().any(|c| c.is_ascii_alphabetic()))
             && parts.iter().any(|p| {
                 p.len() == 4 && (p.starts_with("19") || p.starts_with("20")) && p.chars().all(|c| c.is_ascii_digit())
@@ -1148,7 +1155,7 @@ const ENVIRONMENTS: &[&str] = &["prod", "production", "staging", "stg", "uat", "
 /// Things a fleet numbers (`node-7`, `runner-2`).
 const INSTANCES: &[&str] = &[
     "node", "worker", "runner", "server", "srv", "host", "db", "replica", "shard", "web", "app", "broker", "nas", "vm",
-    "box", "agent", "instance", "machine", "master", "minion", "pg", "mysql", "redis", "kafka", "es", "ci",
+    "box", "agent", "instance", "machine", "master", "minion", "ci",
 ];
 
 /// Things of one deployment that are named: a name right after one ("namespace shop-prod",
@@ -2116,6 +2123,12 @@ mod tests {
                 "",
             ),
             ("psql", "`pg_dump -t 'logs_*'` dumps every table whose name matches the pattern.", ""),
+            ("docker-compose", "A production-ready stack sets `restart: unless-stopped` on every service.", ""),
+            (
+                "psql",
+                "Japanese mail in iso-2022-jp needs `convert_from(data, 'ISO_2022_JP')` before it is searchable.",
+                "",
+            ),
             ("git", "Git's index keeps the staged content, so `git diff --cached` shows it.", ""),
             ("npm", "Node 20's fetch ignores `HTTPS_PROXY`; pass an agent or use `undici`'s `ProxyAgent`.", ""),
         ]);
