@@ -21,24 +21,29 @@
 //!    SKILL.md: the agent reads that anyway;
 //! 7. **task-bound**: names something of this task, this machine or this user: a home or
 //!    workspace path, a path into a source tree, an id (UUID, commit hash, ticket or issue
-//!    number, a long number, an instance name), a count of this task's things ("42 clips"),
-//!    a date, a day or a time of this run, a repository, "this ticket", "our registry", a
-//!    fact of one project ("the team uses…") or a person's wish;
+//!    number, a long number, an instance name by its shape or its place: `shop-prod`,
+//!    `node-7`, `orders_2024_q3`, "namespace payments-live"), a count of this task's things
+//!    ("42 clips"; not "a 404", "HTTP 429 responses", "20 jobs a page"), a date, a day or a
+//!    time of this run, a repository, "this ticket", "our registry", a fact of one project
+//!    ("the team uses…"), one person's things ("Dana's laptop") or a person's wish;
 //! 8. **hypothesis**: a guess ("probably", "might be caused by", "I think", "seems to" left
-//!    unexplained) or an open question: a later session would take it for a fact;
+//!    unexplained, "might be slow because…") or an open question: a later session would
+//!    take it for a fact;
 //! 9. **narration**: routine progress: what the agent did ("Ran the tests, all passed",
-//!    "Planned and applied the change", "I squashed the branch"), a plan or a summary of the
-//!    session, what the task was, without a rule a later session can follow (a cause, a
-//!    condition, a present-tense fact, a clause of advice);
+//!    "Planned and applied the change", "Drained X, upgraded it and…", "I squashed the
+//!    branch"), a plan or a summary of the session, what the task was, without a rule a
+//!    later session can follow (a cause, a condition, a present-tense fact, a modal, a
+//!    clause of advice);
 //! 10. **platitude or definition** (reason category `vague`): with nothing exact (no code,
 //!     flag, number, error or name) and no condition, cause or contrast, a claim that
-//!     something is good ("Indexes help queries run faster") or "X is a Y".
+//!     something is good or a judgement ("Indexes help queries run faster", "rsync is
+//!     fast"), a warning with no content ("Watch out for…") or "X is a Y".
 //!
 //! "Near-duplicate" is word containment over stemmed content words (code included): at least
 //! 75% of the lesson's words are in the other text's unit and at least 60% of that unit's
 //! words are in the lesson. Both directions are asked, so a lesson that restates a sentence and
-//! adds a new fact of its own (new words) passes. Connectives ("since", "while") are not
-//! counted, nothing inside a code span splits a sentence, and an ellipsis ends none.
+//! adds a new fact of its own (new words) passes. Connectives ("since", "while") and linking
+//! verbs ("means", "gives") are not counted, a few synonyms count as one word, nothing inside a code span splits a sentence, and an ellipsis ends none.
 //!
 //! Pure text work: no disk, no database, and no input can make it panic (fuzzed in
 //! `tests/fuzz/filter.rs`). The engine gathers the context (`Engine::historian_result`).
@@ -405,7 +410,46 @@ const BENEFIT: &[&str] = &[
     "helpful",
     "powerful",
     "great",
+    // judgements with nothing to act on: "rsync is fast", "can be hard to read"
+    "handy",
+    "fast",
+    "slow",
+    "hard",
+    "difficult",
+    "tricky",
+    "confusing",
+    "easy",
+    "clean",
+    "tidy",
+    "messy",
+    "anything",
+    "everything",
+    "flexible",
+    "versatile",
+    "convenient",
+    "straightforward",
+    "annoying",
+    "painful",
+    "nice",
+    "good",
+    "bad",
+    "clear",
+    "meaningful",
+    "readable",
+    "sensible",
+    "proper",
+    "reliable",
+    "super",
+    "simple",
+    "lean",
+    "organized",
+    "organised",
+    "consistent",
 ];
+
+/// A warning with nothing to act on: "Watch out for resource limits."
+const CAUTION: &[&str] =
+    &["watch out", "be careful", "be mindful", "pay attention", "keep an eye", "beware", "be aware"];
 
 /// With nothing exact to act on (no command, flag, number, error text or name) and no
 /// condition, cause or contrast, a claim that something is good is a platitude ("Indexes
@@ -420,18 +464,25 @@ fn truism(skill: &str, lesson: &str) -> Result<(), Refusal> {
             .split_whitespace()
             .any(|w| w.len() > 1 && w.starts_with('-') && w[1..].starts_with(char::is_alphabetic))
         || ws.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()));
-    if anchored || named_thing(lesson) {
+    // The skill's own name (`FFmpeg` for ffmpeg) is no exact thing to act on.
+    let skill_l = skill.to_ascii_lowercase();
+    let without_skill: String = lesson
+        .split_whitespace()
+        .filter(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_ascii_lowercase() != skill_l)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if anchored || named_thing(&without_skill) {
         return Ok(());
     }
     let rule = ws.iter().any(|w| RULE_MARKS.contains(&w.as_str())) || lesson.to_ascii_lowercase().contains("n't");
-    let skill_l = skill.to_ascii_lowercase();
     let specific = ws
         .iter()
         .filter(|w| !is_stop(w) && !GENERIC.contains(&w.as_str()))
         .filter(|w| *w != &skill_l && stem(w) != skill_l.as_str())
         .filter(|w| w.chars().count() > 1)
         .count();
-    let platitude = ws.iter().any(|w| BENEFIT.contains(&w.as_str()));
+    let lower = lesson.to_ascii_lowercase();
+    let platitude = ws.iter().any(|w| BENEFIT.contains(&w.as_str())) || CAUTION.iter().any(|c| lower.contains(c));
     if !rule && (platitude || definition(&ws)) {
         return Err(Refusal::Truism(specific));
     }
@@ -453,9 +504,50 @@ fn definition(ws: &[String]) -> bool {
 const FILLER: &[&str] =
     &["since", "while", "whereas", "although", "though", "because", "also", "still", "none", "already", "even"];
 
-/// The stemmed content words of a text, code included.
+/// Verbs that only link a cause to its effect ("a lower CRF *means* / *gives* / *makes* a
+/// higher quality"): a paraphrase swaps one for another, so none is counted.
+const LINKING: &[&str] = &[
+    "mean", "means", "meant", "give", "gives", "gave", "given", "make", "makes", "made", "produce", "produces",
+    "yield", "yields", "result", "results", "lead", "leads", "cause", "causes",
+];
+
+/// Words a paraphrase swaps for a synonym, and the one word they are counted as.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("big", "large"),
+    ("bigger", "larger"),
+    ("biggest", "largest"),
+    ("little", "small"),
+    ("tiny", "small"),
+    ("quick", "fast"),
+    ("quicker", "faster"),
+    ("begin", "start"),
+    ("begins", "start"),
+    ("starts", "start"),
+    ("remain", "stay"),
+    ("remains", "stay"),
+    ("stays", "stay"),
+    ("erase", "delete"),
+    ("erases", "delete"),
+    ("deletes", "delete"),
+    ("remove", "delete"),
+    ("removes", "delete"),
+    ("display", "show"),
+    ("displays", "show"),
+    ("shows", "show"),
+    ("print", "show"),
+    ("prints", "show"),
+];
+
+/// The stemmed content words of a text, code included, synonyms counted as one word.
 fn terms(text: &str) -> HashSet<String> {
-    words(text).iter().filter(|w| !is_stop(w) && !FILLER.contains(&w.as_str())).map(|w| stem(w).to_string()).collect()
+    words(text)
+        .iter()
+        .filter(|w| !is_stop(w) && !FILLER.contains(&w.as_str()) && !LINKING.contains(&w.as_str()))
+        .map(|w| {
+            let w = SYNONYMS.iter().find(|(a, _)| a == w).map(|(_, b)| *b).unwrap_or(w);
+            stem(w).to_string()
+        })
+        .collect()
 }
 
 /// True when `lesson` says what `unit` says: most of the lesson's words are the unit's, and
@@ -733,6 +825,17 @@ const UNITS: &[&str] = &[
     "steps",
 ];
 
+/// A number that names one thing rather than counting several: after "a"/"an" ("a 404
+/// leaves no file", "a 3 GB file" is a size), or an HTTP status after the words that name
+/// one ("status 503 means…", "HTTP 429 responses").
+fn names_one(prev: &str, value: f64) -> bool {
+    let status = (100.0..600.0).contains(&value) && value.fract() == 0.0;
+    prev == "a"
+        || prev == "an"
+        || (status
+            && ["http", "status", "code", "returns", "returned", "return", "got", "gives", "with"].contains(&prev))
+}
+
 /// "42 clips", "all 63 workspaces": a number of this task's things, in prose (any plural
 /// noun: the list of [`COUNTED`] nouns cannot know them all). Not a limit ("up to 10
 /// items", "at most 5 retries"), a default ("keeps 10 revisions by default"), a unit ("30
@@ -763,7 +866,14 @@ fn count_of_this_run(prose: &str) -> Option<String> {
             && !UNITS.contains(&next.as_str());
         // "Node 18 binaries" names a version; "Transcoded 317 lectures" counts them.
         let version = prev_raw.starts_with(char::is_uppercase) && prev != "all" && !prev.ends_with("ed");
-        if plural && !LIMITS.contains(&prev.as_str()) && !version {
+        let value: f64 = w.parse().unwrap_or(0.0);
+        // "20 jobs a page", "5 requests per second": a rate, which a tool sets, not a count.
+        let rate =
+            ws.get(i + 2).is_some_and(|r| ["a", "an", "per", "each"].contains(&clean(r).to_ascii_lowercase().as_str()));
+        if rate {
+            continue;
+        }
+        if plural && !LIMITS.contains(&prev.as_str()) && !version && !names_one(&prev, value) {
             return Some(format!("a count of this task's data ({} {next})", clean(ws[i])));
         }
     }
@@ -802,6 +912,9 @@ pub fn task_bound(lesson: &str) -> Option<String> {
         }
     }
     if let Some(what) = count_of_this_run(&prose) {
+        return Some(what);
+    }
+    if let Some(what) = named_instance(&prose) {
         return Some(what);
     }
     let pw: Vec<&str> = prose.split_whitespace().collect();
@@ -886,7 +999,7 @@ fn path_like(t: &str) -> Option<String> {
     if t.contains("://") {
         return None;
     }
-    if t.starts_with('/') && !SYSTEM_PATHS.iter().any(|p| t.starts_with(p)) {
+    if t.starts_with('/') && !SYSTEM_PATHS.iter().any(|p| t.starts_with(p)) && !api_path(t) {
         let segs = t.split('/').filter(|s| !s.is_empty()).count();
         if segs >= 3 {
             return Some(format!("a path on this machine ({t})"));
@@ -907,6 +1020,16 @@ fn path_like(t: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A URL path of an API, not a place on a disk: its first segment is `api`/`apis`/`graphql`
+/// or some segment is a version (`v1`, `v2beta1`), as in `/api/v1/namespaces/default/pods`
+/// or `/v2/repos/ORG/tags`. (An id in it is still found by the id rule.)
+fn api_path(t: &str) -> bool {
+    let segs: Vec<&str> = t.split('/').filter(|s| !s.is_empty()).collect();
+    let version =
+        |s: &str| s.strip_prefix('v').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) && r.len() <= 8);
+    segs.first().is_some_and(|f| ["api", "apis", "graphql", "rest"].contains(f)) || segs.iter().any(|s| version(s))
 }
 
 /// A host of one deployment: a dotted name (in a URL or alone) with a label that says which
@@ -995,6 +1118,128 @@ fn id_like(t: &str, in_prose: bool) -> Option<String> {
         if (seps >= 2 && tail_number) || seps >= 4 {
             return Some(format!("an instance name ({t})"));
         }
+        let parts: Vec<&str> = t.split(['_', '-']).filter(|p| !p.is_empty()).collect();
+        // `shop-prod`, `eks-prod-eu-central-1`, `billing_staging`: named for one environment
+        // (not `non-prod`, `pre-production`: kinds of environment).
+        // (not `production-ready`, `staging-only`: English compounds, nor `iso-2022-jp`.)
+        let english = parts.iter().any(|p| {
+            ["ready", "grade", "like", "only", "safe", "quality", "level", "scale", "worthy", "style", "wide"]
+                .contains(p)
+        }) || STANDARDS.contains(&parts.first().copied().unwrap_or(""));
+        let env = parts.len() >= 2
+            && !english
+            && !["non", "pre", "post"].contains(&parts[0])
+            && parts.iter().any(|p| ENVIRONMENTS.contains(p));
+        // `node-7`, `worker-03`, `db-2`: one numbered machine of a fleet.
+        let numbered = parts.len() == 2
+            && INSTANCES.contains(&parts[0])
+            && parts[1].len() <= 3
+            && parts[1].chars().all(|c| c.is_ascii_digit());
+        // `orders_2024_q3`, `logs-2023`: named for a year of one data set.
+        let year = parts.len() >= 2
+            && !english
+            && parts.iter().any(|p| p.chars().any(|c| c.is_ascii_alphabetic()))
+            && parts.iter().any(|p| {
+                p.len() == 4 && (p.starts_with("19") || p.starts_with("20")) && p.chars().all(|c| c.is_ascii_digit())
+            });
+        if env || numbered || year {
+            return Some(format!("an instance name ({t})"));
+        }
+    }
+    None
+}
+
+/// Name parts that say which deployment a thing belongs to.
+const ENVIRONMENTS: &[&str] = &["prod", "production", "staging", "stg", "uat", "preprod"];
+
+/// Things a fleet numbers (`node-7`, `runner-2`).
+const INSTANCES: &[&str] = &[
+    "node", "worker", "runner", "server", "srv", "host", "db", "replica", "shard", "web", "app", "broker", "nas", "vm",
+    "box", "agent", "instance", "machine", "master", "minion", "ci",
+];
+
+/// Things of one deployment that are named: a name right after one ("namespace shop-prod",
+/// "cluster eks-main") is that deployment's own.
+const RESOURCES: &[&str] = &[
+    "namespace",
+    "cluster",
+    "node",
+    "bucket",
+    "database",
+    "db",
+    "schema",
+    "table",
+    "partition",
+    "host",
+    "server",
+    "deployment",
+    "container",
+    "volume",
+    "queue",
+    "topic",
+    "instance",
+    "pod",
+    "stack",
+    "environment",
+    "vpc",
+    "account",
+    "project",
+    "workspace",
+    "index",
+];
+
+/// Namespaces every cluster has.
+const BUILTIN_NAMES: &[&str] = &["kube-system", "kube-public", "kube-node-lease"];
+
+/// Things of one person: "Dana's laptop".
+const PERSONAL: &[&str] = &[
+    "laptop",
+    "machine",
+    "computer",
+    "desktop",
+    "workstation",
+    "mac",
+    "pc",
+    "box",
+    "fork",
+    "account",
+    "home",
+    "dotfiles",
+];
+
+/// A name of one instance, told by its place in the prose: after the noun it names
+/// ("namespace shop-prod"), or an identifier with `_` before one ("the `orders_q3`
+/// partition" written without backticks); "Dana's laptop", "the client's camera".
+fn named_instance(prose: &str) -> Option<String> {
+    let pw: Vec<&str> = prose.split_whitespace().collect();
+    let clean = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_').to_string();
+    let ident = |w: &str| {
+        w.len() >= 3
+            && !w.starts_with('-')
+            && w.contains(['-', '_'])
+            && w.chars().any(|c| c.is_ascii_alphabetic())
+            && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+            && !BUILTIN_NAMES.contains(&w)
+    };
+    for (i, w) in pw.iter().enumerate() {
+        let wl = clean(w).to_ascii_lowercase();
+        let next = pw.get(i + 1).map(|n| clean(n)).unwrap_or_default();
+        // the noun must not end its phrase ("…in the namespace, read-only…")
+        if RESOURCES.contains(&wl.as_str()) && !w.ends_with([',', '.', ';', ':']) && ident(&next) {
+            return Some(format!("an instance name ({wl} {next})"));
+        }
+        if ident(&wl) && wl.contains('_') && RESOURCES.contains(&next.to_ascii_lowercase().as_str()) {
+            return Some(format!("an instance name ({wl} {next})"));
+        }
+        let possessor = w.strip_suffix("'s").or_else(|| w.strip_suffix("\u{2019}s"));
+        if let Some(who) = possessor.map(|p| p.trim_start_matches(|c: char| !c.is_alphanumeric())) {
+            let whol = who.to_ascii_lowercase();
+            let person = who.starts_with(char::is_uppercase) && PERSONAL.contains(&next.to_ascii_lowercase().as_str());
+            let client = ["customer", "colleague", "manager", "boss"].contains(&whol.as_str());
+            if person || client {
+                return Some(format!("one person's own things (\"{who}'s {next}\")"));
+            }
+        }
     }
     None
 }
@@ -1014,7 +1259,7 @@ fn count_or_date(lower: &str) -> Option<String> {
             let next = next.trim_end_matches([',', '.']);
             let prev = if i > 0 { clean(ws[i - 1]) } else { String::new() };
             let value: f64 = w.replace(',', "").parse().unwrap_or(0.0);
-            if COUNTED.contains(&next) && !LIMITS.contains(&prev.as_str()) && value >= 2.0 {
+            if COUNTED.contains(&next) && !LIMITS.contains(&prev.as_str()) && value >= 2.0 && !names_one(&prev, value) {
                 return Some(format!("a count of this task's data ({w} {next})"));
             }
             if MONTHS.contains(&prev.as_str()) && (1.0..=31.0).contains(&value) {
@@ -1166,7 +1411,89 @@ const DID: &[&str] = &[
     "undid",
     "redid",
     "broke",
+    "spun",
+    "drove",
+    "dug",
+    "threw",
+    "caught",
+    "bought",
+    "taught",
+    "told",
+    "thought",
+    "drew",
+    "flew",
+    "spoke",
+    "rode",
+    "woke",
+    "shook",
+    "tore",
+    "forgot",
+    "withdrew",
+    "overrode",
+    "overwrote",
+    "stole",
+    "swapped",
 ];
+
+/// Verbs a fact about a tool is often told with, in the present ("…go to", "…belongs in",
+/// "…show with", "…stay listed"): after a participle and its noun they make the participle
+/// an adjective ("Generated code belongs in `OUT_DIR`").
+const COMMON_PRESENT: &[&str] = &[
+    "go",
+    "goes",
+    "show",
+    "stay",
+    "keep",
+    "need",
+    "take",
+    "fail",
+    "break",
+    "appear",
+    "remain",
+    "belong",
+    "point",
+    "reach",
+    "land",
+    "end",
+    "lose",
+    "count",
+    "live",
+    "trigger",
+    "become",
+    "match",
+    "survive",
+    "skip",
+    "hang",
+    "leave",
+    "get",
+    "cause",
+    "contain",
+    "hold",
+    "carry",
+    "win",
+    "override",
+    "ignore",
+    "inherit",
+    "expire",
+    "disappear",
+    "drift",
+    "behave",
+    "look",
+    "sort",
+    "fire",
+    "resolve",
+    "load",
+    "come",
+    "comes",
+    "does",
+    "do",
+];
+
+/// Verbs whose past tense is their base form ("Hit the endpoint…" is a report, "Hit `q` to
+/// quit" advice): read as a report only when the sentence tells of another past action
+/// ("…until it returned 200") and states nothing in the present.
+const SAME_PAST: &[&str] =
+    &["hit", "set", "put", "cut", "read", "shut", "split", "spread", "let", "quit", "reset", "upset", "cast"];
 
 /// Verbs of finding out: "Learned that…", "We found that…" introduce a fact, not a report.
 const LEARNED: &[&str] =
@@ -1295,6 +1622,19 @@ pub fn narration(lesson: &str) -> Option<String> {
     let present = ws.iter().enumerate().any(|(k, w)| {
         PRESENT.contains(&w.as_str())
             && ws.get(k + 1).is_none_or(|n| n != "now" && n != "been" && !(w.starts_with('h') && past(n)))
+    }) || ws.iter().any(|w| {
+        // "Merged branches can be listed…": a modal states what is possible, any time.
+        ["can", "cannot", "will", "won't", "should", "shouldn't"].contains(&w.as_str())
+    }) || sentences(&lower).iter().skip(1).any(|s| {
+        // "Ran into X? It comes from the remote shell": a sentence of its own in the present
+        // (a pronoun and a verb in -s); not a relative clause ("confirmed it posts…").
+        let mut sw = s.split_whitespace();
+        let (a, b) = (sw.next().unwrap_or(""), sw.next().unwrap_or(""));
+        ["it", "this", "that"].contains(&a)
+            && b.len() > 3
+            && b.ends_with('s')
+            && !b.ends_with("ss")
+            && !["was", "has", "its", "thus", "always", "perhaps"].contains(&b)
     });
     // "Ran X", "The agent ran X", "I used X", "Then merged X": a report of an action.
     let mut i = 0;
@@ -1322,10 +1662,46 @@ pub fn narration(lesson: &str) -> Option<String> {
             || (w.len() > 4
                 && w.ends_with("ed")
                 && (determiner(ws.get(i + 1))
-                    || (particle(i + 1) && determiner(ws.get(i + 2)))
+                    || particle(i + 1)
                     || (ws.get(i + 1).is_some_and(|a| a == "and" || a == "then")
                         && ws.get(i + 2).is_some_and(|v| past(v)))))
     });
+    // "Drained node-7, upgraded it and uncordoned it", "Upgraded X from 4 to 5 and fixed the
+    // config": a chain of past actions, the second after "and"/"then" or a comma.
+    let raw: Vec<&str> = lower.split_whitespace().collect();
+    let chained = |from: usize| {
+        (from + 1..ws.len().min(raw.len())).any(|k| {
+            let joined = ["and", "then"].contains(&ws[k - 1].as_str()) || raw[k - 1].ends_with(',');
+            joined && past(&ws[k]) && ws.get(k + 1).is_none_or(|n| n != "by")
+        })
+    };
+    // Alignment of `ws` and `raw` holds while no token was dropped as all punctuation.
+    let aligned = ws.len() == raw.len();
+    let first_past = ws.get(i).is_some_and(|w| DID.contains(&w.as_str()) || (w.len() > 4 && w.ends_with("ed")));
+    let first_did = first_did || (aligned && first_past && chained(i));
+    // "Hit the health endpoint until it returned 200": a verb whose past is its base form,
+    // with another past action in the sentence.
+    let first_did = first_did
+        || (aligned
+            && ws.get(i).is_some_and(|w| SAME_PAST.contains(&w.as_str()))
+            && i == 0
+            && (1..ws.len()).any(|k| {
+                // a past verb with its own subject or joined to the first ("…until it
+                // returned", "…and reconnected"), not an adjective ("the failed tests")
+                past(&ws[k])
+                    && ["and", "then", "it", "they", "we", "i", "which", "he", "she"].contains(&ws[k - 1].as_str())
+            }));
+    // "Installed binaries go to the prefix", "Sent headers show with `-v`": the participle is
+    // an adjective of a noun that a present-tense verb follows; a fact, not a report.
+    let adjective = i == 0
+        && ws.get(1).is_some_and(|n| {
+            !determiner(Some(n)) && !particle(1) && !["it", "them", "and", "then"].contains(&n.as_str())
+        })
+        && ws.iter().skip(2).any(|w| {
+            let base = w.strip_suffix('s').filter(|b| b.len() > 2 && !b.ends_with('s')).unwrap_or(w);
+            COMMON_PRESENT.contains(&base) || COMMON_PRESENT.contains(&w.as_str())
+        });
+    let first_did = first_did && !adjective;
     // "I ran", "we've updated", "the agent has fixed": the first person's report.
     let agent_did = ws.windows(3).any(|p| {
         let subject = ["agent", "assistant", "i", "we", "claude"].contains(&p[0].as_str());
@@ -1389,6 +1765,13 @@ const HEDGES: &[&str] = &[
     "still investigating",
     "needs investigation",
     "to investigate",
+    "i guess",
+    "i'd guess",
+    "we'd guess",
+    "i assume",
+    "we assume",
+    "i'd say",
+    "my hunch",
 ];
 
 /// What in `lesson` is a guess or a question, or `None`. A hedge inside a code span or a
@@ -1400,7 +1783,10 @@ pub fn hypothesis(lesson: &str) -> Option<String> {
         prose.match_indices(h).any(|(at, _)| {
             let before = prose[..at].chars().last();
             let after = prose[at + h.len()..].chars().next();
-            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+            // A hyphen binds the word into a compound ("apparently-idle processes" names a
+            // kind of process, it does not hedge the sentence).
+            let part = |c: char| c.is_alphanumeric() || c == '-';
+            !before.is_some_and(part) && !after.is_some_and(part)
         })
     };
     if let Some(h) = HEDGES.iter().find(|h| word_at(h)) {
@@ -1438,6 +1824,23 @@ pub fn hypothesis(lesson: &str) -> Option<String> {
                     .any(|c| rest.starts_with(c))
             {
                 return Some(format!("\"{m} {}\"", rest.split_whitespace().next().unwrap_or("")));
+            }
+        }
+    }
+    // "might be slow because of the VPN", "could fail due to the proxy": a possibility with
+    // a cause offered for it is a guess at the cause. Not "could not … because" (a report
+    // of what failed), and not a condition ("if … might …": a rule of when).
+    for clause in split_all(&prose, &["; ", ": ", ". "]).into_iter().filter(|_| !conditional) {
+        let ws = crate::text::words(clause);
+        for (k, w) in ws.iter().enumerate() {
+            if (w == "might" || w == "could") && ws.get(k + 1).is_none_or(|n| n != "not" && n != "only" && n != "t") {
+                let rest = &ws[k + 1..];
+                let cause = rest.iter().enumerate().any(|(j, r)| {
+                    r == "because" || (r == "due" && rest.get(j + 1).is_some_and(|n| n == "to")) || r == "caused"
+                });
+                if cause {
+                    return Some(format!("\"{w} … because\": a cause guessed"));
+                }
             }
         }
     }
@@ -1661,6 +2064,132 @@ mod tests {
             ),
             ("psql", "`pg_restore -j 4` restores with 4 parallel jobs, but only from a custom-format dump.", ""),
         ]);
+    }
+
+    #[test]
+    fn chains_of_past_actions_are_narration() {
+        table_of(&[
+            // past verbs no list knows, chained by a comma or "and"
+            ("kubectl", "Cordoned worker-b, patched its kubelet and rejoined it.", "narration"),
+            ("npm", "Bumped eslint from 8 to 9 and rewrote the flat config.", "narration"),
+            ("git", "Spun off a branch for the hotfix, then tagged it.", "narration"),
+            // a verb whose past is its base form, with another past action
+            ("curl", "Hit the login route twice until it answered with a cookie.", "narration"),
+            ("psql", "Set the role's search path and reconnected.", "narration"),
+            ("docker-compose", "Wiped out stale networks to get the stack back.", "narration"),
+            // a participle that is an adjective of a noun a present verb follows
+            ("npm", "Linked packages keep their own `node_modules`, so two copies of React load.", ""),
+            ("cargo", "Vendored crates go in `vendor/` and need a `[source]` entry in `.cargo/config.toml`.", ""),
+            ("git", "Stashed changes survive a checkout of another branch and come back with `git stash pop`.", ""),
+            // a question answered in the present is a lesson
+            (
+                "rsync",
+                "Got 'connection unexpectedly closed'? It means the far side died; run it with `-vvv` to see why.",
+                "",
+            ),
+            // a modal says what can be done any time
+            ("git", "Deleted branches can be brought back from `git reflog` for 90 days.", ""),
+            // lessons that start the same way but state a rule or a present fact
+            ("curl", "Hit `Ctrl-C` once to stop a transfer; `--max-time` stops it for you.", ""),
+            ("psql", "Set `statement_timeout` per role, not per database, when only one role runs reports.", ""),
+            ("git", "Detached heads are left behind by `git checkout TAG`, and commits made there need a branch.", ""),
+            (
+                "rsync",
+                "Renamed files are copied again in full, and `--fuzzy` finds a similar file to diff against.",
+                "",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn names_of_one_deployment_are_task_bound() {
+        table_of(&[
+            ("kubectl", "The api-gateway service in namespace payments-live has no readiness probe.", "task-bound"),
+            ("kubectl", "Pods on node-12 keep getting evicted for disk pressure.", "task-bound"),
+            ("psql", "Vacuum never finishes on the events_2023_h2 table.", "task-bound"),
+            ("docker-compose", "The ledger-staging stack needs the VPN to reach its broker.", "task-bound"),
+            ("ffmpeg", "The customer's scanner writes interlaced video that needs `yadif`.", "task-bound"),
+            ("git", "On Marek's laptop the hooks path points at an old folder.", "task-bound"),
+            // kinds of things, built-in names and code spans are not one deployment's
+            ("kubectl", "Pods in the kube-system namespace are skipped by `kubectl get pods` without `-A`.", ""),
+            (
+                "kubectl",
+                "A read-only replica rejects writes with `ERROR: cannot execute in a read-only transaction`.",
+                "",
+            ),
+            (
+                "docker-compose",
+                "Non-prod stacks can share one `.env` file, but `docker compose --env-file` picks another.",
+                "",
+            ),
+            ("psql", "`pg_dump -t 'logs_*'` dumps every table whose name matches the pattern.", ""),
+            ("docker-compose", "A production-ready stack sets `restart: unless-stopped` on every service.", ""),
+            (
+                "psql",
+                "Japanese mail in iso-2022-jp needs `convert_from(data, 'ISO_2022_JP')` before it is searchable.",
+                "",
+            ),
+            ("git", "Git's index keeps the staged content, so `git diff --cached` shows it.", ""),
+            ("npm", "Node 20's fetch ignores `HTTPS_PROXY`; pass an agent or use `undici`'s `ProxyAgent`.", ""),
+        ]);
+    }
+
+    #[test]
+    fn numbers_and_paths_that_are_not_this_task() {
+        table_of(&[
+            // a status or one thing after "a", not a count
+            ("curl", "With `-f` a 500 leaves the exit code at 22, so scripts can branch on it.", ""),
+            ("curl", "A 429 carries `Retry-After`; `--retry` honours it since 7.66.", ""),
+            ("kubectl", "A 3 GB image pull counts against the startup probe's time, so widen `failureThreshold`.", ""),
+            // an API's URL path is not a path on this machine
+            ("kubectl", "`kubectl get --raw /apis/apps/v1/deployments` lists every deployment as JSON.", ""),
+            ("curl", "GitLab answers `/api/v4/projects/:id/jobs` with 20 jobs a page unless `per_page` is given.", ""),
+            // while a machine's path and a count still are
+            ("rsync", "The copy into /srv/media/clips/raw took all night.", "task-bound"),
+            ("psql", "The import loaded 52 invoices twice.", "task-bound"),
+        ]);
+    }
+
+    #[test]
+    fn guesses_without_hedge_words() {
+        table_of(&[
+            ("docker-compose", "The healthcheck could fail because the port is bound late.", "hypothesis"),
+            ("npm", "The install might hang due to the mirror being slow.", "hypothesis"),
+            ("kubectl", "I'd guess the webhook times out before the pod is admitted.", "hypothesis"),
+            // a compound with a hedge word is not a hedge, and a rule of when is not a guess
+            ("ffmpeg", "Possibly-corrupt inputs decode with `-err_detect ignore_err` instead of stopping.", ""),
+            ("curl", "A request could fail because of DNS if `--resolve` is not given; pin the address with it.", ""),
+            ("git", "A push could not go through because the hook rejected it: `pre-receive` output says why.", ""),
+        ]);
+    }
+
+    #[test]
+    fn judgements_and_warnings_with_nothing_to_act_on_are_vague() {
+        table_of(&[
+            ("git", "Keep the branches tidy.", "vague"),
+            ("kubectl", "Be mindful of network policies.", "vague"),
+            ("ffmpeg", "FFmpeg filters can be confusing.", "vague"),
+            ("npm", "Lock files are handy.", "vague"),
+            ("docker-compose", "Keep compose files simple and consistent.", "vague"),
+            // a judgement with a condition or something exact is a lesson
+            ("rsync", "rsync is slow on many small files unless `-W` skips the delta algorithm.", ""),
+            ("ffmpeg", "FFmpeg's `-hwaccel auto` is fast but falls back to software without a warning.", ""),
+            ("git", "Keep commits small when bisecting, since each step tests one commit.", ""),
+        ]);
+    }
+
+    #[test]
+    fn paraphrases_of_the_skill_are_found() {
+        let md = "---\nname: x\n---\n- A higher `-q` value means a smaller file and a lower quality.\n- Big uploads start faster with `--fast-list`.\n";
+        let c = Context { skill_md: Some(md), ..Context::default() };
+        for (lesson, want) in [
+            ("A higher `-q` value gives a lower quality and a tinier file.", "restates-skill"),
+            ("Large uploads begin quicker with `--fast-list`.", "restates-skill"),
+            // the same words with a new fact
+            ("A higher `-q` value gives a smaller file, but `-q 0` turns quality scaling off entirely.", ""),
+        ] {
+            assert_eq!(check("x", lesson, &c).err().map(|r| r.category()).unwrap_or(""), want, "{lesson}");
+        }
     }
 
     #[test]
