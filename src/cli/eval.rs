@@ -551,6 +551,9 @@ fn judge_set(file: &Path) -> Result<Vec<Judged>> {
         }
     }
     let none: SkillFacts = (None, vec![]);
+    let table = skillmem::embed::static_table::StaticEmbedder::builtin()?;
+    let cosine = skillmem::historian::filter::cosine_by(table);
+    let sim = skillmem::historian::filter::Similarity(&cosine);
     let mut out = vec![];
     for (chunk, line, want, category) in lines {
         let refused = match observations::parse_line(&line) {
@@ -558,7 +561,7 @@ fn judge_set(file: &Path) -> Result<Vec<Judged>> {
             Ok(o) => {
                 let (md, notes) = skills.get(&o.skill).unwrap_or(&none);
                 let used = chunks.get(&chunk).and_then(|c| c.as_deref());
-                let ctx = filter::Context { skill_md: md.as_deref(), notes, chunk_skills: used };
+                let ctx = filter::Context { skill_md: md.as_deref(), notes, chunk_skills: used, similarity: Some(sim) };
                 filter::check(&o.skill, &o.lesson, &ctx).err().map(|r| (r.category().to_string(), r.reason(&o.skill)))
             }
         };

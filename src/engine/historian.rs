@@ -200,6 +200,11 @@ impl Engine {
         let review = self.config().historian.review;
         let mut seen = std::collections::HashSet::new();
         let mut facts: std::collections::HashMap<String, (Option<String>, Vec<super::ListedNote>)> = Default::default();
+        // Restatements in other words are judged by the built-in static table whatever the
+        // embedder (its cosine is what the threshold was chosen on).
+        let table = crate::embed::static_table::StaticEmbedder::builtin().ok();
+        let cosine = table.map(|t| filter::cosine_by(t));
+        let similarity = cosine.as_ref().map(|c| filter::Similarity(c));
         for o in parsed.observations {
             let line = format!("* {} | {} | {}", o.skill, o.kind.as_str(), o.lesson);
             // The same lesson twice in one output is one observation, not two hits.
@@ -227,7 +232,8 @@ impl Engine {
             let (md, listed) = facts.entry(o.skill.clone()).or_insert_with(|| self.filter_facts(&ctx));
             let (md, listed) = (&*md, &*listed);
             let notes: Vec<(i64, String)> = listed.iter().map(|n| (n.id, n.delta.clone())).collect();
-            let fctx = filter::Context { skill_md: md.as_deref(), notes: &notes, chunk_skills: used.as_deref() };
+            let fctx =
+                filter::Context { skill_md: md.as_deref(), notes: &notes, chunk_skills: used.as_deref(), similarity };
             let mut hit_on = None;
             match filter::check(&o.skill, &o.lesson, &fctx) {
                 Ok(()) => {}

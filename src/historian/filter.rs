@@ -71,7 +71,49 @@ pub struct Context<'a> {
     /// The skills the session's rendered chunks used, when a chunk was rendered for the
     /// session; `None` when no chunk is known (then the rule does not apply).
     pub chunk_skills: Option<&'a [String]>,
+    /// The cosine of two texts by the static table, for restatements in other words; `None`:
+    /// restatements are found by their words only.
+    pub similarity: Option<Similarity<'a>>,
 }
+
+/// The cosine of two texts (the caller's embedder, kept by text).
+#[derive(Clone, Copy)]
+pub struct Similarity<'a>(pub &'a dyn Fn(&str, &str) -> f32);
+
+impl std::fmt::Debug for Similarity<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Similarity")
+    }
+}
+
+/// [`Similarity`] by an embedder: the cosine of the two texts' vectors, each text embedded
+/// once (a SKILL.md's sentences are compared with every observation of a chunk). 0 when the
+/// embedder fails.
+pub fn cosine_by(e: std::sync::Arc<dyn crate::embed::Embedder>) -> impl Fn(&str, &str) -> f32 {
+    let held: crate::embed::cache::ByText<std::sync::Arc<Vec<f32>>> = crate::embed::cache::ByText::new(4096);
+    move |a: &str, b: &str| {
+        let vec_of = |t: &str| -> Option<std::sync::Arc<Vec<f32>>> {
+            let k = crate::embed::cache::key(t);
+            if let Some(Some(v)) = held.get_many(&[k]).pop() {
+                return Some(v);
+            }
+            let v = std::sync::Arc::new(e.embed_one(t).ok()?);
+            held.insert_many(vec![(k, v.clone())]);
+            Some(v)
+        };
+        match (vec_of(a), vec_of(b)) {
+            (Some(x), Some(y)) if x.len() == y.len() => crate::embed::dot(&x, &y),
+            _ => 0.0,
+        }
+    }
+}
+
+/// The cosine (static table) at or above which a lesson that names nothing its source does
+/// not name is that source said again in other words. See [`paraphrases`]. Chosen on
+/// `held-out-4.jsonl` (its restatements in other words; the sets before it had none the words
+/// missed): 0.75 caught 8 of its 21 restated SKILL.md sentences and 6 of its 13 restated
+/// notes and refused no lesson of any of the five sets; 0.70 refused a lesson.
+pub const PARAPHRASE_COSINE: f32 = 0.75;
 
 /// Why an observation is not a lesson.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,6 +237,21 @@ pub fn check(skill: &str, lesson: &str, ctx: &Context<'_>) -> Result<(), Refusal
         for u in units(body(md)) {
             if restates(&mine, &terms(u)) {
                 return Err(Refusal::RestatesSkill(u.trim().to_string()));
+            }
+        }
+    }
+    if let Some(sim) = ctx.similarity {
+        let mine = crate::memory::sameness::signature(lesson);
+        for (id, note) in ctx.notes {
+            if paraphrases(sim, lesson, &mine, note) {
+                return Err(Refusal::RestatesNote(*id));
+            }
+        }
+        if let Some(md) = ctx.skill_md {
+            for u in units(body(md)) {
+                if paraphrases(sim, lesson, &mine, u) {
+                    return Err(Refusal::RestatesSkill(u.trim().to_string()));
+                }
             }
         }
     }
@@ -558,6 +615,18 @@ fn restates(lesson: &HashSet<String>, unit: &HashSet<String>) -> bool {
     }
     let both = lesson.intersection(unit).count() as f32;
     both / lesson.len() as f32 >= 0.75 && both / unit.len() as f32 >= 0.6
+}
+
+/// True when `lesson` (its signature `mine`) says `source` again in other words: close in
+/// meaning (cosine ≥ [`PARAPHRASE_COSINE`]) and naming nothing exact (a number, version, code
+/// span, flag, path or identifier) that `source` does not name. A lesson that adds a specific
+/// adds something to learn, however close its topic.
+fn paraphrases(sim: Similarity<'_>, lesson: &str, mine: &crate::memory::sameness::Signature, source: &str) -> bool {
+    let theirs = crate::memory::sameness::signature(source);
+    if theirs.words.len() < 2 || !mine.specifics.iter().all(|x| theirs.specifics.contains(x)) {
+        return false;
+    }
+    (sim.0)(lesson, source) >= PARAPHRASE_COSINE
 }
 
 /// A SKILL.md without its frontmatter.
@@ -1858,7 +1927,7 @@ mod tests {
     const MD: &str = "---\nname: jq\ndescription: JSON\n---\n# jq\n\n- Use `-r` to print raw strings without JSON quotes.\n- Encode with `-crf 23`; a lower CRF means higher quality and a larger file.\n";
 
     fn ctx<'a>(notes: &'a [(i64, String)], used: Option<&'a [String]>) -> Context<'a> {
-        Context { skill_md: Some(MD), notes, chunk_skills: used }
+        Context { skill_md: Some(MD), notes, chunk_skills: used, similarity: None }
     }
 
     #[test]
@@ -2202,5 +2271,36 @@ mod tests {
         let r =
             check("jq", "Files in /work/app/backend/data are big, use `--stream`.", &Context::default()).unwrap_err();
         assert!(r.reason("jq").contains("/work/app/backend/data"), "{}", r.reason("jq"));
+    }
+
+    /// A restatement in other words: close by the embedder and naming nothing new. A lesson
+    /// that adds a number, flag, code span or path is not one, however close.
+    #[test]
+    fn restatements_in_other_words_name_nothing_new() {
+        let md = "---\nname: tar\n---\nExtract an archive with `tar -xf FILE`.\nList it first with `tar -tf FILE`.\n";
+        let cases: &[(&str, f32, bool)] = &[
+            // The same step in other words, the same code span.
+            ("Pull everything out via `tar -xf FILE`.", 0.9, true),
+            // Close, but it adds a flag the sentence does not name.
+            ("Pull everything out via `tar -xf FILE` and add --no-same-owner when root.", 0.9, false),
+            // It names a number the sentence does not.
+            ("Listing with `tar -tf FILE` takes 2 passes over a gzip stream.", 0.95, false),
+            // Not close enough.
+            ("Pull everything out via `tar -xf FILE`.", 0.6, false),
+        ];
+        for (lesson, cos, refused) in cases {
+            let f = |_: &str, _: &str| *cos;
+            let ctx = Context { skill_md: Some(md), similarity: Some(Similarity(&f)), ..Default::default() };
+            let got = check("tar", lesson, &ctx);
+            assert_eq!(matches!(got, Err(Refusal::RestatesSkill(_))), *refused, "{lesson} at {cos}: {got:?}");
+        }
+        // The same with a note.
+        let notes = vec![(7, "Give gzip archives -z only on old tar; new ones detect it.".to_string())];
+        let f = |_: &str, _: &str| 0.9;
+        let ctx = Context { notes: &notes, similarity: Some(Similarity(&f)), ..Default::default() };
+        assert_eq!(
+            check("tar", "Old tar wants -z for gzip archives; newer versions detect it.", &ctx),
+            Err(Refusal::RestatesNote(7))
+        );
     }
 }

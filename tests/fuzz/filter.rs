@@ -127,7 +127,11 @@ fn property(i: &Input) -> Result<(), String> {
         _ => i.lesson.clone(),
     };
     let notes: Vec<(i64, String)> = i.notes.iter().enumerate().map(|(k, n)| (k as i64 + 1, n.clone())).collect();
-    let ctx = Context { skill_md: i.skill_md.as_deref(), notes: &notes, chunk_skills: i.used.as_deref() };
+    // The built-in table, as the engine's historian uses it.
+    let table = skillmem::embed::static_table::StaticEmbedder::builtin().map_err(|e| e.to_string())?;
+    let cosine = skillmem::historian::filter::cosine_by(table);
+    let similarity = Some(skillmem::historian::filter::Similarity(&cosine));
+    let ctx = Context { skill_md: i.skill_md.as_deref(), notes: &notes, chunk_skills: i.used.as_deref(), similarity };
     match check(&i.skill, &lesson, &ctx) {
         Err(r) => ensure(!r.reason(&i.skill).is_empty() && !r.category().is_empty(), || format!("{r:?} has no reason")),
         Ok(()) => {
