@@ -552,6 +552,19 @@ fn the_promotion_filter_keeps_lessons_and_refuses_junk_with_reasons() {
     let all = ok(c.request("skillmem/notes", json!({})).unwrap());
     assert_eq!(all["total"], 3, "{all}");
 
+    // A sentence of SKILL.md said again in other words, naming nothing it does not name, is
+    // refused as one said in the same words; one that adds a flag is a lesson.
+    let reworded = promote(
+        &mut c,
+        "<skill_observations>\n* jq | workflow | Validate a JSON file first by running `jq empty file.json` on it.\n\
+* jq | workflow | Validate a JSON file first by running `jq empty file.json` on it; add --seq for record streams.\n</skill_observations>",
+    );
+    assert!(
+        reworded["rejected"][0]["reason"].as_str().unwrap_or("").contains("restates the skill's own SKILL.md"),
+        "{reworded}"
+    );
+    assert_eq!(reworded["promoted"].as_array().map(Vec::len), Some(1), "{reworded}");
+
     // Without a chunk rendered for the session, the unused-skill rule does not apply.
     let other = ok(c
         .request(
