@@ -647,11 +647,12 @@ fn secrets_are_redacted_on_write_found_by_doctor_and_distill_and_fixed() {
 fn eval_historian_prints_precision_recall_and_the_confusion_table() {
     let w = World::new();
     let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/historian");
-    let (dev, held, held3, held4) = (
+    let (dev, held, held3, held4, held5) = (
         bench.join("dev.jsonl"),
         bench.join("held-out.jsonl"),
         bench.join("held-out-3.jsonl"),
         bench.join("held-out-4.jsonl"),
+        bench.join("held-out-5.jsonl"),
     );
     let (code, out, err) = w.cli(&[
         "eval",
@@ -661,12 +662,14 @@ fn eval_historian_prints_precision_recall_and_the_confusion_table() {
         held.to_str().unwrap(),
         held3.to_str().unwrap(),
         held4.to_str().unwrap(),
+        held5.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let r: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(r.as_array().unwrap().len(), 4);
+    assert_eq!(r.as_array().unwrap().len(), 5);
     assert!(r[2]["observations"].as_u64().unwrap() >= 150);
     assert!(r[3]["observations"].as_u64().unwrap() >= 180);
+    assert!(r[4]["observations"].as_u64().unwrap() >= 200);
     let (p, rc) = (r[0]["precision"].as_f64().unwrap(), r[0]["recall"].as_f64().unwrap());
     assert!(p >= 0.95 && rc >= 0.9, "dev set: precision {p}, recall {rc}");
     assert!(r[0]["observations"].as_u64().unwrap() >= 150);
