@@ -214,6 +214,23 @@ pub fn unresolved_conflicts(conn: &Connection, project: &str) -> Result<Vec<(Str
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Keeps note `id`'s text as a version of it, when it is current and about to become `new_delta`:
+/// a history row (reason `edited`) replaced by the note itself, with its provenance. Every
+/// edit keeps one, local (`edit`) or pulled from the team (`team_apply`).
+pub(super) fn keep_old_text(tx: &Connection, id: i64, new_delta: &str, now: i64) -> Result<()> {
+    tx.execute(
+        "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
+                            pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
+                            retired_at, superseded_by, reason, host, transcript, transcript_at, origin_source)
+         SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0, norm_hash,
+                skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited', host, transcript,
+                transcript_at, origin_source
+         FROM notes WHERE id = ?1 AND retired_at IS NULL AND delta IS NOT ?3",
+        params![id, now, new_delta],
+    )?;
+    Ok(())
+}
+
 /// Replaces a note's delta (and its vector).
 pub fn edit(
     conn: &mut Connection,
@@ -233,17 +250,7 @@ pub fn edit(
         }
         Some(_) => {}
     }
-    // The old text stays as a version of the note: a history row replaced by the note itself.
-    tx.execute(
-        "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
-                            pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
-                            retired_at, superseded_by, reason, host, transcript, transcript_at, origin_source)
-         SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0, norm_hash,
-                skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited', host, transcript,
-                transcript_at, origin_source
-         FROM notes WHERE id = ?1 AND retired_at IS NULL AND delta IS NOT ?3",
-        params![id, now, delta],
-    )?;
+    keep_old_text(&tx, id, delta, now)?;
     let n = tx
         .execute(
             "UPDATE notes SET delta = ?2, norm_hash = ?3, updated_at = ?4, vector = ?5, vector_model = ?6 WHERE id = ?1",

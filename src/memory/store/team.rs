@@ -370,16 +370,7 @@ pub fn team_apply(
         }
         if edit == 0 && edited_elsewhere(&tx, id, n)? {
             // The old text stays here as a version of the note, as a local edit keeps it.
-            tx.execute(
-                "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls,
-                                    pinned, norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
-                                    retired_at, superseded_by, reason, host, transcript, transcript_at, origin_source)
-                 SELECT skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits, recalls, 0,
-                        norm_hash, skill_hash, session_id, created_at, ?2, vector, vector_model, ?2, id, 'edited',
-                        host, transcript, transcript_at, origin_source
-                 FROM notes WHERE id = ?1 AND retired_at IS NULL",
-                params![id, now],
-            )?;
+            super::notes::keep_old_text(&tx, id, &n.delta, now)?;
             tx.execute(
                 "UPDATE notes SET delta = ?2, intent = ?3, norm_hash = ?4, tags = ?5, updated_at = ?6, vector = ?7,
                         vector_model = ?8 WHERE id = ?1",
