@@ -13,7 +13,7 @@ import { join } from "node:path"
 import { spawnSync } from "node:child_process"
 
 import { startModelServer } from "../lib/model-server.mjs"
-import { HOSTS, LESSONS, SKILL, SKILLMEM, baseEnv, explain, isolated, preflight, run, setup, world } from "../lib/world.mjs"
+import { HOSTS, LESSONS, SKILL, SKILLMEM, baseEnv, explain, preflight, run, setup, world } from "../lib/world.mjs"
 
 function noteFirst(w, env) {
   const l = LESSONS.quotes
@@ -22,7 +22,7 @@ function noteFirst(w, env) {
 }
 
 test(`Codex CLI ${HOSTS.codex.version}: wired by setup --project, the project's hook gives the block`, { timeout: 300_000 }, async () => {
-  assert.deepEqual([...preflight("codex"), ...(await isolated())], [])
+  assert.deepEqual(preflight("codex"), [])
   const w = world("codex-project", ".agents/skills")
   const read = { name: "exec_command", input: { cmd: `cat .agents/skills/${SKILL}/SKILL.md` } }
   const srv = await startModelServer({
@@ -57,7 +57,7 @@ test(`Codex CLI ${HOSTS.codex.version}: wired by setup --project, the project's 
 })
 
 test(`Copilot CLI ${HOSTS.copilot.version}: wired by setup --project, the project's hook gives the block`, { timeout: 300_000 }, async () => {
-  assert.deepEqual([...preflight("copilot"), ...(await isolated())], [])
+  assert.deepEqual(preflight("copilot"), [])
   const w = world("copilot-project", ".github/skills")
   const out = setup(w, "copilot", ["--project", w.ws])
   assert.match(out, /trusted folder/, out)

@@ -4,7 +4,7 @@
 
 import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { networkInterfaces, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -29,14 +29,6 @@ export const HOSTS = {
   gemini: { version: "0.61.0", bin: firstOf("@google/gemini-cli/bundle/gemini.js") },
   codex: { version: "0.171.0", bin: firstOf(`@openai/codex-${plat}/vendor/${process.arch === "x64" ? "x86_64" : "aarch64"}-unknown-linux-musl/bin/codex`, "@openai/codex/bin/codex.js") },
   copilot: { version: "1.0.102", bin: firstOf(`@github/copilot-${plat}/copilot`, "@github/copilot/npm-loader.js") },
-}
-
-/** Fails unless this process sees no network but loopback (the hosts of `isolated/` run in
- * a network namespace of their own: `unshare -n`, then `ip link set lo up`). */
-export async function isolated() {
-  const { networkInterfaces } = await import("node:os")
-  const names = Object.keys(networkInterfaces())
-  return names.every((n) => n === "lo") ? [] : [`network interfaces besides lo: ${names.join(", ")} (run under unshare -n, see .ci/test)`]
 }
 
 /** Runs `skillmem setup <host> [args]` in the world's HOME; its stdout. */
@@ -133,9 +125,13 @@ export function run(cmd, args, { cwd, env, timeoutMs }) {
   })
 }
 
-/** Fails with what is needed when the hosts or skillmem are not there. */
+/** Fails with what is needed when the hosts or skillmem are not there, or when this process
+ * sees any network but loopback: every host runs in a network namespace of its own
+ * (`unshare -n`, then `ip link set lo up`; see .ci/test), so nothing can leave this machine. */
 export function preflight(host) {
   const missing = []
+  const nets = Object.keys(networkInterfaces())
+  if (!nets.every((n) => n === "lo")) missing.push(`network interfaces besides lo: ${nets.join(", ")} (run under unshare -n, see .ci/test)`)
   if (!existsSync(SKILLMEM)) missing.push(`${SKILLMEM} (cargo build)`)
   if (!existsSync(HOSTS[host].bin)) missing.push(`${HOSTS[host].bin} (npm ci in editors/e2e)`)
   return missing
