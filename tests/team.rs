@@ -620,3 +620,23 @@ fn a_pulled_note_shared_again_keeps_who_first_wrote_it() {
     assert_eq!(r["pushed"], 1, "{r}");
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE team = 'other' AND source = 'agent'"), 1);
 }
+
+/// Two machines write lessons whose normalised texts agree but whose numbers differ ("-1" and
+/// "1"): the team keeps both, and each machine ends with both.
+#[test]
+fn lessons_that_differ_only_in_a_sign_are_two_notes_on_the_team() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let plus = "Set the replica offset to 1 before the failover.";
+    let minus = "Set the replica offset to -1 before the failover.";
+    a.note(plus);
+    b.note(minus);
+    a.sync();
+    b.sync();
+    a.sync();
+    for m in [&a, &b] {
+        assert_eq!(m.deltas(), vec![minus.to_string(), plus.to_string()]);
+    }
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 2);
+}

@@ -384,7 +384,7 @@ fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, b
         let uid = known
             .as_ref()
             .map(|k| k.0.clone())
-            .unwrap_or_else(|| team::note_uid(&n.skill, &n.scope, &n.project_id, &n.norm_hash));
+            .unwrap_or_else(|| team::note_uid(&n.skill, &n.scope, &n.project_id, &n.norm_hash, &n.delta));
         let was_shared = matches!(&known, Some((_, None)));
         if held.is_some() || !was_shared || known.is_none() {
             decided.insert(r.note_id, (uid.clone(), held.clone()));

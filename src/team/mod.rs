@@ -20,15 +20,23 @@ pub mod server;
 
 pub use config::{Share, TeamConfig};
 
-/// A note's team id: the hash of its skill, scope, project partition and lesson (normalised)
-/// at the time it was first shared, so that two machines writing the same lesson get the same
-/// id, and an edit keeps it.
-pub fn note_uid(skill: &str, scope: &str, project_id: &str, norm_hash: &str) -> String {
+/// A note's team id: the hash of its skill, scope, project partition and lesson at the time it
+/// was first shared, so that two machines writing the same lesson get the same id, and an edit
+/// keeps it. The lesson counts by its normalised text (`norm_hash`: case, spacing and
+/// punctuation aside) and by the specifics the merge rule reads in it (numbers with their sign,
+/// versions, flags, paths, code): the normalised text alone drops punctuation, and "offset -1"
+/// and "offset 1" would be one row on the server.
+pub fn note_uid(skill: &str, scope: &str, project_id: &str, norm_hash: &str, lesson: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for part in [skill, scope, project_id, norm_hash] {
         h.update(part.as_bytes());
         h.update([0u8]);
+    }
+    // No specifics: the id is what it always was (notes shared before keep theirs).
+    for s in crate::memory::sameness::signature(lesson).specifics {
+        h.update([1u8]);
+        h.update(s.as_bytes());
     }
     h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
@@ -54,10 +62,17 @@ pub fn new_machine_id(data_dir: &std::path::Path) -> String {
 mod tests {
     #[test]
     fn uid_is_stable_and_separates_its_parts() {
-        let a = super::note_uid("jq", "global", "", "abc");
-        assert_eq!(a, super::note_uid("jq", "global", "", "abc"));
-        assert_ne!(a, super::note_uid("jq", "project", "", "abc"));
-        assert_ne!(super::note_uid("ab", "c", "", ""), super::note_uid("a", "bc", "", ""));
+        let a = super::note_uid("jq", "global", "", "abc", "use jq");
+        assert_eq!(a, super::note_uid("jq", "global", "", "abc", "Use jq."));
+        assert_ne!(a, super::note_uid("jq", "project", "", "abc", "use jq"));
+        assert_ne!(super::note_uid("ab", "c", "", "", ""), super::note_uid("a", "bc", "", "", ""));
+        // The same normalised text, other specifics: two ids.
+        let h = crate::memory::norm_hash("set the offset to 1");
+        assert_eq!(h, crate::memory::norm_hash("set the offset to -1"));
+        assert_ne!(
+            super::note_uid("db", "global", "", &h, "set the offset to 1"),
+            super::note_uid("db", "global", "", &h, "set the offset to -1")
+        );
         assert_eq!(a.len(), 32);
     }
 }

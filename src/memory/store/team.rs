@@ -288,15 +288,34 @@ pub fn team_apply(
             }
             continue;
         }
+        // The normalised text drops punctuation ("offset -1", "offset 1"): a current note here
+        // with the same normalised text is the same lesson only when it names the same
+        // specifics; otherwise the pulled one is stored beside it under a hash of its exact
+        // text, as a local write of it would be.
+        let mut norm_hash = n.norm_hash.clone();
         if local.is_none() && n.retired_at.is_none() {
-            let same: Option<(i64, Option<String>)> = tx
+            let twin: Option<(i64, Option<String>, String)> = tx
                 .query_row(
-                    "SELECT n.id, t.uid FROM notes n LEFT JOIN team_notes t ON t.note_id = n.id
+                    "SELECT n.id, t.uid, n.delta FROM notes n LEFT JOIN team_notes t ON t.note_id = n.id
                      WHERE n.skill = ?1 AND n.scope = ?2 AND n.project_id = ?3 AND n.norm_hash = ?4 AND n.retired_at IS NULL",
                     params![n.skill, n.scope, n.project_id, n.norm_hash],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .optional()?;
+            let exact = crate::memory::sameness::Thresholds { merge: 0.0, subject: 0.0 };
+            let same = match twin {
+                Some((id, uid, theirs))
+                    if crate::memory::sameness::relate(&theirs, &n.delta, 1.0, exact)
+                        == crate::memory::sameness::Relation::Same =>
+                {
+                    Some((id, uid))
+                }
+                Some(_) => {
+                    norm_hash = super::write::exact_text_hash(&n.delta);
+                    None
+                }
+                None => None,
+            };
             match same {
                 // Mapped to another uid already: the team has two rows that say the same
                 // thing; this machine keeps one note.
@@ -330,7 +349,7 @@ pub fn team_apply(
                     n.tags,
                     n.hits,
                     n.pinned as i64,
-                    n.norm_hash,
+                    norm_hash,
                     n.created_at,
                     now,
                     row.vector.as_deref().map(to_blob),

@@ -189,7 +189,7 @@ pub fn write_among(
 
 /// The duplicate-check hash of a note whose normalised text another, different note already
 /// has: the hash of its exact (trimmed) text, marked so that it never equals a normalised one.
-fn exact_text_hash(delta: &str) -> String {
+pub(super) fn exact_text_hash(delta: &str) -> String {
     use sha2::{Digest, Sha256};
     let d = Sha256::digest(delta.trim().as_bytes());
     let hex: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();
