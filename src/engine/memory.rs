@@ -481,6 +481,8 @@ impl Engine {
             load_first,
             corpus: read.corpus,
             rest_cache: Some(&self.rest_cache),
+            held: Some(&self.catalog),
+            lexicons: Some(&self.lexicons),
         };
         let out = recall::rank_prepared(conn, &q, &rungs, prepared)?;
         if !read.vectors_checked && !warming {
@@ -602,7 +604,7 @@ impl Engine {
             b.tokens + block::NOTE_TOKENS_MIN > budget.max_tokens || limit.is_some_and(|l| b.note_ids.len() >= l)
         });
         if !full && !out.unloaded.is_empty() {
-            out.load_rest(&conn)?;
+            out.load_rest(&conn, Some(&self.catalog))?;
             newer_of = lead(&conn, &mut out)?;
             b = block::render(
                 &ctx.name,
@@ -619,6 +621,7 @@ impl Engine {
             let before = self.catalog.before_write(&conn);
             store::mark_recalled(&mut conn, &b.note_ids)?;
             self.catalog.after_write(&conn, before, &[]);
+            self.catalog.recalled(&b.note_ids);
         }
         tracing::debug!(
             "recall {}: catalog {:?}, rank {:?}, render {:?}, total {:?}",

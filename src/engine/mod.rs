@@ -88,6 +88,8 @@ pub struct Engine {
     catalog: Catalog,
     /// The head of each skill's recency × hits order (see [`recall::RestCache`]).
     rest_cache: recall::RestCache,
+    /// Small skills' bm25 rung in memory.
+    lexicons: crate::memory::lexicon::LexiconCache,
     config: Config,
     project_id: String,
     workspace: Option<PathBuf>,
@@ -162,6 +164,7 @@ impl Engine {
             hnsw,
             catalog: Catalog::default(),
             rest_cache: recall::RestCache::default(),
+            lexicons: Default::default(),
             config,
             project_id,
             workspace,

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 use super::store::{self, Candidate};
-use super::Scope;
+use super::{Note, Scope};
 use crate::error::Result;
 
 #[derive(Debug, Clone)]
@@ -44,12 +44,24 @@ struct State {
     /// (skill, global, partition) → its note ids in order, kept up to date by writes (a new
     /// note is appended): duplicate detection asks for them on every write.
     parts: HashMap<(String, bool, String), Arc<Vec<i64>>>,
+    /// Current notes as [`store::load`] read them, by id ([`Catalog::load_notes`]): a skill's
+    /// notes come back recall after recall, and reading one from SQLite costs microseconds.
+    /// A write reported for a note drops it; any other write drops them all (with the state).
+    notes: HashMap<i64, Note>,
 }
+
+/// Notes [`Catalog::load_notes`] keeps in memory at most (~1 KB each); past it they are
+/// dropped and read again.
+pub const NOTES_HELD: usize = 65_536;
 
 /// The catalog; see the module docs.
 #[derive(Default)]
 pub struct Catalog {
     state: Mutex<Option<State>>,
+    /// Moves whenever notes may have been added, removed or changed: a reload, a write
+    /// reported with ids. Not by a write that touched no note's text or facts (a recall's
+    /// count), so what is derived from notes' words can be kept across recalls.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// The notes of one skill in one scope and partition (duplicate detection).
@@ -85,6 +97,7 @@ impl State {
     }
 
     fn remove(&mut self, id: i64) {
+        self.notes.remove(&id);
         if let Some(skill) = self.skill_of.remove(&id) {
             self.cache.retain(|k, _| *k.0 != *skill);
             self.parts.retain(|k, _| *k.0 != *skill);
@@ -145,6 +158,7 @@ impl State {
     }
 
     fn refresh(&mut self, conn: &Connection, id: i64) -> Result<()> {
+        self.notes.remove(&id);
         let mut row = None;
         store::scan_facts(conn, Some(id), &mut |f| {
             row = Some((f.skill.to_string(), f.global, f.partition.to_string(), f.pinned, f.hits, f.created_at))
@@ -169,6 +183,7 @@ fn load(conn: &Connection) -> Result<State> {
         checked: Default::default(),
         cache: HashMap::new(),
         parts: HashMap::new(),
+        notes: HashMap::new(),
     };
     // Text is read in place and interned: a load of 100k notes makes a handful of strings,
     // not 300k.
@@ -192,6 +207,7 @@ impl Catalog {
         let dv = data_version(conn)?;
         let valid = guard.as_ref().is_some_and(|s| s.data_version == dv && s.changes == conn.total_changes());
         if !valid {
+            self.bump();
             let t = std::time::Instant::now();
             let st = load(conn)?;
             tracing::debug!("catalog: {} notes loaded in {:?}", st.skill_of.len(), t.elapsed());
@@ -268,6 +284,46 @@ impl Catalog {
         Ok(PartitionRead { ids, vectors_checked })
     }
 
+    fn bump(&self) {
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The notes' generation as of now (another process's writes seen): equal while no note
+    /// was written, changed or removed.
+    pub fn generation(&self, conn: &Connection) -> Result<u64> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.fresh(conn, &mut g)?;
+        Ok(self.generation.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// The current notes among `ids` as [`store::load`] reads them (in the order of `ids`, a
+    /// note that is not current left out), from memory where they were read before.
+    pub fn load_notes(&self, conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.fresh(conn, &mut g)?;
+        let missing: Vec<i64> = ids.iter().copied().filter(|id| !st.notes.contains_key(id)).collect();
+        if !missing.is_empty() {
+            let read = store::load(conn, &missing)?;
+            if st.notes.len() + read.len() > NOTES_HELD {
+                st.notes.clear();
+            }
+            st.notes.extend(read.into_iter().map(|n| (n.id, n)));
+        }
+        Ok(ids.iter().filter_map(|id| st.notes.get(id).cloned()).collect())
+    }
+
+    /// Records that `ids` were surfaced ([`store::mark_recalled`], reported with
+    /// [`Catalog::after_write`] before): their held copies count the recall too.
+    pub fn recalled(&self, ids: &[i64]) {
+        if let Some(st) = self.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            for id in ids {
+                if let Some(n) = st.notes.get_mut(id) {
+                    n.recalls += 1;
+                }
+            }
+        }
+    }
+
     /// The current change count of `conn`, to pass to [`Catalog::after_write`].
     pub fn before_write(&self, conn: &Connection) -> u64 {
         conn.total_changes()
@@ -277,6 +333,9 @@ impl Catalog {
     /// when the catalog was in step before it (`before` from [`Catalog::before_write`]), the
     /// rows are re-read and the new change count accepted; otherwise it reloads later.
     pub fn after_write(&self, conn: &Connection, before: u64, ids: &[i64]) {
+        if !ids.is_empty() {
+            self.bump();
+        }
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let Some(st) = g.as_mut() else { return };
         let ok = st.changes == before
@@ -292,6 +351,7 @@ impl Catalog {
     /// Forgets everything, so the next read rebuilds from the store (after a bulk change such
     /// as an import).
     pub fn invalidate(&self) {
+        self.bump();
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
@@ -438,5 +498,52 @@ mod tests {
         check(&c);
         let ids = cat.partition_ids(&c, "jq", Scope::Global, "").unwrap().ids;
         assert_eq!(*ids, vec![2]);
+    }
+
+    /// Notes read through the catalog are the ones SQLite holds now: through reported writes
+    /// (a duplicate's hits, a pin, an edit, a retirement), unreported and foreign ones, and
+    /// counted recalls.
+    #[test]
+    fn held_notes_follow_every_write() {
+        let (d, mut c) = conn();
+        let cat = Catalog::default();
+        let ids: Vec<i64> = (0..6).map(|i| add(&mut c, "jq", "project", "p1", &format!("lesson {i}"))).collect();
+        let mut all = ids.clone();
+        all.push(9999);
+        let check = |c: &Connection, why: &str| {
+            let want = store::load(c, &all).unwrap();
+            let got = cat.load_notes(c, &all).unwrap();
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{why}");
+        };
+        check(&c, "first read");
+        check(&c, "held");
+        let reported = |c: &mut Connection, id: i64, f: &dyn Fn(&mut Connection)| {
+            let before = cat.before_write(c);
+            f(c);
+            cat.after_write(c, before, &[id]);
+        };
+        reported(&mut c, ids[0], &|c| {
+            add(c, "jq", "project", "p1", "lesson 0");
+        });
+        check(&c, "a duplicate write");
+        reported(&mut c, ids[1], &|c| store::set_pinned(c, ids[1], true).unwrap());
+        check(&c, "a pin");
+        reported(&mut c, ids[2], &|c| {
+            c.execute("UPDATE notes SET delta = 'edited', updated_at = updated_at + 1 WHERE id = ?1", [ids[2]])
+                .unwrap();
+        });
+        check(&c, "an edit");
+        reported(&mut c, ids[3], &|c| store::retire(c, ids[3], "p1", None, None).unwrap());
+        check(&c, "a retirement");
+        c.execute("UPDATE notes SET delta = 'unreported' WHERE id = ?1", [ids[4]]).unwrap();
+        check(&c, "an unreported write");
+        let other = crate::db::open(d.path()).unwrap();
+        other.execute("UPDATE notes SET delta = 'elsewhere' WHERE id = ?1", [ids[5]]).unwrap();
+        check(&c, "another connection's write");
+        let before = cat.before_write(&c);
+        store::mark_recalled(&mut c, &ids).unwrap();
+        cat.after_write(&c, before, &[]);
+        cat.recalled(&ids);
+        check(&c, "recalls counted");
     }
 }

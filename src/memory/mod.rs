@@ -6,6 +6,7 @@
 
 pub mod block;
 pub mod catalog;
+pub mod lexicon;
 pub mod provenance;
 pub mod recall;
 pub mod sameness;

@@ -14,6 +14,8 @@
 
 use rusqlite::Connection;
 
+use super::catalog::Catalog;
+use super::lexicon::{LexiconCache, LEXICON_MAX};
 use super::store::{self, Candidate};
 use super::{Note, RecallMode};
 use crate::embed::Embedder;
@@ -108,14 +110,14 @@ pub struct Outcome {
 impl Outcome {
     /// Loads the notes left in [`Outcome::unloaded`] and appends them in their order (a note
     /// deleted meanwhile is left out).
-    pub fn load_rest(&mut self, conn: &Connection) -> Result<()> {
+    pub fn load_rest(&mut self, conn: &Connection, held: Option<&Catalog>) -> Result<()> {
         if self.unloaded.is_empty() {
             return Ok(());
         }
         let rest = std::mem::take(&mut self.unloaded);
         let ids: Vec<i64> = rest.iter().map(|r| r.0).collect();
         let mut by_id: std::collections::HashMap<i64, Note> =
-            store::load(conn, &ids)?.into_iter().map(|n| (n.id, n)).collect();
+            load_notes(conn, held, &ids)?.into_iter().map(|n| (n.id, n)).collect();
         self.notes.extend(
             rest.into_iter()
                 .filter_map(|(id, score, matched)| by_id.remove(&id).map(|note| Ranked { note, score, matched })),
@@ -168,6 +170,19 @@ pub struct Prepared<'a> {
     pub corpus: usize,
     /// Keeps the head of the candidates' recency × hits order between calls.
     pub rest_cache: Option<&'a RestCache>,
+    /// Reads notes from memory where it read them before ([`Catalog::load_notes`]).
+    pub held: Option<&'a Catalog>,
+    /// The bm25 rung in memory for skills of at most [`LEXICON_MAX`] visible notes; `None`:
+    /// FTS5 for every skill.
+    pub lexicons: Option<&'a LexiconCache>,
+}
+
+/// The current notes among `ids`, in order: from `held` when given, else from the store.
+fn load_notes(conn: &Connection, held: Option<&Catalog>, ids: &[i64]) -> Result<Vec<Note>> {
+    match held {
+        Some(c) => c.load_notes(conn, ids),
+        None => store::load(conn, ids),
+    }
 }
 
 /// The head of a candidate list's order by recency × hits (the order of the notes no rung
@@ -293,6 +308,8 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
             load_first: usize::MAX,
             corpus: 0,
             rest_cache: None,
+            held: None,
+            lexicons: None,
         },
     )
 }
@@ -348,6 +365,8 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         let narrow = (p.corpus == 0 || cands.len() * 2 < p.corpus).then_some(q.skill);
         let fts_hits = if !rungs.use_fts {
             vec![]
+        } else if let Some(lex) = p.lexicons.filter(|_| cands.len() <= LEXICON_MAX) {
+            lex.search(conn, (q.skill, q.project), &cands, p.held, intent, RUNG_DEPTH)?
         } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
             store::fts_pruned(conn, narrow, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
         } else if p.corpus > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
@@ -375,7 +394,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                 load.sort_unstable();
                 load.dedup();
             }
-            let notes = store::load(conn, &load)?;
+            let notes = load_notes(conn, p.held, &load)?;
             let by_pieces = match contextual {
                 Some((q, model)) => contextual_scores(conn, q, model, &notes, rungs.held_pieces)?,
                 None => None,
@@ -520,7 +539,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         vec![]
     };
     let ids: Vec<i64> = scored.iter().map(|(c, _, _)| c.id).filter(|id| !loaded.contains_key(id)).collect();
-    let notes = store::load(conn, &ids)?;
+    let notes = load_notes(conn, p.held, &ids)?;
     tracing::trace!(
         "rank: rungs {:?}, score {:?}, load {:?} ({} notes; {} read for scoring)",
         t_rungs,
@@ -724,6 +743,8 @@ mod tests {
                                 load_first: usize::MAX,
                                 corpus: 0,
                                 rest_cache: Some(&cache),
+                                held: None,
+                                lexicons: None,
                             };
                             let got = rank_prepared(&conn, &q, &rungs, p).unwrap();
                             let want: Vec<_> = ids(&full).into_iter().take(keep).collect();
@@ -770,6 +791,8 @@ mod tests {
             load_first: usize::MAX,
             corpus: 0,
             rest_cache: None,
+            held: None,
+            lexicons: None,
         };
         // Without an intent a note's score comes from the candidates' facts alone, so it must
         // not move when another note is gone.
@@ -853,6 +876,8 @@ mod tests {
             load_first: usize::MAX,
             corpus: 0,
             rest_cache: None,
+            held: None,
+            lexicons: None,
         };
         rank_prepared(conn, &q, rungs, p).unwrap()
     }

@@ -105,6 +105,19 @@ fn fts_in_memory(conn: &Connection, visible: &[i64], q: &str, limit: usize) -> R
     Ok(out)
 }
 
+/// How many notes of the store (current or not, as FTS5's bm25 counts) hold `word` (one word
+/// of [`query_words`]).
+pub fn fts_doc_count(conn: &Connection, word: &str) -> Result<i64> {
+    let mut stmt = conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1")?;
+    Ok(stmt.query_row([format!("\"{}\"", word.replace('"', ""))], |r| r.get(0))?)
+}
+
+/// How many rows the full-text table holds (every note, current or not: FTS5's bm25 counts
+/// them all).
+pub fn fts_rows(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?)
+}
+
 /// The words of an intent as the bm25 rung queries them: every word (letters and digits,
 /// lower-cased) in the order written, repeats kept. No stop-word list: bm25's IDF already
 /// weighs a word by how rare it is among the notes (a word in more than half of them counts

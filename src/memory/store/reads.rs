@@ -140,3 +140,16 @@ pub fn leading_ids(conn: &Connection, skill: &str, project: &str, limit: usize) 
     let rows = stmt.query_map(rusqlite::params![skill, project, limit as i64], |r| r.get(0))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
+
+/// Calls `f` with (id, intent, lesson) of every current note of `skill` (read in place, in
+/// one scan of the skill's index): what the in-memory bm25 rung indexes.
+pub fn scan_texts(conn: &Connection, skill: &str, f: &mut dyn FnMut(i64, &str, &str)) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, intent, delta FROM notes WHERE skill = ?1 AND retired_at IS NULL AND review IS NULL",
+    )?;
+    let mut rows = stmt.query([skill])?;
+    while let Some(r) = rows.next()? {
+        f(r.get(0)?, text(r.get_ref(1)?), text(r.get_ref(2)?));
+    }
+    Ok(())
+}
