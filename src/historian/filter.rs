@@ -243,13 +243,13 @@ pub fn check(skill: &str, lesson: &str, ctx: &Context<'_>) -> Result<(), Refusal
     if let Some(sim) = ctx.similarity {
         let mine = crate::memory::sameness::signature(lesson);
         for (id, note) in ctx.notes {
-            if paraphrases(sim, lesson, &mine, note) {
+            if std::iter::once(note.as_str()).chain(units(note)).any(|u| paraphrases(sim, lesson, &mine, u)) {
                 return Err(Refusal::RestatesNote(*id));
             }
         }
         if let Some(md) = ctx.skill_md {
-            for u in units(body(md)) {
-                if paraphrases(sim, lesson, &mine, u) {
+            for u in units(body(md)).map(str::to_string).chain(pairs(body(md))) {
+                if paraphrases(sim, lesson, &mine, &u) {
                     return Err(Refusal::RestatesSkill(u.trim().to_string()));
                 }
             }
@@ -618,15 +618,80 @@ fn restates(lesson: &HashSet<String>, unit: &HashSet<String>) -> bool {
 }
 
 /// True when `lesson` (its signature `mine`) says `source` again in other words: close in
-/// meaning (cosine ≥ [`PARAPHRASE_COSINE`]) and naming nothing exact (a number, version, code
-/// span, flag, path or identifier) that `source` does not name. A lesson that adds a specific
-/// adds something to learn, however close its topic.
+/// meaning by the static table ([`PARAPHRASE_COSINE`]), every specific of the lesson named by
+/// the source ([`names`]), and no negation or limit in the lesson that the source lacks
+/// ([`negates`]): "`systemctl enable` only creates the boot links; the unit does not start
+/// now" is close to "Start now and at boot with `systemctl enable --now`" and says what it
+/// does not.
 fn paraphrases(sim: Similarity<'_>, lesson: &str, mine: &crate::memory::sameness::Signature, source: &str) -> bool {
     let theirs = crate::memory::sameness::signature(source);
-    if theirs.words.len() < 2 || !mine.specifics.iter().all(|x| theirs.specifics.contains(x)) {
+    if theirs.words.len() < 2 {
+        return false;
+    }
+    let text = source.replace('`', "").to_lowercase();
+    if !mine.specifics.iter().all(|x| theirs.specifics.contains(x) || names(&text, x)) {
+        return false;
+    }
+    if negates(lesson) && !negates(source) {
         return false;
     }
     (sim.0)(lesson, source) >= PARAPHRASE_COSINE
+}
+
+/// True when `text` (lower-cased, code spans' backticks dropped) names the specific `x`: as a
+/// whole, or word by word where the lesson quotes one command as its own code span and the
+/// source writes it inside a longer one (`state mv` in `terraform state mv`; `--scan` in
+/// `redis-cli --scan --pattern 'user:*'`). A placeholder (`<id>`, `...`) stands for whatever
+/// the source wrote there (`gh run rerun <id> --failed` for `gh run rerun RUN_ID --failed`).
+/// A number, flag or word the source does not write is still new.
+fn names(text: &str, x: &str) -> bool {
+    let x = x.trim().to_lowercase();
+    if x.is_empty() || has_word(text, &x) {
+        return true;
+    }
+    x.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| ".,;:()'\"".contains(c)))
+        .filter(|w| !w.is_empty() && !(w.starts_with('<') && w.ends_with('>')) && *w != "..." && *w != "…")
+        .all(|w| has_word(text, w))
+}
+
+/// `w` in `text` with no word character (or `-`) just before it and no word character just
+/// after it: `-1` is in "(-1: no expiry", `2` in "Poetry 2.0", `run` not in "rerun".
+fn has_word(text: &str, w: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(w).any(|(i, _)| {
+        let before = text[..i].chars().next_back().is_none_or(|c| !word(c) && c != '-');
+        let after = text[i + w.len()..].chars().next().is_none_or(|c| !word(c));
+        before && after
+    })
+}
+
+/// Words that negate or limit what a sentence says.
+const NEGATING: &[&str] =
+    &["not", "never", "no", "none", "nor", "neither", "cannot", "without", "unless", "only", "until"];
+
+/// True when `text` negates or limits something ("not", "only", "without", "doesn't"); a
+/// hyphenated compound ("development-only") is one word and does not.
+fn negates(text: &str) -> bool {
+    text.split_whitespace().any(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}').to_lowercase();
+        let w = w.replace('\u{2019}', "'");
+        NEGATING.contains(&w.as_str()) || w.ends_with("n't")
+    })
+}
+
+/// Each two sentences of a SKILL.md body that follow each other (headings left out), joined:
+/// a summariser that merges two instructions into one lesson restates the pair, and neither
+/// sentence alone is close enough.
+fn pairs(body: &str) -> Vec<String> {
+    let ss: Vec<&str> = body
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .flat_map(sentences)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    ss.windows(2).map(|w| format!("{} {}", w[0], w[1])).collect()
 }
 
 /// A SKILL.md without its frontmatter.
