@@ -272,6 +272,7 @@ pub fn check(skill: &str, lesson: &str, ctx: &Context<'_>) -> Result<(), Refusal
 /// Words that say nothing specific about how to use a skill.
 const GENERIC: &[&str] = &[
     "careful",
+    "carefully",
     "useful",
     "helpful",
     "important",
@@ -502,11 +503,29 @@ const BENEFIT: &[&str] = &[
     "organized",
     "organised",
     "consistent",
+    // qualities claimed with nothing to act on: "Makefiles can get complicated quickly",
+    // "Infrastructure as code makes environments reproducible"
+    "complicated",
+    "complex",
+    "reproducible",
+    "maintainable",
+    "robust",
+    "scalable",
 ];
 
-/// A warning with nothing to act on: "Watch out for resource limits."
-const CAUTION: &[&str] =
-    &["watch out", "be careful", "be mindful", "pay attention", "keep an eye", "beware", "be aware"];
+/// A warning with nothing to act on ("Watch out for resource limits."), or an answer that
+/// names none of what it depends on ("Performance depends on many factors.").
+const CAUTION: &[&str] = &[
+    "watch out",
+    "be careful",
+    "be mindful",
+    "pay attention",
+    "keep an eye",
+    "beware",
+    "be aware",
+    "many factors",
+    "it depends",
+];
 
 /// With nothing exact to act on (no command, flag, number, error text or name) and no
 /// condition, cause or contrast, a claim that something is good is a platitude ("Indexes
@@ -1667,6 +1686,15 @@ const PROGRESS: &[&str] = &[
     "all good",
     "looks fine now",
     "looks good now",
+    // the state of this run after a fix: "Build succeeds now after the include fix"
+    "works now",
+    "succeeds now",
+    "passes now",
+    "builds now",
+    "runs now",
+    "loads now",
+    "compiles now",
+    "fixed now",
 ];
 
 /// Words that turn a report into a rule: a cause, a condition, an instead, a must.
@@ -1701,7 +1729,12 @@ const PRESENT: &[&str] = &["is", "are", "isn't", "aren't", "means", "mean", "nee
 const PLANS: &[&str] = &[
     "session summary",
     "summary of the session",
-    "in this session",
+    // the session itself: a lesson is for later sessions and never places itself in one
+    "this session",
+    "next session",
+    "throughout the session",
+    "rest of the session",
+    "earlier in the session",
     "next step",
     "todo:",
     "to do:",
@@ -1827,9 +1860,13 @@ pub fn narration(lesson: &str) -> Option<String> {
             }));
     // "Installed binaries go to the prefix", "Sent headers show with `-v`": the participle is
     // an adjective of a noun that a present-tense verb follows; a fact, not a report.
+    // A participle followed by a preposition is a verb ("Port-forwarded to grafana and…").
     let adjective = i == 0
         && ws.get(1).is_some_and(|n| {
-            !determiner(Some(n)) && !particle(1) && !["it", "them", "and", "then"].contains(&n.as_str())
+            !determiner(Some(n))
+                && !particle(1)
+                && !["it", "them", "and", "then", "to", "into", "from", "with", "for", "via", "onto"]
+                    .contains(&n.as_str())
         })
         && ws.iter().skip(2).any(|w| {
             let base = w.strip_suffix('s').filter(|b| b.len() > 2 && !b.ends_with('s')).unwrap_or(w);
