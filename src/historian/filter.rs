@@ -638,8 +638,9 @@ fn restates(lesson: &HashSet<String>, unit: &HashSet<String>) -> bool {
 
 /// True when `lesson` (its signature `mine`) says `source` again in other words: close in
 /// meaning by the static table ([`PARAPHRASE_COSINE`]), every specific of the lesson named by
-/// the source ([`names`]), and no negation or limit in the lesson that the source lacks
-/// ([`negates`]): "`systemctl enable` only creates the boot links; the unit does not start
+/// the source ([`names`]), and no more negations or limits in the lesson than in the source
+/// ([`negations`]; counted, so that a pair of sentences with one "only" does not cover a lesson
+/// with three): "`systemctl enable` only creates the boot links; the unit does not start
 /// now" is close to "Start now and at boot with `systemctl enable --now`" and says what it
 /// does not.
 fn paraphrases(sim: Similarity<'_>, lesson: &str, mine: &crate::memory::sameness::Signature, source: &str) -> bool {
@@ -651,7 +652,7 @@ fn paraphrases(sim: Similarity<'_>, lesson: &str, mine: &crate::memory::sameness
     if !mine.specifics.iter().all(|x| theirs.specifics.contains(x) || names(&text, x)) {
         return false;
     }
-    if negates(lesson) && !negates(source) {
+    if negations(lesson) > negations(source) {
         return false;
     }
     (sim.0)(lesson, source) >= PARAPHRASE_COSINE
@@ -689,14 +690,16 @@ fn has_word(text: &str, w: &str) -> bool {
 const NEGATING: &[&str] =
     &["not", "never", "no", "none", "nor", "neither", "cannot", "without", "unless", "only", "until"];
 
-/// True when `text` negates or limits something ("not", "only", "without", "doesn't"); a
+/// How many times `text` negates or limits something ("not", "only", "without", "doesn't"); a
 /// hyphenated compound ("development-only") is one word and does not.
-fn negates(text: &str) -> bool {
-    text.split_whitespace().any(|w| {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}').to_lowercase();
-        let w = w.replace('\u{2019}', "'");
-        NEGATING.contains(&w.as_str()) || w.ends_with("n't")
-    })
+fn negations(text: &str) -> usize {
+    text.split_whitespace()
+        .filter(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}').to_lowercase();
+            let w = w.replace('\u{2019}', "'");
+            NEGATING.contains(&w.as_str()) || w.ends_with("n't")
+        })
+        .count()
 }
 
 /// Each two sentences of a SKILL.md body that follow each other (headings left out), joined:
@@ -2404,5 +2407,71 @@ mod tests {
             check("tar", "Old tar wants -z for gzip archives; newer versions detect it.", &ctx),
             Err(Refusal::RestatesNote(7))
         );
+    }
+
+    /// Restatements in other words by the built-in static table (what the engine and the eval
+    /// use): the same instruction with the source's commands quoted shorter, a placeholder of
+    /// another spelling, two adjacent sentences merged; and lessons as close that add a
+    /// negation, a limit, a number or a flag, which are new.
+    #[test]
+    fn restatements_by_meaning_with_the_builtin_table() {
+        let md = "---\nname: x\n---\n# x\n\n\
+            - Never run `KEYS *` on a production server; iterate with `redis-cli --scan --pattern 'user:*'`.\n\
+            - Re-run only the failed jobs with `gh run rerun RUN_ID --failed`.\n\
+            - Start now and at every boot with `sudo systemctl enable --now UNIT`.\n\
+            - See how long a key has left with `TTL key` (-1: no expiry, -2: no such key).\n\
+            - Never edit the state file by hand; use `terraform state mv` and `terraform state rm`.\n";
+        let table = crate::embed::static_table::StaticEmbedder::builtin().unwrap();
+        let cos = cosine_by(table);
+        let ctx = Context { skill_md: Some(md), similarity: Some(Similarity(&cos)), ..Default::default() };
+        let cases: &[(&str, bool)] = &[
+            // a shorter quote of the source's command
+            ("Don't run KEYS * on a production server; iterate with --scan and a pattern.", true),
+            // a placeholder spelled another way
+            ("`gh run rerun <id> --failed` re-runs only the jobs that failed.", true),
+            ("Never hand-edit the state file; use `state mv` and `state rm` instead.", true),
+            // close, but a negation and a limit the source does not state
+            (
+                "`systemctl enable` only creates the boot links; the unit does not start now unless `--now` is given.",
+                false,
+            ),
+            // close, but a number or a flag the source does not name
+            ("`TTL key` answers -1 for no expiry and -2 for no such key, and -3 on a replica.", false),
+            ("`gh run rerun <id> --failed` re-runs the failed jobs; add `--debug` for runner diagnostic logs.", false),
+        ];
+        for (lesson, refused) in cases {
+            let got = check("x", lesson, &ctx);
+            assert_eq!(matches!(got, Err(Refusal::RestatesSkill(_))), *refused, "{lesson}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_source_names_a_specific_word_by_word_and_placeholders_stand_for_anything() {
+        let text = "never run keys * on a server; iterate with redis-cli --scan --pattern 'user:*' (-1: no expiry). poetry 2.0";
+        for (x, named) in [
+            ("--scan", true),
+            ("KEYS *", true),
+            ("redis-cli --scan <pattern>", true),
+            ("-1", true),
+            ("2", true),
+            ("--scan --count 100", false),
+            ("-2", false),
+            ("scan", false),
+            ("run ...", true),
+            ("rerun", false),
+        ] {
+            assert_eq!(names(text, x), named, "{x}");
+        }
+        for (t, n) in [
+            ("Never edit it by hand.", 1),
+            ("It doesn\u{2019}t start unless asked.", 2),
+            ("Works only on Linux, not on macOS.", 2),
+            ("Development-only dependencies go in a group.", 0),
+            ("Stage hunks with `git add -p`.", 0),
+        ] {
+            assert_eq!(negations(t), n, "{t}");
+        }
+        let pairs = pairs("# a\n- One. Two.\n\n## b\n- Three.\n");
+        assert_eq!(pairs, vec!["- One Two.".to_string(), "Two. - Three.".to_string()]);
     }
 }
