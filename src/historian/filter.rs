@@ -1012,9 +1012,22 @@ fn count_of_this_run(prose: &str) -> Option<String> {
         if ws[i].ends_with(['.', ',', ';', ':', ')']) {
             continue;
         }
-        let next = clean(ws[i + 1]).to_ascii_lowercase();
         let prev_raw = if i > 0 { clean(ws[i - 1]) } else { String::new() };
         let prev = prev_raw.to_ascii_lowercase();
+        // "all 312 .pb.go files": after "all" the noun counted may follow a word of its own.
+        let is_plural = |n: &str| {
+            n.len() >= 4
+                && n.ends_with('s')
+                && !n.ends_with("ss")
+                && n.chars().all(|c| c.is_ascii_lowercase())
+                && !UNITS.contains(&n)
+        };
+        let mut next = clean(ws[i + 1]).to_ascii_lowercase();
+        if prev == "all" && !is_plural(&next) {
+            if let Some(n) = ws.get(i + 2).map(|w| clean(w).to_ascii_lowercase()).filter(|n| is_plural(n)) {
+                next = n;
+            }
+        }
         let plural = next.len() >= 4
             && next.ends_with('s')
             && !next.ends_with("ss")
@@ -1786,6 +1799,18 @@ pub fn narration(lesson: &str) -> Option<String> {
             return Some(format!("\"{p}\""));
         }
     }
+    // "`make -j` made the build faster", "the cache was quicker": what a change did in this
+    // run, in the past, with no comparison ("than") or rule that would make it hold again.
+    let better = ["faster", "quicker", "slower", "easier", "simpler", "better", "worse", "smaller", "cleaner"];
+    let outcome = ws.iter().enumerate().find(|(k, w)| {
+        ["made", "got", "became", "was", "were"].contains(&w.as_str())
+            && ws.iter().skip(k + 1).take(3).any(|b| better.contains(&b.as_str()))
+    });
+    if let Some((_, w)) = outcome {
+        if !has_rule && !ws.iter().any(|w| w == "than") {
+            return Some(format!("what a change did in this run (\"{w} … \")"));
+        }
+    }
     // A present-tense statement ("…, which is needed when…") generalises a report; "is now"
     // ("…, which is now live") does not.
     let past = |w: &str| DID.contains(&w) || (w.len() > 4 && w.ends_with("ed"));
@@ -2205,6 +2230,12 @@ mod tests {
             ("npm", "We've upgraded the lock file and rebuilt the container.", "narration"),
             ("docker-compose", "The agent has restarted the queue service.", "narration"),
             ("pytest", "Refactored the fixtures into conftest, which made the tests shorter.", "narration"),
+            ("make", "`make -j` made the build faster.", "narration"),
+            ("npm", "The build works now with the new lock file.", "narration"),
+            ("gh", "gh was used throughout the session to label new issues.", "narration"),
+            ("kubectl", "Port-forwarded to grafana and confirmed the dashboard loads.", "narration"),
+            // a comparison holds again
+            ("make", "`make -j` was faster than `make -j1` only when the recipes are independent.", ""),
             ("kubectl", "Next steps: roll the change out to the other regions.", "narration"),
             ("jq", "TODO: handle the paginated responses as well.", "narration"),
             // a report that states how the tool behaves is let off
@@ -2226,6 +2257,7 @@ mod tests {
             ("terraform", "The project uses Terraform 1.5 with a remote backend.", "task-bound"),
             ("psql", "The nightly load failed at 03:10 UTC on the reporting schema.", "task-bound"),
             ("pytest", "The suite must be green by Thursday for the release.", "task-bound"),
+            ("rsync", "The sync copies all 317 raw clips again every night.", "task-bound"),
             // numbers that are limits, defaults, units or versions, and tools that need things
             ("kubectl", "`kubectl logs --tail` shows the last 10 lines by default; `--tail=-1` shows all of them.", ""),
             ("git", "Git keeps reflog entries 90 days by default before `gc` prunes them.", ""),
@@ -2345,6 +2377,9 @@ mod tests {
             ("ffmpeg", "FFmpeg filters can be confusing.", "vague"),
             ("npm", "Lock files are handy.", "vague"),
             ("docker-compose", "Keep compose files simple and consistent.", "vague"),
+            ("terraform", "Read plans carefully.", "vague"),
+            ("make", "Makefiles can get complicated quickly.", "vague"),
+            ("psql", "Query performance depends on many factors.", "vague"),
             // a judgement with a condition or something exact is a lesson
             ("rsync", "rsync is slow on many small files unless `-W` skips the delta algorithm.", ""),
             ("ffmpeg", "FFmpeg's `-hwaccel auto` is fast but falls back to software without a warning.", ""),
