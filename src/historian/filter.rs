@@ -532,6 +532,10 @@ const CAUTION: &[&str] = &[
     "be aware",
     "many factors",
     "it depends",
+    // a quality demanded with nothing to check it by: "Charts should be well structured"
+    "be well ",
+    "is well ",
+    "are well ",
 ];
 
 /// With nothing exact to act on (no command, flag, number, error text or name) and no
@@ -1761,6 +1765,11 @@ const PLANS: &[&str] = &[
     "throughout the session",
     "rest of the session",
     "earlier in the session",
+    // time this run took: "Spent a while in the log before spotting…"
+    "spent a while",
+    "spent an hour",
+    "spent hours",
+    "spent some time",
     "next step",
     "todo:",
     "to do:",
@@ -2243,6 +2252,7 @@ mod tests {
             ("make", "`make -j` made the build faster.", "narration"),
             ("npm", "The build works now with the new lock file.", "narration"),
             ("gh", "gh was used throughout the session to label new issues.", "narration"),
+            ("gh", "Spent a while in the Actions log before spotting that the step never got its env var.", "narration"),
             ("kubectl", "Port-forwarded to grafana and confirmed the dashboard loads.", "narration"),
             // a comparison holds again
             ("make", "`make -j` was faster than `make -j1` only when the recipes are independent.", ""),
@@ -2390,6 +2400,7 @@ mod tests {
             ("terraform", "Read plans carefully.", "vague"),
             ("make", "Makefiles can get complicated quickly.", "vague"),
             ("psql", "Query performance depends on many factors.", "vague"),
+            ("helm", "Charts should be well structured and documented.", "vague"),
             // a judgement with a condition or something exact is a lesson
             ("rsync", "rsync is slow on many small files unless `-W` skips the delta algorithm.", ""),
             ("ffmpeg", "FFmpeg's `-hwaccel auto` is fast but falls back to software without a warning.", ""),
