@@ -95,6 +95,7 @@ pub fn spans(text: &str) -> Vec<Span> {
     words(text, &mut all);
     authorization(text, &mut all);
     assignments(text, &mut all);
+    flags(text, &mut all);
     all.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
     let mut out: Vec<Span> = vec![];
     for s in all {
@@ -390,7 +391,9 @@ fn assignments(text: &str, out: &mut Vec<Span>) {
             || SECRET_NAMES.contains(&last)
             || name.contains("password")
             || name.contains("secret");
-        let keyish = KEYISH_NAMES.contains(&last);
+        // `TF_TOKEN_app_terraform_io=…`: a keyish word anywhere in the name (the value must
+        // still look random).
+        let keyish = KEYISH_NAMES.contains(&last) || name.split(['_', '-', '.']).any(|p| KEYISH_NAMES.contains(&p));
         if !secret_name && !keyish {
             continue;
         }
@@ -436,6 +439,62 @@ fn assignments(text: &str, out: &mut Vec<Span>) {
             };
             out.push(Span { start: vs, end: vs + v.len(), what });
             i = vs + v.len();
+        }
+    }
+}
+
+/// `--password VALUE`, `--client-secret 'VALUE'`, `--token VALUE`: a command line's long flag
+/// whose name ends in a secret's word, and the word after it, under the rules of [`assignments`] (eight
+/// characters for a secret name, 16 random-looking ones for a keyish one; placeholders such as
+/// `$PW`, `<password>`, `"$(cat pw)"` are not secrets). `--password=…` is an assignment.
+fn flags(text: &str, out: &mut Vec<Span>) {
+    let mut from = 0;
+    while let Some(i) = text[from..].find("--") {
+        let at = from + i;
+        from = at + 2;
+        if at > 0 && !text[..at].ends_with(|c: char| c.is_whitespace() || "`'\"(".contains(c)) {
+            continue;
+        }
+        let name_len =
+            text[at + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').count();
+        let name = text[at + 2..at + 2 + name_len].to_ascii_lowercase();
+        let rest = &text[at + 2 + name_len..];
+        let Some(after) = rest.strip_prefix(' ') else { continue };
+        let last = name.rsplit(['_', '-']).next().unwrap_or(&name);
+        // The flag's name ends in the secret's word: `--password-stdin` and `--password-file`
+        // take no secret on the line.
+        let secret_name = SECRET_NAMES.contains(&name.replace('-', "_").as_str()) || SECRET_NAMES.contains(&last);
+        let keyish = KEYISH_NAMES.contains(&last);
+        if !secret_name && !keyish {
+            continue;
+        }
+        let quoted = after.starts_with(['\'', '"']);
+        let v_at = at + 2 + name_len + 1 + usize::from(quoted);
+        let value = &text[v_at..];
+        if value.starts_with(['$', '<', '{', '%', '[', '*', '-']) {
+            continue;
+        }
+        let stop = |c: char| if quoted { "'\"".contains(c) } else { c.is_whitespace() || "\"'`,;)".contains(c) };
+        let n = value.char_indices().find(|(_, c)| stop(*c)).map(|(j, _)| j).unwrap_or(value.len());
+        let v = value[..n].trim_end_matches(['.', ':']);
+        let vl = v.to_ascii_lowercase();
+        let placeholder = vl.contains("xxxx")
+            || vl.contains("****")
+            || vl.contains("...")
+            || vl.contains('…')
+            || vl.starts_with("your")
+            || v.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            || ["password", "changeme", "redacted", "secret", "none", "null"].contains(&vl.as_str());
+        let count = v.chars().count();
+        let hit = !placeholder && if secret_name { count >= 8 } else { count >= 16 && looks_random(v) };
+        if hit {
+            let what = if secret_name {
+                "a password or secret on a command line"
+            } else {
+                "a high-entropy token or key value"
+            };
+            out.push(Span { start: v_at, end: v_at + v.len(), what });
+            from = v_at + v.len();
         }
     }
 }
@@ -508,6 +567,24 @@ mod tests {
             ("key=name sorts by name; token=EOF ends a heredoc", None),
             ("sort with key=created_at_timestamp_value", None),
             ("`a == b` and `x := 1` and https://example.com", None),
+            // a keyish word inside the name
+            (
+                "export TF_TOKEN_app_terraform_io=2AZeIwpn0e5FbZ.atlasv1.PRpe9tMD11d0K6ZGxPB8WJ before init",
+                Some("a high-entropy token or key value"),
+            ),
+            ("MY_TOKEN_FILE=tokens.txt is read at start", None),
+            // a secret-named flag and its value
+            (
+                "helm repo add x https://charts --username deploy --password 'Zq8!fakeFAKE-pw-2291'",
+                Some("a password or secret on a command line"),
+            ),
+            ("mysql --password hunter2secret -h db", Some("a password or secret on a command line")),
+            ("pass --password \"$DB_PASSWORD\" or --password <password> from the vault", None),
+            ("--password PASSWORD and --password-stdin read it from stdin", None),
+            ("docker login --username AWS --password-stdin ACCOUNT.dkr.ecr.REGION.amazonaws.com", None),
+            ("--db-password hunter2secret is seen by ps", Some("a password or secret on a command line")),
+            ("`gh auth login --with-token` reads a token from stdin; --token is not a flag", None),
+            ("--token 9fK2xQ7mLp4RvT8wZ3nB6cY1 on the command line", Some("a high-entropy token or key value")),
         ];
         for (text, want) in cases {
             assert_eq!(find_secret(text), *want, "{text:?}");
