@@ -96,6 +96,7 @@ pub fn spans(text: &str) -> Vec<Span> {
     authorization(text, &mut all);
     assignments(text, &mut all);
     flags(text, &mut all);
+    prose(text, &mut all);
     all.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
     let mut out: Vec<Span> = vec![];
     for s in all {
@@ -499,6 +500,108 @@ fn flags(text: &str, out: &mut Vec<Span>) {
     }
 }
 
+/// Words that name a password in prose ("the vault password is …").
+const PROSE_SECRET_NAMES: &[&str] = &["password", "passphrase", "passwd", "secret"];
+
+/// "The vault password is `Tr0ub4dor&3-infra`", "the API token was 9fK2…": a secret's name,
+/// then *is*, *was* or *set to*, then one word (in quotes or backticks or bare). For a
+/// password's name the word must look like a password: eight characters or more, letters
+/// and something else (a digit or a symbol), no placeholder (`$VAR`, `<…>`, `changeme`); for
+/// `token` or `key` it must look random, as in [`assignments`]. "The password is required",
+/// "the key is `name`" and "the token is in the keychain" are prose.
+fn prose(text: &str, out: &mut Vec<Span>) {
+    let lower = text.to_ascii_lowercase();
+    for (name, secret) in PROSE_SECRET_NAMES
+        .iter()
+        .map(|n| (*n, true))
+        .chain(["token", "key"].iter().map(|n| (*n, false)))
+        .chain([("credential", true), ("auth", true), ("login", true)])
+    {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(name) {
+            let at = from + i;
+            from = at + name.len();
+            if lower[..at].ends_with(|c: char| c.is_ascii_alphanumeric()) {
+                continue;
+            }
+            let rest = &lower[at + name.len()..];
+            let rest = rest.strip_prefix('s').unwrap_or(rest);
+            const VERBS: [&str; 5] = [" is ", " was ", " are ", " were ", " set to "];
+            // "the password for the admin user is …": what it is for, a few words, then the verb.
+            let rest = match rest.strip_prefix(" for ") {
+                Some(r) => {
+                    let mut end = r.len().min(40);
+                    while !r.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    let window = &r[..end];
+                    match VERBS.iter().filter_map(|v| window.find(v)).min() {
+                        Some(k) if !window[..k].contains([',', '.', ';']) => &r[k..],
+                        _ => continue,
+                    }
+                }
+                None => rest,
+            };
+            let Some(after) = VERBS.iter().find_map(|v| rest.strip_prefix(v)) else {
+                continue;
+            };
+            let mut v_at = text.len() - after.len();
+            if matches!(name, "credential" | "auth" | "login") {
+                // "credentials are deploy / S3cr3t-pw9": the password after the user's name.
+                let Some(cut) = user_and_password(&text[v_at..]) else { continue };
+                v_at += cut;
+            }
+            let quote = text[v_at..].chars().next().filter(|c| "`'\"".contains(*c));
+            if let Some(q) = quote {
+                v_at += q.len_utf8();
+            }
+            let value = &text[v_at..];
+            let n = value
+                .char_indices()
+                .find(|(_, c)| match quote {
+                    Some(q) => *c == q,
+                    None => c.is_whitespace(),
+                })
+                .map(|(j, _)| j)
+                .unwrap_or(value.len());
+            let v = value[..n].trim_end_matches(['.', ',', ';', ':', ')', '—']);
+            let vl = v.to_ascii_lowercase();
+            if v.is_empty()
+                || v.starts_with(['$', '<', '{', '%', '[', '*'])
+                || vl.contains("xxxx")
+                || vl.contains("****")
+                || vl.contains("...")
+                || vl.contains('…')
+                || ["changeme", "redacted", "password", "secret"].contains(&vl.as_str())
+            {
+                continue;
+            }
+            let letters = v.chars().any(|c| c.is_alphabetic());
+            let other = v.chars().any(|c| !c.is_alphabetic());
+            let hit = if secret {
+                v.chars().count() >= 8 && letters && other && !v.chars().any(char::is_whitespace)
+            } else {
+                v.chars().count() >= 16 && looks_random(v)
+            };
+            if hit {
+                out.push(Span { start: v_at, end: v_at + v.len(), what: "a password or secret written in prose" });
+                from = v_at + v.len();
+            }
+        }
+    }
+}
+
+/// In "deploy / S3cr3t-pw9" or "deploy:S3cr3t-pw9", where the password starts.
+fn user_and_password(s: &str) -> Option<usize> {
+    let user = s.find([' ', ':'])?;
+    if user == 0 || !s[..user].chars().all(|c| c.is_alphanumeric() || "._-@".contains(c)) {
+        return None;
+    }
+    let rest = &s[user..];
+    let sep = [" / ", ":", " : "].iter().find(|p| rest.starts_with(*p))?;
+    Some(user + sep.len())
+}
+
 /// A value that looks generated: letters and digits mixed, few repeats (Shannon entropy of at
 /// least 3.5 bits a character), no spaces.
 fn looks_random(v: &str) -> bool {
@@ -585,6 +688,42 @@ mod tests {
             ("--db-password hunter2secret is seen by ps", Some("a password or secret on a command line")),
             ("`gh auth login --with-token` reads a token from stdin; --token is not a flag", None),
             ("--token 9fK2xQ7mLp4RvT8wZ3nB6cY1 on the command line", Some("a high-entropy token or key value")),
+            // a password written in prose
+            (
+                "The vault password is `Tr0ub4dor&3-infra`; pass --vault-password-file.",
+                Some("a password or secret written in prose"),
+            ),
+            (
+                "PKCS#12 export password is changeit-7Hq!x2 — Java expects it",
+                Some("a password or secret written in prose"),
+            ),
+            (
+                "the admin passwords were reset; the API token was 9fK2xQ7mLp4RvT8wZ3nB6cY1",
+                Some("a password or secret written in prose"),
+            ),
+            ("The password is required and the passphrase is optional.", None),
+            ("the password is stored in the keychain; the key is `name`", None),
+            ("the password is `$VAULT_PASS` from the environment", None),
+            ("The password is at least 12 characters long.", None),
+            ("the key is sort_by_created_at", None),
+            ("the secret is that `--frozen` skips the check", None),
+            ("a password is 8+ characters", None),
+            (
+                "Basic auth credentials for the site are admin / Tr0ub4dor&3-stage, in .htpasswd",
+                Some("a password or secret written in prose"),
+            ),
+            ("the credentials are deploy:Xk93mPq7vLr2 on the box", Some("a password or secret written in prose")),
+            ("credentials are read from ~/.aws/credentials", None),
+            ("the credentials are admin / admin", None),
+            (
+                "Basic auth for the staging site is admin / Tr0ub4dor&3-staging.",
+                Some("a password or secret written in prose"),
+            ),
+            ("the password for the admin user is Zq8-fake-2291x", Some("a password or secret written in prose")),
+            ("the password for a service account is rotated monthly", None),
+            ("auth is handled by the proxy: login is user:pass form", None),
+            ("the password for the café box is Zq8-fake-2291x", Some("a password or secret written in prose")),
+            ("the password for éééééééééééééééééééééééé is Zq8-fake-2291x", None),
         ];
         for (text, want) in cases {
             assert_eq!(find_secret(text), *want, "{text:?}");
