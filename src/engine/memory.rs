@@ -436,6 +436,34 @@ impl Engine {
 
     // ---- reads -------------------------------------------------------------------------
 
+    /// Builds the in-memory bm25 rung ([`crate::memory::lexicon`]) of every skill with notes
+    /// visible from this project, ahead of its first recall, reading through a connection of
+    /// its own: recalls do not wait for it, and the first recall of a skill does not pay for
+    /// its index. Returns how many were built.
+    pub fn warm_lexicons(&self) -> Result<usize> {
+        let (path, skills) = {
+            let conn = lock(&self.conn);
+            (conn.path().map(str::to_string), self.catalog.skills(&conn)?)
+        };
+        let Some(path) = path.filter(|p| !p.is_empty()) else { return Ok(0) };
+        let own = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        own.busy_timeout(std::time::Duration::from_secs(5))?;
+        let before = self.lexicons.builds();
+        for skill in skills {
+            let cands = {
+                let conn = lock(&self.conn);
+                self.catalog.candidates(&conn, &skill, &self.project_id)?.candidates
+            };
+            if !cands.is_empty() {
+                self.lexicons.warm(&own, (&skill, &self.project_id), &cands)?;
+            }
+        }
+        Ok(self.lexicons.builds() - before)
+    }
+
     fn ranking_of(&self, ctx: &SkillContext) -> Ranking {
         ctx.settings.ranking.unwrap_or_default()
     }
@@ -624,11 +652,12 @@ impl Engine {
             self.catalog.recalled(&b.note_ids);
         }
         tracing::debug!(
-            "recall {}: catalog {:?}, rank {:?}, render {:?}, total {:?}",
+            "recall {}: catalog {:?}, rank {:?}, render {:?}, count {:?}, total {:?}",
             ctx.name,
             t_catalog,
             t_rank - t_catalog,
             t_render - t_rank,
+            t0.elapsed() - t_render,
             t0.elapsed()
         );
         Ok((b, out.mode, out.notes, out.found_by))

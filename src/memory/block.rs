@@ -37,6 +37,15 @@ pub fn escape_attr(s: &str) -> String {
 }
 
 fn escape_xml(s: &str, attr: bool) -> String {
+    // Most lessons need nothing escaped: copy them whole (U+FFFE and U+FFFF start with 0xEF).
+    let plain = |b: &u8| match *b {
+        b'&' | b'<' | b'>' | b'"' | b'\'' | b'\r' | 0xEF => false,
+        b'\t' | b'\n' => !attr,
+        b => b >= 0x20,
+    };
+    if s.bytes().all(|b| plain(&b)) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -230,10 +239,14 @@ mod tests {
             ("tab\tok", "tab\tok"),
             ("cr\r\nlf", "cr&#13;\nlf"),
             ("non\u{fffe}char\u{ffff}", "nonchar"),
+            ("plain text, nothing to escape", "plain text, nothing to escape"),
+            ("café ünïcode – fine \u{fffd}", "café ünïcode – fine \u{fffd}"),
+            ("", ""),
         ] {
             assert_eq!(escape(a), b);
         }
         assert_eq!(escape_attr("a\tb\nc\r"), "a&#9;b&#10;c&#13;");
+        assert_eq!(escape_attr("plain"), "plain");
     }
 
     #[test]

@@ -216,6 +216,15 @@ impl Catalog {
         Ok(guard.as_mut().expect("loaded above"))
     }
 
+    /// Every skill with a current note, by name.
+    pub fn skills(&self, conn: &Connection) -> Result<Vec<String>> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.fresh(conn, &mut g)?;
+        let mut v: Vec<String> = st.skills.iter().filter(|(_, m)| !m.is_empty()).map(|(k, _)| k.to_string()).collect();
+        v.sort();
+        Ok(v)
+    }
+
     /// Records that the vectors of `skill`'s notes were checked against the index.
     pub fn mark_checked(&self, skill: &str) {
         if let Some(st) = self.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {

@@ -232,6 +232,21 @@ const TEAM_PERIOD: std::time::Duration = std::time::Duration::from_secs(60);
 const TEAM_LISTEN_TICK: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Backend {
+    /// Builds the small skills' in-memory bm25 rung on a thread of its own after start (see
+    /// [`Engine::warm_lexicons`]), so that no skill's first recall pays for its index.
+    fn warm_lexicons_in_background(&self) {
+        let Some(engine) = self.engine.get().cloned() else { return };
+        let _ = std::thread::Builder::new().name("skillmem-lexicons".into()).spawn(move || {
+            let t = std::time::Instant::now();
+            match engine.warm_lexicons() {
+                Ok(n) => tracing::debug!("recall: {n} skills' bm25 indexes built in {:?}", t.elapsed()),
+                Err(e) => tracing::debug!(
+                    "recall: skills' bm25 indexes not built ahead ({e}); each is built at its first recall"
+                ),
+            }
+        });
+    }
+
     /// Syncs with the team server in the background when `[team]` is configured: at start,
     /// after writes (debounced), when the server notifies the team's channel (another machine
     /// pushed), and every minute as a fallback. A failing server is retried with backoff and
@@ -414,6 +429,7 @@ impl LanguageServer for Backend {
         }
         self.reembed_in_background();
         self.team_sync_in_background();
+        self.warm_lexicons_in_background();
     }
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {

@@ -54,9 +54,19 @@ pub struct Lexicon {
     /// Each note's length in tokens (intent, lesson and the skill's token), as FTS5 counts.
     lens: Vec<f64>,
     avg_len: f64,
-    /// stem → its postings, (note index, the stem's weighted frequency in the note).
-    terms: HashMap<String, u32>,
+    /// stem (FTS5's bytes) → its postings, (note index, the stem's weighted frequency in the
+    /// note).
+    terms: HashMap<Box<[u8]>, u32>,
     postings: Vec<Vec<(u32, f64)>>,
+    scratch: Scratch,
+}
+
+/// Buffers reused while notes are added.
+#[derive(Default)]
+struct Scratch {
+    word: String,
+    stem: Vec<u8>,
+    doc: Vec<(u32, f64)>,
 }
 
 /// Calls `f` with each token of `text` (FTS5's: letters and digits, lower-cased), written in
@@ -83,49 +93,70 @@ fn each_token(text: &str, buf: &mut String, f: &mut dyn FnMut(&str)) {
 }
 
 impl Lexicon {
+    fn new() -> Lexicon {
+        Lexicon {
+            ids: vec![],
+            lens: vec![],
+            avg_len: 1.0,
+            terms: HashMap::new(),
+            postings: vec![],
+            scratch: Default::default(),
+        }
+    }
+
     /// The index of `notes` (id, intent, lesson).
     pub fn build<'a>(notes: impl IntoIterator<Item = (i64, &'a str, &'a str)>) -> Lexicon {
-        let mut lex = Lexicon { ids: vec![], lens: vec![], avg_len: 1.0, terms: HashMap::new(), postings: vec![] };
-        let mut buf = String::new();
-        let mut doc: Vec<(u32, f64)> = vec![];
-        for (i, (id, intent, delta)) in notes.into_iter().enumerate() {
-            doc.clear();
-            let mut len = 1.0;
-            for (text, w) in [(intent, W_INTENT), (delta, W_DELTA)] {
-                let Lexicon { terms, postings, .. } = &mut lex;
-                each_token(text, &mut buf, &mut |tok| {
-                    len += 1.0;
-                    let stem = porter::stem(tok);
-                    let t = match terms.get(stem.as_str()) {
-                        Some(t) => *t,
-                        None => {
-                            let t = postings.len() as u32;
-                            postings.push(vec![]);
-                            terms.insert(stem, t);
-                            t
-                        }
-                    };
-                    doc.push((t, w));
-                });
-            }
-            doc.sort_unstable_by_key(|d| d.0);
-            let mut k = 0;
-            while k < doc.len() {
-                let t = doc[k].0;
-                let mut f = 0.0;
-                while k < doc.len() && doc[k].0 == t {
-                    f += doc[k].1;
-                    k += 1;
-                }
-                lex.postings[t as usize].push((i as u32, f));
-            }
-            lex.ids.push(id);
-            lex.lens.push(len);
+        let mut lex = Lexicon::new();
+        for (id, intent, delta) in notes {
+            lex.add(id, intent, delta);
         }
-        if !lex.lens.is_empty() {
-            lex.avg_len = lex.lens.iter().sum::<f64>() / lex.lens.len() as f64;
-        }
+        lex.finish();
         lex
+    }
+
+    /// Adds one note (its words stemmed into reused buffers: no allocation per word).
+    fn add(&mut self, id: i64, intent: &str, delta: &str) {
+        let i = self.ids.len() as u32;
+        let Lexicon { terms, postings, scratch, .. } = self;
+        let Scratch { word, stem, doc } = scratch;
+        doc.clear();
+        let mut len = 1.0;
+        for (text, w) in [(intent, W_INTENT), (delta, W_DELTA)] {
+            each_token(text, word, &mut |tok| {
+                len += 1.0;
+                porter::stem_into(tok.as_bytes(), stem);
+                let t = match terms.get(stem.as_slice()) {
+                    Some(t) => *t,
+                    None => {
+                        let t = postings.len() as u32;
+                        postings.push(vec![]);
+                        terms.insert(stem.as_slice().into(), t);
+                        t
+                    }
+                };
+                doc.push((t, w));
+            });
+        }
+        doc.sort_unstable_by_key(|d| d.0);
+        let mut k = 0;
+        while k < doc.len() {
+            let t = doc[k].0;
+            let mut f = 0.0;
+            while k < doc.len() && doc[k].0 == t {
+                f += doc[k].1;
+                k += 1;
+            }
+            postings[t as usize].push((i, f));
+        }
+        self.ids.push(id);
+        self.lens.push(len);
+    }
+
+    fn finish(&mut self) {
+        if !self.lens.is_empty() {
+            self.avg_len = self.lens.iter().sum::<f64>() / self.lens.len() as f64;
+        }
+        self.scratch = Default::default();
     }
 
     /// The notes that hold a word of `intent`, best first (ties by id), at most `limit`, each
@@ -135,8 +166,10 @@ impl Lexicon {
         let mut score = vec![0f64; self.ids.len()];
         let mut matched = vec![false; self.ids.len()];
         // Each word of the query counts, repeats too (FTS5 takes each as a phrase).
+        let mut stem = vec![];
         for word in crate::text::words(intent) {
-            let Some(&t) = self.terms.get(porter::stem(&word).as_str()) else { continue };
+            porter::stem_into(word.as_bytes(), &mut stem);
+            let Some(&t) = self.terms.get(stem.as_slice()) else { continue };
             let list = &self.postings[t as usize];
             let (n, hit) = match df.as_mut() {
                 Some(f) => f(&word)?,
@@ -201,12 +234,67 @@ impl StoreCounts {
 pub struct LexiconCache {
     map: Mutex<HashMap<(String, String), Kept>>,
     counts: Mutex<StoreCounts>,
+    builds: std::sync::atomic::AtomicUsize,
 }
 
 /// Lexicons kept at most (one per skill and project).
 const LEXICONS_HELD: usize = 256;
 
 impl LexiconCache {
+    fn kept(&self, key: (&str, &str), cands: &Arc<Vec<Candidate>>) -> Option<Arc<Lexicon>> {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&(key.0.to_string(), key.1.to_string())).filter(|(c, _)| Arc::ptr_eq(c, cands)).map(|(_, l)| l.clone())
+    }
+
+    /// Indexes the skill's current notes among `cands` (read in one scan through `conn`) and
+    /// keeps the index for `cands`.
+    fn build(&self, conn: &Connection, key: (&str, &str), cands: &Arc<Vec<Candidate>>) -> Result<Arc<Lexicon>> {
+        let t = std::time::Instant::now();
+        let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
+        let unsorted: std::collections::HashSet<i64> =
+            if sorted { Default::default() } else { cands.iter().map(|c| c.id).collect() };
+        let visible = |id: i64| {
+            if sorted {
+                cands.binary_search_by_key(&id, |c| c.id).is_ok()
+            } else {
+                unsorted.contains(&id)
+            }
+        };
+        let mut lex = Lexicon::new();
+        store::scan_texts(conn, key.0, &mut |id, intent, delta| {
+            if visible(id) {
+                lex.add(id, intent, delta);
+            }
+        })?;
+        lex.finish();
+        let notes = lex.ids.len();
+        let lex = Arc::new(lex);
+        tracing::debug!("recall {}: bm25 index of {notes} notes built in {:?}", key.0, t.elapsed());
+        self.builds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= LEXICONS_HELD {
+            map.clear();
+        }
+        map.insert((key.0.to_string(), key.1.to_string()), (cands.clone(), lex.clone()));
+        Ok(lex)
+    }
+
+    /// Builds the index of `cands` ahead of the first recall (through `conn`, a connection of
+    /// the caller's own, so that recalls do not wait for it), unless it is there already or
+    /// the skill is too large for one ([`LEXICON_MAX`]). A write meanwhile gives the skill a
+    /// new candidate list, for which this index is never used.
+    pub fn warm(&self, conn: &Connection, key: (&str, &str), cands: &Arc<Vec<Candidate>>) -> Result<()> {
+        if cands.len() > LEXICON_MAX || self.kept(key, cands).is_some() {
+            return Ok(());
+        }
+        self.build(conn, key, cands).map(|_| ())
+    }
+
+    /// How many indexes were built so far (warming included).
+    pub fn builds(&self) -> usize {
+        self.builds.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// bm25 over `cands` (the visible notes of `skill` from `project`) for `intent`: see
     /// [`Lexicon::search`]. The skill's texts are read in one scan when its candidates
     /// change; the store's counts are kept while `held`'s generation stays (read again each
@@ -220,44 +308,9 @@ impl LexiconCache {
         intent: &str,
         limit: usize,
     ) -> Result<Vec<(i64, f64)>> {
-        let k = (key.0.to_string(), key.1.to_string());
-        let kept = {
-            let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-            map.get(&k).filter(|(c, _)| Arc::ptr_eq(c, cands)).map(|(_, l)| l.clone())
-        };
-        let lex = match kept {
+        let lex = match self.kept(key, cands) {
             Some(l) => l,
-            None => {
-                let t = std::time::Instant::now();
-                // The skill's current notes in one scan, those visible from the project kept
-                // (the candidates, sorted by id), in the candidates' order.
-                let mut texts: Vec<(i64, String, String)> = Vec::with_capacity(cands.len());
-                let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
-                let unsorted: std::collections::HashSet<i64> =
-                    if sorted { Default::default() } else { cands.iter().map(|c| c.id).collect() };
-                let visible = |id: i64| {
-                    if sorted {
-                        cands.binary_search_by_key(&id, |c| c.id).is_ok()
-                    } else {
-                        unsorted.contains(&id)
-                    }
-                };
-                store::scan_texts(conn, key.0, &mut |id, intent, delta| {
-                    if visible(id) {
-                        texts.push((id, intent.to_string(), delta.to_string()));
-                    }
-                })?;
-                texts.sort_unstable_by_key(|t| t.0);
-                let notes = texts;
-                let lex = Arc::new(Lexicon::build(notes.iter().map(|n| (n.0, n.1.as_str(), n.2.as_str()))));
-                tracing::debug!("recall {}: bm25 index of {} notes built in {:?}", key.0, notes.len(), t.elapsed());
-                let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-                if map.len() >= LEXICONS_HELD {
-                    map.clear();
-                }
-                map.insert(k, (cands.clone(), lex.clone()));
-                lex
-            }
+            None => self.build(conn, key, cands)?,
         };
         let generation = match held {
             Some(c) => Some(c.generation(conn)?),
@@ -365,5 +418,43 @@ mod tests {
         assert_eq!(ids(lex.search("zzz", 10, None)), Vec::<i64>::new());
         assert_eq!(ids(lex.search("", 10, None)), Vec::<i64>::new());
         assert!(ids(Lexicon::build([]).search("csv", 10, None)).is_empty());
+    }
+
+    /// An index built ahead through another connection is the one recall then uses (no second
+    /// build), and answers as one built at the first recall.
+    #[test]
+    fn warmed_ahead_is_used() {
+        use crate::memory::{Kind, NewNote, Scope, Source};
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        for i in 0..40 {
+            let new = NewNote {
+                skill: "jq".into(),
+                kind: Kind::Gotcha,
+                intent: String::new(),
+                delta: format!("quote the csv fields of row kind {}", i % 7),
+                tags: vec![],
+                scope: Scope::Global,
+                source: Source::Agent,
+                session_id: None,
+                skill_hash: None,
+                origin: Default::default(),
+                pending: false,
+            };
+            store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
+        }
+        let cands: Arc<Vec<Candidate>> = store::candidates(&conn, "jq", "p").unwrap().into();
+        let cold = LexiconCache::default().search(&conn, ("jq", "p"), &cands, None, "csv kind 3", 10).unwrap();
+        let other = crate::db::open(dir.path()).unwrap();
+        let cache = LexiconCache::default();
+        cache.warm(&other, ("jq", "p"), &cands).unwrap();
+        cache.warm(&other, ("jq", "p"), &cands).unwrap();
+        assert_eq!(cache.builds(), 1);
+        assert_eq!(cache.search(&conn, ("jq", "p"), &cands, None, "csv kind 3", 10).unwrap(), cold);
+        assert_eq!(cache.builds(), 1, "recall used the index built ahead");
+        // Another candidate list (a write to the skill) is built anew.
+        let again: Arc<Vec<Candidate>> = store::candidates(&conn, "jq", "p").unwrap().into();
+        cache.search(&conn, ("jq", "p"), &again, None, "csv", 10).unwrap();
+        assert_eq!(cache.builds(), 2);
     }
 }

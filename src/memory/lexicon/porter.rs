@@ -162,12 +162,22 @@ const STEP4: &[(&str, &str, Cond)] = &[
 ];
 
 /// The stem of one lower-case token, as FTS5's `porter` tokenizer writes it.
+#[cfg(test)]
 pub fn stem(token: &str) -> String {
-    let b = token.as_bytes();
+    let mut w = vec![];
+    stem_into(token.as_bytes(), &mut w);
+    String::from_utf8_lossy(&w).into_owned()
+}
+
+/// [`stem`] of a token's bytes, written to `w` (cleared first; no allocation once `w` has
+/// room). Cutting bytes of a UTF-8 token can split a character: FTS5 keeps the bytes, and so
+/// does this.
+pub fn stem_into(b: &[u8], w: &mut Vec<u8>) {
+    w.clear();
+    w.extend_from_slice(b);
     if b.len() < 3 || b.len() > MAX_TOKEN {
-        return token.to_string();
+        return;
     }
-    let mut w = b.to_vec();
     // Step 1a.
     if w.ends_with(b"s") {
         let n = w.len();
@@ -210,7 +220,7 @@ pub fn stem(token: &str) -> String {
             let c = w[n - 1];
             if !vowel(c, false) && !matches!(c, b'l' | b's' | b'z') && c == w[n - 2] {
                 w.truncate(n - 1);
-            } else if m_eq1(&w) && o_star(&w) {
+            } else if m_eq1(w) && o_star(w) {
                 w.push(b'e');
             }
         }
@@ -223,7 +233,7 @@ pub fn stem(token: &str) -> String {
     // Steps 2 to 4 (each looks at the second-last byte, so a word of one byte is left alone).
     for rules in [STEP2, STEP3, STEP4] {
         if w.len() >= 2 {
-            step(&mut w, rules);
+            step(w, rules);
         }
     }
     // Step 5a.
@@ -239,9 +249,6 @@ pub fn stem(token: &str) -> String {
     if n > 1 && w[n - 1] == b'l' && w[n - 2] == b'l' && m_gt1(&w[..n - 1]) {
         w.truncate(n - 1);
     }
-    // Cutting bytes of a UTF-8 token can split a character: FTS5 keeps the bytes, which no
-    // query word can then spell either; the same here, lossily.
-    String::from_utf8(w).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]
