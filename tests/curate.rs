@@ -75,7 +75,22 @@ fn preview_shows_the_block_with_rungs_and_counts_no_recall() {
     assert_eq!(r["block"], p["block"], "preview and recall show the same block");
     let after = ok(c.request("skillmem/notes", json!({ "skill": "jq" })).unwrap());
     assert!(after["notes"].as_array().unwrap().iter().all(|n| n["recalls"] == 1), "{after}");
+    // Two recalls in a row, then a listing: both counted (a recall leaves its count for the
+    // next use of the store, or writes it right after answering).
+    for _ in 0..2 {
+        ok(c.request("skillmem/recall", json!({ "skill": "jq", "intent": "iterate over null values" })).unwrap());
+    }
+    let after = ok(c.request("skillmem/notes", json!({ "skill": "jq" })).unwrap());
+    assert!(after["notes"].as_array().unwrap().iter().all(|n| n["recalls"] == 3), "{after}");
     assert_eq!(c.shutdown().unwrap(), 0);
+    // The command line's recall counts too, though its process ends right after it.
+    let (code, _, err) = w.cli(&["recall", "jq", "--intent", "iterate over null values"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = w.cli(&["--json", "notes", "jq"]);
+    assert_eq!(code, 0, "{err}");
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let notes = listed["notes"].as_array().unwrap_or_else(|| listed.as_array().unwrap());
+    assert!(!notes.is_empty() && notes.iter().all(|n| n["recalls"] == 4), "{listed}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{lock, Engine};
+use super::Engine;
 use crate::error::Result;
 use crate::memory::{store, Note};
 
@@ -36,7 +36,7 @@ impl Engine {
                     .to_string()
             }
         };
-        let conn = lock(&self.conn);
+        let conn = self.conn();
         let (project_notes, global_notes, pinned) = store::scope_counts(&conn, skill, &self.project_id)?;
         let ids = store::leading_ids(&conn, skill, &self.project_id, top)?;
         let mut notes = store::load(&conn, &ids)?;

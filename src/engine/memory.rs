@@ -268,7 +268,7 @@ impl Engine {
         new.scope = match scope {
             Some(s) => s,
             None => {
-                let conn = lock(&self.conn);
+                let conn = self.conn();
                 store::get(&conn, replaces)?.map(|n| n.scope).ok_or_else(|| store::not_found(replaces))?
             }
         };
@@ -302,7 +302,7 @@ impl Engine {
             (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
             _ => None,
         };
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let t_lock = t0.elapsed();
         // Near duplicates are looked for among the partition's notes the catalog knows, once
         // the index is known to hold their vectors; otherwise the store asks SQLite.
@@ -356,7 +356,7 @@ impl Engine {
 
     /// Pins a note (every load shows it) or unpins it.
     pub fn pin(&self, id: i64, pinned: bool) -> Result<()> {
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         store::set_pinned(&mut conn, id, pinned)?;
         self.catalog.after_write(&conn, before, &[id]);
@@ -367,7 +367,7 @@ impl Engine {
 
     /// Retires a note (out of recall, kept as history, restorable), with why.
     pub fn forget(&self, id: i64, reason: Option<&str>) -> Result<()> {
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         store::retire(&mut conn, id, &self.project_id, reason, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &[id]);
@@ -378,7 +378,7 @@ impl Engine {
 
     /// Brings a retired or replaced note back into recall.
     pub fn restore(&self, id: i64) -> Result<()> {
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         store::restore(&mut conn, id, &self.project_id, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &[id]);
@@ -389,7 +389,7 @@ impl Engine {
 
     /// Deletes a note and the older versions it replaced, for good. Returns their ids.
     pub fn purge(&self, id: i64) -> Result<Vec<i64>> {
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         let ids = store::purge(&mut conn, id, &self.project_id, self.index.as_deref())?;
         self.catalog.after_write(&conn, before, &ids);
@@ -401,7 +401,7 @@ impl Engine {
     /// A note's versions, oldest first (the note itself among them); the note must be visible
     /// from this project.
     pub fn versions(&self, id: i64) -> Result<Vec<crate::memory::Note>> {
-        store::versions(&lock(&self.conn), id, &self.project_id)
+        store::versions(&self.conn(), id, &self.project_id)
     }
 
     /// Replaces a note's lesson and re-embeds it.
@@ -410,7 +410,7 @@ impl Engine {
             return Err(Error::invalid("delta is empty; to retire a note use skillmem/forget"));
         }
         let intent = {
-            let conn = lock(&self.conn);
+            let conn = self.conn();
             store::get(&conn, id)?.ok_or_else(|| store::not_found(id))?.intent
         };
         // A person's edit is redacted like a note (the dashboard, `skillmem/edit`).
@@ -422,7 +422,7 @@ impl Engine {
             (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
             _ => None,
         };
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         store::edit(&mut conn, id, delta, embedded, self.index.as_deref())?;
         if let (Some(p), Some(m)) = (&pieces, &model) {
@@ -442,7 +442,7 @@ impl Engine {
     /// its index. Returns how many were built.
     pub fn warm_lexicons(&self) -> Result<usize> {
         let (path, skills) = {
-            let conn = lock(&self.conn);
+            let conn = self.conn();
             (conn.path().map(str::to_string), self.catalog.skills(&conn)?)
         };
         let Some(path) = path.filter(|p| !p.is_empty()) else { return Ok(0) };
@@ -454,7 +454,7 @@ impl Engine {
         let before = self.lexicons.builds();
         for skill in skills {
             let cands = {
-                let conn = lock(&self.conn);
+                let conn = self.conn();
                 self.catalog.candidates(&conn, &skill, &self.project_id)?.candidates
             };
             if !cands.is_empty() {
@@ -525,7 +525,7 @@ impl Engine {
     /// rung alone). The head a block of the configured budget holds is ranked.
     pub fn rank_in(&self, ctx: &SkillContext, intent: Option<&str>, vectors: bool) -> Result<recall::Outcome> {
         let query = if vectors { self.query_vector(ctx, intent)? } else { None };
-        let conn = lock(&self.conn);
+        let conn = self.conn();
         let max_tokens = ctx.settings.max_tokens.unwrap_or(self.config.memory.max_tokens);
         let ask = HeadAsk {
             intent,
@@ -553,7 +553,7 @@ impl Engine {
             return Ok(None);
         }
         let empty = {
-            let conn = lock(&self.conn);
+            let conn = self.conn();
             self.catalog.candidates(&conn, &ctx.name, &self.project_id)?.candidates.is_empty()
         };
         if empty {
@@ -580,7 +580,7 @@ impl Engine {
     /// fixtures such as the recall eval's ages and hits. The protocol changes them only by
     /// duplicate writes and `pin`.
     pub fn set_note_facts(&self, id: i64, hits: i64, created_at: i64, pinned: bool) -> Result<()> {
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         store::set_facts(&mut conn, id, hits, created_at, pinned)?;
         self.catalog.after_write(&conn, before, &[id]);
@@ -600,7 +600,7 @@ impl Engine {
         count: bool,
     ) -> Result<BlockOut> {
         let query = self.query_vector(ctx, intent)?;
-        let mut conn = lock(&self.conn);
+        let conn = self.conn();
         let budget = Budget {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
             max_pinned_tokens: ctx.settings.max_pinned_tokens.unwrap_or(self.config.memory.max_pinned_tokens),
@@ -646,13 +646,11 @@ impl Engine {
         }
         let t_render = t0.elapsed();
         if let (Some(b), true) = (&b, count) {
-            let before = self.catalog.before_write(&conn);
-            store::mark_recalled(&mut conn, &b.note_ids)?;
-            self.catalog.after_write(&conn, before, &[]);
-            self.catalog.recalled(&b.note_ids);
+            // Written by the next user of the connection, or right after the answer.
+            lock(&self.pending_recalls).extend_from_slice(&b.note_ids);
         }
         tracing::debug!(
-            "recall {}: catalog {:?}, rank {:?}, render {:?}, count {:?}, total {:?}",
+            "recall {}: catalog {:?}, rank {:?}, render {:?}, rest {:?}, total {:?}",
             ctx.name,
             t_catalog,
             t_rank - t_catalog,
@@ -698,7 +696,7 @@ impl Engine {
     /// the last `days` (default 14, at most 366).
     pub fn stats(&self, project: Option<String>, days: Option<u32>) -> Result<Stats> {
         let project = project.unwrap_or_else(|| self.project_id.clone());
-        let conn = lock(&self.conn);
+        let conn = self.conn();
         let counts = store::counts(&conn, &project)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let stale = store::stale_vectors(&conn, &project, model.as_deref())?;

@@ -109,6 +109,14 @@ pub struct Engine {
     team_poke: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
     /// Checkpoints the write-ahead log off the write path (see `checkpoint.rs`).
     _checkpointer: Option<checkpoint::Checkpointer>,
+    /// Notes recalls surfaced whose counts are not written yet (see [`Engine::conn`]).
+    pending_recalls: Mutex<Vec<i64>>,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.flush_recall_counts();
+    }
 }
 
 /// The note tool of the sidecar's own protocol, when neither the host nor the configuration
@@ -120,6 +128,46 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Engine {
+    /// The database connection, for the engine's own modules (callers outside the engine go
+    /// through its operations, never through SQL), with the recall counts still pending
+    /// written first, so that every read
+    /// sees them. A recall does not write its count itself: it leaves the ids here, and the
+    /// server writes them right after it answers ([`Engine::flush_recall_counts`]), so that no
+    /// recall waits for a write transaction (another sidecar of the data directory may hold
+    /// the write lock) or its commit.
+    fn conn(&self) -> MutexGuard<'_, rusqlite::Connection> {
+        let mut c = lock(&self.conn);
+        self.write_recall_counts(&mut c);
+        c
+    }
+
+    fn write_recall_counts(&self, conn: &mut rusqlite::Connection) {
+        let ids = std::mem::take(&mut *lock(&self.pending_recalls));
+        if ids.is_empty() {
+            return;
+        }
+        let before = self.catalog.before_write(conn);
+        let written = store::mark_recalled(conn, &ids);
+        self.catalog.after_write(conn, before, &[]);
+        match written {
+            Ok(()) => self.catalog.recalled(&ids),
+            Err(e) => tracing::warn!("the recall counts of {} notes were not written: {e}", ids.len()),
+        }
+    }
+
+    /// Whether recalls left counts to write ([`Engine::flush_recall_counts`]).
+    pub fn recall_counts_pending(&self) -> bool {
+        !lock(&self.pending_recalls).is_empty()
+    }
+
+    /// Writes the recall counts left by recalls (see [`Engine::conn`]); at once when none is
+    /// pending.
+    pub fn flush_recall_counts(&self) {
+        if !lock(&self.pending_recalls).is_empty() {
+            drop(self.conn());
+        }
+    }
+
     /// Opens the store of `config.data_dir` for the project of `workspace`.
     pub fn open(config: Config, workspace: Option<PathBuf>) -> Result<Engine> {
         let conn = db::open(&config.data_dir)?;
@@ -178,6 +226,7 @@ impl Engine {
             warnings: Mutex::new(vec![]),
             team_poke: Mutex::new(None),
             _checkpointer: checkpointer,
+            pending_recalls: Mutex::new(vec![]),
         })
     }
 
@@ -205,12 +254,6 @@ impl Engine {
     /// The embedder, if any.
     pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
         self.embedder.as_ref()
-    }
-
-    /// The database connection, for the engine's own modules: callers outside the engine go
-    /// through its operations, never through SQL.
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        lock(&self.conn)
     }
 
     /// Warnings gathered since the last call (malformed frontmatter, once per skill).
@@ -319,7 +362,7 @@ impl Engine {
         if let Some(h) = &self.hnsw {
             h.flush(std::time::Duration::from_secs(5));
         }
-        let _ = lock(&self.conn).execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
+        let _ = self.conn().execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
     }
 }
 

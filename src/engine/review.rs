@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{lock, Engine, NoteFilter, NotePage};
+use super::{Engine, NoteFilter, NotePage};
 use crate::error::{Error, Result};
 use crate::memory::store;
 
@@ -67,7 +67,7 @@ impl Engine {
                         "delta goes with accept (edit then accept); a rejection takes a reason only",
                     ));
                 }
-                let mut conn = lock(&self.conn);
+                let mut conn = self.conn();
                 let before = self.catalog.before_write(&conn);
                 store::reject(&mut conn, id, &self.project_id, reason)?;
                 self.catalog.after_write(&conn, before, &[id]);
@@ -85,7 +85,7 @@ impl Engine {
                         out.edited = true;
                     }
                 }
-                let mut conn = lock(&self.conn);
+                let mut conn = self.conn();
                 let before = self.catalog.before_write(&conn);
                 let a = store::accept(&mut conn, id, &self.project_id, self.index.as_deref())?;
                 let touched: Vec<i64> = std::iter::once(id).chain(a.replaced).collect();

@@ -132,7 +132,7 @@ impl Engine {
     pub fn team_sync(&self) -> Result<SyncReport> {
         let cfg = self.require_team()?.clone();
         let out = self.team_sync_with(&cfg);
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         let recorded = store::team_record_error(&mut conn, out.as_ref().err().map(|e| e.to_string()).as_deref());
         self.catalog.after_write(&conn, before, &[]);
@@ -141,7 +141,7 @@ impl Engine {
     }
 
     fn team_begin(&self, cfg: &TeamConfig) -> Result<store::TeamLocal> {
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn();
         let before = self.catalog.before_write(&conn);
         let local = store::team_begin(&mut conn, &team::new_machine_id(&self.config.data_dir), &cfg.target());
         self.catalog.after_write(&conn, before, &[]);
@@ -160,7 +160,7 @@ impl Engine {
     fn team_push(&self, cfg: &TeamConfig, machine: &str, remote: &mut Remote, report: &mut SyncReport) -> Result<()> {
         let mut opted_out: HashMap<String, bool> = HashMap::new();
         loop {
-            let rows = store::team_outbox(&lock(&self.conn), PUSH_BATCH)?;
+            let rows = store::team_outbox(&self.conn(), PUSH_BATCH)?;
             let Some(upto) = rows.last().map(|r| r.id) else { return Ok(()) };
             for r in &rows {
                 if let Some(n) = &r.note {
@@ -184,7 +184,7 @@ impl Engine {
             }
             let pushed = if events.is_empty() { Default::default() } else { remote.push(machine, &events)? };
             report.pushed += pushed.applied;
-            let mut conn = lock(&self.conn);
+            let mut conn = self.conn();
             let mut forgotten = vec![];
             for uid in &pushed.forgotten {
                 match assigned.iter().find(|a| a.1 == *uid) {
@@ -235,7 +235,7 @@ impl Engine {
             }
             // Vectors are not shared: this machine embeds what is new or changed to it.
             let keys: Vec<(String, String)> = rows.iter().map(|r| (r.uid.clone(), r.note.delta.clone())).collect();
-            let needs = store::team_needs_vector(&lock(&self.conn), &keys)?;
+            let needs = store::team_needs_vector(&self.conn(), &keys)?;
             let mut incoming: Vec<TeamIncoming> = rows
                 .into_iter()
                 .map(|r| TeamIncoming { uid: r.uid, deleted: r.deleted, note: r.note, vector: None })
@@ -260,7 +260,7 @@ impl Engine {
                     }
                 }
             }
-            let mut conn = lock(&self.conn);
+            let mut conn = self.conn();
             let before = self.catalog.before_write(&conn);
             let applied = store::team_apply(&mut conn, &incoming, last, model.as_deref(), with_project)?;
             self.pieces_missing();
@@ -280,7 +280,7 @@ impl Engine {
                 }
                 let back: Vec<i64> = applied.reembedded.iter().chain(&applied.restored).copied().collect();
                 if !back.is_empty() {
-                    let conn = lock(&self.conn);
+                    let conn = self.conn();
                     store::ensure_vectors(&conn, ix, &back)?;
                 }
             }
@@ -291,7 +291,7 @@ impl Engine {
                     merge: self.config.memory.dedup_threshold,
                     subject: self.config.memory.conflict_threshold,
                 };
-                let mut conn = lock(&self.conn);
+                let mut conn = self.conn();
                 let before = self.catalog.before_write(&conn);
                 let pairs = store::pair_written_elsewhere(&mut conn, &applied.reembedded, t, self.index.as_deref());
                 self.catalog.after_write(&conn, before, &[]);
@@ -317,7 +317,7 @@ impl Engine {
     /// The local sync state; with `probe`, the server is asked for the team's head too.
     pub fn team_status(&self, probe: bool) -> Result<TeamStatus> {
         let cfg = self.team_config().cloned();
-        let conn = lock(&self.conn);
+        let conn = self.conn();
         let local = store::team_local(&conn)?;
         let pending = store::team_pending(&conn)?;
         let held = store::team_held(&conn)?

@@ -420,6 +420,11 @@ impl ServerHandler for SkillMcp {
         if let Some(pump) = pump {
             let _ = pump.await;
         }
+        // A recall left its count to write: written off the answer's path.
+        if self.engine.recall_counts_pending() {
+            let e = self.engine.clone();
+            tokio::task::spawn_blocking(move || e.flush_recall_counts());
+        }
         match out {
             None => Err(McpError::invalid_params(
                 format!("unknown tool {name:?}; the tools are {}", TOOL_NAMES.join(", ")),

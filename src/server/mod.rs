@@ -69,6 +69,11 @@ impl Backend {
             M::run(&e2, p, &Cx { progress: &send })
         })
         .await;
+        // A recall left its count to write: written off the answer's path (see `Engine::conn`).
+        if engine.recall_counts_pending() {
+            let e = engine.clone();
+            tokio::task::spawn_blocking(move || e.flush_recall_counts());
+        }
         if let Some(h) = pump {
             let _ = h.await;
         }
