@@ -46,6 +46,24 @@ impl TokenMatch {
         self.table.model_id()
     }
 
+    /// Tokenizes the texts among `texts` not held yet, at most `room` of them, and holds their
+    /// pieces: what a recall of their notes then finds here (the bm25 index's builder reads
+    /// a skill's notes anyway, off the recall's path). Returns how many were tokenized.
+    pub fn prepare(&self, texts: &[&str], room: usize) -> usize {
+        let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
+        let held = self.held.get_many(&keys);
+        let new: Vec<(u64, Arc<[u32]>)> = held
+            .iter()
+            .zip(keys.iter().zip(texts))
+            .filter(|(h, _)| h.is_none())
+            .take(room)
+            .map(|(_, (k, t))| (*k, self.table.match_ids(t).into()))
+            .collect();
+        let n = new.len();
+        self.held.insert_many(new);
+        n
+    }
+
     /// The pieces of each text, kept by text.
     fn pieces(&self, texts: &[&str]) -> Vec<Arc<[u32]>> {
         let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();

@@ -436,29 +436,52 @@ impl Engine {
 
     // ---- reads -------------------------------------------------------------------------
 
-    /// Builds the in-memory bm25 rung ([`crate::memory::lexicon`]) of every skill with notes
-    /// visible from this project, ahead of its first recall, reading through a connection of
-    /// its own: recalls do not wait for it, and the first recall of a skill does not pay for
-    /// its index. Returns how many were built.
-    pub fn warm_lexicons(&self) -> Result<usize> {
-        let (path, skills) = {
-            let conn = self.conn();
-            (conn.path().map(str::to_string), self.catalog.skills(&conn)?)
-        };
-        let Some(path) = path.filter(|p| !p.is_empty()) else { return Ok(0) };
-        let own = rusqlite::Connection::open_with_flags(
-            &path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        own.busy_timeout(std::time::Duration::from_secs(5))?;
+    /// Builds the in-memory bm25 rung ([`crate::memory::lexicon`]) of the skills recalls
+    /// found without one (every skill with notes visible from this project when `all`: the
+    /// server does so after start), reading through a connection of its own, so that recalls
+    /// do not wait for it: meanwhile they ask FTS5, which ranks the same. A candidate list a
+    /// write has replaced since is not built (the next recall asks for the new one). Returns
+    /// how many were built; 0 at once while another call builds (it takes what is wanted).
+    pub fn build_lexicons(&self, all: bool) -> Result<usize> {
+        let Some(_building) = self.lexicons.begin_building() else { return Ok(0) };
         let before = self.lexicons.builds();
-        for skill in skills {
+        let mut own = lock(&self.lexicon_conn);
+        if own.is_none() {
+            let path = self.conn().path().map(str::to_string);
+            let Some(path) = path.filter(|p| !p.is_empty()) else { return Ok(0) };
+            let c = rusqlite::Connection::open_with_flags(
+                &path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            c.busy_timeout(std::time::Duration::from_secs(5))?;
+            *own = Some(c);
+        }
+        let own = own.as_ref().expect("opened above");
+        let mut todo: Vec<String> = if all { self.catalog.skills(&self.conn())? } else { vec![] };
+        // Token matching's pieces of the notes read, so that their recalls find them held
+        // (at most half of what it holds, per call; the skills recalls asked for come first,
+        // taken from the end of the list).
+        let mut room = crate::embed::tokens::NOTES_HELD / 2;
+        loop {
+            todo.extend(self.lexicons.take_wanted().into_iter().map(|(skill, _)| skill));
+            let Some(skill) = todo.pop() else { break };
             let cands = {
                 let conn = self.conn();
                 self.catalog.candidates(&conn, &skill, &self.project_id)?.candidates
             };
-            if !cands.is_empty() {
-                self.lexicons.warm(&own, (&skill, &self.project_id), &cands)?;
+            if cands.is_empty() {
+                continue;
+            }
+            let mut texts: Vec<String> = vec![];
+            let mut also = |intent: &str, delta: &str| {
+                if self.tokens.is_some() && texts.len() < room {
+                    texts.push(crate::embed::note_text(intent, delta));
+                }
+            };
+            self.lexicons.warm(own, (&skill, &self.project_id), &cands, &mut also)?;
+            if let Some(t) = &self.tokens {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                room -= t.prepare(&refs, room);
             }
         }
         Ok(self.lexicons.builds() - before)
@@ -617,13 +640,14 @@ impl Engine {
         };
         let (mut out, t_catalog) = self.rank_head(&conn, ctx, ask)?;
         let t_rank = t0.elapsed();
-        // The newer note of a conflicting pair leads, and the older names it.
-        let lead = |conn: &rusqlite::Connection, out: &mut recall::Outcome| -> Result<_> {
-            let ids: Vec<i64> = out.notes.iter().map(|r| r.note.id).collect();
-            let pairs = store::conflicts_among(conn, &ids)?;
-            Ok(block::lead_newer(&mut out.notes, &pairs))
-        };
-        let mut newer_of = lead(&conn, &mut out)?;
+        // The newer note of a conflicting pair leads, and the older names it: the pairs among
+        // the whole head, loaded or not, asked once (a pair whose other note is not loaded
+        // waits for it).
+        let head: Vec<i64> = out.notes.iter().map(|r| r.note.id).chain(out.unloaded.iter().map(|u| u.0)).collect();
+        let pairs = store::conflicts_among(&conn, &head)?;
+        let lead = |out: &mut recall::Outcome| block::lead_newer(&mut out.notes, &pairs);
+        let mut newer_of = lead(&mut out);
+        let t_lead = t0.elapsed();
         let mut b =
             block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref(), &newer_of);
         // Room left for another note, and notes not loaded: load them and render again (the
@@ -631,9 +655,17 @@ impl Engine {
         let full = b.as_ref().is_some_and(|b| {
             b.tokens + block::NOTE_TOKENS_MIN > budget.max_tokens || limit.is_some_and(|l| b.note_ids.len() >= l)
         });
+        let t_first = t0.elapsed();
         if !full && !out.unloaded.is_empty() {
             out.load_rest(&conn, Some(&self.catalog))?;
-            newer_of = lead(&conn, &mut out)?;
+            tracing::trace!(
+                "recall {}: pairs {:?}, render {:?}, the rest loaded {:?}",
+                ctx.name,
+                t_lead - t_rank,
+                t_first - t_lead,
+                t0.elapsed() - t_first
+            );
+            newer_of = lead(&mut out);
             b = block::render(
                 &ctx.name,
                 out.mode,
@@ -740,5 +772,85 @@ impl Engine {
             embedding: EmbeddingStats { model, dim: self.embedder.as_ref().map(|e| e.dim()), stale },
             uses_by_day,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::memory::{Kind, NewNote, Scope, Source};
+
+    fn engine(dir: &std::path::Path) -> Engine {
+        let conn = crate::db::open(dir).unwrap();
+        let cfg = Config { data_dir: dir.to_path_buf(), project_id: Some("p".into()), ..Config::default() };
+        Engine::with_embedder(conn, cfg, None, None).unwrap()
+    }
+
+    fn write(e: &Engine, skill: &str, delta: &str) {
+        let new = NewNote {
+            skill: skill.into(),
+            kind: Kind::Gotcha,
+            intent: String::new(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::Project,
+            source: Source::Agent,
+            session_id: None,
+            skill_hash: None,
+            origin: Default::default(),
+            pending: false,
+        };
+        let mut conn = e.conn();
+        let before = e.catalog.before_write(&conn);
+        let (id, _) = store::write(&mut conn, "p", &new, None, 0.92, None).unwrap();
+        e.catalog.after_write(&conn, before, &[id]);
+    }
+
+    /// A recall never builds a skill's bm25 index: it asks FTS5 and leaves the skill wanted;
+    /// the index is built after the answer, and ranks exactly as FTS5 did, before and after a
+    /// write to the skill (other skills' longer notes in the store weigh the words and lengths).
+    #[test]
+    fn a_small_skill_ranks_the_same_before_and_after_its_index_is_built() {
+        let d = tempfile::tempdir().unwrap();
+        let e = engine(d.path());
+        let words = ["csv", "quote", "fields", "raw", "output", "null", "iterate", "filter", "slurp", "keys"];
+        for i in 0..60usize {
+            let w = |k: usize| words[k % words.len()];
+            write(&e, "jq", &format!("{} {} {} lesson {i}", w(i), w(i * 3 + 1), w(i * 7 + 2)));
+        }
+        for i in 0..200usize {
+            write(&e, "pdf", &format!("{} page {} of a longer lesson about output number {i}", words[i % 4], i % 9));
+        }
+        let ctx = SkillContext {
+            name: "jq".into(),
+            dir: None,
+            enabled: true,
+            settings: Default::default(),
+            version: None,
+            problem: None,
+        };
+        let intents = ["csv fields", "raw null output", "slurp slurp keys", "quoting filtered iterations"];
+        let ranked = |e: &Engine| -> Vec<Vec<(i64, f32)>> {
+            intents
+                .iter()
+                .map(|i| e.rank_in(&ctx, Some(i), false).unwrap().notes.iter().map(|r| (r.note.id, r.score)).collect())
+                .collect()
+        };
+        let by_fts = ranked(&e);
+        assert!(by_fts.iter().all(|r| !r.is_empty()));
+        assert_eq!(e.lexicons.builds(), 0, "a recall never builds");
+        assert!(e.after_answer_pending());
+        e.after_answer();
+        assert_eq!(e.lexicons.builds(), 1, "jq's index, the one wanted");
+        assert!(!e.after_answer_pending());
+        assert_eq!(ranked(&e), by_fts, "the index ranks as FTS5");
+        assert_eq!(e.lexicons.builds(), 1, "and is kept");
+        // A write to the skill: FTS5 again until the new list's index is built, same ranking.
+        write(&e, "jq", "csv fields again, one more lesson");
+        let by_fts = ranked(&e);
+        e.after_answer();
+        assert_eq!(e.lexicons.builds(), 2);
+        assert_eq!(ranked(&e), by_fts);
     }
 }

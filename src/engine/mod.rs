@@ -90,6 +90,9 @@ pub struct Engine {
     rest_cache: recall::RestCache,
     /// Small skills' bm25 rung in memory.
     lexicons: crate::memory::lexicon::LexiconCache,
+    /// The connection their indexes are built through, kept so that its page cache holds
+    /// the skills' rows the next time (see [`Engine::build_lexicons`]).
+    lexicon_conn: Mutex<Option<Connection>>,
     config: Config,
     project_id: String,
     workspace: Option<PathBuf>,
@@ -160,6 +163,21 @@ impl Engine {
         !lock(&self.pending_recalls).is_empty()
     }
 
+    /// Whether a request left work for after its answer ([`Engine::after_answer`]).
+    pub fn after_answer_pending(&self) -> bool {
+        self.recall_counts_pending() || self.lexicons.any_wanted()
+    }
+
+    /// What a request leaves for after its answer, which the server and the MCP door call
+    /// right after they answer: the recall counts ([`Engine::flush_recall_counts`]), then the
+    /// bm25 indexes recalls found missing ([`Engine::build_lexicons`]).
+    pub fn after_answer(&self) {
+        self.flush_recall_counts();
+        if let Err(e) = self.build_lexicons(false) {
+            tracing::debug!("recall: bm25 indexes not built ({e}); FTS5 answers meanwhile");
+        }
+    }
+
     /// Writes the recall counts left by recalls (see [`Engine::conn`]); at once when none is
     /// pending.
     pub fn flush_recall_counts(&self) {
@@ -213,6 +231,7 @@ impl Engine {
             catalog: Catalog::default(),
             rest_cache: recall::RestCache::default(),
             lexicons: Default::default(),
+            lexicon_conn: Mutex::new(None),
             config,
             project_id,
             workspace,

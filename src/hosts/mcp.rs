@@ -420,10 +420,11 @@ impl ServerHandler for SkillMcp {
         if let Some(pump) = pump {
             let _ = pump.await;
         }
-        // A recall left its count to write: written off the answer's path.
-        if self.engine.recall_counts_pending() {
+        // A recall left its count to write, or a skill without its bm25 index: done off the
+        // answer's path (see `Engine::after_answer`).
+        if self.engine.after_answer_pending() {
             let e = self.engine.clone();
-            tokio::task::spawn_blocking(move || e.flush_recall_counts());
+            tokio::task::spawn_blocking(move || e.after_answer());
         }
         match out {
             None => Err(McpError::invalid_params(

@@ -172,8 +172,8 @@ pub struct Prepared<'a> {
     pub rest_cache: Option<&'a RestCache>,
     /// Reads notes from memory where it read them before ([`Catalog::load_notes`]).
     pub held: Option<&'a Catalog>,
-    /// The bm25 rung in memory for skills of at most [`LEXICON_MAX`] visible notes; `None`:
-    /// FTS5 for every skill.
+    /// The bm25 rung in memory for skills of at most [`LEXICON_MAX`] visible notes that have
+    /// their index built ([`LexiconCache::search`]); `None`: FTS5 for every skill.
     pub lexicons: Option<&'a LexiconCache>,
 }
 
@@ -363,10 +363,15 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         let t_vec = t0.elapsed();
         // The skill's token narrows bm25 to its notes when they are a small part of the store.
         let narrow = (p.corpus == 0 || cands.len() * 2 < p.corpus).then_some(q.skill);
+        // A small skill's own index when it has one; else FTS5, which ranks the same.
+        let in_memory = match p.lexicons.filter(|_| rungs.use_fts && cands.len() <= LEXICON_MAX) {
+            Some(lex) => lex.search(conn, (q.skill, q.project), &cands, p.held, intent, RUNG_DEPTH)?,
+            None => None,
+        };
         let fts_hits = if !rungs.use_fts {
             vec![]
-        } else if let Some(lex) = p.lexicons.filter(|_| cands.len() <= LEXICON_MAX) {
-            lex.search(conn, (q.skill, q.project), &cands, p.held, intent, RUNG_DEPTH)?
+        } else if let Some(hits) = in_memory {
+            hits
         } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
             store::fts_pruned(conn, narrow, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
         } else if p.corpus > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {

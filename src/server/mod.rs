@@ -69,10 +69,11 @@ impl Backend {
             M::run(&e2, p, &Cx { progress: &send })
         })
         .await;
-        // A recall left its count to write: written off the answer's path (see `Engine::conn`).
-        if engine.recall_counts_pending() {
+        // A recall left its count to write, or a skill without its bm25 index: done off the
+        // answer's path (see `Engine::after_answer`).
+        if engine.after_answer_pending() {
             let e = engine.clone();
-            tokio::task::spawn_blocking(move || e.flush_recall_counts());
+            tokio::task::spawn_blocking(move || e.after_answer());
         }
         if let Some(h) = pump {
             let _ = h.await;
@@ -238,12 +239,12 @@ const TEAM_LISTEN_TICK: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Backend {
     /// Builds the small skills' in-memory bm25 rung on a thread of its own after start (see
-    /// [`Engine::warm_lexicons`]), so that no skill's first recall pays for its index.
+    /// [`Engine::build_lexicons`]), so that no skill's first recall pays for its index.
     fn warm_lexicons_in_background(&self) {
         let Some(engine) = self.engine.get().cloned() else { return };
         let _ = std::thread::Builder::new().name("skillmem-lexicons".into()).spawn(move || {
             let t = std::time::Instant::now();
-            match engine.warm_lexicons() {
+            match engine.build_lexicons(true) {
                 Ok(n) => tracing::debug!("recall: {n} skills' bm25 indexes built in {:?}", t.elapsed()),
                 Err(e) => tracing::debug!(
                     "recall: skills' bm25 indexes not built ahead ({e}); each is built at its first recall"

@@ -112,10 +112,45 @@ pub fn fts_doc_count(conn: &Connection, word: &str) -> Result<i64> {
     Ok(stmt.query_row([format!("\"{}\"", word.replace('"', ""))], |r| r.get(0))?)
 }
 
-/// How many rows the full-text table holds (every note, current or not: FTS5's bm25 counts
-/// them all).
-pub fn fts_rows(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?)
+/// What FTS5's bm25 reads from the full-text table's averages record (`notes_fts_data`, id
+/// 1): how many rows it holds (every note, current or not) and how many tokens they hold in
+/// all, over every column. bm25 compares a note's length with `tokens / rows`.
+pub fn fts_totals(conn: &Connection) -> Result<(i64, i64)> {
+    let mut stmt = conn.prepare_cached("SELECT block FROM notes_fts_data WHERE id = 1")?;
+    let block: Option<Vec<u8>> = stmt.query_row([], |r| r.get(0)).optional()?;
+    Ok(block.map(|b| averages(&b)).unwrap_or((0, 0)))
+}
+
+/// Decodes an FTS5 averages record: a varint of rows, then a varint of tokens per column.
+fn averages(mut b: &[u8]) -> (i64, i64) {
+    let mut next = || {
+        let (v, n) = varint(b)?;
+        b = &b[n..];
+        Some(v as i64)
+    };
+    let rows = next().unwrap_or(0);
+    let mut tokens = 0i64;
+    while let Some(t) = next() {
+        tokens = tokens.saturating_add(t);
+    }
+    (rows, tokens)
+}
+
+/// SQLite's variable-length integer (as FTS5 writes it): big-endian groups of 7 bits, the
+/// high bit set on every byte but the last, and a ninth byte of 8 bits. The value and the
+/// bytes it took; `None` on an empty or cut-short input.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &x) in b.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some(((v << 8) | x as u64, 9));
+        }
+        v = (v << 7) | (x & 0x7f) as u64;
+        if x & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
 }
 
 /// The words of an intent as the bm25 rung queries them: every word (letters and digits,
@@ -142,6 +177,56 @@ pub fn fts_query(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varints() {
+        type Case = (&'static [u8], Option<(u64, usize)>);
+        let table: &[Case] = &[
+            (&[0x00], Some((0, 1))),
+            (&[0x7f], Some((127, 1))),
+            (&[0x81, 0x00], Some((128, 2))),
+            (&[0x82, 0x2c, 0x05], Some((300, 2))),
+            (&[0xff, 0x7f], Some((16383, 2))),
+            (&[0x81, 0x80, 0x00], Some((16384, 3))),
+            (&[0x80; 8], None),
+            (&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], Some((u64::MAX, 9))),
+            (&[], None),
+            (&[0x81], None),
+        ];
+        for (bytes, want) in table {
+            assert_eq!(varint(bytes), *want, "{bytes:02x?}");
+        }
+        assert_eq!(averages(&[0x03, 0x05, 0x81, 0x00, 0x03]), (3, 5 + 128 + 3));
+        assert_eq!(averages(&[]), (0, 0));
+    }
+
+    /// The averages record holds what counting the table gives: its rows and its tokens
+    /// (each row also holds its skill's token).
+    #[test]
+    fn totals_count_the_table() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        assert_eq!(fts_totals(&conn).unwrap(), (0, 0));
+        let mk = |intent: &str, delta: &str| NewNote {
+            skill: "jq".into(),
+            kind: super::super::Kind::Gotcha,
+            intent: intent.into(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::Global,
+            source: super::super::Source::Agent,
+            session_id: None,
+            skill_hash: None,
+            origin: Default::default(),
+            pending: false,
+        };
+        write(&mut conn, "p", &mk("", "one two three"), None, 0.9, None).unwrap();
+        write(&mut conn, "p", &mk("csv", "quote the fields"), None, 0.9, None).unwrap();
+        let (x, _) = write(&mut conn, "p", &mk("", "xylophones"), None, 0.9, None).unwrap();
+        assert_eq!(fts_totals(&conn).unwrap(), (3, (3 + 1) + (1 + 3 + 1) + (1 + 1)));
+        purge(&mut conn, x, "p", None).unwrap();
+        assert_eq!(fts_totals(&conn).unwrap(), (2, (3 + 1) + (1 + 3 + 1)));
+    }
 
     #[test]
     fn bm25_stays_within_its_skill() {
