@@ -96,6 +96,7 @@ pub fn spans(text: &str) -> Vec<Span> {
     authorization(text, &mut all);
     assignments(text, &mut all);
     flags(text, &mut all);
+    short_flags(text, &mut all);
     prose(text, &mut all);
     all.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
     let mut out: Vec<Span> = vec![];
@@ -338,6 +339,7 @@ fn authorization(text: &str, out: &mut Vec<Span>) {
 const SECRET_NAMES: &[&str] = &[
     "password",
     "passwd",
+    "passphrase",
     "pwd",
     "secret",
     "api_key",
@@ -496,6 +498,53 @@ fn flags(text: &str, out: &mut Vec<Span>) {
             };
             out.push(Span { start: v_at, end: v_at + v.len(), what });
             from = v_at + v.len();
+        }
+    }
+}
+
+/// `-p'VALUE'` (mysql, mysqldump, mariadb: the password glued to `-p`) and `pass:VALUE`
+/// (openssl's `-pass`, `-passin`, `-passout`): a value of eight characters or more with
+/// letters and a digit or a symbol, not a placeholder. Glued and bare (`-pS3cret99`), `-p`
+/// counts only after a MySQL client's name: it also starts other tools' flags (`-pthread`,
+/// `-platform=linux_amd64`, `-p8080:80`).
+fn short_flags(text: &str, out: &mut Vec<Span>) {
+    for (lead, what) in [("-p", "a password glued to -p on a command line"), ("pass:", "an openssl pass: password")] {
+        let mut from = 0;
+        while let Some(i) = text[from..].find(lead) {
+            let at = from + i;
+            from = at + lead.len();
+            if at > 0 && !text[..at].ends_with(|c: char| c.is_whitespace() || "`'\"(".contains(c)) {
+                continue;
+            }
+            let rest = &text[at + lead.len()..];
+            let quoted = rest.starts_with(['\'', '"']);
+            let mysql = || {
+                let before = text[..at].to_ascii_lowercase();
+                ["mysql", "mariadb"].iter().any(|m| before.contains(m))
+            };
+            if lead == "-p" && !quoted && !mysql() {
+                continue;
+            }
+            let v_at = at + lead.len() + usize::from(quoted);
+            let value = &text[v_at..];
+            if value.starts_with(['$', '<', '{', '%', '[', '*', '-', ' ']) {
+                continue;
+            }
+            let stop = |c: char| if quoted { "'\"".contains(c) } else { c.is_whitespace() || "\"'`,;)".contains(c) };
+            let n = value.char_indices().find(|(_, c)| stop(*c)).map(|(j, _)| j).unwrap_or(value.len());
+            let v = value[..n].trim_end_matches(['.', ':']);
+            let vl = v.to_ascii_lowercase();
+            let letters = v.chars().any(|c| c.is_alphabetic());
+            let other = v.chars().any(|c| !c.is_alphabetic());
+            let placeholder = vl.contains("xxxx")
+                || vl.contains("****")
+                || vl.contains("...")
+                || vl.starts_with("your")
+                || ["password", "changeme", "redacted", "secret"].iter().any(|p| vl.starts_with(p));
+            if !placeholder && letters && other && v.chars().count() >= 8 && !v.contains(char::is_whitespace) {
+                out.push(Span { start: v_at, end: v_at + v.len(), what });
+                from = v_at + v.len();
+            }
         }
     }
 }
@@ -686,6 +735,23 @@ mod tests {
             ("--password PASSWORD and --password-stdin read it from stdin", None),
             ("docker login --username AWS --password-stdin ACCOUNT.dkr.ecr.REGION.amazonaws.com", None),
             ("--db-password hunter2secret is seen by ps", Some("a password or secret on a command line")),
+            (
+                "gpg --pinentry-mode loopback --passphrase 'Qm7!rT2x#Lp9vZ4e' signs unattended",
+                Some("a password or secret on a command line"),
+            ),
+            ("gpg --passphrase-file pw.txt or --passphrase-fd 0 reads it", None),
+            // a password glued to -p, an openssl pass: argument
+            (
+                "mysql -h db -u admin -p'Zt7#qLw2!rPx9vKm' app < dump.sql",
+                Some("a password glued to -p on a command line"),
+            ),
+            ("mysqldump -uroot -pS3cr3tPassw0rd shop", Some("a password glued to -p on a command line")),
+            ("mysql -p prompts for it; -p'$MYSQL_PW' reads the variable", None),
+            ("gcc -pthread -pedantic, docker run -p8080:80 -p 443:443, mkdir -p a/b", None),
+            ("ssh -p2222 host; cp -pr src dst; -pfoo", None),
+            ("terraform providers lock -platform=linux_amd64 -platform=darwin_arm64", None),
+            ("openssl pkcs12 -export -passout pass:Exp0rt!Pw9 -out a.p12", Some("an openssl pass: password")),
+            ("openssl ... -passin pass:$PW or -passin env:PW or file:pw.txt", None),
             ("`gh auth login --with-token` reads a token from stdin; --token is not a flag", None),
             ("--token 9fK2xQ7mLp4RvT8wZ3nB6cY1 on the command line", Some("a high-entropy token or key value")),
             // a password written in prose
