@@ -447,7 +447,7 @@ impl Engine {
         let before = self.lexicons.builds();
         let mut own = lock(&self.lexicon_conn);
         if own.is_none() {
-            let path = self.conn().path().map(str::to_string);
+            let path = self.conn_for_recall().path().map(str::to_string);
             let Some(path) = path.filter(|p| !p.is_empty()) else { return Ok(0) };
             let c = rusqlite::Connection::open_with_flags(
                 &path,
@@ -457,7 +457,7 @@ impl Engine {
             *own = Some(c);
         }
         let own = own.as_ref().expect("opened above");
-        let mut todo: Vec<String> = if all { self.catalog.skills(&self.conn())? } else { vec![] };
+        let mut todo: Vec<String> = if all { self.catalog.skills(&self.conn_for_recall())? } else { vec![] };
         // Token matching's pieces of the notes read, so that their recalls find them held
         // (at most half of what it holds, per call; the skills recalls asked for come first,
         // taken from the end of the list).
@@ -466,7 +466,7 @@ impl Engine {
             todo.extend(self.lexicons.take_wanted().into_iter().map(|(skill, _)| skill));
             let Some(skill) = todo.pop() else { break };
             let cands = {
-                let conn = self.conn();
+                let conn = self.conn_for_recall();
                 self.catalog.candidates(&conn, &skill, &self.project_id)?.candidates
             };
             if cands.is_empty() {
@@ -576,7 +576,7 @@ impl Engine {
             return Ok(None);
         }
         let empty = {
-            let conn = self.conn();
+            let conn = self.conn_for_recall();
             self.catalog.candidates(&conn, &ctx.name, &self.project_id)?.candidates.is_empty()
         };
         if empty {
@@ -623,7 +623,7 @@ impl Engine {
         count: bool,
     ) -> Result<BlockOut> {
         let query = self.query_vector(ctx, intent)?;
-        let conn = self.conn();
+        let conn = self.conn_for_recall();
         let budget = Budget {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
             max_pinned_tokens: ctx.settings.max_pinned_tokens.unwrap_or(self.config.memory.max_pinned_tokens),
@@ -805,6 +805,35 @@ mod tests {
         let before = e.catalog.before_write(&conn);
         let (id, _) = store::write(&mut conn, "p", &new, None, 0.92, None).unwrap();
         e.catalog.after_write(&conn, before, &[id]);
+    }
+
+    /// A recall's counts wait (a ranking reads none): written by the delayed write claimed
+    /// once, or by the next read that shows them, never lost.
+    #[test]
+    fn recall_counts_are_written_later_in_one_go() {
+        let d = tempfile::tempdir().unwrap();
+        let e = engine(d.path());
+        write(&e, "jq", "quote the csv fields");
+        let ctx = SkillContext {
+            name: "jq".into(),
+            dir: None,
+            enabled: true,
+            settings: Default::default(),
+            version: None,
+            problem: None,
+        };
+        let id = e.recall_block(&ctx, None, None, None, true).unwrap().0.unwrap().note_ids[0];
+        let recalls = |e: &Engine| store::get(&lock(&e.conn), id).unwrap().unwrap().recalls;
+        assert_eq!(recalls(&e), 0, "not written on the recall's path");
+        assert!(!e.after_answer_pending(), "not due yet");
+        assert!(e.schedule_recall_counts());
+        assert!(!e.schedule_recall_counts(), "one delayed write at a time");
+        e.recall_block(&ctx, None, None, None, true).unwrap();
+        e.write_scheduled_recall_counts();
+        assert_eq!(recalls(&e), 2, "both recalls, in one write");
+        assert!(!e.schedule_recall_counts(), "nothing waits");
+        e.recall_block(&ctx, None, None, None, true).unwrap();
+        assert_eq!(store::get(&e.conn(), id).unwrap().unwrap().recalls, 3, "a read writes them first");
     }
 
     /// A recall never builds a skill's bm25 index: it asks FTS5 and leaves the skill wanted;

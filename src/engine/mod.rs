@@ -114,6 +114,10 @@ pub struct Engine {
     _checkpointer: Option<checkpoint::Checkpointer>,
     /// Notes recalls surfaced whose counts are not written yet (see [`Engine::conn`]).
     pending_recalls: Mutex<Vec<i64>>,
+    /// When recall counts were last written (see [`RECALL_COUNTS_EVERY`]).
+    counts_written: Mutex<std::time::Instant>,
+    /// A delayed write of the recall counts is scheduled ([`Engine::schedule_recall_counts`]).
+    counts_scheduled: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Engine {
@@ -121,6 +125,14 @@ impl Drop for Engine {
         self.flush_recall_counts();
     }
 }
+
+/// While recalls keep coming, their counts are written at most this often (or once
+/// [`RECALL_COUNTS_HELD`] wait), in one transaction: each recall's own write of the 20 to 50
+/// notes it surfaced was a transaction of as many scattered pages, which the next recall
+/// waited for. A read that shows counts writes them first ([`Engine::conn`]).
+pub const RECALL_COUNTS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+/// See [`RECALL_COUNTS_EVERY`].
+pub const RECALL_COUNTS_HELD: usize = 16_384;
 
 /// The note tool of the sidecar's own protocol, when neither the host nor the configuration
 /// names one.
@@ -144,11 +156,22 @@ impl Engine {
         c
     }
 
+    /// The connection for a recall: the counts still pending are left for later (a ranking
+    /// reads no count), unless too many wait ([`RECALL_COUNTS_HELD`]).
+    fn conn_for_recall(&self) -> MutexGuard<'_, rusqlite::Connection> {
+        let mut c = lock(&self.conn);
+        if lock(&self.pending_recalls).len() >= RECALL_COUNTS_HELD {
+            self.write_recall_counts(&mut c);
+        }
+        c
+    }
+
     fn write_recall_counts(&self, conn: &mut rusqlite::Connection) {
         let ids = std::mem::take(&mut *lock(&self.pending_recalls));
         if ids.is_empty() {
             return;
         }
+        *lock(&self.counts_written) = std::time::Instant::now();
         let before = self.catalog.before_write(conn);
         let written = store::mark_recalled(conn, &ids);
         self.catalog.after_write(conn, before, &[]);
@@ -163,16 +186,38 @@ impl Engine {
         !lock(&self.pending_recalls).is_empty()
     }
 
+    /// Whether the recall counts are due: some wait, and they were last written
+    /// [`RECALL_COUNTS_EVERY`] ago or more.
+    fn recall_counts_due(&self) -> bool {
+        self.recall_counts_pending() && lock(&self.counts_written).elapsed() >= RECALL_COUNTS_EVERY
+    }
+
     /// Whether a request left work for after its answer ([`Engine::after_answer`]).
     pub fn after_answer_pending(&self) -> bool {
-        self.recall_counts_pending() || self.lexicons.any_wanted()
+        self.recall_counts_due() || self.lexicons.any_wanted()
+    }
+
+    /// Claims the one delayed write of the recall counts: true when counts wait and no write
+    /// is scheduled yet; the caller then calls [`Engine::write_scheduled_recall_counts`] after
+    /// [`RECALL_COUNTS_EVERY`], so that the counts of the last recalls of a burst are written
+    /// too.
+    pub fn schedule_recall_counts(&self) -> bool {
+        self.recall_counts_pending() && !self.counts_scheduled.swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
+    /// The delayed write [`Engine::schedule_recall_counts`] claimed.
+    pub fn write_scheduled_recall_counts(&self) {
+        self.counts_scheduled.store(false, std::sync::atomic::Ordering::Release);
+        self.flush_recall_counts();
     }
 
     /// What a request leaves for after its answer, which the server and the MCP door call
-    /// right after they answer: the recall counts ([`Engine::flush_recall_counts`]), then the
-    /// bm25 indexes recalls found missing ([`Engine::build_lexicons`]).
+    /// right after they answer: the recall counts when due ([`RECALL_COUNTS_EVERY`]), then
+    /// the bm25 indexes recalls found missing ([`Engine::build_lexicons`]).
     pub fn after_answer(&self) {
-        self.flush_recall_counts();
+        if self.recall_counts_due() {
+            self.flush_recall_counts();
+        }
         if let Err(e) = self.build_lexicons(false) {
             tracing::debug!("recall: bm25 indexes not built ({e}); FTS5 answers meanwhile");
         }
@@ -246,6 +291,8 @@ impl Engine {
             team_poke: Mutex::new(None),
             _checkpointer: checkpointer,
             pending_recalls: Mutex::new(vec![]),
+            counts_written: Mutex::new(std::time::Instant::now()),
+            counts_scheduled: Default::default(),
         })
     }
 

@@ -420,12 +420,8 @@ impl ServerHandler for SkillMcp {
         if let Some(pump) = pump {
             let _ = pump.await;
         }
-        // A recall left its count to write, or a skill without its bm25 index: done off the
-        // answer's path (see `Engine::after_answer`).
-        if self.engine.after_answer_pending() {
-            let e = self.engine.clone();
-            tokio::task::spawn_blocking(move || e.after_answer());
-        }
+        // Counts and bm25 indexes recalls left, off the answer's path.
+        crate::server::after_answer(&self.engine);
         match out {
             None => Err(McpError::invalid_params(
                 format!("unknown tool {name:?}; the tools are {}", TOOL_NAMES.join(", ")),

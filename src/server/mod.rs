@@ -69,12 +69,7 @@ impl Backend {
             M::run(&e2, p, &Cx { progress: &send })
         })
         .await;
-        // A recall left its count to write, or a skill without its bm25 index: done off the
-        // answer's path (see `Engine::after_answer`).
-        if engine.after_answer_pending() {
-            let e = engine.clone();
-            tokio::task::spawn_blocking(move || e.after_answer());
-        }
+        after_answer(&engine);
         if let Some(h) = pump {
             let _ = h.await;
         }
@@ -236,6 +231,24 @@ const TEAM_DEBOUNCE: std::time::Duration = std::time::Duration::from_millis(300)
 const TEAM_PERIOD: std::time::Duration = std::time::Duration::from_secs(60);
 /// How often the listening connection checks that the sidecar still runs.
 const TEAM_LISTEN_TICK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What a request left for after its answer, done off the answer's path, by the server and
+/// the MCP door alike: recall counts that are due and the bm25 indexes recalls found missing
+/// ([`Engine::after_answer`]); counts not due yet are written once recalls pause
+/// ([`crate::engine::RECALL_COUNTS_EVERY`]).
+pub(crate) fn after_answer(engine: &Arc<Engine>) {
+    if engine.after_answer_pending() {
+        let e = engine.clone();
+        tokio::task::spawn_blocking(move || e.after_answer());
+    }
+    if engine.schedule_recall_counts() {
+        let e = engine.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(crate::engine::RECALL_COUNTS_EVERY).await;
+            let _ = tokio::task::spawn_blocking(move || e.write_scheduled_recall_counts()).await;
+        });
+    }
+}
 
 impl Backend {
     /// Builds the small skills' in-memory bm25 rung on a thread of its own after start (see
