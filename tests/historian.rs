@@ -647,13 +647,15 @@ fn secrets_are_redacted_on_write_found_by_doctor_and_distill_and_fixed() {
 fn eval_historian_prints_precision_recall_and_the_confusion_table() {
     let w = World::new();
     let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/historian");
-    let (dev, held, held3, held4, held5, held6) = (
+    let (dev, held, held3, held4, held5, held6, held7, held8) = (
         bench.join("dev.jsonl"),
         bench.join("held-out.jsonl"),
         bench.join("held-out-3.jsonl"),
         bench.join("held-out-4.jsonl"),
         bench.join("held-out-5.jsonl"),
         bench.join("held-out-6.jsonl"),
+        bench.join("held-out-7.jsonl"),
+        bench.join("held-out-8.jsonl"),
     );
     let (code, out, err) = w.cli(&[
         "eval",
@@ -665,10 +667,12 @@ fn eval_historian_prints_precision_recall_and_the_confusion_table() {
         held4.to_str().unwrap(),
         held5.to_str().unwrap(),
         held6.to_str().unwrap(),
+        held7.to_str().unwrap(),
+        held8.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let r: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(r.as_array().unwrap().len(), 6);
+    assert_eq!(r.as_array().unwrap().len(), 8);
     assert!(r[5]["observations"].as_u64().unwrap() >= 300);
     assert!(r[2]["observations"].as_u64().unwrap() >= 150);
     assert!(r[3]["observations"].as_u64().unwrap() >= 180);
