@@ -511,9 +511,11 @@ struct Judged {
     want: bool,
     /// `None` when promoted, else the rule and the reason.
     refused: Option<(String, String)>,
+    /// With `--features`: the line's record for the dump (see [`feature_record`]).
+    features: Option<serde_json::Value>,
 }
 
-fn judge_set(file: &Path) -> Result<Vec<Judged>> {
+fn judge_set(file: &Path, with_features: bool) -> Result<Vec<Judged>> {
     use skillmem::historian::{filter, observations};
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let dir = file.parent().unwrap_or(Path::new("."));
@@ -552,30 +554,75 @@ fn judge_set(file: &Path) -> Result<Vec<Judged>> {
     }
     let none: SkillFacts = (None, vec![]);
     let table = skillmem::embed::static_table::StaticEmbedder::builtin()?;
-    let cosine = skillmem::historian::filter::cosine_by(table);
+    let cosine = skillmem::historian::filter::cosine_by(table.clone());
     let sim = skillmem::historian::filter::Similarity(&cosine);
     let mut out = vec![];
     for (chunk, line, want, category) in lines {
+        let mut features = None;
         let refused = match observations::parse_line(&line) {
             Err(e) => Some(("format".to_string(), e)),
             Ok(o) => {
                 let (md, notes) = skills.get(&o.skill).unwrap_or(&none);
                 let used = chunks.get(&chunk).and_then(|c| c.as_deref());
                 let ctx = filter::Context { skill_md: md.as_deref(), notes, chunk_skills: used, similarity: Some(sim) };
-                filter::check(&o.skill, &o.lesson, &ctx).err().map(|r| (r.category().to_string(), r.reason(&o.skill)))
+                let refused = filter::check(&o.skill, &o.lesson, &ctx)
+                    .err()
+                    .map(|r| (r.category().to_string(), r.reason(&o.skill)));
+                if with_features {
+                    let rule = refused.as_ref().map_or("pass", |r| r.0.as_str());
+                    features = Some(feature_record(&o, &ctx, rule, table.as_ref())?);
+                }
+                refused
             }
         };
-        out.push(Judged { line, category, want, refused });
+        out.push(Judged { line, category, want, refused, features });
     }
     Ok(out)
 }
 
+/// One line of `--features`: the observation, the rules' verdict (`pass` or the refusing
+/// rule's category), [`skillmem::historian::features`] by name, and the lesson's vector by
+/// the built-in static table (what the filter's cosines are taken with). The caller adds the
+/// set's name, the label and the labelled category.
+fn feature_record(
+    o: &skillmem::historian::observations::Observation,
+    ctx: &skillmem::historian::filter::Context<'_>,
+    rule: &str,
+    table: &dyn Embedder,
+) -> Result<serde_json::Value> {
+    use skillmem::historian::features;
+    let values = features::features(&o.skill, &o.lesson, ctx);
+    let named: serde_json::Map<String, serde_json::Value> =
+        features::NAMES.iter().zip(values).map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect();
+    Ok(serde_json::json!({
+        "skill": o.skill,
+        "kind": o.kind.as_str(),
+        "lesson": o.lesson,
+        "rule": rule,
+        "features": named,
+        "embedding": table.embed_one(&o.lesson)?,
+    }))
+}
+
 /// `skillmem eval historian FILE...`: precision and recall of promotion on labelled sets, a
-/// confusion table by category, and every wrong verdict.
-pub fn historian(g: &Global, files: &[std::path::PathBuf]) -> Result<()> {
+/// confusion table by category, and every wrong verdict; with `features`, also a JSONL file of
+/// each parsed line's features (`feature_record`), for studying a learned judge.
+pub fn historian(g: &Global, files: &[std::path::PathBuf], features: Option<&Path>) -> Result<()> {
     let mut reports = vec![];
+    let mut dump = String::new();
     for f in files {
-        let judged = judge_set(f)?;
+        let judged = judge_set(f, features.is_some())?;
+        let set = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        for j in &judged {
+            if let Some(serde_json::Value::Object(r)) = &j.features {
+                let mut r = r.clone();
+                r.insert("set".into(), set.clone().into());
+                r.insert("label".into(), (if j.want { "promote" } else { "reject" }).into());
+                r.insert("category".into(), j.category.clone().into());
+                dump.push_str(&serde_json::Value::Object(r).to_string());
+                dump.push('\n');
+            }
+        }
         let promoted = judged.iter().filter(|j| j.refused.is_none()).count();
         let lessons = judged.iter().filter(|j| j.want).count();
         let right = judged.iter().filter(|j| j.want && j.refused.is_none()).count();
@@ -636,6 +683,9 @@ pub fn historian(g: &Global, files: &[std::path::PathBuf]) -> Result<()> {
     }
     if g.json {
         out(&serde_json::to_string_pretty(&reports)?);
+    }
+    if let Some(path) = features {
+        std::fs::write(path, dump).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

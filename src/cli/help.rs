@@ -139,8 +139,9 @@ Example:
 
 /// `skillmem eval historian`.
 pub const EVAL_HISTORIAN: &str = "\
-Example:
-  skillmem eval historian bench/historian/dev.jsonl bench/historian/held-out-2.jsonl";
+Examples:
+  skillmem eval historian bench/historian/dev.jsonl bench/historian/held-out-2.jsonl
+  skillmem eval historian --features /tmp/features.jsonl bench/historian/*.jsonl";
 
 /// `skillmem chunk`.
 pub const CHUNK: &str = "\

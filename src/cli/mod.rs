@@ -442,6 +442,10 @@ pub enum EvalCommand {
         /// Labelled historian sets (JSONL: skill, chunk and observation records; bench/historian/).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Also write each line's features (shape, cosines to SKILL.md and notes, the static
+        /// table's vector, the rules' verdict, the label) to this JSONL file.
+        #[arg(long, value_name = "OUT")]
+        features: Option<PathBuf>,
     },
 }
 
@@ -597,7 +601,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval { what: EvalCommand::Merge { files, embedding, verbose } } => {
             eval_merge::run(g, &files, embedding.as_deref(), verbose)?
         }
-        Command::Eval { what: EvalCommand::Historian { files } } => eval::historian(g, &files)?,
+        Command::Eval { what: EvalCommand::Historian { files, features } } => {
+            eval::historian(g, &files, features.as_deref())?
+        }
         Command::Bench {
             what:
                 BenchCommand::Index {

@@ -626,7 +626,7 @@ const SYNONYMS: &[(&str, &str)] = &[
 ];
 
 /// The stemmed content words of a text, code included, synonyms counted as one word.
-fn terms(text: &str) -> HashSet<String> {
+pub(crate) fn terms(text: &str) -> HashSet<String> {
     words(text)
         .iter()
         .filter(|w| !is_stop(w) && !FILLER.contains(&w.as_str()) && !LINKING.contains(&w.as_str()))
@@ -719,7 +719,7 @@ fn negations(text: &str) -> usize {
 /// Each two sentences of a SKILL.md body that follow each other (headings left out), joined:
 /// a summariser that merges two instructions into one lesson restates the pair, and neither
 /// sentence alone is close enough.
-fn pairs(body: &str) -> Vec<String> {
+pub(crate) fn pairs(body: &str) -> Vec<String> {
     let ss: Vec<&str> = body
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
@@ -731,7 +731,7 @@ fn pairs(body: &str) -> Vec<String> {
 }
 
 /// A SKILL.md without its frontmatter.
-fn body(md: &str) -> &str {
+pub(crate) fn body(md: &str) -> &str {
     let t = md.trim_start_matches('\u{feff}');
     if let Some(rest) = t.strip_prefix("---") {
         if let Some(end) = rest.find("\n---") {
@@ -746,7 +746,7 @@ fn body(md: &str) -> &str {
 /// sentence (`. ` / `! ` / `? ` ends), and each clause of a sentence (split at `;` and `:`
 /// followed by a space, and `, so`). Nothing inside a code span splits, and an ellipsis
 /// (`COPY ... FROM`) ends no sentence.
-fn units(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn units(text: &str) -> impl Iterator<Item = &str> {
     text.lines().flat_map(|line| {
         let ss = sentences(line);
         let whole = if ss.len() > 1 { Some(line) } else { None };
@@ -760,6 +760,11 @@ fn units(text: &str) -> impl Iterator<Item = &str> {
 
 fn sentences(line: &str) -> Vec<&str> {
     split_all(line, &[". ", "! ", "? "])
+}
+
+/// How many sentences `text` holds, by the same split as [`units`].
+pub(crate) fn sentence_count(text: &str) -> usize {
+    text.lines().map(|l| sentences(l).len()).sum()
 }
 
 /// `s` split at every occurrence of any of `seps` (kept out) outside code spans, without

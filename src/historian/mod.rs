@@ -7,6 +7,7 @@
 //! near-duplicate detection, an embedding at write time), with source `historian` and the
 //! scope `historian.promoteScope`. Knows nothing of JSON-RPC or the engine.
 
+pub mod features;
 pub mod filter;
 pub mod observations;
 pub mod transcript;
