@@ -202,13 +202,10 @@ mod tests {
 
     /// The averages record holds what counting the table gives: its rows and its tokens
     /// (each row also holds its skill's token).
-    #[test]
-    fn totals_count_the_table() {
-        let d = tempfile::tempdir().unwrap();
-        let mut conn = crate::db::open(d.path()).unwrap();
-        assert_eq!(fts_totals(&conn).unwrap(), (0, 0));
-        let mk = |intent: &str, delta: &str| NewNote {
-            skill: "jq".into(),
+    /// A global gotcha of `skill` written by the agent.
+    fn note(skill: &str, intent: &str, delta: &str) -> NewNote {
+        NewNote {
+            skill: skill.into(),
             kind: super::super::Kind::Gotcha,
             intent: intent.into(),
             delta: delta.into(),
@@ -219,7 +216,15 @@ mod tests {
             skill_hash: None,
             origin: Default::default(),
             pending: false,
-        };
+        }
+    }
+
+    #[test]
+    fn totals_count_the_table() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        assert_eq!(fts_totals(&conn).unwrap(), (0, 0));
+        let mk = |intent: &str, delta: &str| note("jq", intent, delta);
         write(&mut conn, "p", &mk("", "one two three"), None, 0.9, None).unwrap();
         write(&mut conn, "p", &mk("csv", "quote the fields"), None, 0.9, None).unwrap();
         let (x, _) = write(&mut conn, "p", &mk("", "xylophones"), None, 0.9, None).unwrap();
@@ -232,19 +237,7 @@ mod tests {
     fn bm25_stays_within_its_skill() {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
-        let mk = |skill: &str, delta: &str| NewNote {
-            skill: skill.into(),
-            kind: super::super::Kind::Gotcha,
-            intent: String::new(),
-            delta: delta.into(),
-            tags: vec![],
-            scope: Scope::Global,
-            source: super::super::Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
-        };
+        let mk = |skill: &str, delta: &str| note(skill, "", delta);
         let (a, _) = write(&mut conn, "p", &mk("jq", "rebase the widgets"), None, 0.9, None).unwrap();
         write(&mut conn, "p", &mk("git-rebase", "rebase the branch"), None, 0.9, None).unwrap();
         let (u, _) = write(&mut conn, "p", &mk("café-tools", "rebase with accents"), None, 0.9, None).unwrap();
