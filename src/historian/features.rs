@@ -130,13 +130,10 @@ const NOT_PAST: &[&str] = &[
     "fixed-size",
 ];
 
-/// Verbs a line of advice starts with (besides the filter's own list).
-const IMPERATIVE: &[&str] = &[
-    "use", "run", "pass", "add", "set", "put", "call", "check", "keep", "avoid", "prefer", "wrap", "quote", "escape",
-    "install", "pin", "give", "write", "delete", "remove", "make", "start", "stop", "rerun", "restart", "drop",
-    "convert", "strip", "guard", "read", "look", "increase", "raise", "lower", "skip", "disable", "enable", "don't",
-    "do", "never", "always", "prefix", "export", "list", "include", "specify", "mount", "wait", "feed", "redirect",
-    "create", "open", "close", "clear", "test", "verify", "pipe", "point", "match", "bind", "map", "sort",
+/// Verbs a line of advice starts with, besides the filter's own list (`filter::IMPERATIVE`).
+const MORE_IMPERATIVE: &[&str] = &[
+    "don't", "do", "never", "always", "prefix", "export", "list", "include", "specify", "mount", "wait", "feed",
+    "redirect", "create", "open", "close", "clear", "test", "verify", "pipe", "point", "match", "bind", "map", "sort",
 ];
 
 const MODALS: &[&str] =
@@ -291,7 +288,7 @@ pub fn features(skill: &str, lesson: &str, ctx: &Context<'_>) -> Vec<f32> {
         past / n,
         b(is_past(first)),
         b(passive),
-        b(IMPERATIVE.contains(&first)),
+        b(super::filter::IMPERATIVE.contains(&first) || MORE_IMPERATIVE.contains(&first)),
         b(first.len() > 4 && first.ends_with("ing")),
         b(first == "now"),
         b(label_colon),
