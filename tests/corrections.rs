@@ -277,6 +277,32 @@ fn the_historian_sees_current_notes_and_can_replace_or_retire_them() {
     assert_eq!(c.shutdown().unwrap(), 0);
 }
 
+/// A correction is held to every rule but "restates a note": narration or a secret written
+/// as `| replaces #id` is refused, and the note it named stays as it was.
+#[test]
+fn a_historian_correction_is_still_filtered() {
+    let w = World::new();
+    let dir = w.enabled_skill("jq");
+    let mut c = w.spawn();
+    let b = note(&mut c, "jq", "gotcha", "", "jq 1.6 crashes on --stream with large files.")["id"].as_i64().unwrap();
+    ok(c.request(
+        "skillmem/transcriptChunk",
+        json!({ "sessionId": "s1", "format": "text", "text": "U: fix the stream\nTC: skill(jq)\nA: done\n" }),
+    )
+    .unwrap());
+    let out = format!(
+        "<skill_observations>\n* jq | gotcha | Hit the jq 1.6 crash on --stream with large files again and restarted the job. | replaces #{b}\n* jq | gotcha | jq 1.7 reads the feed with --stream once GITHUB_TOKEN=ghp_R8mKq2Lx9Vt4Wn7Pz3Yc6Bd1Fh5Js0Ga2Ue is set. | replaces #{b}\n</skill_observations>"
+    );
+    let r = ok(c.request("skillmem/historianResult", json!({ "sessionId": "s1", "output": out })).unwrap());
+    assert_eq!(r["promoted"].as_array().unwrap().len(), 0, "{r}");
+    let rej = r["rejected"].as_array().unwrap();
+    assert_eq!(rej.len(), 2, "{r}");
+    assert!(!r.to_string().contains("ghp_R8mKq2"), "{r}");
+    let blk = block_of(&load(&mut c, "c1", "jq", &dir, None));
+    assert!(blk.contains("crashes on --stream with large"), "{blk}");
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
 /// Export and import carry a note's versions: the history stays history, with its successor.
 #[test]
 fn export_and_import_carry_the_history() {

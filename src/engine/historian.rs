@@ -231,7 +231,14 @@ impl Engine {
             // Read once a skill per output, not once a line.
             let (md, listed) = facts.entry(o.skill.clone()).or_insert_with(|| self.filter_facts(&ctx));
             let (md, listed) = (&*md, &*listed);
-            let notes: Vec<(i64, String)> = listed.iter().map(|n| (n.id, n.delta.clone())).collect();
+            // A correction is meant to be close to the note it corrects, so it is not held to
+            // "restates a note"; every other rule (secrets, narration, task facts, SKILL.md…)
+            // judges it as it judges any lesson.
+            let notes: Vec<(i64, String)> = if o.replaces.is_some() {
+                Vec::new()
+            } else {
+                listed.iter().map(|n| (n.id, n.delta.clone())).collect()
+            };
             let fctx =
                 filter::Context { skill_md: md.as_deref(), notes: &notes, chunk_skills: used.as_deref(), similarity };
             let mut hit_on = None;
@@ -240,8 +247,6 @@ impl Engine {
                 // A restatement of a note is a hit on that note: written as that note's own
                 // lesson in its own scope, the write path finds it, raises its hits and
                 // re-stamps its skill version (status `duplicate`), as for an exact repeat.
-                // A correction is meant to be close to the note it corrects: not a hit on it.
-                Err(filter::Refusal::RestatesNote(_)) if o.replaces.is_some() => {}
                 Err(filter::Refusal::RestatesNote(id)) => {
                     hit_on = listed.iter().find(|n| n.id == id);
                     tracing::info!(skill = o.skill, "historian: {line:?} restates note #{id}: counted as a hit on it");
