@@ -156,11 +156,20 @@ impl Engine {
     /// every request: the notes without the model's pieces (a scan of the model's notes) are
     /// counted once, and again after an import or a team sync stored notes without them.
     pub fn other_model_count(&self) -> Result<usize> {
+        use std::sync::atomic::Ordering::SeqCst;
         let Some(e) = self.embedder() else { return Ok(0) };
-        let mut n = store::count_stale(&self.conn(), Stale::OtherModel, e.model_id(), e.dim())?;
-        if e.has_pieces() && !self.pieces_counted.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            n += store::count_stale(&self.conn(), Stale::Pieceless, e.model_id(), e.dim())?;
+        let conn = self.conn();
+        // Nothing changed since a count found none (a recall changes no note): none now.
+        let generation = self.catalog.generation(&conn)?;
+        let pieces_known = !e.has_pieces() || self.pieces_counted.load(SeqCst);
+        if pieces_known && self.none_to_reembed_at.load(SeqCst) == generation + 1 {
+            return Ok(0);
         }
+        let mut n = store::count_stale(&conn, Stale::OtherModel, e.model_id(), e.dim())?;
+        if e.has_pieces() && !self.pieces_counted.swap(true, SeqCst) {
+            n += store::count_stale(&conn, Stale::Pieceless, e.model_id(), e.dim())?;
+        }
+        self.none_to_reembed_at.store(if n == 0 { generation + 1 } else { 0 }, SeqCst);
         Ok(n)
     }
 

@@ -79,6 +79,10 @@ pub struct Engine {
     /// [`Engine::other_model_count`]); cleared by the doors that store notes without them
     /// (import, team sync), so that the next count looks again.
     pieces_counted: std::sync::atomic::AtomicBool,
+    /// The catalog's generation plus one when [`Engine::other_model_count`] last found no
+    /// note to re-embed (0: never): while no note has changed since, there is none to count.
+    /// The server asks after every request, and the count holds the connection.
+    none_to_reembed_at: std::sync::atomic::AtomicU64,
     /// Notes' pieces read for recall, kept by model and text (with a local model).
     held_pieces: recall::HeldPieces,
     index: Option<Arc<dyn VectorIndex>>,
@@ -270,6 +274,7 @@ impl Engine {
             second,
             tokens,
             pieces_counted: Default::default(),
+            none_to_reembed_at: Default::default(),
             held_pieces: recall::HeldPieces::new(recall::PIECES_HELD),
             index,
             hnsw,

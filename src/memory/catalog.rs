@@ -83,7 +83,8 @@ pub struct Read {
 }
 
 fn data_version(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+    // Asked before every read of the catalog: prepared once.
+    Ok(conn.prepare_cached("PRAGMA data_version")?.query_row([], |r| r.get(0))?)
 }
 
 impl State {

@@ -180,19 +180,28 @@ pub fn conflicts_among(conn: &Connection, ids: &[i64]) -> Result<Vec<(i64, i64)>
         return Ok(vec![]);
     }
     let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
+    // The pairs among `ids` first (few: most of a block's notes have none), then whether both
+    // notes are current, asked only of those (recall asks this on every load).
     let mut stmt = conn.prepare_cached(
-        "SELECT c.older, c.newer FROM note_conflicts c
-         WHERE c.older IN (SELECT value FROM json_each(?1))
-           AND EXISTS (SELECT 1 FROM notes o WHERE o.id = c.older AND o.retired_at IS NULL)
-           AND EXISTS (SELECT 1 FROM notes n WHERE n.id = c.newer AND n.retired_at IS NULL)
+        "SELECT c.older, c.newer FROM note_conflicts c WHERE c.older IN (SELECT value FROM json_each(?1))
          ORDER BY c.older, c.newer",
     )?;
     let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
     let rows = stmt.query_map([list], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
-    let mut out = vec![];
+    let mut among = vec![];
     for row in rows {
         let (older, newer) = row?;
         if wanted.contains(&newer) {
+            among.push((older, newer));
+        }
+    }
+    if among.is_empty() {
+        return Ok(among);
+    }
+    let mut current = conn.prepare_cached("SELECT count(*) FROM notes WHERE id IN (?1, ?2) AND retired_at IS NULL")?;
+    let mut out = vec![];
+    for (older, newer) in among {
+        if current.query_row(params![older, newer], |r| r.get::<_, i64>(0))? == 2 {
             out.push((older, newer));
         }
     }

@@ -111,7 +111,8 @@ pub fn count_stale(conn: &Connection, which: Stale, model: &str, dim: usize) -> 
         // The same condition as five disjoint ranges of `notes_by_vector_model`: a few index
         // seeks when (as usual) almost every vector is the current model's, where the plain
         // condition reads every note row. The server asks after every request.
-        let n: i64 = conn.query_row(OTHER_MODEL_COUNT, params![model, (dim * 4) as i64], |r| r.get(0))?;
+        let n: i64 =
+            conn.prepare_cached(OTHER_MODEL_COUNT)?.query_row(params![model, (dim * 4) as i64], |r| r.get(0))?;
         return Ok(n as usize);
     }
     let n: i64 = conn.query_row(

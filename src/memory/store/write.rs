@@ -67,13 +67,13 @@ pub fn write_among(
         Some(id) => Some(replaceable(&tx, id, &new.skill, project)?),
         None => None,
     };
+    // Every write asks this and the insert below: both prepared once per connection.
     let exact: Option<i64> = tx
-        .query_row(
+        .prepare_cached(
             "SELECT id FROM notes WHERE skill = ?1 AND scope = ?2 AND project_id = ?3 AND norm_hash = ?4
              AND retired_at IS NULL",
-            params![new.skill, new.scope.as_str(), pkey, hash],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![new.skill, new.scope.as_str(), pkey, hash], |r| r.get(0))
         .optional()?;
     // The normalised text drops punctuation: "offset -1" and "offset 1" hash alike. Such a
     // twin that names other specifics is another note, stored under a hash of its exact text.
@@ -163,10 +163,8 @@ pub fn write_among(
     }
     let id = insert(&tx, project, new, &hash, now, embedded.as_ref())?;
     if let Some(older) = conflict {
-        tx.execute(
-            "INSERT OR IGNORE INTO note_conflicts (older, newer, created_at) VALUES (?1, ?2, ?3)",
-            params![older, id, now],
-        )?;
+        tx.prepare_cached("INSERT OR IGNORE INTO note_conflicts (older, newer, created_at) VALUES (?1, ?2, ?3)")?
+            .execute(params![older, id, now])?;
     }
     let t_insert = t0.elapsed();
     tx.commit()?;
