@@ -158,7 +158,8 @@ impl Engine {
     pub fn other_model_count(&self) -> Result<usize> {
         use std::sync::atomic::Ordering::SeqCst;
         let Some(e) = self.embedder() else { return Ok(0) };
-        let conn = self.conn();
+        // Reads no recall count: the pending ones stay batched (see `conn_for_recall`).
+        let conn = self.conn_for_recall();
         // Nothing changed since a count found none (a recall changes no note): none now.
         let generation = self.catalog.generation(&conn)?;
         let pieces_known = !e.has_pieces() || self.pieces_counted.load(SeqCst);
