@@ -644,7 +644,7 @@ impl Engine {
         // the whole head, loaded or not, asked once (a pair whose other note is not loaded
         // waits for it).
         let head: Vec<i64> = out.notes.iter().map(|r| r.note.id).chain(out.unloaded.iter().map(|u| u.0)).collect();
-        let pairs = store::conflicts_among(&conn, &head)?;
+        let pairs = self.catalog.conflicts_among(&conn, &head)?;
         let lead = |out: &mut recall::Outcome| block::lead_newer(&mut out.notes, &pairs);
         let mut newer_of = lead(&mut out);
         let t_lead = t0.elapsed();

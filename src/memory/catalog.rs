@@ -48,6 +48,40 @@ struct State {
     /// notes come back recall after recall, and reading one from SQLite costs microseconds.
     /// A write reported for a note drops it; any other write drops them all (with the state).
     notes: HashMap<i64, Note>,
+    /// The conflicting pairs, read on the first ask after a load; a write reported for a note
+    /// reads that note's pairs again.
+    pairs: Option<Pairs>,
+}
+
+/// Conflicting pairs both ways: `newer_of[older]` and `older_of[newer]`.
+#[derive(Default)]
+struct Pairs {
+    newer_of: HashMap<i64, Vec<i64>>,
+    older_of: HashMap<i64, Vec<i64>>,
+}
+
+impl Pairs {
+    fn add(&mut self, older: i64, newer: i64) {
+        let n = self.newer_of.entry(older).or_default();
+        if !n.contains(&newer) {
+            n.push(newer);
+            self.older_of.entry(newer).or_default().push(older);
+        }
+    }
+
+    /// Drops every pair `id` is in.
+    fn forget(&mut self, id: i64) {
+        for newer in self.newer_of.remove(&id).unwrap_or_default() {
+            if let Some(o) = self.older_of.get_mut(&newer) {
+                o.retain(|x| *x != id);
+            }
+        }
+        for older in self.older_of.remove(&id).unwrap_or_default() {
+            if let Some(n) = self.newer_of.get_mut(&older) {
+                n.retain(|x| *x != id);
+            }
+        }
+    }
 }
 
 /// Notes [`Catalog::load_notes`] keeps in memory at most (~1 KB each); past it they are
@@ -160,6 +194,12 @@ impl State {
 
     fn refresh(&mut self, conn: &Connection, id: i64) -> Result<()> {
         self.notes.remove(&id);
+        if let Some(p) = self.pairs.as_mut() {
+            p.forget(id);
+            for (older, newer) in store::conflicts_of(conn, id)? {
+                p.add(older, newer);
+            }
+        }
         let mut row = None;
         store::scan_facts(conn, Some(id), &mut |f| {
             row = Some((f.skill.to_string(), f.global, f.partition.to_string(), f.pinned, f.hits, f.created_at))
@@ -185,6 +225,7 @@ fn load(conn: &Connection) -> Result<State> {
         cache: HashMap::new(),
         parts: HashMap::new(),
         notes: HashMap::new(),
+        pairs: None,
     };
     // Text is read in place and interned: a load of 100k notes makes a handful of strings,
     // not 300k.
@@ -322,6 +363,37 @@ impl Catalog {
         Ok(ids.iter().filter_map(|id| st.notes.get(id).cloned()).collect())
     }
 
+    /// The conflicting pairs `(older, newer)` with both notes among `ids`, both current and
+    /// recalled (not waiting for review), by `older` then `newer`: from memory, the table
+    /// read once a load.
+    pub fn conflicts_among(&self, conn: &Connection, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
+        if ids.len() < 2 {
+            return Ok(vec![]);
+        }
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = self.fresh(conn, &mut g)?;
+        if st.pairs.is_none() {
+            let mut p = Pairs::default();
+            for (older, newer) in store::all_conflicts(conn)? {
+                p.add(older, newer);
+            }
+            st.pairs = Some(p);
+        }
+        let pairs = st.pairs.as_ref().expect("read above");
+        let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
+        let mut out = vec![];
+        for older in ids.iter().filter(|id| st.skill_of.contains_key(id)) {
+            for newer in pairs.newer_of.get(older).into_iter().flatten() {
+                if wanted.contains(newer) && st.skill_of.contains_key(newer) {
+                    out.push((*older, *newer));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
     /// Records that `ids` were surfaced ([`store::mark_recalled`], reported with
     /// [`Catalog::after_write`] before): their held copies count the recall too.
     pub fn recalled(&self, ids: &[i64]) {
@@ -393,6 +465,35 @@ mod tests {
             pending: false,
         };
         store::write(c, pkey, &new, None, 0.9, None).unwrap().0
+    }
+
+    /// The pairs held in memory are the table's: read once, then kept in step by the writes
+    /// reported for a note (a new pair, a purge), and only pairs of two current notes.
+    #[test]
+    fn conflicting_pairs_follow_reported_writes() {
+        let (_d, mut c) = conn();
+        let cat = Catalog::default();
+        let [a, b, x] = ["pin serde 0.8", "pin serde 0.9", "unrelated"].map(|t| add(&mut c, "jq", "project", "p", t));
+        let pair = |c: &Connection, o: i64, n: i64| {
+            c.execute("INSERT INTO note_conflicts (older, newer, created_at) VALUES (?1, ?2, 0)", [o, n]).unwrap();
+        };
+        pair(&c, a, b);
+        assert_eq!(cat.conflicts_among(&c, &[x, b, a]).unwrap(), vec![(a, b)]);
+        assert_eq!(cat.conflicts_among(&c, &[a, x]).unwrap(), vec![], "both notes must be asked for");
+        // A new note and its pair, reported as a write of that note.
+        let before = cat.before_write(&c);
+        let d = add(&mut c, "jq", "project", "p", "pin serde 1.0");
+        pair(&c, b, d);
+        cat.after_write(&c, before, &[d]);
+        assert_eq!(cat.conflicts_among(&c, &[a, b, d]).unwrap(), vec![(a, b), (b, d)]);
+        // A note purged: its pairs go with it (the table's cascade), and the id is not current.
+        let before = cat.before_write(&c);
+        c.execute("DELETE FROM notes WHERE id = ?1", [b]).unwrap();
+        cat.after_write(&c, before, &[b]);
+        assert_eq!(cat.conflicts_among(&c, &[a, b, d]).unwrap(), vec![]);
+        // An unreported write: read again from the table.
+        pair(&c, a, d);
+        assert_eq!(cat.conflicts_among(&c, &[a, d]).unwrap(), vec![(a, d)]);
     }
 
     /// The bm25 rung without the join (large stores) gives the join's answer.

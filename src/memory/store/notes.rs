@@ -171,41 +171,22 @@ pub fn versions(conn: &Connection, id: i64, project: &str) -> Result<Vec<Note>> 
     Ok(out)
 }
 
-/// The conflicting pairs `(older, newer)` with both notes among `ids` and both current.
-/// The table is searched by `older` only (one probe an id) and `newer` checked in memory:
-/// both in the query would probe every pair of ids (15,000 probes for a block's head of 125
-/// notes, measured at 2–3 ms a recall).
-pub fn conflicts_among(conn: &Connection, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
-    if ids.len() < 2 {
-        return Ok(vec![]);
-    }
-    let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
-    // The pairs among `ids` first (few: most of a block's notes have none), then whether both
-    // notes are current, asked only of those (recall asks this on every load).
+/// Every conflicting pair `(older, newer)` of the store, current or not, by `older` (the
+/// catalog holds them: a block asks for the pairs among its head on every load).
+pub fn all_conflicts(conn: &Connection) -> Result<Vec<(i64, i64)>> {
+    let mut stmt = conn.prepare_cached("SELECT older, newer FROM note_conflicts ORDER BY older, newer")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The conflicting pairs `(older, newer)` note `id` is in, either side.
+pub fn conflicts_of(conn: &Connection, id: i64) -> Result<Vec<(i64, i64)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT c.older, c.newer FROM note_conflicts c WHERE c.older IN (SELECT value FROM json_each(?1))
-         ORDER BY c.older, c.newer",
+        "SELECT older, newer FROM note_conflicts WHERE older = ?1
+         UNION SELECT older, newer FROM note_conflicts WHERE newer = ?1",
     )?;
-    let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
-    let rows = stmt.query_map([list], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
-    let mut among = vec![];
-    for row in rows {
-        let (older, newer) = row?;
-        if wanted.contains(&newer) {
-            among.push((older, newer));
-        }
-    }
-    if among.is_empty() {
-        return Ok(among);
-    }
-    let mut current = conn.prepare_cached("SELECT count(*) FROM notes WHERE id IN (?1, ?2) AND retired_at IS NULL")?;
-    let mut out = vec![];
-    for (older, newer) in among {
-        if current.query_row(params![older, newer], |r| r.get::<_, i64>(0))? == 2 {
-            out.push((older, newer));
-        }
-    }
-    Ok(out)
+    let rows = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// The unresolved conflicting pairs visible from `project` (both notes current): `(skill,
