@@ -113,6 +113,18 @@ fn thread_cpu_s() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// CPU time (user and system) a process has used, in seconds; 0 where /proc cannot say.
+fn process_cpu_s(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command (which may hold spaces) start at its closing parenthesis;
+    // utime and stime are the 14th and 15th fields of the line.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let ticks: f64 = rest.split_whitespace().skip(11).take(2).filter_map(|v| v.parse::<f64>().ok()).sum();
+    // SAFETY: sysconf reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    ticks / hz
+}
+
 /// VmRSS and VmHWM of a process, in MB.
 fn rss_mb(pid: Option<u32>) -> (f64, f64) {
     let path = match pid {
@@ -518,6 +530,7 @@ fn fill_through_protocol(
     let mut answered = 0;
     let mut duplicates = 0;
     let fill_start = Instant::now();
+    let cpu_before = process_cpu_s(s.client.child.id());
     let wait_one = |s: &mut Server, pending: &mut std::collections::VecDeque<i64>, dups: &mut usize| -> Result<()> {
         let id = pending.pop_front().expect("a request in flight");
         let res = s.client.wait_for(id)?;
@@ -556,10 +569,11 @@ fn fill_through_protocol(
     }
     let secs = fill_start.elapsed().as_secs_f64();
     let (rss, peak) = rss_mb(Some(s.client.child.id()));
+    let server_cpu_s = process_cpu_s(s.client.child.id()) - cpu_before;
     s.client.request("shutdown", Value::Null)?;
     s.client.notify("exit", Value::Null)?;
     let _ = s.client.child.wait();
-    Ok(Fill { rates, duplicates, secs, rss_mb: rss, peak_rss_mb: peak, embed: None })
+    Ok(Fill { rates, duplicates, secs, server_cpu_s, rss_mb: rss, peak_rss_mb: peak, embed: None })
 }
 
 /// The intent and lesson of the `i`th note of a fill: a three-word intent, a twelve-word
@@ -689,6 +703,9 @@ struct Fill {
     /// Writes answered `duplicate` (merged into an earlier note).
     duplicates: usize,
     secs: f64,
+    /// The CPU time the server used over the fill (all its threads: the index's too), which
+    /// the VM's other load moves far less than the wall-clock rate.
+    server_cpu_s: f64,
     /// The server's resident size at the end of the fill, and its peak.
     rss_mb: f64,
     peak_rss_mb: f64,
@@ -805,11 +822,12 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                             .map(|t| format!(" ({:.2}× one text's embedding)", per_note / t.text_p50_ms.max(1e-9)))
                             .unwrap_or_default();
                         out(&format!(
-                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}; {:.0} notes/s over {:.1} s, {:.2} ms per note{vs}; {} duplicates; server RSS at the end {:.0} MB (peak {:.0} MB)",
+                            "fill notes={n} skills={skills} through skillmem/note: notes/s per tenth {}; {:.0} notes/s over {:.1} s, {:.2} ms per note{vs}; server CPU {:.2} ms per note; {} duplicates; server RSS at the end {:.0} MB (peak {:.0} MB)",
                             rates.join(" "),
                             n as f64 / f.secs.max(1e-9),
                             f.secs,
                             per_note,
+                            f.server_cpu_s * 1000.0 / n.max(1) as f64,
                             f.duplicates,
                             f.rss_mb,
                             f.peak_rss_mb

@@ -222,14 +222,15 @@ fn words(text: &str, out: &mut Vec<Span>) {
 }
 
 fn word(_text: &str, at: usize, w: &str, out: &mut Vec<Span>) {
+    // A prefix starts the word, or follows a `=` or `:` (KEY=sk-…): only those places are
+    // tried (no prefix holds `=` or `:`, so two tries of one prefix never overlap). Searching
+    // the word for each prefix instead took about 5% of the CPU of a note's write.
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(w.bytes().enumerate().filter(|(_, b)| *b == b'=' || *b == b':').map(|(i, _)| i + 1))
+        .collect();
     for (prefix, min, what) in PREFIXES {
-        // The prefix starts the word, or follows a `=` or `:` (KEY=sk-…).
-        let mut from = 0;
-        while let Some(i) = w[from..].find(prefix) {
-            let p = from + i;
-            from = p + prefix.len();
-            let before = &w[..p];
-            if !(before.is_empty() || before.ends_with('=') || before.ends_with(':')) {
+        for &p in &starts {
+            if !w[p..].starts_with(prefix) {
                 continue;
             }
             let rest = &w[p + prefix.len()..];
@@ -712,6 +713,10 @@ mod tests {
             ),
             ("jq -r '.items[] | .name' works on arrays", None),
             ("xoxb-123456789012-abcdefghij", Some("a Slack token")),
+            // a prefix counts at a word's start or after `=` or `:`, not inside a word
+            ("set GH_TOKEN:ghp_0123456789abcdefghijABCDEFGHIJ0123456789 in CI", Some("a GitHub token")),
+            ("a=sk-tiny:sk-proj-abc123DEF456ghi789JKL012mno", Some("an OpenAI API key")),
+            ("the file mask-proj-abc123DEF456ghi789JKL012mno.txt", None),
             ("AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", Some("a Google API key")),
             ("sk-live-51HxT9kL2mQ8vR3nZ7pW4cY6", Some("a live secret key (sk-live-…)")),
             ("sk_live_51HxT9kL2mQ8vR3nZ7pW4cY6", Some("a Stripe secret key")),
