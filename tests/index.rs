@@ -77,6 +77,60 @@ fn scanned_candidate_sets_rank_exactly() {
     }
 }
 
+/// A scanned set searched again is answered from its packed codes: still exactly, after a
+/// candidate's vector changes, one is forgotten, pending ones move into the graph or the
+/// graph is rebuilt, and a write's near-duplicate check (which makes no pack) agrees too.
+#[test]
+fn a_searched_set_stays_exact_as_its_vectors_change() {
+    let vs = clustered(3000, 32, 30, 11);
+    let ix = HnswIndex::new("test-model", 32, None, HnswParams::default());
+    let ex = ExactIndex::new("test-model");
+    for (i, v) in vs.iter().enumerate() {
+        ix.insert(i as i64, v);
+        ex.insert(i as i64, v);
+    }
+    ix.build_now();
+    let late = clustered(4, 32, 30, 12);
+    for (i, v) in late.iter().enumerate() {
+        ix.insert(10_000 + i as i64, v);
+        ex.insert(10_000 + i as i64, v);
+    }
+    let cands: Vec<i64> = (0..3000).step_by(2).chain(10_000..10_004).collect();
+    let queries = clustered(12, 32, 30, 13);
+    let agree = |ix: &HnswIndex, ex: &ExactIndex, when: &str| {
+        for q in &queries {
+            for k in [1, 10, 40] {
+                // Twice: the first may make the pack, the second reads it.
+                for _ in 0..2 {
+                    let got = ix.search(q, &cands, k);
+                    let want = ex.search(q, &cands, k);
+                    assert_eq!(ids(&got), ids(&want), "{when}, k={k}");
+                    for ((_, a), (_, b)) in got.iter().zip(&want) {
+                        assert!((a - b).abs() < 1e-5, "{when}: scores are exact: {a} vs {b}");
+                    }
+                }
+            }
+            let near = ix.neighbours(q, &cands, 0.0, 8);
+            assert_eq!(ids(&near), ids(&ex.neighbours(q, &cands, 0.0, 8)), "{when}: a write's check");
+        }
+    };
+    agree(&ix, &ex, "packed");
+    // A candidate's vector becomes the first query itself: it must lead at once.
+    ix.insert(4, &queries[0]);
+    ex.insert(4, &queries[0]);
+    assert_eq!(ids(&ix.search(&queries[0], &cands, 1)), vec![4], "a changed vector is seen");
+    agree(&ix, &ex, "after a vector changed");
+    // The best candidate of the second query is forgotten.
+    let best = ix.search(&queries[1], &cands, 1)[0].0;
+    ix.remove(best);
+    ex.remove(best);
+    assert!(!ids(&ix.search(&queries[1], &cands, 10)).contains(&best), "a forgotten vector is gone");
+    agree(&ix, &ex, "after a removal");
+    ix.build_now();
+    assert_eq!(ix.pending(), 0);
+    agree(&ix, &ex, "after a rebuild");
+}
+
 #[test]
 fn ann_agrees_with_exact_on_small_sets() {
     let vs = clustered(600, 32, 12, 1);

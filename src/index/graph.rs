@@ -270,12 +270,20 @@ impl Graph {
     /// The int8 distance `1 - q·v` (approximate).
     #[inline]
     fn dist_i8(&self, q: &[f32], slot: u32) -> f32 {
+        let (scale, codes) = self.codes(slot);
+        1.0 - scale * dot_i8(q, codes)
+    }
+
+    /// The int8 codes of `slot`'s vector and their scale (the vector is about `scale` times
+    /// the codes).
+    #[inline]
+    pub fn codes(&self, slot: u32) -> (f32, &[i8]) {
         let b = self.block(slot);
         let scale = f32::from_le_bytes([b[SCALE_AT], b[SCALE_AT + 1], b[SCALE_AT + 2], b[SCALE_AT + 3]]);
         let at = LINKS_AT + 4 * self.m0();
         // SAFETY: i8 and u8 have the same size and alignment; any byte is a valid i8.
         let codes: &[i8] = unsafe { std::slice::from_raw_parts(b[at..].as_ptr().cast::<i8>(), self.dim) };
-        1.0 - scale * dot_i8(q, codes)
+        (scale, codes)
     }
 
     /// The level of the node that gets `slot`: geometric with ratio `1/m`, from a hash of the
