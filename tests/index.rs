@@ -43,12 +43,11 @@ fn ids(r: &[(i64, f32)]) -> Vec<i64> {
     r.iter().map(|x| x.0).collect()
 }
 
-/// A skill's notes under the exact limit are scanned (the graph's int8 codes first, then the
-/// best of them exactly): the ranking and the scores are an exact scan's, pending vectors
-/// included.
-#[test]
-fn scanned_candidate_sets_rank_exactly() {
-    let vs = clustered(3000, 32, 30, 7);
+/// An index (default parameters: small sets scanned) and an exact one over the same 3,000
+/// clustered vectors (ids 0..3000, the graph built over them), then `late` more written
+/// after the build (ids from 10,000: pending, not in the graph); the late vectors too.
+fn built_with_late(seed: u64, late: usize) -> (HnswIndex, ExactIndex, Vec<Vec<f32>>) {
+    let vs = clustered(3000, 32, 30, seed);
     let ix = HnswIndex::new("test-model", 32, None, HnswParams::default());
     let ex = ExactIndex::new("test-model");
     for (i, v) in vs.iter().enumerate() {
@@ -57,12 +56,20 @@ fn scanned_candidate_sets_rank_exactly() {
     }
     ix.build_now();
     assert_eq!(ix.pending(), 0);
-    // Written after the build: pending, not in the graph.
-    let late = clustered(3, 32, 30, 8);
+    let late = clustered(late, 32, 30, seed + 1);
     for (i, v) in late.iter().enumerate() {
         ix.insert(10_000 + i as i64, v);
         ex.insert(10_000 + i as i64, v);
     }
+    (ix, ex, late)
+}
+
+/// A skill's notes under the exact limit are scanned (the graph's int8 codes first, then the
+/// best of them exactly): the ranking and the scores are an exact scan's, pending vectors
+/// included.
+#[test]
+fn scanned_candidate_sets_rank_exactly() {
+    let (ix, ex, late) = built_with_late(7, 3);
     assert_eq!(ix.pending(), 3);
     let cands: Vec<i64> = (0..3000).step_by(3).chain(10_000..10_003).collect();
     for q in clustered(30, 32, 30, 9).iter().chain(&late) {
@@ -82,19 +89,7 @@ fn scanned_candidate_sets_rank_exactly() {
 /// graph is rebuilt, and a write's near-duplicate check (which makes no pack) agrees too.
 #[test]
 fn a_searched_set_stays_exact_as_its_vectors_change() {
-    let vs = clustered(3000, 32, 30, 11);
-    let ix = HnswIndex::new("test-model", 32, None, HnswParams::default());
-    let ex = ExactIndex::new("test-model");
-    for (i, v) in vs.iter().enumerate() {
-        ix.insert(i as i64, v);
-        ex.insert(i as i64, v);
-    }
-    ix.build_now();
-    let late = clustered(4, 32, 30, 12);
-    for (i, v) in late.iter().enumerate() {
-        ix.insert(10_000 + i as i64, v);
-        ex.insert(10_000 + i as i64, v);
-    }
+    let (ix, ex, _) = built_with_late(11, 4);
     let cands: Vec<i64> = (0..3000).step_by(2).chain(10_000..10_004).collect();
     let queries = clustered(12, 32, 30, 13);
     let agree = |ix: &HnswIndex, ex: &ExactIndex, when: &str| {
