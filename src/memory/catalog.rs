@@ -88,6 +88,13 @@ impl Pairs {
 /// dropped and read again.
 pub const NOTES_HELD: usize = 65_536;
 
+/// Candidate lists held at most (one per skill and project), then all dropped. A list is
+/// what the skill's bm25 index is kept for (`memory/lexicon/`), so a workspace with more
+/// skills than this rebuilt them over and over (64 before: at 82 skills each small skill's
+/// index was built 4 to 9 times in 3 s of recalls, which FTS5 answered meanwhile). The lists
+/// of one project hold each note once, so their memory is the store's notes at most.
+pub const LISTS_HELD: usize = 4096;
+
 /// The catalog; see the module docs.
 #[derive(Default)]
 pub struct Catalog {
@@ -296,7 +303,7 @@ impl Catalog {
             })
             .unwrap_or_default();
         let candidates = Arc::new(candidates);
-        if st.cache.len() > 64 {
+        if st.cache.len() >= LISTS_HELD {
             st.cache.clear();
         }
         st.cache.insert(key, candidates.clone());
@@ -494,6 +501,23 @@ mod tests {
         // An unreported write: read again from the table.
         pair(&c, a, d);
         assert_eq!(cat.conflicts_among(&c, &[a, d]).unwrap(), vec![(a, d)]);
+    }
+
+    /// A skill's candidate list is the same list (the one its bm25 index is kept for) after
+    /// recalls of many other skills, as long as no write changes it.
+    #[test]
+    fn a_skills_list_stays_while_many_skills_are_read() {
+        let (_d, mut c) = conn();
+        for i in 0..100 {
+            add(&mut c, &format!("skill-{i}"), "project", "p", &format!("lesson {i}"));
+        }
+        let cat = Catalog::default();
+        let first = cat.candidates(&c, "skill-0", "p").unwrap().candidates;
+        for i in 1..100 {
+            cat.candidates(&c, &format!("skill-{i}"), "p").unwrap();
+        }
+        let again = cat.candidates(&c, "skill-0", "p").unwrap().candidates;
+        assert!(Arc::ptr_eq(&first, &again), "the list was dropped and read again");
     }
 
     /// The bm25 rung without the join (large stores) gives the join's answer.
