@@ -335,7 +335,9 @@ impl Catalog {
             .map(|v| v.iter().filter(|m| m.global == global && &*m.partition == partition).map(|m| m.id).collect())
             .unwrap_or_default();
         let ids = Arc::new(ids);
-        if st.parts.len() > 64 {
+        // As the candidate lists: dropping a large partition's ids makes its next write
+        // gather them again.
+        if st.parts.len() >= LISTS_HELD {
             st.parts.clear();
         }
         st.parts.insert(key, ids.clone());

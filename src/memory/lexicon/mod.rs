@@ -272,8 +272,11 @@ impl Drop for Building<'_> {
     }
 }
 
-/// Lexicons kept at most (one per skill and project).
-const LEXICONS_HELD: usize = 256;
+/// Lexicons kept at most (one per skill and project), as many as the catalog's candidate
+/// lists ([`crate::memory::catalog::LISTS_HELD`]): past it all are dropped and built again.
+/// Each note is in one skill's index, so the indexes together hold the small skills' notes
+/// once.
+const LEXICONS_HELD: usize = crate::memory::catalog::LISTS_HELD;
 
 impl LexiconCache {
     fn kept(&self, key: (&str, &str), cands: &Arc<Vec<Candidate>>) -> Option<Arc<Lexicon>> {
