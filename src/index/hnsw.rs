@@ -300,11 +300,12 @@ impl HnswIndex {
 
 /// A small candidate set's int8 codes side by side, for the recalls that search it again.
 /// A skill's notes are scattered over the graph's whole array, so a [`scan`] waits on a
-/// memory read per candidate (measured at 100k notes: 0.42 ms p50 for a 1,100-note skill, the
-/// largest part of its vector rung); read from one contiguous array the same codes take half
-/// of that (0.34 -> 0.16 ms p50 in the server's trace, the rest is the dot products). A pack is made by a recall's search (never by a write's near-duplicate
-/// check, whose candidate set changes with every write) and is used while the candidate list
-/// and [`Maps::changes`] are the same, so it ranks exactly as the scan would.
+/// memory read per candidate (measured at 100k notes: 0.34–0.42 ms p50 for a 1,100-note
+/// skill, the largest part of its vector rung); read from one contiguous array the same codes
+/// take half of that (0.34 -> 0.16 ms p50 in the server's trace; the rest is the dot
+/// products). A pack is made by a recall's search (never by a write's near-duplicate check,
+/// whose candidate set changes with every write) and is used while the candidate list and
+/// [`Maps::changes`] are the same, so it ranks exactly as the scan would.
 struct Pack {
     changes: u64,
     candidates: Vec<i64>,
