@@ -39,23 +39,32 @@
 //!     something is good or a judgement ("Indexes help queries run faster", "rsync is
 //!     fast"), a warning with no content ("Watch out for…") or "X is a Y".
 //!
-//! "Near-duplicate" is word containment over stemmed content words (code included): at least
-//! 75% of the lesson's words are in the other text's unit and at least 60% of that unit's
-//! words are in the lesson. Both directions are asked, so a lesson that restates a sentence and
-//! adds a new fact of its own (new words) passes. Connectives ("since", "while") and linking
-//! verbs ("means", "gives") are not counted, a few synonyms count as one word, nothing inside a code span splits a sentence, and an ellipsis ends none.
-//! With [`Context::similarity`], a restatement in other words is one too: close by the static
-//! table to a sentence, a clause or a pair of adjacent sentences of SKILL.md, or to a note or
-//! one of its clauses, naming no specific the source does not write and negating no more often
-//! than it ([`PARAPHRASE_COSINE`], `paraphrases`).
-//!
 //! Pure text work: no disk, no database, and no input can make it panic (fuzzed in
 //! `tests/fuzz/filter.rs`). The engine gathers the context (`Engine::historian_result`).
+//!
+//! "Near-duplicate" (rules 5 and 6) is word containment over stemmed content words or, with
+//! [`Context::similarity`], closeness in meaning that names nothing new: `restates.rs`.
+//!
+//! This file owns the order the rules are tried in ([`check`]), the context they read, the
+//! refusals they give, and rules 1, 3 and 4, each a line of [`check`]. These rules live in
+//! files of their own, with their word lists and their tables of cases:
+//! - `text.rs`: the split of a text into lines, sentences and clauses, a SKILL.md's body,
+//!   whole-word search, shared by the rules;
+//! - `restates.rs`: rules 5 and 6, by words and by meaning.
 
 use std::collections::HashSet;
 
 use crate::team::redact;
 use crate::text::{is_stop, stem, words};
+
+mod restates;
+mod text;
+
+pub(crate) use restates::terms;
+pub use restates::PARAPHRASE_COSINE;
+use text::sentences;
+use text::split_all;
+pub(crate) use text::{body, pairs, sentence_count, units};
 
 /// The longest lesson promoted, in characters. The instructions ask for one or two
 /// sentences; two full sentences of a lesson run to about 300 characters (the longest
@@ -111,16 +120,6 @@ pub fn cosine_by(e: std::sync::Arc<dyn crate::embed::Embedder>) -> impl Fn(&str,
         }
     }
 }
-
-/// The cosine (static table) at or above which a lesson that names nothing its source does
-/// not name is that source said again in other words. See [`paraphrases`]. Chosen on
-/// `held-out-4.jsonl` (its restatements in other words; the sets before it had none the words
-/// missed): 0.75 caught 8 of its 21 restated SKILL.md sentences and 6 of its 13 restated
-/// notes and refused no lesson of any of the five sets; 0.70 refused a lesson. With the
-/// looser specifics, the pairs of sentences and the negation count of `paraphrases`, 0.74 to
-/// 0.76 refuse no lesson of dev to held-out-4 and 0.72 refuses one of dev and one of
-/// held-out-3 (docs/historian.md, "What gets in").
-pub const PARAPHRASE_COSINE: f32 = 0.75;
 
 /// Why an observation is not a lesson.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,34 +233,8 @@ pub fn check(skill: &str, lesson: &str, ctx: &Context<'_>) -> Result<(), Refusal
             return Err(Refusal::UnusedSkill);
         }
     }
-    let mine = terms(lesson);
-    for (id, note) in ctx.notes {
-        if units(note).any(|u| restates(&mine, &terms(u))) {
-            return Err(Refusal::RestatesNote(*id));
-        }
-    }
-    if let Some(md) = ctx.skill_md {
-        for u in units(body(md)) {
-            if restates(&mine, &terms(u)) {
-                return Err(Refusal::RestatesSkill(u.trim().to_string()));
-            }
-        }
-    }
-    if let Some(sim) = ctx.similarity {
-        let mine = crate::memory::sameness::signature(lesson);
-        for (id, note) in ctx.notes {
-            if std::iter::once(note.as_str()).chain(units(note)).any(|u| paraphrases(sim, lesson, &mine, u)) {
-                return Err(Refusal::RestatesNote(*id));
-            }
-        }
-        if let Some(md) = ctx.skill_md {
-            for u in units(body(md)).map(str::to_string).chain(pairs(body(md))) {
-                if paraphrases(sim, lesson, &mine, &u) {
-                    return Err(Refusal::RestatesSkill(u.trim().to_string()));
-                }
-            }
-        }
-    }
+    restates::by_words(lesson, ctx)?;
+    restates::by_meaning(lesson, ctx)?;
     if let Some(what) = task_bound(lesson) {
         return Err(Refusal::TaskBound(what));
     }
@@ -582,213 +555,6 @@ fn definition(ws: &[String]) -> bool {
         ws.get(n).is_some_and(|w| w == "is" || w == "are")
             && ws.get(n + 1).is_some_and(|w| w == "a" || w == "an" || w == "the")
     })
-}
-
-// ---- near-duplicates -----------------------------------------------------------------------
-
-/// Connectives and fillers that a restatement adds or drops without changing what is said
-/// ("…, since the container just restarted" for "…; the container has just restarted").
-const FILLER: &[&str] =
-    &["since", "while", "whereas", "although", "though", "because", "also", "still", "none", "already", "even"];
-
-/// Verbs that only link a cause to its effect ("a lower CRF *means* / *gives* / *makes* a
-/// higher quality"): a paraphrase swaps one for another, so none is counted.
-const LINKING: &[&str] = &[
-    "mean", "means", "meant", "give", "gives", "gave", "given", "make", "makes", "made", "produce", "produces",
-    "yield", "yields", "result", "results", "lead", "leads", "cause", "causes",
-];
-
-/// Words a paraphrase swaps for a synonym, and the one word they are counted as.
-const SYNONYMS: &[(&str, &str)] = &[
-    ("big", "large"),
-    ("bigger", "larger"),
-    ("biggest", "largest"),
-    ("little", "small"),
-    ("tiny", "small"),
-    ("quick", "fast"),
-    ("quicker", "faster"),
-    ("begin", "start"),
-    ("begins", "start"),
-    ("starts", "start"),
-    ("remain", "stay"),
-    ("remains", "stay"),
-    ("stays", "stay"),
-    ("erase", "delete"),
-    ("erases", "delete"),
-    ("deletes", "delete"),
-    ("remove", "delete"),
-    ("removes", "delete"),
-    ("display", "show"),
-    ("displays", "show"),
-    ("shows", "show"),
-    ("print", "show"),
-    ("prints", "show"),
-];
-
-/// The stemmed content words of a text, code included, synonyms counted as one word.
-pub(crate) fn terms(text: &str) -> HashSet<String> {
-    words(text)
-        .iter()
-        .filter(|w| !is_stop(w) && !FILLER.contains(&w.as_str()) && !LINKING.contains(&w.as_str()))
-        .map(|w| {
-            let w = SYNONYMS.iter().find(|(a, _)| a == w).map(|(_, b)| *b).unwrap_or(w);
-            stem(w).to_string()
-        })
-        .collect()
-}
-
-/// True when `lesson` says what `unit` says: most of the lesson's words are the unit's, and
-/// most of the unit's are the lesson's.
-fn restates(lesson: &HashSet<String>, unit: &HashSet<String>) -> bool {
-    if lesson.len() < 2 || unit.len() < 2 {
-        return false;
-    }
-    let both = lesson.intersection(unit).count() as f32;
-    both / lesson.len() as f32 >= 0.75 && both / unit.len() as f32 >= 0.6
-}
-
-/// True when `lesson` (its signature `mine`) says `source` again in other words: close in
-/// meaning by the static table ([`PARAPHRASE_COSINE`]), every specific of the lesson named by
-/// the source ([`names`]), and no more negations or limits in the lesson than in the source
-/// ([`negations`]; counted, so that a pair of sentences with one "only" does not cover a lesson
-/// with three): "`systemctl enable` only creates the boot links; the unit does not start
-/// now" is close to "Start now and at boot with `systemctl enable --now`" and says what it
-/// does not.
-fn paraphrases(sim: Similarity<'_>, lesson: &str, mine: &crate::memory::sameness::Signature, source: &str) -> bool {
-    let theirs = crate::memory::sameness::signature(source);
-    if theirs.words.len() < 2 {
-        return false;
-    }
-    let text = source.replace('`', "").to_lowercase();
-    if !mine.specifics.iter().all(|x| theirs.specifics.contains(x) || names(&text, x)) {
-        return false;
-    }
-    if negations(lesson) > negations(source) {
-        return false;
-    }
-    (sim.0)(lesson, source) >= PARAPHRASE_COSINE
-}
-
-/// True when `text` (lower-cased, code spans' backticks dropped) names the specific `x`: as a
-/// whole, or word by word where the lesson quotes one command as its own code span and the
-/// source writes it inside a longer one (`state mv` in `terraform state mv`; `--scan` in
-/// `redis-cli --scan --pattern 'user:*'`). A placeholder (`<id>`, `...`) stands for whatever
-/// the source wrote there (`gh run rerun <id> --failed` for `gh run rerun RUN_ID --failed`).
-/// A number, flag or word the source does not write is still new.
-fn names(text: &str, x: &str) -> bool {
-    let x = x.trim().to_lowercase();
-    if x.is_empty() || has_word(text, &x) {
-        return true;
-    }
-    x.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| ".,;:()'\"".contains(c)))
-        .filter(|w| {
-            let placeholder = (w.starts_with('<') && w.ends_with('>')) || *w == "..." || *w == "…";
-            !w.is_empty() && !placeholder
-        })
-        .all(|w| has_word(text, w))
-}
-
-/// `w` in `text` with no word character (or `-`) just before it and no word character just
-/// after it: `-1` is in "(-1: no expiry", `2` in "Poetry 2.0", `run` not in "rerun".
-fn has_word(text: &str, w: &str) -> bool {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(w).any(|(i, _)| {
-        let before = text[..i].chars().next_back().is_none_or(|c| !word(c) && c != '-');
-        let after = text[i + w.len()..].chars().next().is_none_or(|c| !word(c));
-        before && after
-    })
-}
-
-/// Words that negate or limit what a sentence says.
-const NEGATING: &[&str] =
-    &["not", "never", "no", "none", "nor", "neither", "cannot", "without", "unless", "only", "until"];
-
-/// How many times `text` negates or limits something ("not", "only", "without", "doesn't"); a
-/// hyphenated compound ("development-only") is one word and does not.
-fn negations(text: &str) -> usize {
-    text.split_whitespace()
-        .filter(|w| {
-            let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}').to_lowercase();
-            let w = w.replace('\u{2019}', "'");
-            NEGATING.contains(&w.as_str()) || w.ends_with("n't")
-        })
-        .count()
-}
-
-/// Each two sentences of a SKILL.md body that follow each other (headings left out), joined:
-/// a summariser that merges two instructions into one lesson restates the pair, and neither
-/// sentence alone is close enough.
-pub(crate) fn pairs(body: &str) -> Vec<String> {
-    let ss: Vec<&str> = body
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .flat_map(sentences)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    ss.windows(2).map(|w| format!("{} {}", w[0], w[1])).collect()
-}
-
-/// A SKILL.md without its frontmatter.
-pub(crate) fn body(md: &str) -> &str {
-    let t = md.trim_start_matches('\u{feff}');
-    if let Some(rest) = t.strip_prefix("---") {
-        if let Some(end) = rest.find("\n---") {
-            let after = &rest[end + 4..];
-            return after.split_once('\n').map(|(_, b)| b).unwrap_or("");
-        }
-    }
-    t
-}
-
-/// The units a text is compared by: each line when it holds more than one sentence, each
-/// sentence (`. ` / `! ` / `? ` ends), and each clause of a sentence (split at `;` and `:`
-/// followed by a space, and `, so`). Nothing inside a code span splits, and an ellipsis
-/// (`COPY ... FROM`) ends no sentence.
-pub(crate) fn units(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().flat_map(|line| {
-        let ss = sentences(line);
-        let whole = if ss.len() > 1 { Some(line) } else { None };
-        whole.into_iter().chain(ss.into_iter().flat_map(|s| {
-            let clauses: Vec<&str> = split_all(s, &["; ", ": ", ", so "]);
-            let whole = if clauses.len() > 1 { Some(s) } else { None };
-            whole.into_iter().chain(clauses)
-        }))
-    })
-}
-
-fn sentences(line: &str) -> Vec<&str> {
-    split_all(line, &[". ", "! ", "? "])
-}
-
-/// How many sentences `text` holds, by the same split as [`units`].
-pub(crate) fn sentence_count(text: &str) -> usize {
-    text.lines().map(|l| sentences(l).len()).sum()
-}
-
-/// `s` split at every occurrence of any of `seps` (kept out) outside code spans, without
-/// empty parts. A `. ` after another `.` (an ellipsis) is not a separator.
-fn split_all<'a>(s: &'a str, seps: &[&str]) -> Vec<&'a str> {
-    let mut out = vec![];
-    let mut start = 0;
-    let mut i = 0;
-    let mut in_code = false;
-    while i < s.len() {
-        if s[i..].starts_with('`') {
-            in_code = !in_code;
-        } else if let Some(sep) = seps.iter().find(|sep| s[i..].starts_with(**sep)).filter(|_| !in_code) {
-            if !(sep.starts_with('.') && s[..i].ends_with('.')) {
-                out.push(&s[start..i]);
-                i += sep.len();
-                start = i;
-                continue;
-            }
-        }
-        i += s[i..].chars().next().map(char::len_utf8).unwrap_or(1);
-    }
-    out.push(&s[start..]);
-    out.into_iter().filter(|p| !p.trim().is_empty()).collect()
 }
 
 // ---- task-bound ----------------------------------------------------------------------------
@@ -2075,6 +1841,20 @@ pub fn hypothesis(lesson: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+/// Checks each (skill, lesson, rule or "") with no SKILL.md, notes or chunk known: the
+/// rules' tables of cases, each in its rule's file.
+fn table_of(cases: &[(&str, &str, &str)]) {
+    let mut bad = vec![];
+    for (skill, lesson, want) in cases {
+        let got = check(skill, lesson, &Context::default());
+        if got.as_ref().err().map(|r| r.category()).unwrap_or("") != *want {
+            bad.push(format!("{lesson:?}: want {want:?}, got {got:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -2137,63 +1917,15 @@ mod tests {
     }
 
     #[test]
-    fn units_and_body() {
-        assert_eq!(body("---\nname: x\n---\nbody\n"), "body\n");
-        assert_eq!(body("no frontmatter"), "no frontmatter");
-        assert_eq!(body("---\nunclosed"), "---\nunclosed");
-        let u: Vec<&str> = units("One. Two; three: four, so five").collect();
+    fn reasons_say_what_was_found() {
+        let r = check("jq", "Ran the suite, all tests passed.", &Context::default()).unwrap_err();
         assert_eq!(
-            u,
-            vec!["One. Two; three: four, so five", "One", "Two; three: four, so five", "Two", "three", "four", "five"]
+            r.reason("jq"),
+            "routine progress or task narration (\"all tests passed\"), not a rule a later session can follow"
         );
-        // No split inside a code span, nor at an ellipsis.
-        let u: Vec<&str> = units("Run `a. b` then. `SELECT ... FROM t` is fine").collect();
-        assert_eq!(
-            u,
-            vec!["Run `a. b` then. `SELECT ... FROM t` is fine", "Run `a. b` then", "`SELECT ... FROM t` is fine"]
-        );
-    }
-
-    /// Checks each (skill, lesson, rule or "") with no SKILL.md, notes or chunk known.
-    fn table_of(cases: &[(&str, &str, &str)]) {
-        let mut bad = vec![];
-        for (skill, lesson, want) in cases {
-            let got = check(skill, lesson, &Context::default());
-            if got.as_ref().err().map(|r| r.category()).unwrap_or("") != *want {
-                bad.push(format!("{lesson:?}: want {want:?}, got {got:?}"));
-            }
-        }
-        assert!(bad.is_empty(), "{}", bad.join("\n"));
-    }
-
-    #[test]
-    fn restatements_that_reword_a_note() {
-        let notes = vec![(
-            3,
-            "`git stash` leaves untracked files behind unless given `-u`; they stay in the working tree.".to_string(),
-        )];
-        let c = Context { notes: &notes, ..Context::default() };
-        for (lesson, want) in [
-            // connectives added or dropped, clauses joined with "since"/"while"
-            (
-                "Untracked files stay in the working tree since `git stash` leaves them behind unless given `-u`.",
-                "restates-note",
-            ),
-            (
-                "`git stash` leaves untracked files behind unless given `-u`, while tracked changes are stashed.",
-                "restates-note",
-            ),
-            // a new fact of its own
-            ("`git stash -u` also stashes untracked files but not ignored ones; those need `-a`.", ""),
-        ] {
-            assert_eq!(check("git", lesson, &c).err().map(|r| r.category()).unwrap_or(""), want, "{lesson}");
-        }
-        // A note whose sentence holds an ellipsis is one sentence.
-        let notes =
-            vec![(4, "`INSERT ... ON CONFLICT` needs a unique index on the conflict columns or it fails.".to_string())];
-        let c = Context { notes: &notes, ..Context::default() };
-        let r = check("psql", "`INSERT ... ON CONFLICT` fails unless a unique index covers the conflict columns.", &c);
-        assert_eq!(r, Err(Refusal::RestatesNote(4)));
+        let r =
+            check("jq", "Files in /work/app/backend/data are big, use `--stream`.", &Context::default()).unwrap_err();
+        assert!(r.reason("jq").contains("/work/app/backend/data"), "{}", r.reason("jq"));
     }
 
     #[test]
@@ -2222,52 +1954,21 @@ mod tests {
     }
 
     #[test]
-    fn guesses_are_not_findings() {
+    fn judgements_and_warnings_with_nothing_to_act_on_are_vague() {
         table_of(&[
-            ("docker-compose", "The worker probably crashed because Redis was not ready yet.", "hypothesis"),
-            ("pytest", "It seems the flaky test depends on the system clock.", "hypothesis"),
-            ("npm", "The install failure might be caused by the proxy rewriting the registry URL.", "hypothesis"),
-            ("terraform", "I think the provider caches credentials between runs.", "hypothesis"),
-            ("git", "The rebase may have dropped the merge commits.", "hypothesis"),
-            ("ffmpeg", "Not sure whether `-preset slow` actually shrinks the file.", "hypothesis"),
-            ("kubectl", "Why does the rollout stall at 50% with no events?", "hypothesis"),
-            ("psql", "The slowdown is most likely lock contention on the sequence.", "hypothesis"),
-            // comparisons and conditions are not hedges; a quoted error may ask a question
-            (
-                "playwright",
-                "Animations make `click()` more likely to hit the wrong element; wait for `toBeStable`.",
-                "",
-            ),
-            ("jq", "When a field may be missing, `//` gives a default but also replaces false.", ""),
-            ("npm", "`npm init` asks 'Is this OK? (yes)' and `-y` answers it for every prompt.", ""),
-            ("psql", "A column may be NULL even with a default, so `COALESCE` it in reports.", ""),
-            ("docker-compose", "The database might be running out of connections.", "hypothesis"),
-            ("docker-compose", "The database may be starting when the app connects, so retry on `ECONNREFUSED`.", ""),
-        ]);
-    }
-
-    #[test]
-    fn reports_of_this_run_are_narration() {
-        table_of(&[
-            ("terraform", "Imported and tagged the existing buckets.", "narration"),
-            ("git", "I squashed the branch and force-pushed it.", "narration"),
-            ("npm", "We've upgraded the lock file and rebuilt the container.", "narration"),
-            ("docker-compose", "The agent has restarted the queue service.", "narration"),
-            ("pytest", "Refactored the fixtures into conftest, which made the tests shorter.", "narration"),
-            ("make", "`make -j` made the build faster.", "narration"),
-            ("npm", "The build works now with the new lock file.", "narration"),
-            ("gh", "gh was used throughout the session to label new issues.", "narration"),
-            ("gh", "Spent a while in the Actions log before spotting that the step never got its env var.", "narration"),
-            ("kubectl", "Port-forwarded to grafana and confirmed the dashboard loads.", "narration"),
-            // a comparison holds again
-            ("make", "`make -j` was faster than `make -j1` only when the recipes are independent.", ""),
-            ("kubectl", "Next steps: roll the change out to the other regions.", "narration"),
-            ("jq", "TODO: handle the paginated responses as well.", "narration"),
-            // a report that states how the tool behaves is let off
-            ("git", "Fixed 'detected dubious ownership' by adding the folder to `safe.directory`, which is required for repos owned by another user.", ""),
-            ("npm", "Switched to `npm ci` in CI because `npm install` rewrote the lock file.", ""),
-            // an adjective in -ed before a noun is not a report
-            ("psql", "Quoted identifiers keep their case; unquoted ones are folded to lower case.", ""),
+            ("git", "Keep the branches tidy.", "vague"),
+            ("kubectl", "Be mindful of network policies.", "vague"),
+            ("ffmpeg", "FFmpeg filters can be confusing.", "vague"),
+            ("npm", "Lock files are handy.", "vague"),
+            ("docker-compose", "Keep compose files simple and consistent.", "vague"),
+            ("terraform", "Read plans carefully.", "vague"),
+            ("make", "Makefiles can get complicated quickly.", "vague"),
+            ("psql", "Query performance depends on many factors.", "vague"),
+            ("helm", "Charts should be well structured and documented.", "vague"),
+            // a judgement with a condition or something exact is a lesson
+            ("rsync", "rsync is slow on many small files unless `-W` skips the delta algorithm.", ""),
+            ("ffmpeg", "FFmpeg's `-hwaccel auto` is fast but falls back to software without a warning.", ""),
+            ("git", "Keep commits small when bisecting, since each step tests one commit.", ""),
         ]);
     }
 
@@ -2294,41 +1995,6 @@ mod tests {
                 "",
             ),
             ("psql", "`pg_restore -j 4` restores with 4 parallel jobs, but only from a custom-format dump.", ""),
-        ]);
-    }
-
-    #[test]
-    fn chains_of_past_actions_are_narration() {
-        table_of(&[
-            // past verbs no list knows, chained by a comma or "and"
-            ("kubectl", "Cordoned worker-b, patched its kubelet and rejoined it.", "narration"),
-            ("npm", "Bumped eslint from 8 to 9 and rewrote the flat config.", "narration"),
-            ("git", "Spun off a branch for the hotfix, then tagged it.", "narration"),
-            // a verb whose past is its base form, with another past action
-            ("curl", "Hit the login route twice until it answered with a cookie.", "narration"),
-            ("psql", "Set the role's search path and reconnected.", "narration"),
-            ("docker-compose", "Wiped out stale networks to get the stack back.", "narration"),
-            // a participle that is an adjective of a noun a present verb follows
-            ("npm", "Linked packages keep their own `node_modules`, so two copies of React load.", ""),
-            ("cargo", "Vendored crates go in `vendor/` and need a `[source]` entry in `.cargo/config.toml`.", ""),
-            ("git", "Stashed changes survive a checkout of another branch and come back with `git stash pop`.", ""),
-            // a question answered in the present is a lesson
-            (
-                "rsync",
-                "Got 'connection unexpectedly closed'? It means the far side died; run it with `-vvv` to see why.",
-                "",
-            ),
-            // a modal says what can be done any time
-            ("git", "Deleted branches can be brought back from `git reflog` for 90 days.", ""),
-            // lessons that start the same way but state a rule or a present fact
-            ("curl", "Hit `Ctrl-C` once to stop a transfer; `--max-time` stops it for you.", ""),
-            ("psql", "Set `statement_timeout` per role, not per database, when only one role runs reports.", ""),
-            ("git", "Detached heads are left behind by `git checkout TAG`, and commits made there need a branch.", ""),
-            (
-                "rsync",
-                "Renamed files are copied again in full, and `--fuzzy` finds a similar file to diff against.",
-                "",
-            ),
         ]);
     }
 
@@ -2382,6 +2048,91 @@ mod tests {
     }
 
     #[test]
+    fn reports_of_this_run_are_narration() {
+        table_of(&[
+            ("terraform", "Imported and tagged the existing buckets.", "narration"),
+            ("git", "I squashed the branch and force-pushed it.", "narration"),
+            ("npm", "We've upgraded the lock file and rebuilt the container.", "narration"),
+            ("docker-compose", "The agent has restarted the queue service.", "narration"),
+            ("pytest", "Refactored the fixtures into conftest, which made the tests shorter.", "narration"),
+            ("make", "`make -j` made the build faster.", "narration"),
+            ("npm", "The build works now with the new lock file.", "narration"),
+            ("gh", "gh was used throughout the session to label new issues.", "narration"),
+            ("gh", "Spent a while in the Actions log before spotting that the step never got its env var.", "narration"),
+            ("kubectl", "Port-forwarded to grafana and confirmed the dashboard loads.", "narration"),
+            // a comparison holds again
+            ("make", "`make -j` was faster than `make -j1` only when the recipes are independent.", ""),
+            ("kubectl", "Next steps: roll the change out to the other regions.", "narration"),
+            ("jq", "TODO: handle the paginated responses as well.", "narration"),
+            // a report that states how the tool behaves is let off
+            ("git", "Fixed 'detected dubious ownership' by adding the folder to `safe.directory`, which is required for repos owned by another user.", ""),
+            ("npm", "Switched to `npm ci` in CI because `npm install` rewrote the lock file.", ""),
+            // an adjective in -ed before a noun is not a report
+            ("psql", "Quoted identifiers keep their case; unquoted ones are folded to lower case.", ""),
+        ]);
+    }
+
+    #[test]
+    fn chains_of_past_actions_are_narration() {
+        table_of(&[
+            // past verbs no list knows, chained by a comma or "and"
+            ("kubectl", "Cordoned worker-b, patched its kubelet and rejoined it.", "narration"),
+            ("npm", "Bumped eslint from 8 to 9 and rewrote the flat config.", "narration"),
+            ("git", "Spun off a branch for the hotfix, then tagged it.", "narration"),
+            // a verb whose past is its base form, with another past action
+            ("curl", "Hit the login route twice until it answered with a cookie.", "narration"),
+            ("psql", "Set the role's search path and reconnected.", "narration"),
+            ("docker-compose", "Wiped out stale networks to get the stack back.", "narration"),
+            // a participle that is an adjective of a noun a present verb follows
+            ("npm", "Linked packages keep their own `node_modules`, so two copies of React load.", ""),
+            ("cargo", "Vendored crates go in `vendor/` and need a `[source]` entry in `.cargo/config.toml`.", ""),
+            ("git", "Stashed changes survive a checkout of another branch and come back with `git stash pop`.", ""),
+            // a question answered in the present is a lesson
+            (
+                "rsync",
+                "Got 'connection unexpectedly closed'? It means the far side died; run it with `-vvv` to see why.",
+                "",
+            ),
+            // a modal says what can be done any time
+            ("git", "Deleted branches can be brought back from `git reflog` for 90 days.", ""),
+            // lessons that start the same way but state a rule or a present fact
+            ("curl", "Hit `Ctrl-C` once to stop a transfer; `--max-time` stops it for you.", ""),
+            ("psql", "Set `statement_timeout` per role, not per database, when only one role runs reports.", ""),
+            ("git", "Detached heads are left behind by `git checkout TAG`, and commits made there need a branch.", ""),
+            (
+                "rsync",
+                "Renamed files are copied again in full, and `--fuzzy` finds a similar file to diff against.",
+                "",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn guesses_are_not_findings() {
+        table_of(&[
+            ("docker-compose", "The worker probably crashed because Redis was not ready yet.", "hypothesis"),
+            ("pytest", "It seems the flaky test depends on the system clock.", "hypothesis"),
+            ("npm", "The install failure might be caused by the proxy rewriting the registry URL.", "hypothesis"),
+            ("terraform", "I think the provider caches credentials between runs.", "hypothesis"),
+            ("git", "The rebase may have dropped the merge commits.", "hypothesis"),
+            ("ffmpeg", "Not sure whether `-preset slow` actually shrinks the file.", "hypothesis"),
+            ("kubectl", "Why does the rollout stall at 50% with no events?", "hypothesis"),
+            ("psql", "The slowdown is most likely lock contention on the sequence.", "hypothesis"),
+            // comparisons and conditions are not hedges; a quoted error may ask a question
+            (
+                "playwright",
+                "Animations make `click()` more likely to hit the wrong element; wait for `toBeStable`.",
+                "",
+            ),
+            ("jq", "When a field may be missing, `//` gives a default but also replaces false.", ""),
+            ("npm", "`npm init` asks 'Is this OK? (yes)' and `-y` answers it for every prompt.", ""),
+            ("psql", "A column may be NULL even with a default, so `COALESCE` it in reports.", ""),
+            ("docker-compose", "The database might be running out of connections.", "hypothesis"),
+            ("docker-compose", "The database may be starting when the app connects, so retry on `ECONNREFUSED`.", ""),
+        ]);
+    }
+
+    #[test]
     fn guesses_without_hedge_words() {
         table_of(&[
             ("docker-compose", "The healthcheck could fail because the port is bound late.", "hypothesis"),
@@ -2392,147 +2143,5 @@ mod tests {
             ("curl", "A request could fail because of DNS if `--resolve` is not given; pin the address with it.", ""),
             ("git", "A push could not go through because the hook rejected it: `pre-receive` output says why.", ""),
         ]);
-    }
-
-    #[test]
-    fn judgements_and_warnings_with_nothing_to_act_on_are_vague() {
-        table_of(&[
-            ("git", "Keep the branches tidy.", "vague"),
-            ("kubectl", "Be mindful of network policies.", "vague"),
-            ("ffmpeg", "FFmpeg filters can be confusing.", "vague"),
-            ("npm", "Lock files are handy.", "vague"),
-            ("docker-compose", "Keep compose files simple and consistent.", "vague"),
-            ("terraform", "Read plans carefully.", "vague"),
-            ("make", "Makefiles can get complicated quickly.", "vague"),
-            ("psql", "Query performance depends on many factors.", "vague"),
-            ("helm", "Charts should be well structured and documented.", "vague"),
-            // a judgement with a condition or something exact is a lesson
-            ("rsync", "rsync is slow on many small files unless `-W` skips the delta algorithm.", ""),
-            ("ffmpeg", "FFmpeg's `-hwaccel auto` is fast but falls back to software without a warning.", ""),
-            ("git", "Keep commits small when bisecting, since each step tests one commit.", ""),
-        ]);
-    }
-
-    #[test]
-    fn paraphrases_of_the_skill_are_found() {
-        let md = "---\nname: x\n---\n- A higher `-q` value means a smaller file and a lower quality.\n- Big uploads start faster with `--fast-list`.\n";
-        let c = Context { skill_md: Some(md), ..Context::default() };
-        for (lesson, want) in [
-            ("A higher `-q` value gives a lower quality and a tinier file.", "restates-skill"),
-            ("Large uploads begin quicker with `--fast-list`.", "restates-skill"),
-            // the same words with a new fact
-            ("A higher `-q` value gives a smaller file, but `-q 0` turns quality scaling off entirely.", ""),
-        ] {
-            assert_eq!(check("x", lesson, &c).err().map(|r| r.category()).unwrap_or(""), want, "{lesson}");
-        }
-    }
-
-    #[test]
-    fn reasons_say_what_was_found() {
-        let r = check("jq", "Ran the suite, all tests passed.", &Context::default()).unwrap_err();
-        assert_eq!(
-            r.reason("jq"),
-            "routine progress or task narration (\"all tests passed\"), not a rule a later session can follow"
-        );
-        let r =
-            check("jq", "Files in /work/app/backend/data are big, use `--stream`.", &Context::default()).unwrap_err();
-        assert!(r.reason("jq").contains("/work/app/backend/data"), "{}", r.reason("jq"));
-    }
-
-    /// A restatement in other words: close by the embedder and naming nothing new. A lesson
-    /// that adds a number, flag, code span or path is not one, however close.
-    #[test]
-    fn restatements_in_other_words_name_nothing_new() {
-        let md = "---\nname: tar\n---\nExtract an archive with `tar -xf FILE`.\nList it first with `tar -tf FILE`.\n";
-        let cases: &[(&str, f32, bool)] = &[
-            // The same step in other words, the same code span.
-            ("Pull everything out via `tar -xf FILE`.", 0.9, true),
-            // Close, but it adds a flag the sentence does not name.
-            ("Pull everything out via `tar -xf FILE` and add --no-same-owner when root.", 0.9, false),
-            // It names a number the sentence does not.
-            ("Listing with `tar -tf FILE` takes 2 passes over a gzip stream.", 0.95, false),
-            // Not close enough.
-            ("Pull everything out via `tar -xf FILE`.", 0.6, false),
-        ];
-        for (lesson, cos, refused) in cases {
-            let f = |_: &str, _: &str| *cos;
-            let ctx = Context { skill_md: Some(md), similarity: Some(Similarity(&f)), ..Default::default() };
-            let got = check("tar", lesson, &ctx);
-            assert_eq!(matches!(got, Err(Refusal::RestatesSkill(_))), *refused, "{lesson} at {cos}: {got:?}");
-        }
-        // The same with a note.
-        let notes = vec![(7, "Give gzip archives -z only on old tar; new ones detect it.".to_string())];
-        let f = |_: &str, _: &str| 0.9;
-        let ctx = Context { notes: &notes, similarity: Some(Similarity(&f)), ..Default::default() };
-        assert_eq!(
-            check("tar", "Old tar wants -z for gzip archives; newer versions detect it.", &ctx),
-            Err(Refusal::RestatesNote(7))
-        );
-    }
-
-    /// Restatements in other words by the built-in static table (what the engine and the eval
-    /// use): the same instruction with the source's commands quoted shorter, a placeholder of
-    /// another spelling, two adjacent sentences merged; and lessons as close that add a
-    /// negation, a limit, a number or a flag, which are new.
-    #[test]
-    fn restatements_by_meaning_with_the_builtin_table() {
-        let md = "---\nname: x\n---\n# x\n\n\
-            - Never run `KEYS *` on a production server; iterate with `redis-cli --scan --pattern 'user:*'`.\n\
-            - Re-run only the failed jobs with `gh run rerun RUN_ID --failed`.\n\
-            - Start now and at every boot with `sudo systemctl enable --now UNIT`.\n\
-            - See how long a key has left with `TTL key` (-1: no expiry, -2: no such key).\n\
-            - Never edit the state file by hand; use `terraform state mv` and `terraform state rm`.\n";
-        let table = crate::embed::static_table::StaticEmbedder::builtin().unwrap();
-        let cos = cosine_by(table);
-        let ctx = Context { skill_md: Some(md), similarity: Some(Similarity(&cos)), ..Default::default() };
-        let cases: &[(&str, bool)] = &[
-            // a shorter quote of the source's command
-            ("Don't run KEYS * on a production server; iterate with --scan and a pattern.", true),
-            // a placeholder spelled another way
-            ("`gh run rerun <id> --failed` re-runs only the jobs that failed.", true),
-            ("Never hand-edit the state file; use `state mv` and `state rm` instead.", true),
-            // close, but a negation and a limit the source does not state
-            (
-                "`systemctl enable` only creates the boot links; the unit does not start now unless `--now` is given.",
-                false,
-            ),
-            // close, but a number or a flag the source does not name
-            ("`TTL key` answers -1 for no expiry and -2 for no such key, and -3 on a replica.", false),
-            ("`gh run rerun <id> --failed` re-runs the failed jobs; add `--debug` for runner diagnostic logs.", false),
-        ];
-        for (lesson, refused) in cases {
-            let got = check("x", lesson, &ctx);
-            assert_eq!(matches!(got, Err(Refusal::RestatesSkill(_))), *refused, "{lesson}: {got:?}");
-        }
-    }
-
-    #[test]
-    fn a_source_names_a_specific_word_by_word_and_placeholders_stand_for_anything() {
-        let text = "never run keys * on a server; iterate with redis-cli --scan --pattern 'user:*' (-1: no expiry). poetry 2.0";
-        for (x, named) in [
-            ("--scan", true),
-            ("KEYS *", true),
-            ("redis-cli --scan <pattern>", true),
-            ("-1", true),
-            ("2", true),
-            ("--scan --count 100", false),
-            ("-2", false),
-            ("scan", false),
-            ("run ...", true),
-            ("rerun", false),
-        ] {
-            assert_eq!(names(text, x), named, "{x}");
-        }
-        for (t, n) in [
-            ("Never edit it by hand.", 1),
-            ("It doesn\u{2019}t start unless asked.", 2),
-            ("Works only on Linux, not on macOS.", 2),
-            ("Development-only dependencies go in a group.", 0),
-            ("Stage hunks with `git add -p`.", 0),
-        ] {
-            assert_eq!(negations(t), n, "{t}");
-        }
-        let pairs = pairs("# a\n- One. Two.\n\n## b\n- Three.\n");
-        assert_eq!(pairs, vec!["- One Two.".to_string(), "Two. - Three.".to_string()]);
     }
 }
