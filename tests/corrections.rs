@@ -357,3 +357,118 @@ fn the_demo_plays_a_session_with_a_duplicate_and_a_correction() {
         assert!(out.contains(want), "{want} missing from the demo's output");
     }
 }
+
+/// A restatement in other capitals and spacing is the same lesson: answered `duplicate` with
+/// the first note's id, never a conflicting pair; another flag's case is another lesson.
+#[test]
+fn a_restatement_in_other_capitals_and_spacing_is_a_duplicate() {
+    let w = World::new();
+    let dir = w.enabled_skill("shell");
+    let mut c = w.spawn();
+    let first = note(&mut c, "shell", "gotcha", "", "Use jq -r for raw strings when assigning to shell variables.");
+    let again = note(&mut c, "shell", "gotcha", "", "Use JQ  -r for raw strings when assigning to  shell variables.");
+    assert_eq!(again["status"], "duplicate", "{again}");
+    assert_eq!(again["id"], first["id"], "{again}");
+    assert!(again.get("conflictsWith").is_none_or(Value::is_null), "{again}");
+    let a = note(&mut c, "shell", "gotcha", "", "List the tree with ls -R before copying it.");
+    let b = note(&mut c, "shell", "gotcha", "", "List the tree with ls -r before copying it.");
+    assert_eq!(b["status"], "inserted", "ls -R is not ls -r: {b}");
+    assert_ne!(a["id"], b["id"]);
+    let r = load(&mut c, "c1", "shell", &dir, None);
+    assert_eq!(r["noteIds"].as_array().unwrap().len(), 3, "{r}");
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+/// Pinned notes come first, always: a pinned note that is the older of a conflicting pair
+/// keeps first place, and names the newer one.
+#[test]
+fn a_pinned_older_version_keeps_first_place() {
+    let w = World::new();
+    let dir = w.enabled_skill("release");
+    let mut c = w.spawn();
+    let old = note(&mut c, "release", "gotcha", "push tags", "Always pass --no-verify when pushing release tags.");
+    let old = old["id"].as_i64().unwrap();
+    ok(c.request("skillmem/pin", json!({ "id": old })).unwrap());
+    let new = note(&mut c, "release", "gotcha", "push tags", "Never pass --no-verify when pushing release tags.");
+    assert_eq!(new["conflictsWith"], old, "{new}");
+    let new = new["id"].as_i64().unwrap();
+    let r = load(&mut c, "c1", "release", &dir, Some("push release tags"));
+    assert_eq!(r["noteIds"], json!([old, new]), "{r}");
+    let b = block_of(&r);
+    assert!(b.contains("pinned=\"true\" written=") && b.contains(&format!("newer=\"{new}\"")), "{b}");
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+/// Two versions of one pin that name the same version numbers in swapped roles are a
+/// conflicting pair, and the newer leads.
+#[test]
+fn a_pin_with_swapped_versions_is_a_new_version() {
+    let w = World::new();
+    let dir = w.enabled_skill("deps");
+    let mut c = w.spawn();
+    let cases = [
+        (
+            "Pin serde_yaml to 0.8; 0.9 breaks the parser.",
+            "Pin serde_yaml to 0.9; 0.8 is unmaintained and 0.9 fixed the parser.",
+        ),
+        (
+            "Upload artifacts with actions/upload-artifact@v4; v3 is deprecated.",
+            "Upload artifacts with actions/upload-artifact@v3; v4 breaks our merge step.",
+        ),
+    ];
+    for (i, (older, newer)) in cases.into_iter().enumerate() {
+        let o = note(&mut c, "deps", "gotcha", "", older);
+        let n = note(&mut c, "deps", "gotcha", "", newer);
+        assert_eq!(n["status"], "inserted", "{n}");
+        assert_eq!(n["conflictsWith"], o["id"], "{newer} updates {older}: {n}");
+        let (o, n) = (o["id"].as_i64().unwrap(), n["id"].as_i64().unwrap());
+        let r = load(&mut c, &format!("c{i}"), "deps", &dir, Some(older));
+        let ids: Vec<i64> = r["noteIds"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+        let at = |id: i64| ids.iter().position(|x| *x == id).unwrap_or_else(|| panic!("{id} not in {r}"));
+        assert_eq!(at(n) + 1, at(o), "the newer leads, the older right after it: {r}");
+    }
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+/// Distinct lessons of one skill that share a tool or a flag are not versions of each other:
+/// every note of the committed recall sets (all distinct lessons), written through the
+/// protocol, is inserted with no conflicting pair.
+#[test]
+fn distinct_lessons_are_not_flagged_as_versions() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for set in [
+        "bench/recall-set-b.json",
+        "bench/recall-set-c.json",
+        "bench/recall-set-d.json",
+        "tests/fixtures/recall-own.json",
+    ] {
+        let w = World::new();
+        let data: Value = serde_json::from_str(&std::fs::read_to_string(root.join(set)).unwrap()).unwrap();
+        let mut c = w.spawn();
+        let mut flagged = vec![];
+        let mut written = 0;
+        for skill in data["skills"].as_array().unwrap() {
+            let name = skill["name"].as_str().unwrap();
+            w.enabled_skill(name);
+            let mut deltas = std::collections::HashMap::new();
+            for n in skill["notes"].as_array().unwrap() {
+                let delta = n["delta"].as_str().unwrap();
+                let r = note(&mut c, name, n["kind"].as_str().unwrap(), n["intent"].as_str().unwrap(), delta);
+                assert_eq!(r["status"], "inserted", "{set}: {delta}: {r}");
+                if let Some(old) = r["conflictsWith"].as_i64() {
+                    flagged.push(format!("{:?}\n   after {:?}", delta, deltas[&old]));
+                }
+                deltas.insert(r["id"].as_i64().unwrap(), delta.to_string());
+                written += 1;
+            }
+        }
+        assert!(written >= 50, "{set}: {written}");
+        assert!(
+            flagged.is_empty(),
+            "{set}: {} distinct lessons flagged as versions:\n{}",
+            flagged.len(),
+            flagged.join("\n")
+        );
+        assert_eq!(c.shutdown().unwrap(), 0);
+    }
+}

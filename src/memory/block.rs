@@ -75,6 +75,8 @@ pub fn guidance(skill: &str, note_tool: &str) -> String {
 
 /// `ranked` with the newer note of each conflicting pair `(older, newer)` moved right before
 /// the older one when it ranked below it; returns, by older note, the newer note that leads it.
+/// Pinned notes come first, always: a newer note that is not pinned never moves above a pinned
+/// older one (which still names it).
 pub fn lead_newer(ranked: &mut Vec<Ranked>, pairs: &[(i64, i64)]) -> std::collections::HashMap<i64, i64> {
     let mut newer_of = std::collections::HashMap::new();
     for &(older, newer) in pairs {
@@ -85,7 +87,7 @@ pub fn lead_newer(ranked: &mut Vec<Ranked>, pairs: &[(i64, i64)]) -> std::collec
         };
         // The newest version names the older one (a chain of three names the newest).
         newer_of.entry(older).and_modify(|cur: &mut i64| *cur = (*cur).max(newer)).or_insert(newer);
-        if n > o {
+        if n > o && (ranked[n].note.pinned || !ranked[o].note.pinned) {
             let r = ranked.remove(n);
             ranked.insert(o, r);
         }
@@ -327,6 +329,21 @@ mod tests {
             let got = lead_newer(&mut notes, pairs);
             assert_eq!(notes.iter().map(|r| r.note.id).collect::<Vec<_>>(), *after, "{ids:?} {pairs:?}");
             assert_eq!(got, newer.iter().copied().collect(), "{ids:?} {pairs:?}");
+        }
+        // Pinned first, always: a pinned older note keeps its place above an unpinned newer
+        // one (and names it); a pinned newer one leads a pinned older one.
+        type Pinned<'a> = (&'a [(i64, bool)], &'a [(i64, i64)], &'a [i64]);
+        let pinned: &[Pinned] = &[
+            (&[(1, true), (2, false), (3, false)], &[(1, 3)], &[1, 2, 3]),
+            (&[(1, true), (3, true), (2, false)], &[(1, 3)], &[3, 1, 2]),
+            (&[(3, true), (1, true), (2, false)], &[(1, 3)], &[3, 1, 2]),
+            (&[(1, true), (3, false)], &[(1, 3)], &[1, 3]),
+        ];
+        for (ids, pairs, after) in pinned {
+            let mut notes: Vec<Ranked> = ids.iter().map(|(i, p)| ranked(*i, "x", *p)).collect();
+            let got = lead_newer(&mut notes, pairs);
+            assert_eq!(notes.iter().map(|r| r.note.id).collect::<Vec<_>>(), *after, "{ids:?} {pairs:?}");
+            assert_eq!(got.get(&1), Some(&3), "{ids:?}");
         }
         let mut notes = vec![ranked(1, "always", false), ranked(2, "never", false)];
         notes[1].note.created_at = 1_764_547_200_000; // 2025-12-01

@@ -52,6 +52,14 @@ pub struct Thresholds {
     pub subject: f32,
 }
 
+impl Thresholds {
+    /// The least cosine at which a stored note can relate to a new one otherwise than
+    /// [`Relation::Distinct`] (a restatement aside): where a write's search for neighbours stops.
+    pub fn search(self) -> f32 {
+        self.subject.min(SWAPPED_SUBJECT)
+    }
+}
+
 /// What [`relate`] compares of a text.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Signature {
@@ -74,6 +82,9 @@ pub struct Signature {
     pub roles: BTreeSet<(String, String)>,
     /// The content words, stemmed ([`crate::text::query_terms`]).
     pub words: BTreeSet<String>,
+    /// The content words of the prose around the specifics (code spans, flags, paths,
+    /// identifiers and numbers left out), stemmed.
+    pub prose: BTreeSet<String>,
 }
 
 /// How many content words two notes may differ in and still say the same thing.
@@ -275,6 +286,7 @@ pub fn signature(text: &str) -> Signature {
     let mut negations = 0usize;
     let mut previous = String::new();
     let mut after_negation = false;
+    let mut prose = String::new();
     for (code, raw) in tokens {
         let clause = clauses.last_mut().expect("one clause at least");
         if code {
@@ -282,6 +294,7 @@ pub fn signature(text: &str) -> Signature {
             after_negation = false;
             continue;
         }
+        let specifics_before = clause.specifics.len();
         let w = trim(raw);
         let lower = w.to_lowercase().replace('\u{2019}', "'");
         let negation = NEGATIONS.contains(&lower) || lower.ends_with("n't");
@@ -305,12 +318,17 @@ pub fn signature(text: &str) -> Signature {
         } else if is_path(w) || is_identifier(w) || (!shouting && is_caps(w)) {
             push(lower.clone(), false, &mut sig, clause);
         }
+        if clause.specifics.len() == specifics_before {
+            prose.push_str(raw);
+            prose.push(' ');
+        }
         previous = lower.trim_end_matches("'s").to_string();
         let ends = raw.ends_with([',', ';', ':', '.', ')', '(']) && !is_path(raw) || CLAUSE_ENDS.contains(&lower);
         if ends {
             clauses.push(Clause::default());
         }
     }
+    sig.prose = crate::text::query_terms(&prose).into_iter().collect();
     sig.negated = negations % 2 == 1;
     if sig.specifics.len() >= 2 {
         for c in &clauses {
@@ -328,8 +346,114 @@ pub fn signature(text: &str) -> Signature {
 }
 
 /// How the note `new` relates to the stored note `old`, whose vectors have cosine `cosine`.
+/// A restatement ([`restates`]) is the same lesson whatever the cosine.
 pub fn relate(old: &str, new: &str, cosine: f32, t: Thresholds) -> Relation {
+    if restates(old, new) {
+        return Relation::Same;
+    }
     relate_signatures(&signature(old), &signature(new), cosine, t)
+}
+
+/// The words of `text` as compared by [`restates`]: whitespace collapsed, prose case-folded,
+/// while code spans, flags, paths and identifiers keep their exact spelling (`ls -R` is not
+/// `ls -r`, `RUST_LOG` is not `rust_log`).
+pub fn folded(text: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = text;
+    let fold_words = |part: &str, out: &mut Vec<String>| {
+        for w in part.split_whitespace() {
+            let core = trim(w);
+            if is_flag(core) || is_path(core) || is_identifier(core) {
+                out.push(w.to_string());
+            } else {
+                out.push(w.to_lowercase());
+            }
+        }
+    };
+    while let Some(a) = rest.find('`') {
+        fold_words(&rest[..a], &mut out);
+        let after = &rest[a + 1..];
+        match after.find('`') {
+            Some(b) => {
+                out.push(format!("`{}`", after[..b].split_whitespace().collect::<Vec<_>>().join(" ")));
+                rest = &after[b + 1..];
+            }
+            None => {
+                out.push("`".to_string());
+                rest = after;
+            }
+        }
+    }
+    fold_words(rest, &mut out);
+    out
+}
+
+/// Two texts that are equal after collapsing whitespace and case-folding the prose say the
+/// same lesson, always: a restatement in other capitals or spacing is never a new note, nor a
+/// new version of one.
+pub fn restates(a: &str, b: &str) -> bool {
+    folded(a) == folded(b)
+}
+
+/// The share of the shorter text's content words that the other text has too (the overlap
+/// coefficient of [`Signature::words`], or of [`Signature::prose`] where that is higher): a new version of a lesson restates most of it with a
+/// change, where two lessons that merely share a subject (one tool, one flag) share little else.
+pub fn word_overlap(a: &Signature, b: &Signature) -> f32 {
+    let overlap = |x: &BTreeSet<String>, y: &BTreeSet<String>| {
+        let shorter = x.len().min(y.len());
+        if shorter == 0 {
+            return 0.0;
+        }
+        x.intersection(y).count() as f32 / shorter as f32
+    };
+    // Read with its specifics (a short note is mostly its flags and names) and without them
+    // (a long one shares a tool's name with every lesson of its skill): the better of the two.
+    overlap(&a.words, &b.words).max(overlap(&a.prose, &b.prose))
+}
+
+/// A new version of a lesson shares more than this [`word_overlap`] with it: most of its words.
+pub const UPDATE_OVERLAP: f32 = 0.5;
+
+/// The cosine from which two notes naming the same versions in swapped roles are taken for one
+/// subject: the swap is itself a sign of one pin, so it is believed below
+/// [`Thresholds::subject`] (a new version reworded around the swap reads further apart).
+pub const SWAPPED_SUBJECT: f32 = 0.6;
+
+/// The version numbers a signature names, in the order first named, each once: `0.8`, `v4`
+/// and `upload-artifact@v4` all name a version (`0.8`, `4`, `4`). Ids (partition 21) are not
+/// versions.
+fn versions(s: &Signature) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for sp in s.specifics.iter().filter(|sp| !s.ids.contains(*sp)) {
+        // The version is the specific's last run of digits and dots, after a `v`, `@` or the
+        // start: `node18` is a name, `v18` and `@18.2` are versions.
+        let t = sp.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+        let start = t.rfind(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(0, |i| i + 1);
+        let run = t[start..].trim_matches('.');
+        let before = t[..start].chars().last();
+        let prefix_ok = match before {
+            None => true,
+            Some('v' | 'V') => t[..start.saturating_sub(1)].chars().last().is_none_or(|c| !c.is_ascii_alphanumeric()),
+            Some(c) => !c.is_ascii_alphanumeric(),
+        };
+        if !run.is_empty() && run.chars().any(|c| c.is_ascii_digit()) && prefix_ok && !out.iter().any(|v| v == run) {
+            out.push(run.to_string());
+        }
+    }
+    out
+}
+
+/// The same two or more version numbers, named in another order: "pin to 0.8; 0.9 breaks it"
+/// and "pin to 0.9; 0.8 is unmaintained" are two versions of one pin.
+fn swapped_versions(a: &Signature, b: &Signature) -> bool {
+    let (va, vb) = (versions(a), versions(b));
+    if va.len() < 2 || va == vb {
+        return false;
+    }
+    let (mut sa, mut sb) = (va.clone(), vb.clone());
+    sa.sort();
+    sb.sort();
+    sa == sb
 }
 
 /// [`relate`] on signatures already read.
@@ -351,6 +475,14 @@ pub fn relate_signatures(a: &Signature, b: &Signature, cosine: f32, t: Threshold
         && words_apart <= MERGE_WORDS_APART
     {
         return Relation::Same;
+    }
+    // A new version restates most of the lesson it updates; notes that share a subject (a
+    // tool, a flag) but little else are two lessons, however close their vectors.
+    if word_overlap(a, b) <= UPDATE_OVERLAP {
+        return Relation::Distinct;
+    }
+    if cosine >= SWAPPED_SUBJECT && swapped_versions(a, b) {
+        return Relation::Update;
     }
     if cosine < t.subject {
         return Relation::Distinct;
@@ -486,6 +618,43 @@ mod tests {
     }
 
     #[test]
+    fn folded_table() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("Use jq -r for raw strings.", "use  JQ -r  for RAW strings.", true),
+            ("Use jq -r", "Use jq -R", false),
+            ("Read ~/.Config/app", "read ~/.config/app", false),
+            ("Set RUST_LOG=debug", "set RUST_LOG=debug", true),
+            ("Set RUST_LOG=debug", "set rust_log=debug", false),
+            ("Run `make  Build` first", "run `make Build`  first", true),
+            ("Run `make Build` first", "run `make build` first", false),
+            ("Run it.", "Run it", false),
+            ("\tTabs\nand  lines ", "tabs and lines", true),
+            ("`unclosed", "`UNCLOSED", true),
+            ("", "  ", true),
+        ];
+        for (a, b, same) in cases {
+            assert_eq!(restates(a, b), *same, "{a:?} / {b:?}: {:?} / {:?}", folded(a), folded(b));
+        }
+    }
+
+    #[test]
+    fn versions_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("Pin serde_yaml to 0.8; 0.9 breaks the parser.", &["0.8", "0.9"]),
+            ("Use actions/upload-artifact@v4; v3 is deprecated", &["4", "3"]),
+            ("Go 1.22 is required; 1.21 lacks the loop fix", &["1.22", "1.21"]),
+            // A number after an entity word names a thing (node 18 of a cluster).
+            ("Node 18 is required; Node 16 lacks fetch", &[]),
+            ("Lesson about partition 21", &[]),
+            ("node18 and python3 are names", &[]),
+            ("Use Python 3.11, not 3.12.", &["3.11", "3.12"]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(versions(&signature(text)), want.iter().map(|v| v.to_string()).collect::<Vec<_>>(), "{text:?}");
+        }
+    }
+
+    #[test]
     fn relation_table() {
         let t = Thresholds { merge: 0.9, subject: 0.7 };
         let cases: &[(&str, &str, f32, Relation)] = &[
@@ -500,6 +669,40 @@ mod tests {
             ("Run it before deploying", "Run it after deploying", 0.6, Relation::Distinct),
             ("Set X_A=1", "Set X_B=2", 0.75, Relation::Distinct),
             ("Set X_A=1 for the port 80", "Set X_A=1 for the port 81", 0.75, Relation::Update),
+            // Other capitals and spacing in the prose: the same lesson at any cosine.
+            ("Use jq -r for raw strings", "Use JQ  -r for raw  strings", 0.4, Relation::Same),
+            ("Use jq -r for raw strings", "use jq -r for raw strings", 0.0, Relation::Same),
+            // Flags keep their case: another flag is another lesson or a new version.
+            ("List them with ls -R first", "List them with ls -r first", 0.99, Relation::Update),
+            ("Set RUST_LOG=debug to see frames", "Set rust_log=debug to see frames", 0.5, Relation::Distinct),
+            // The same versions in swapped roles: a new version of one pin, below the subject
+            // cosine too.
+            (
+                "Pin serde_yaml to 0.8; 0.9 breaks the parser.",
+                "Pin serde_yaml to 0.9; 0.8 is unmaintained and 0.9 fixed the parser.",
+                0.77,
+                Relation::Update,
+            ),
+            (
+                "Upload artifacts with actions/upload-artifact@v4; v3 is deprecated.",
+                "Upload artifacts with actions/upload-artifact@v3; v4 breaks our merge step.",
+                0.86,
+                Relation::Update,
+            ),
+            ("Pin serde_yaml to 0.8; 0.9 breaks the parser.", "Pin serde_yaml to 0.8; 0.9 breaks the parser badly.", 0.5, Relation::Distinct),
+            // Two lessons that share a tool and a flag but little else are not versions of one.
+            (
+                "`git rebase --abort` restores the branch to where it was before the rebase; `git rebase --quit` stops but keeps the current state.",
+                "While a rebase is stopped you are on a detached HEAD and `git status` says \"interactive rebase in progress\"; finish or abort before switching branches.",
+                0.88,
+                Relation::Distinct,
+            ),
+            (
+                "`-L` follows Location headers (up to 50, `--max-redirs` to change); without it you just get the 301/302 response.",
+                "With `-L`, 301/302/303 responses make curl re-send as GET like browsers do; `--post301 --post302` keep POST.",
+                0.85,
+                Relation::Distinct,
+            ),
         ];
         for (a, b, cos, want) in cases {
             assert_eq!(relate(a, b, *cos, t), *want, "{a:?} / {b:?} at {cos}");

@@ -371,7 +371,8 @@ pub fn import_rows(
                     near.sort_by(|a, b| b.1.total_cmp(&a.1));
                     near.into_iter()
                         .find(|(_, s, d)| {
-                            sameness::relate_signatures(&sameness::signature(d), &mine, *s, t) == Relation::Same
+                            sameness::restates(d, &n.delta)
+                                || sameness::relate_signatures(&sameness::signature(d), &mine, *s, t) == Relation::Same
                         })
                         .map(|(id, _, _)| id)
                 }

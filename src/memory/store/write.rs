@@ -96,8 +96,8 @@ pub fn write_among(
     if let (None, Some(e), None) = (exact, &embedded, old.as_ref()) {
         if e.vector.iter().any(|x| *x != 0.0) {
             let near = match (index.filter(|ix| ix.model_id() == e.model), partition_ids) {
-                (Some(ix), Some(ids)) => ix.neighbours(e.vector, ids, t.subject, NEIGHBOURS),
-                _ => near_notes(&tx, &new.skill, new.scope, pkey, e, t.subject, index)?,
+                (Some(ix), Some(ids)) => ix.neighbours(e.vector, ids, t.search(), NEIGHBOURS),
+                _ => near_notes(&tx, &new.skill, new.scope, pkey, e, t.search(), index)?,
             };
             (same, conflict) = judge(&tx, &new.delta, &near, t)?;
         }
@@ -257,6 +257,9 @@ fn judge(tx: &Connection, delta: &str, near: &[(i64, f32)], t: Thresholds) -> Re
     let mut conflict = None;
     for (id, cos) in near {
         let Some(theirs) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? else { continue };
+        if sameness::restates(&theirs, delta) {
+            return Ok((Some(*id), None));
+        }
         match sameness::relate_signatures(&sameness::signature(&theirs), &mine, *cos, t) {
             Relation::Same => return Ok((Some(*id), None)),
             Relation::Update if conflict.is_none() => conflict = Some(*id),
@@ -359,8 +362,10 @@ pub fn pair_written_elsewhere(
         let Some(vector) = from_blob(&blob) else { continue };
         let scope = if scope == "project" { Scope::Project } else { Scope::Global };
         let e = Embedded { vector: &vector, model: &model };
-        let near: Vec<(i64, f32)> =
-            near_notes(&tx, &skill, scope, &pkey, &e, t.subject, index)?.into_iter().filter(|(n, _)| n != id).collect();
+        let near: Vec<(i64, f32)> = near_notes(&tx, &skill, scope, &pkey, &e, t.search(), index)?
+            .into_iter()
+            .filter(|(n, _)| n != id)
+            .collect();
         let (_, conflict) = judge(&tx, &delta, &near, t)?;
         let Some(other) = conflict else { continue };
         let theirs: i64 = tx.query_row("SELECT created_at FROM notes WHERE id = ?1", [other], |r| r.get(0))?;
