@@ -5,8 +5,9 @@
 //! Layers, outside in: the doors (`server/`, `hosts/`, the binary's `cli/`) speak to hosts;
 //! `protocol/` is the method table they share; `engine/` is the one room every door calls,
 //! in domain types; the core domains (`memory/`, `historian/`, `skills/`, `index/`, `embed/`,
-//! `db/`, and the leaves `skillmd/`, `project`, `progress`, `config`) know nothing of the engine or the
-//! doors. `tests/architecture.rs` checks the layering.
+//! `db/`, the leaves `skillmd/`, `project`, `progress`, `config`, and the crates under
+//! `crates/`) know nothing of the engine or the doors. Cargo's edges hold the layering between
+//! crates; `tests/architecture.rs` checks it within this one.
 
 pub mod client;
 pub mod config;
@@ -25,7 +26,9 @@ pub mod server;
 pub mod skillmd;
 pub mod skills;
 pub mod team;
-pub mod text;
 pub mod ui;
 
 pub use error::{Error, Result};
+
+/// The text leaf (`crates/text`): words, stems, prose, and [`text::redact`].
+pub use skillmem_text as text;

@@ -546,8 +546,8 @@ impl Engine {
         // left with nothing but a marker is not imported, and the warnings say which.
         let mut redacted = 0;
         notes.retain_mut(|n| {
-            n.intent = crate::team::redact::redact(&n.intent).0;
-            match crate::team::redact::redact_lesson(&n.delta) {
+            n.intent = crate::text::redact::redact(&n.intent).0;
+            match crate::text::redact::redact_lesson(&n.delta) {
                 Ok((d, what)) => {
                     redacted += usize::from(!what.is_empty());
                     n.delta = d;

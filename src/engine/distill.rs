@@ -247,7 +247,7 @@ impl Engine {
             .filter_map(|n| {
                 let mut what: Vec<String> = vec![];
                 for text in [&n.delta, &n.intent] {
-                    for w in crate::team::redact::redact(text).1 {
+                    for w in crate::text::redact::redact(text).1 {
                         if !what.iter().any(|x| x == w) {
                             what.push(w.to_string());
                         }

@@ -255,7 +255,7 @@ impl Engine {
                     let reason = refusal.reason(&o.skill);
                     // The lesson is not logged when it holds a secret: the log would keep it.
                     let shown = if matches!(refusal, filter::Refusal::Secret(_)) {
-                        crate::team::redact::redact(&line).0
+                        crate::text::redact::redact(&line).0
                     } else {
                         line.clone()
                     };

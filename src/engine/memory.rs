@@ -242,7 +242,7 @@ impl Engine {
 
     /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
     /// Secrets in the lesson or the intent are redacted before anything is stored or
-    /// embedded (`team::redact`), and the result says what was; a lesson that would be left
+    /// embedded (`text::redact`), and the result says what was; a lesson that would be left
     /// with nothing but a marker is refused.
     pub fn write_note(&self, new: NewNote) -> Result<Written> {
         let ctx = self.require_enabled(&new.skill)?;
@@ -252,8 +252,8 @@ impl Engine {
     /// [`Engine::write_note_in`] after the lesson and intent are redacted (the note tool's
     /// and a replacement's write): what was redacted is said in the result.
     fn write_note_redacted(&self, ctx: &SkillContext, mut new: NewNote, replaces: Option<i64>) -> Result<Written> {
-        let (delta, mut redacted) = crate::team::redact::redact_lesson(&new.delta).map_err(Error::invalid)?;
-        let (intent, in_intent) = crate::team::redact::redact(&new.intent);
+        let (delta, mut redacted) = crate::text::redact::redact_lesson(&new.delta).map_err(Error::invalid)?;
+        let (intent, in_intent) = crate::text::redact::redact(&new.intent);
         redacted.extend(in_intent.into_iter().filter(|w| !redacted.contains(w)).collect::<Vec<_>>());
         (new.delta, new.intent) = (delta, intent);
         let mut w = self.write_note_in(ctx, new, replaces)?;
@@ -414,7 +414,7 @@ impl Engine {
             store::get(&conn, id)?.ok_or_else(|| store::not_found(id))?.intent
         };
         // A person's edit is redacted like a note (the dashboard, `skillmem/edit`).
-        let (delta, _) = crate::team::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
+        let (delta, _) = crate::text::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
         let delta = delta.as_str();
         let (vector, pieces) = self.embed_note(&intent, delta)?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());

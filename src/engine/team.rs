@@ -93,7 +93,7 @@ fn hold_reason(note: &store::TeamNote, share: Share, skill_opted_out: bool) -> O
         return Some(PROJECT_HOLD.into());
     }
     for text in [&note.delta, &note.intent, &note.tags] {
-        if let Some(what) = team::redact::find_secret(text) {
+        if let Some(what) = crate::text::redact::find_secret(text) {
             return Some(format!("looks like it holds a secret ({what}); edit it out to share the note"));
         }
     }
@@ -214,9 +214,9 @@ impl Engine {
             // A teammate's secret never reaches this store: redacted, or not applied when
             // nothing but the secret would be left (it stays on the server, where it came from).
             for r in rows.iter_mut().filter(|r| !r.deleted) {
-                let (intent, _) = crate::team::redact::redact(&r.note.intent);
+                let (intent, _) = crate::text::redact::redact(&r.note.intent);
                 r.note.intent = intent;
-                match crate::team::redact::redact_lesson(&r.note.delta) {
+                match crate::text::redact::redact_lesson(&r.note.delta) {
                     Ok((delta, what)) => {
                         if !what.is_empty() {
                             tracing::warn!(

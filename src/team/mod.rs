@@ -4,7 +4,6 @@
 //! - [`config`]: the `[team]` section.
 //! - [`server`]: the server schema (created and migrated here), the team claim, push, pull,
 //!   `LISTEN`.
-//! - [`redact`]: the pass that keeps notes that look like they hold secrets on this machine.
 //! - [`backoff`]: retry delays.
 //!
 //! The local half (outbox, uids, cursor, applying a pull) is SQL over the notes table and
@@ -14,7 +13,6 @@
 
 pub mod backoff;
 pub mod config;
-pub mod redact;
 pub mod scratch;
 pub mod server;
 

@@ -9,7 +9,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use skillmem::historian::filter::{check, Context, MAX_LESSON_CHARS};
-use skillmem::team::redact::find_secret;
+use skillmem_text::redact::find_secret;
 
 use super::{ensure, gen, Target};
 

@@ -1,4 +1,4 @@
-//! Secret detection and redaction (src/team/redact.rs).
+//! Secret detection and redaction (crates/text/src/redact.rs).
 //!
 //! Arbitrary text around generated secrets of every shape the module knows: nothing panics;
 //! every planted secret is found and its key characters are gone from the redacted text;
@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
-use skillmem::team::redact::{find_secret, leaves_a_lesson, redact, spans};
+use skillmem_text::redact::{find_secret, leaves_a_lesson, redact, spans};
 
 use super::{ensure, gen, Target};
 

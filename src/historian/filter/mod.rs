@@ -7,7 +7,7 @@
 //! `rejected` list (or the hook's log) can tell a wrong refusal from a right one. The rules,
 //! in the order they are tried (the first that refuses gives the reason):
 //!
-//! 1. **secret**: the text holds a credential (`team::redact`): refused outright, since a
+//! 1. **secret**: the text holds a credential (`text::redact`): refused outright, since a
 //!    lesson never needs one and the historian cannot ask the agent what it meant;
 //! 2. **empty or vague**: no words, or fewer than three words that say something specific
 //!    (not a stop word, not the skill's name, not a word such as "careful", "useful",
@@ -59,7 +59,7 @@
 //! - `narration.rs`: rule 9;
 //! - `truism.rs`: rule 10.
 
-use crate::team::redact;
+use crate::text::redact;
 
 mod hypothesis;
 mod narration;

@@ -1,9 +1,13 @@
 //! Text analysis shared by the embedders, the bm25 rung and recall's word coverage: words,
 //! stop words, a light stemmer, the query terms and coverage built on them, and a lesson's
-//! prose without its code spans.
+//! prose without its code spans; and [`redact`], the one place a text is judged to hold a
+//! secret.
 //!
-//! A leaf: imports nothing from the crate, so that every domain that reads words reads them
-//! the same way without depending on another domain.
+//! A leaf crate: it depends on no other crate, so that every domain that reads words reads
+//! them the same way, and every write path redacts the same way, without depending on another
+//! domain.
+
+pub mod redact;
 
 /// Lower-cased alphanumeric words (`_` and `-` split words; digits kept).
 pub fn words(text: &str) -> Vec<String> {
