@@ -63,6 +63,43 @@ fn a_set_is_ranked_by_the_cascade_and_its_baselines_and_compared_with_pure_cosin
     assert!(overall(&v)["pureCosine"].is_null() && v["vsPureCosine"].is_null(), "{v}");
 }
 
+/// The cascade is what a host is shown: notes written with `skillmem/note` (a restatement is
+/// merged, so its label is found through the note it merged into) and read with
+/// `skillmem/recall`, in block order (a pinned note is not in the set; the newer of two
+/// versions leads).
+#[test]
+fn the_cascade_is_ranked_by_the_hosts_path() {
+    let w = common::World::new();
+    let set = json!({
+        "skills": [{
+            "name": "deps",
+            "notes": [
+                { "id": "old", "kind": "gotcha", "delta": "Pin serde_yaml to 0.8; 0.9 breaks the parser.", "age_days": 30 },
+                { "id": "new", "kind": "gotcha", "delta": "Pin serde_yaml to 0.9; 0.8 is unmaintained and 0.9 fixed the parser.", "age_days": 1 },
+                { "id": "again", "kind": "gotcha", "delta": "PIN serde_yaml to 0.8;  0.9 breaks the parser.", "age_days": 2 },
+                { "id": "other", "kind": "discovery", "delta": "Run cargo update -p serde_yaml to move only that crate." }
+            ]
+        }],
+        "queries": [
+            { "skill": "deps", "intent": "which serde_yaml version to pin", "relevant": ["new"] },
+            { "skill": "deps", "intent": "serde_yaml 0.8 breaks the parser", "relevant": ["again"] }
+        ]
+    });
+    let file = write(&w, "deps.json", &set);
+    let (code, out, errs) = w.cli(&["eval", "recall", &file, "--json"]);
+    assert_eq!(code, 0, "{out}{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hostPath"], true, "{v}");
+    assert_eq!(v["duplicates"], 1, "the restatement is merged: {v}");
+    // The newer version leads (the first query finds it first); the restatement is found as
+    // the note it merged into, right after the newer version of it (second place): (1 + 1/2) / 2.
+    assert_eq!(overall(&v)["cascade"]["mrr10"], 0.75, "{v}");
+    assert_eq!(overall(&v)["cascade"]["recall5"], 1.0, "{v}");
+    let (code, out, _) = w.cli(&["eval", "recall", &file]);
+    assert_eq!(code, 0);
+    assert!(out.contains("cascade by the host's path") && out.contains("1 writes answered duplicate"), "{out}");
+}
+
 #[test]
 fn several_sets_are_reported_each_and_by_their_mean() {
     let w = common::World::new();

@@ -1,27 +1,31 @@
 //! `skillmem eval recall FILE`: recall quality on a labelled set.
 //!
-//! Writes every note of the set through an [`Engine`] over a temporary store (then sets its
-//! age and hits), each skill taken as a skill without a SKILL.md (memory on, default
-//! settings), and ranks every query three ways, printing MRR@10 and recall@5 overall and per
-//! query style:
+//! Ranks every query of the set four ways, printing MRR@10 and recall@5 overall and per query
+//! style:
 //!
-//! - **cascade**: what a skill load ranks ([`Engine::rank_in`]: the catalog's candidates,
-//!   the engine's vector index, vector + bm25 rungs, then every other note by recency ×
-//!   hits), with the embedder of `--embedding` (`off`: no vector rung);
-//! - **bm25 rung**: the notes the bm25 rung alone matches, in its order (the same path
-//!   without the vector rung);
+//! - **cascade**: what a host is shown, by the host's own path: a child `skillmem serve` in a
+//!   temporary data directory and workspace (each skill a folder with memory on and default
+//!   settings), every note written with `skillmem/note` (so the merge rule, the conflicting
+//!   pairs and the write path apply as they do for an agent), the set's ages and hits then set
+//!   in the store between two runs of the server, and every query read with `skillmem/recall`:
+//!   the notes of the block a load would append, in block order (pinned first, the newer note
+//!   of a conflicting pair before the older), within the default budget;
+//! - **bm25 rung**: the notes the bm25 rung alone matches, in its order ([`Engine::rank_in`]
+//!   without the vector rung, in process over a store written the same way);
 //! - **plain bm25**: a baseline outside skillmem's code, a plain FTS5 table of the notes
 //!   (`intent`, `delta`, the store's `porter unicode61` tokenizer) queried with the intent's
-//!   words OR-ed as written, in `bm25()` order, matches only (issue 9's baseline);
+//!   words OR-ed as written, in `bm25()` order, matches only;
 //! - **pure cosine** (with an embedder): the skill's notes by the cosine between the intent's
 //!   vector and the vector of the note's text as written (intent and lesson, code and all),
-//!   nothing else (issue 10's baseline: what recall must never fall below).
+//!   nothing else: what recall must never fall below.
 //!
-//! With an embedder it also prints the cascade's paired difference from pure cosine: the mean
-//! of the per-query differences in reciprocal rank, its standard error, and how many queries
-//! each wins, so that a change is judged against the set's noise. Given several sets, it
-//! prints each, then a line per set and their mean (judge a change on sets it was not tuned
-//! on, not on one).
+//! A note the host path answered `duplicate` stands for every label it merged. With an
+//! embedder it also prints the cascade's paired difference from pure cosine: the mean of the
+//! per-query differences in reciprocal rank, its standard error, and how many queries each
+//! wins, so that a change is judged against the set's noise. Given several sets, it prints
+//! each, then a line per set and their mean (judge a change on sets it was not tuned on, not
+//! on one). `--embedding static:TABLE` names no setting a host has: the cascade is then ranked
+//! in process ([`Engine::rank_in`]), and the report says so.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -31,6 +35,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::{out, Global};
+use serde_json::{json, Value};
 use skillmem::config::Config;
 use skillmem::db;
 use skillmem::embed::Embedder;
@@ -167,6 +172,9 @@ fn plain_bm25(conn: &rusqlite::Connection, skill: &str, intent: &str) -> Result<
 /// One set's rankings, by query style (and `overall`).
 struct Report {
     file: String,
+    /// Ranked by the host's path: with how many writes answered `duplicate` (`None`: in
+    /// process, for an embedder no host setting names).
+    host_path: Option<usize>,
     notes: usize,
     queries: usize,
     full: BTreeMap<String, Score>,
@@ -240,7 +248,7 @@ pub fn run(g: &Global, files: &[std::path::PathBuf], embedding: Option<&str>) ->
     let model = embedder.as_ref().map(|e| e.model_id().to_string()).unwrap_or_else(|| "off".into());
     let mut reports = vec![];
     for (file, set) in files.iter().zip(&sets) {
-        reports.push(evaluate(file, set, embedder.as_ref())?);
+        reports.push(evaluate(file, set, embedder.as_ref(), embedding)?);
     }
     if g.json {
         let mut sets: Vec<serde_json::Value> = reports.iter().map(|r| report_json(r, &model)).collect();
@@ -307,11 +315,24 @@ fn report_json(r: &Report, model: &str) -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({ "file": r.file, "embedding": model, "styles": styles, "vsPureCosine": r.vs_cosine() })
+    serde_json::json!({
+        "file": r.file,
+        "embedding": model,
+        "hostPath": r.host_path.is_some(),
+        "duplicates": r.host_path,
+        "styles": styles,
+        "vsPureCosine": r.vs_cosine(),
+    })
 }
 
 fn print_report(r: &Report, model: &str) {
     out(&format!("recall eval: {} ({} notes, {} queries), embedding {}", r.file, r.notes, r.queries, model));
+    match r.host_path {
+        Some(d) => out(&format!(
+            "cascade by the host's path (skillmem/note, then skillmem/recall on a child skillmem serve); {d} writes answered duplicate"
+        )),
+        None => out("cascade ranked in process (the embedder is a table file, which no host setting names)"),
+    }
     out(&format!(
         "{:<12} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9} | {:>9} {:>9}",
         "style",
@@ -349,8 +370,121 @@ fn print_report(r: &Report, model: &str) {
     }
 }
 
-/// Ranks every query of `set` four ways over a temporary store (see the module docs).
-fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>) -> Result<Report> {
+/// The `embedding` setting a host would give for `--embedding`; `None` for a table file, which
+/// no host setting names.
+fn embedding_setting(spec: Option<&str>) -> Result<Option<Value>> {
+    Ok(Some(match spec.unwrap_or("static") {
+        "static" => json!({ "provider": "static" }),
+        "hash" => json!({ "provider": "hash" }),
+        "off" => json!({ "provider": "off" }),
+        s if s.starts_with("static:") => return Ok(None),
+        s if s.starts_with("model:") => json!({ "provider": "model", "path": &s["model:".len()..] }),
+        s if s.starts_with("http:") || s.starts_with("https:") => {
+            let (url, model) = s.split_once('#').context("--embedding http: give URL#MODEL")?;
+            json!({ "provider": "http", "url": url, "model": model })
+        }
+        s => anyhow::bail!("--embedding {s:?}: use static, static:TABLE, hash, model:PATH or http:URL#MODEL"),
+    }))
+}
+
+/// A child `skillmem serve` over `data`, in `ws`, initialized with `embedding`.
+fn host(tmp: &Path, ws: &Path, embedding: &Value) -> Result<skillmem::client::Client> {
+    let exe = std::env::current_exe().context("cannot find the skillmem binary to serve the host path")?;
+    let (home, data) = (tmp.join("home"), tmp.join("data"));
+    let envs = [
+        ("HOME", home.to_str().context("temporary folder is not UTF-8")?),
+        ("SKILLMEM_HOME", data.to_str().context("temporary folder is not UTF-8")?),
+        ("SKILLMEM_LOG", "warn"),
+    ];
+    let mut c = skillmem::client::Client::spawn(&exe, &envs, true).context("cannot start skillmem serve")?;
+    let r = c.initialize(ws, json!({ "embedding": embedding }))?;
+    anyhow::ensure!(r.get("result").is_some(), "skillmem serve refused to start: {r}");
+    Ok(c)
+}
+
+/// The result of a request to the child server, or its error.
+fn answer(c: &mut skillmem::client::Client, method: &str, params: Value) -> Result<Value> {
+    let r = c.request(method, params)?;
+    match r.get("result") {
+        Some(v) => Ok(v.clone()),
+        None => anyhow::bail!("{method} failed: {}", r.get("error").unwrap_or(&r)),
+    }
+}
+
+/// The cascade by the host's path (see the module docs): for each query, the labels of the
+/// notes `skillmem/recall` returns, in block order, and how many writes were answered
+/// `duplicate`.
+fn host_rankings(
+    set: &Set,
+    embedding: &Value,
+    embedder: Option<&Arc<dyn Embedder>>,
+) -> Result<(Vec<Vec<String>>, usize)> {
+    let tmp = tempfile::tempdir()?;
+    let ws = tmp.path().join("ws");
+    for skill in &set.skills {
+        let dir = ws.join(".claude/skills").join(&skill.name);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {0}\ndescription: {0}\nskill-memory:\n  enabled: true\n---\n# {0}\n", skill.name),
+        )?;
+    }
+    std::fs::create_dir_all(tmp.path().join("home"))?;
+    let mut labels: HashMap<i64, Vec<String>> = HashMap::new();
+    let mut facts: HashMap<i64, (i64, i64)> = HashMap::new();
+    let mut duplicates = 0;
+    let now = db::now_ms();
+    let mut c = host(tmp.path(), &ws, embedding)?;
+    for skill in &set.skills {
+        for n in &skill.notes {
+            let r = answer(
+                &mut c,
+                "skillmem/note",
+                json!({ "skill": skill.name, "kind": n.kind, "intent": n.intent, "delta": n.delta }),
+            )
+            .with_context(|| format!("writing note {}", n.id))?;
+            let id = r["id"].as_i64().context("skillmem/note answered no id")?;
+            duplicates += usize::from(r["status"] == "duplicate");
+            labels.entry(id).or_default().push(n.id.clone());
+            let f = facts.entry(id).or_insert((n.hits, now - n.age_days * 86_400_000));
+            f.0 = f.0.max(n.hits);
+        }
+    }
+    c.shutdown()?;
+    // The set's ages and hits, which no protocol method sets, written while no server runs.
+    {
+        let config = Config { data_dir: tmp.path().join("data"), ..Config::default() };
+        let engine = Engine::with_embedder(db::open(&config.data_dir)?, config, None, embedder.cloned())?;
+        for (id, (hits, created)) in &facts {
+            engine.set_note_facts(*id, *hits, *created, false)?;
+        }
+    }
+    let mut c = host(tmp.path(), &ws, embedding)?;
+    let mut rankings = vec![];
+    for q in &set.queries {
+        let r = answer(&mut c, "skillmem/recall", json!({ "skill": q.skill, "intent": q.intent }))?;
+        let ranked: Vec<String> = r["notes"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|n| n["id"].as_i64()).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|id| {
+                let ls = labels.get(&id)?;
+                Some(ls.iter().find(|l| q.relevant.contains(l)).unwrap_or(&ls[0]).clone())
+            })
+            .collect();
+        rankings.push(ranked);
+    }
+    c.shutdown()?;
+    Ok((rankings, duplicates))
+}
+
+/// Ranks every query of `set` four ways (see the module docs).
+fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>, embedding: Option<&str>) -> Result<Report> {
+    let host_path = match embedding_setting(embedding)? {
+        Some(setting) => Some(host_rankings(set, &setting, embedder)?),
+        None => None,
+    };
     let tmp = tempfile::tempdir()?;
     let embedder = embedder.cloned();
     // The engine a skill load goes through, over a temporary store: the same writes, catalog,
@@ -373,7 +507,10 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>) -> Res
     let plain_db = rusqlite::Connection::open_in_memory()?;
     plain_db.execute(PLAIN_SETUP, [])?;
     let now = db::now_ms();
-    let mut ids: HashMap<i64, String> = HashMap::new();
+    // A note stands for every label written as it (a restatement is merged at any threshold).
+    let mut ids: HashMap<i64, Vec<String>> = HashMap::new();
+    let mut notes = 0usize;
+    let mut plain_labels: HashMap<i64, String> = HashMap::new();
     // The pure-cosine baseline's note vectors, by skill: (label, vector).
     let mut plain_vectors: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
     for skill in &set.skills {
@@ -402,32 +539,50 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>) -> Res
             };
             let id = engine.write_note_in(&ctx(&skill.name), new, None)?.id;
             engine.set_note_facts(id, n.hits, now - n.age_days * 86_400_000, false)?;
+            ids.entry(id).or_default().push(n.id.clone());
+            notes += 1;
+            // The baseline keeps every note of the set as its own row.
             plain_db.execute(
                 "INSERT INTO plain_fts (rowid, skill, intent, delta) VALUES (?1, ?2, ?3, ?4)",
-                rusqlite::params![id, skill.name, n.intent, n.delta],
+                rusqlite::params![notes, skill.name, n.intent, n.delta],
             )?;
-            ids.insert(id, n.id.clone());
+            plain_labels.insert(notes as i64, n.id.clone());
         }
     }
     let mut full: BTreeMap<String, Score> = BTreeMap::new();
     let mut bm25: BTreeMap<String, Score> = BTreeMap::new();
     let mut plain: BTreeMap<String, Score> = BTreeMap::new();
     let mut cosine: BTreeMap<String, Score> = BTreeMap::new();
-    let label = |ranked: &[i64]| -> Vec<String> { ranked.iter().filter_map(|id| ids.get(id).cloned()).collect() };
-    for q in &set.queries {
+    let label = |ranked: &[i64], relevant: &[String]| -> Vec<String> {
+        ranked
+            .iter()
+            .filter_map(|id| {
+                let ls = ids.get(id)?;
+                Some(ls.iter().find(|l| relevant.contains(l)).unwrap_or(&ls[0]).clone())
+            })
+            .collect()
+    };
+    for (i, q) in set.queries.iter().enumerate() {
         let rank = |use_vectors: bool, matched_only: bool| -> Result<Vec<String>> {
             let out = engine.rank_in(&ctx(&q.skill), Some(&q.intent), use_vectors && embedder.is_some())?;
             let kept: Vec<i64> = out.notes.iter().filter(|r| r.matched || !matched_only).map(|r| r.note.id).collect();
-            Ok(label(&kept))
+            Ok(label(&kept, &q.relevant))
         };
         let style = q.style.clone().unwrap_or_else(|| "all".into());
         for key in ["overall".to_string(), style] {
-            full.entry(key.clone()).or_default().add(&rank(true, false)?, &q.relevant);
+            let cascade = match &host_path {
+                Some((rankings, _)) => rankings[i].clone(),
+                None => rank(true, false)?,
+            };
+            full.entry(key.clone()).or_default().add(&cascade, &q.relevant);
             bm25.entry(key.clone()).or_default().add(&rank(false, true)?, &q.relevant);
-            plain
-                .entry(key.clone())
-                .or_default()
-                .add(&label(&plain_bm25(&plain_db, &q.skill, &q.intent)?), &q.relevant);
+            plain.entry(key.clone()).or_default().add(
+                &plain_bm25(&plain_db, &q.skill, &q.intent)?
+                    .iter()
+                    .filter_map(|r| plain_labels.get(r).cloned())
+                    .collect::<Vec<_>>(),
+                &q.relevant,
+            );
             if let (Some(e), Some(notes)) = (&embedder, plain_vectors.get(&q.skill)) {
                 let qv = e.embed_one(&q.intent)?;
                 let mut by: Vec<(f32, &String)> =
@@ -440,7 +595,8 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>) -> Res
     }
     Ok(Report {
         file: file.display().to_string(),
-        notes: ids.len(),
+        host_path: host_path.map(|(_, duplicates)| duplicates),
+        notes,
         queries: set.queries.len(),
         full,
         bm25,
