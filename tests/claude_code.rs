@@ -362,8 +362,13 @@ fn pre_compact_asks_for_observations_and_post_compact_promotes_them() {
     let boundary = rec(
         serde_json::json!({ "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted" }),
     );
-    // jq was used before the last compaction, pdf after it.
-    let transcript = [skill_use("jq", "t1"), boundary.clone(), skill_use("pdf", "t2")].concat();
+    // jq was used before the last compaction, pdf after it; the lesson the summary draws is
+    // grounded in the command the compacted part ran.
+    let bash = rec(
+        serde_json::json!({ "type": "assistant", "uuid": "u-t3", "message": { "role": "assistant", "content": [
+        { "type": "tool_use", "id": "t3", "name": "Bash", "input": { "command": "python split.py --strategy text  # pdfplumber table_settings" } } ] } }),
+    );
+    let transcript = [skill_use("jq", "t1"), boundary.clone(), skill_use("pdf", "t2"), bash].concat();
     std::fs::write(&t, &transcript).unwrap();
     let event = |name: &str, extra: &str| {
         format!(
@@ -395,7 +400,7 @@ fn pre_compact_asks_for_observations_and_post_compact_promotes_them() {
     let n = &listed["notes"][0];
     assert_eq!((n["host"].as_str(), n["sessionId"].as_str()), (Some("claude-code"), Some("s9")), "{listed}");
     assert_eq!(n["transcript"].as_str(), Some(t.display().to_string().as_str()), "{listed}");
-    assert_eq!(n["transcriptAt"], "message u-t2", "{listed}");
+    assert_eq!(n["transcriptAt"], "messages u-t2..u-t3", "{listed}");
     assert!(log(&w).contains("the session's chunk did not use skill \"jq\""), "{}", log(&w));
     let costs = std::fs::read_to_string(w.data.join("logs/historian.log")).unwrap();
     assert!(

@@ -502,7 +502,7 @@ fn the_promotion_filter_keeps_lessons_and_refuses_junk_with_reasons() {
     let mut c = w.spawn();
     let rendered = chunk(
         &mut c,
-        json!({ "sessionId": "s1", "format": "text", "text": "U: ids please\nTC: skill(jq)\nE: jq: error: Cannot iterate over null\nA: fixed\n" }),
+        json!({ "sessionId": "s1", "format": "text", "text": "U: ids please\nTC: skill(jq)\nT: bash jq '.users[] | .id' in.json\nE: jq: error: Cannot iterate over null\nT: bash jq '.users[]? | .id' in.json\nT: bash jq --arg id 7 'select(.id == $id)' in.json\nT: bash jq '.n = 1' file > file\nA: fixed\n" }),
     );
     assert_eq!(strs(&rendered["skills"]), vec!["jq"]);
     let long = format!("* jq | gotcha | {}", "When the input varies, check its type before counting, because length counts keys of objects and characters of strings. ".repeat(10));
@@ -726,4 +726,36 @@ fn eval_historian_prints_precision_recall_and_the_confusion_table() {
     let (code, _, err) = w.cli(&["eval", "historian", bad.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("bad.jsonl:2") && err.contains("maybe"), "{err}");
+}
+
+/// A lesson is grounded in what the session did: one that names specifics none of which the
+/// session's chunks show is refused as ungrounded; one that names what the chunks show is
+/// promoted, with the error line it names kept as evidence; with no chunk of the session
+/// known, the rule does not apply and the result says so.
+#[test]
+fn grounding_refuses_an_invented_lesson_and_keeps_the_error_as_evidence() {
+    let w = World::new();
+    w.enabled_skill("npm");
+    let mut c = w.spawn();
+    let text = "U: install typescript globally\nTC: skill(npm)\nT: bash npm install -g typescript\n\
+E: npm ERR! code EACCES\nE: npm ERR! Error: EACCES: permission denied, mkdir '/usr/lib/node_modules/typescript'\n\
+T: bash npm config set prefix ~/.npm-global\nT: bash npm install -g typescript\nA: added 1 package\n";
+    chunk(&mut c, json!({ "sessionId": "s1", "format": "text", "text": text }));
+    let output = "<skill_observations>\n\
+* npm | fix | `npm install -g` fails with EACCES when the prefix is root's; run `npm config set prefix ~/.npm-global` first.\n\
+* npm | gotcha | Pass `--unsafe-perm` to `npm rebuild` when node-gyp fails under sudo.\n\
+</skill_observations>";
+    let r = promote(&mut c, output);
+    assert_eq!(r["grounded"], true, "{r:#}");
+    let promoted = r["promoted"].as_array().unwrap();
+    assert_eq!(promoted.len(), 1, "{r:#}");
+    assert!(promoted[0]["delta"].as_str().unwrap().contains("npm config set prefix"), "{r:#}");
+    assert_eq!(promoted[0]["evidence"], "E: npm ERR! code EACCES", "{r:#}");
+    let reason = r["rejected"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("ungrounded: names `--unsafe-perm`, `npm rebuild`"), "{reason}");
+    // A session whose chunks are unknown: the invented lesson is judged by the other rules.
+    let other = ok(c.request("skillmem/historianResult", json!({ "sessionId": "s9", "output": output })).unwrap());
+    assert_eq!(other["grounded"], false, "{other:#}");
+    assert_eq!(other["promoted"].as_array().unwrap().len(), 2, "{other:#}");
+    c.shutdown().unwrap();
 }

@@ -646,7 +646,14 @@ enum HistorianRecord {
         notes: Vec<HistorianNote>,
     },
     /// A rendered chunk and the skills it used; `skills: null` when no chunk was rendered.
-    Chunk { id: String, skills: Option<Vec<String>> },
+    /// `text`: the chunk as the historian read it, which lessons are grounded in (absent: the
+    /// grounding rule does not apply, as for a session whose chunks are unknown).
+    Chunk {
+        id: String,
+        skills: Option<Vec<String>>,
+        #[serde(default)]
+        text: Option<String>,
+    },
     /// One observation line, its chunk, and whether it should be promoted.
     Observation { chunk: String, line: String, label: String, category: String },
 }
@@ -669,6 +676,8 @@ struct Judged {
     refused: Option<(String, String)>,
     /// With `--features`: the line's record for the dump (see [`feature_record`]).
     features: Option<serde_json::Value>,
+    /// Whether the line's chunk has text, so that grounding applied.
+    grounded: bool,
 }
 
 fn judge_set(file: &Path, with_features: bool) -> Result<Vec<Judged>> {
@@ -677,6 +686,7 @@ fn judge_set(file: &Path, with_features: bool) -> Result<Vec<Judged>> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut skills: HashMap<String, SkillFacts> = HashMap::new();
     let mut chunks: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    let mut texts: HashMap<String, String> = HashMap::new();
     let mut lines = vec![];
     for (n, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let r: HistorianRecord = serde_json::from_str(l)
@@ -692,7 +702,10 @@ fn judge_set(file: &Path, with_features: bool) -> Result<Vec<Judged>> {
                 };
                 skills.insert(name, (md, notes.into_iter().map(|x| (x.id, x.delta)).collect()));
             }
-            HistorianRecord::Chunk { id, skills: s } => {
+            HistorianRecord::Chunk { id, skills: s, text } => {
+                if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
+                    texts.insert(id.clone(), skillmem::historian::filter::grounded::searchable(&t));
+                }
                 chunks.insert(id, s);
             }
             HistorianRecord::Observation { chunk, line, label, category } => {
@@ -720,7 +733,13 @@ fn judge_set(file: &Path, with_features: bool) -> Result<Vec<Judged>> {
             Ok(o) => {
                 let (md, notes) = skills.get(&o.skill).unwrap_or(&none);
                 let used = chunks.get(&chunk).and_then(|c| c.as_deref());
-                let ctx = filter::Context { skill_md: md.as_deref(), notes, chunk_skills: used, similarity: Some(sim) };
+                let ctx = filter::Context {
+                    skill_md: md.as_deref(),
+                    notes,
+                    chunk_skills: used,
+                    similarity: Some(sim),
+                    chunk_text: texts.get(&chunk).map(String::as_str),
+                };
                 let refused = filter::check(&o.skill, &o.lesson, &ctx)
                     .err()
                     .map(|r| (r.category().to_string(), r.reason(&o.skill)));
@@ -731,7 +750,8 @@ fn judge_set(file: &Path, with_features: bool) -> Result<Vec<Judged>> {
                 refused
             }
         };
-        out.push(Judged { line, category, want, refused, features });
+        let grounded = texts.contains_key(&chunk);
+        out.push(Judged { line, category, want, refused, features, grounded });
     }
     Ok(out)
 }
@@ -795,6 +815,15 @@ pub fn historian(g: &Global, files: &[std::path::PathBuf], features: Option<&Pat
             }
         }
         let wrong: Vec<&Judged> = judged.iter().filter(|j| j.want != j.refused.is_none()).collect();
+        // Grounding's share: the same lines judged as if no chunk's text were known.
+        let with_text = judged.iter().filter(|j| j.grounded).count();
+        let by_grounding: Vec<&Judged> =
+            judged.iter().filter(|j| j.refused.as_ref().is_some_and(|r| r.0 == "ungrounded")).collect();
+        let promoted_without = promoted + by_grounding.len();
+        let right_without = right + by_grounding.iter().filter(|j| j.want).count();
+        let precision_without =
+            if promoted_without == 0 { 1.0 } else { right_without as f64 / promoted_without as f64 };
+        let recall_without = if lessons == 0 { 1.0 } else { right_without as f64 / lessons as f64 };
         if g.json {
             reports.push(serde_json::json!({
                 "file": f.display().to_string(),
@@ -803,6 +832,13 @@ pub fn historian(g: &Global, files: &[std::path::PathBuf], features: Option<&Pat
                 "promoted": promoted,
                 "precision": precision,
                 "recall": recall,
+                "grounding": {
+                    "observationsWithChunkText": with_text,
+                    "skipped": judged.len() - with_text,
+                    "refused": by_grounding.len(),
+                    "refusedLessons": by_grounding.iter().filter(|j| j.want).count(),
+                    "withoutGrounding": { "precision": precision_without, "recall": recall_without },
+                },
                 "byCategory": table.iter().map(|(c, (n, p, by))| serde_json::json!({
                     "category": c, "n": n, "promoted": p, "refusedBy": by,
                 })).collect::<Vec<_>>(),
@@ -823,6 +859,15 @@ pub fn historian(g: &Global, files: &[std::path::PathBuf], features: Option<&Pat
         out(&format!(
             "  promotion: precision {precision:.3} ({right} of {promoted} promoted are lessons), recall {recall:.3} ({right} of {lessons} lessons promoted)"
         ));
+        if with_text > 0 {
+            out(&format!(
+                "  grounding: {} of {} observations had their chunk's text; it refused {} line(s) the other rules let through ({} of them lessons); without it precision {precision_without:.3}, recall {recall_without:.3}",
+                with_text,
+                judged.len(),
+                by_grounding.len(),
+                by_grounding.iter().filter(|j| j.want).count()
+            ));
+        }
         out(&format!("  {:<16} {:>4} {:>9} {:>8}  refused by", "category", "n", "promoted", "refused"));
         for (c, (n, p, by)) in &table {
             let by: Vec<String> = by.iter().map(|(r, k)| format!("{r} {k}")).collect();

@@ -10,6 +10,19 @@ use crate::error::{Error, Result};
 use crate::historian::{filter, observations, transcript, Format};
 use crate::memory::{store, NewNote, Origin, Scope, Source, WriteStatus};
 
+/// What the chunks rendered for one session showed.
+#[derive(Debug, Clone, Default)]
+pub(super) struct SessionChunks {
+    /// The skills they used, in first-use order.
+    pub skills: Vec<String>,
+    /// Their text, as rendered (the newest [`SESSION_TEXT_MAX`] bytes).
+    pub text: String,
+}
+
+/// How much of a session's chunks' text is kept for grounding: 512 KiB, about 130k tokens,
+/// more than a summariser reads at once.
+pub const SESSION_TEXT_MAX: usize = 512 * 1024;
+
 /// A transcript chunk rendered for the historian.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -45,6 +58,9 @@ pub struct PromotedNote {
     /// The note a pending correction takes the place of once accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaces: Option<i64>,
+    /// The line of the session's transcript that shows an error the lesson names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 /// A note an `outdated` line retired.
@@ -73,6 +89,10 @@ pub struct Promotion {
     #[serde(default)]
     pub retired: Vec<RetiredNote>,
     pub rejected: Vec<RejectedObservation>,
+    /// Whether the session's transcript chunks were known, so that every lesson naming
+    /// specifics was checked against them (false: `observe FILE`, a session with no chunk).
+    #[serde(default)]
+    pub grounded: bool,
 }
 
 impl Engine {
@@ -114,18 +134,31 @@ impl Engine {
         })
     }
 
-    /// Records the skills a chunk rendered for `session` used (`transcriptChunk`, or a hook that
-    /// read the session's transcript): the promotion filter then refuses observations about
-    /// skills the session did not use. Kept in memory for the last 256 sessions.
-    pub fn chunk_rendered(&self, session: &str, skills: &[String]) {
+    /// Records what a chunk rendered for `session` showed (`transcriptChunk`, or a hook that
+    /// read the session's transcript): the skills it used, so that the promotion filter
+    /// refuses observations about skills the session did not use, and its text, so that it
+    /// refuses lessons whose specifics the session never saw (`filter::grounded`). Kept in
+    /// memory for the last 64 sessions, the newest [`SESSION_TEXT_MAX`] bytes of text each.
+    pub fn chunk_rendered(&self, session: &str, skills: &[String], text: &str) {
         let mut m = super::lock(&self.chunk_skills);
-        if !m.contains_key(session) && m.len() >= 256 {
-            m.clear(); // a cap, not a cache policy: an unknown session only skips one rule
+        if !m.contains_key(session) && m.len() >= 64 {
+            m.clear(); // a cap, not a cache policy: an unknown session only skips two rules
         }
-        let used = m.entry(session.to_string()).or_default();
+        let known = m.entry(session.to_string()).or_default();
         for s in skills {
-            if !used.contains(s) {
-                used.push(s.clone());
+            if !known.skills.contains(s) {
+                known.skills.push(s.clone());
+            }
+        }
+        if !text.trim().is_empty() {
+            known.text.push_str(text);
+            known.text.push('\n');
+            if known.text.len() > SESSION_TEXT_MAX {
+                let mut cut = known.text.len() - SESSION_TEXT_MAX;
+                while !known.text.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                known.text.drain(..cut);
             }
         }
     }
@@ -199,6 +232,16 @@ impl Engine {
         let scope = self.config().historian.promote_scope;
         let review = self.config().historian.review;
         let mut seen = std::collections::HashSet::new();
+        // What the session's chunks showed: the skills they used and their text.
+        let known = session_id.as_ref().and_then(|s| super::lock(&self.chunk_skills).get(s).cloned());
+        let used = known.as_ref().map(|k| k.skills.clone());
+        let chunk_text = known.as_ref().filter(|k| !k.text.is_empty()).map(|k| filter::grounded::searchable(&k.text));
+        let grounded = chunk_text.is_some();
+        if !grounded && !parsed.observations.is_empty() {
+            tracing::info!(
+                "historian: no transcript chunk of this session is known; lessons are not checked against it"
+            );
+        }
         let mut facts: std::collections::HashMap<String, (Option<String>, Vec<super::ListedNote>)> = Default::default();
         // Restatements in other words are judged by the built-in static table whatever the
         // embedder (its cosine is what the threshold was chosen on).
@@ -227,7 +270,6 @@ impl Engine {
                     continue;
                 }
             };
-            let used = session_id.as_ref().and_then(|s| super::lock(&self.chunk_skills).get(s).cloned());
             // Read once a skill per output, not once a line.
             let (md, listed) = facts.entry(o.skill.clone()).or_insert_with(|| self.filter_facts(&ctx));
             let (md, listed) = (&*md, &*listed);
@@ -239,8 +281,13 @@ impl Engine {
             } else {
                 listed.iter().map(|n| (n.id, n.delta.clone())).collect()
             };
-            let fctx =
-                filter::Context { skill_md: md.as_deref(), notes: &notes, chunk_skills: used.as_deref(), similarity };
+            let fctx = filter::Context {
+                skill_md: md.as_deref(),
+                notes: &notes,
+                chunk_skills: used.as_deref(),
+                similarity,
+                chunk_text: chunk_text.as_deref(),
+            };
             let mut hit_on = None;
             match filter::check(&o.skill, &o.lesson, &fctx) {
                 Ok(()) => {}
@@ -299,6 +346,7 @@ impl Engine {
                         Some(n) => (n.scope, n.origin_project, n.pending, n.review_replaces),
                         None => (scope, self.project_id().to_string(), false, None),
                     };
+                    let evidence = known.as_ref().and_then(|k| filter::grounded::evidence(&o.lesson, &k.text));
                     promoted.push(PromotedNote {
                         id: w.id,
                         skill: o.skill,
@@ -310,6 +358,7 @@ impl Engine {
                         replaced: w.replaced,
                         pending,
                         replaces,
+                        evidence,
                     });
                 }
                 // Storage failures are the caller's problem, not the line's.
@@ -337,7 +386,7 @@ impl Engine {
                 Err(reason) => rejected.push(RejectedObservation { line, reason }),
             }
         }
-        Ok(Promotion { promoted, retired, rejected })
+        Ok(Promotion { promoted, retired, rejected, grounded })
     }
 }
 

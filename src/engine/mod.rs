@@ -102,8 +102,9 @@ pub struct Engine {
     workspace: Option<PathBuf>,
     enabled_globs: GlobSet,
     stash: Mutex<IntentStash>,
-    /// Skills used by the chunks rendered for each session (see `historian.rs`).
-    chunk_skills: Mutex<HashMap<String, Vec<String>>>,
+    /// What the chunks rendered for each session showed: the skills they used and their text
+    /// (see `historian.rs`).
+    chunk_skills: Mutex<HashMap<String, historian::SessionChunks>>,
     /// The transcript each session's last rendered chunk came from (provenance of what the
     /// historian promotes for that session; see `historian.rs`).
     chunk_origins: Mutex<HashMap<String, crate::memory::Origin>>,

@@ -292,7 +292,8 @@ fn codex_compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<S
         .map(|u| u.skill)
         .collect();
     if let (Some(s), false) = (&session, used.is_empty()) {
-        engine.chunk_rendered(s, &used);
+        // The rollout's compacted part is not rendered as a chunk: its lessons are not grounded.
+        engine.chunk_rendered(s, &used, "");
     }
     match engine.historian_result(&summary, session) {
         Ok(r) => {

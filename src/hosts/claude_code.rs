@@ -305,7 +305,13 @@ fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>
         origin.transcript_at = crate::engine::chunk_span(crate::historian::transcript::Format::ClaudeCode, part, None);
         let used = compacted_skills(&records);
         if let (Some(s), false) = (&session, used.is_empty()) {
-            engine.chunk_rendered(s, &used);
+            // The compacted part as the historian's chunk would render it: what the summary's
+            // lessons are grounded in.
+            let text =
+                crate::historian::transcript::render_full(crate::historian::transcript::Format::ClaudeCode, part, None)
+                    .0
+                    .rendered;
+            engine.chunk_rendered(s, &used, &text);
         }
     }
     match engine.historian_result_from(summary, session, origin) {

@@ -58,7 +58,7 @@ impl Method for TranscriptChunk {
         })?;
         let r = engine.transcript_chunk(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())?;
         if let Some(s) = p.session_id.as_deref().filter(|s| !s.is_empty()) {
-            engine.chunk_rendered(s, &r.skills);
+            engine.chunk_rendered(s, &r.skills, &r.rendered);
             let at = p.transcript_at.filter(|a| !a.trim().is_empty()).or_else(|| {
                 crate::engine::chunk_span(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())
             });

@@ -131,7 +131,16 @@ fn property(i: &Input) -> Result<(), String> {
     let table = skillmem::embed::static_table::StaticEmbedder::builtin().map_err(|e| e.to_string())?;
     let cosine = skillmem::historian::filter::cosine_by(table);
     let similarity = Some(skillmem::historian::filter::Similarity(&cosine));
-    let ctx = Context { skill_md: i.skill_md.as_deref(), notes: &notes, chunk_skills: i.used.as_deref(), similarity };
+    // The SKILL.md text stands in for the session's chunks too: grounding over any text.
+    let chunks = i.skill_md.as_deref().map(skillmem::historian::filter::grounded::searchable);
+    let _ = i.skill_md.as_deref().map(|t| skillmem::historian::filter::grounded::evidence(&lesson, t));
+    let ctx = Context {
+        skill_md: i.skill_md.as_deref(),
+        notes: &notes,
+        chunk_skills: i.used.as_deref(),
+        similarity,
+        chunk_text: chunks.as_deref(),
+    };
     match check(&i.skill, &lesson, &ctx) {
         Err(r) => ensure(!r.reason(&i.skill).is_empty() && !r.category().is_empty(), || format!("{r:?} has no reason")),
         Ok(()) => {
@@ -140,6 +149,12 @@ fn property(i: &Input) -> Result<(), String> {
             ensure(lesson.trim().chars().count() <= MAX_LESSON_CHARS, || {
                 format!("{} characters passed", lesson.len())
             })?;
+            if let Some(chunks) = &chunks {
+                let g = skillmem::historian::filter::grounded::ground(&lesson, chunks);
+                ensure(!matches!(g, skillmem::historian::filter::grounded::Grounding::Ungrounded(_)), || {
+                    format!("{lesson:?} passed, ungrounded in {chunks:?}")
+                })?;
+            }
             if let Some(used) = &i.used {
                 ensure(used.contains(&i.skill), || format!("{:?} passed, not in the chunk's {used:?}", i.skill))?;
             }

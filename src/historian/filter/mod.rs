@@ -37,7 +37,10 @@
 //! 10. **platitude or definition** (reason category `vague`): with nothing exact (no code,
 //!     flag, number, error or name) and no condition, cause or contrast, a claim that
 //!     something is good or a judgement ("Indexes help queries run faster", "rsync is
-//!     fast"), a warning with no content ("Watch out for…") or "X is a Y".
+//!     fast"), a warning with no content ("Watch out for…") or "X is a Y";
+//! 11. **ungrounded**: when the session's chunks are known ([`Context::chunk_text`]), a lesson
+//!     that names specifics (flag, command or code span, path, version, identifier, quoted
+//!     message) of which the chunks show none: an invention, however plausible.
 //!
 //! Pure text work: no disk, no database, and no input can make it panic (fuzzed in
 //! `tests/fuzz/filter.rs`). The engine gathers the context (`Engine::historian_result`).
@@ -57,10 +60,12 @@
 //!   instance names, counts and dates);
 //! - `hypothesis.rs`: rule 8;
 //! - `narration.rs`: rule 9;
-//! - `truism.rs`: rule 10.
+//! - `truism.rs`: rule 10;
+//! - `grounded.rs`: rule 11, and the evidence (the chunk's line with an error the lesson names).
 
 use crate::text::redact;
 
+pub mod grounded;
 mod hypothesis;
 mod narration;
 mod restates;
@@ -98,6 +103,9 @@ pub struct Context<'a> {
     /// The cosine of two texts by the static table, for restatements in other words; `None`:
     /// restatements are found by their words only.
     pub similarity: Option<Similarity<'a>>,
+    /// The text of the session's transcript chunks ([`grounded::searchable`]), when any chunk
+    /// of the session is known; `None`: grounding does not apply.
+    pub chunk_text: Option<&'a str>,
 }
 
 /// The cosine of two texts (the caller's embedder, kept by text).
@@ -155,6 +163,8 @@ pub enum Refusal {
     Hypothesis(String),
     /// What narration was found.
     Narration(String),
+    /// The specifics it names, none of which the session's chunks show.
+    Ungrounded(Vec<String>),
 }
 
 impl Refusal {
@@ -170,6 +180,7 @@ impl Refusal {
             Refusal::TaskBound(_) => "task-bound",
             Refusal::Hypothesis(_) => "hypothesis",
             Refusal::Narration(_) => "narration",
+            Refusal::Ungrounded(_) => "ungrounded",
         }
     }
 
@@ -211,6 +222,14 @@ impl Refusal {
             ),
             Refusal::Narration(what) => {
                 format!("routine progress or task narration ({what}), not a rule a later session can follow")
+            }
+            Refusal::Ungrounded(named) => {
+                let named: Vec<String> = named.iter().take(4).map(|s| format!("`{}`", cut(s, 40))).collect();
+                format!(
+                    "ungrounded: names {} but the session's transcript shows none of it; a lesson comes \
+                     from what the session did",
+                    named.join(", ")
+                )
             }
         }
     }
@@ -256,7 +275,13 @@ pub fn check(skill: &str, lesson: &str, ctx: &Context<'_>) -> Result<(), Refusal
     if let Some(what) = narration(lesson) {
         return Err(Refusal::Narration(what));
     }
-    truism::truism(skill, lesson)
+    truism::truism(skill, lesson)?;
+    if let Some(chunks) = ctx.chunk_text {
+        if let grounded::Grounding::Ungrounded(named) = grounded::ground(lesson, chunks) {
+            return Err(Refusal::Ungrounded(named));
+        }
+    }
+    Ok(())
 }
 
 /// Checks each (skill, lesson, rule or "") with no SKILL.md, notes or chunk known: the
@@ -280,7 +305,7 @@ mod tests {
     const MD: &str = "---\nname: jq\ndescription: JSON\n---\n# jq\n\n- Use `-r` to print raw strings without JSON quotes.\n- Encode with `-crf 23`; a lower CRF means higher quality and a larger file.\n";
 
     fn ctx<'a>(notes: &'a [(i64, String)], used: Option<&'a [String]>) -> Context<'a> {
-        Context { skill_md: Some(MD), notes, chunk_skills: used, similarity: None }
+        Context { skill_md: Some(MD), notes, chunk_skills: used, similarity: None, chunk_text: None }
     }
 
     #[test]
