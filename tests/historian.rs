@@ -759,3 +759,24 @@ T: bash npm config set prefix ~/.npm-global\nT: bash npm install -g typescript\n
     assert_eq!(other["promoted"].as_array().unwrap().len(), 2, "{other:#}");
     c.shutdown().unwrap();
 }
+
+/// `eval historian` on a set whose chunks carry their text judges grounding, and prints what
+/// it refused beside the figures without it.
+#[test]
+fn eval_historian_reports_what_grounding_refused() {
+    let w = World::new();
+    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/historian/grounded-1.jsonl");
+    let (code, out, err) = w.cli(&["eval", "historian", "--json", set.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let g = &r[0]["grounding"];
+    assert_eq!(g["observationsWithChunkText"], r[0]["observations"], "{g}");
+    assert_eq!(g["skipped"], 0, "{g}");
+    assert!(g["refused"].as_u64().unwrap() >= 10, "{g}");
+    let with = r[0]["precision"].as_f64().unwrap();
+    let without = g["withoutGrounding"]["precision"].as_f64().unwrap();
+    assert!(with > without, "grounding raises precision: {with} against {without}");
+    let (code, out, _) = w.cli(&["eval", "historian", set.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("grounding: 46 of 46 observations had their chunk's text"), "{out}");
+}

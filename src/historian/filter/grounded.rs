@@ -97,10 +97,12 @@ fn quoted(lesson: &str) -> Vec<String> {
 }
 
 /// Whether `chunks` (from [`searchable`]) shows `specific`: each of its words (punctuation
-/// around them trimmed, a leading `~` or `./` dropped) appears in the text.
+/// around them trimmed, a leading `~` or `./` dropped) appears in the text. Placeholders
+/// (`<name>`, `{id}`, `...`) stand for whatever the session used and are not looked for.
 pub fn seen(specific: &str, chunks: &str) -> bool {
     let words: Vec<String> = specific
         .split_whitespace()
+        .filter(|w| !(w.contains(['<', '>', '{', '}']) || w.contains("...") || w.contains('…')))
         .map(|w| {
             let w = w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | ',' | ';' | '.' | ':' | '(' | ')'));
             let w = w.trim_start_matches('~').trim_start_matches("./");
@@ -192,6 +194,9 @@ mod tests {
             ("\"cannot find module typescript\" means the install did not finish.", Some(false)),
             // Bare counts and short acronyms are not specifics to look for.
             ("In CI, retry 3 times.", None),
+            // A placeholder is not looked for; the rest of the span is.
+            ("Run `npm install -g <package>` after moving the prefix.", Some(true)),
+            ("Run `npm audit fix <package>` after moving the prefix.", Some(false)),
             // An error named in the lesson's own words, as the chunk shows it.
             (
                 "When the install says permission denied, mkdir under the prefix, move `prefix` to a home folder.",
