@@ -65,7 +65,7 @@ fn core_domains_know_nothing_of_the_engine_or_the_doors() {
             "team",
             "project.rs",
             "progress.rs",
-            "config.rs",
+            "config",
         ],
         &["engine", "server", "protocol", "hosts", "cli", "client", "ui"],
     );
@@ -84,6 +84,21 @@ fn the_wire_types_know_no_transport() {
 #[test]
 fn the_vector_index_knows_no_notes() {
     check(&["index"], &["memory"]);
+}
+
+/// The configuration resolves to value types of its own; the domains read it, never the reverse.
+#[test]
+fn config_is_a_leaf() {
+    check(
+        &["config"],
+        &["memory", "historian", "skills", "skillmd", "index", "embed", "db", "team", "project", "progress"],
+    );
+}
+
+/// The embedders are built from a configuration by the engine (`engine/embedder.rs`).
+#[test]
+fn the_embedders_know_no_configuration() {
+    check(&["embed"], &["config", "memory", "team", "db"]);
 }
 
 #[test]

@@ -621,7 +621,7 @@ fn bench_embedder(o: &RecallOpts) -> Result<Option<std::sync::Arc<dyn Embedder>>
         (None, "hash") => C::Hash,
         _ => return Ok(None),
     };
-    let Some(e) = skillmem::embed::from_config(&cfg)? else { return Ok(None) };
+    let Some(e) = skillmem::engine::embedder::from_config(&cfg)? else { return Ok(None) };
     if o.model.is_some() && !e.model_id().starts_with("model:") {
         bail!(
             "--model {}: the model did not load (see the warning above; a build with --features local-model is needed)",

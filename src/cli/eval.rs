@@ -148,7 +148,7 @@ pub fn embedder_of(spec: Option<&str>) -> Result<Arc<dyn Embedder>> {
         }
         s => anyhow::bail!("--embedding {s:?}: use static, static:TABLE, hash, model:PATH or http:URL#MODEL"),
     };
-    skillmem::embed::from_config(&cfg)?.context("the embedder is not available (see the log)")
+    skillmem::engine::embedder::from_config(&cfg)?.context("the embedder is not available (see the log)")
 }
 
 /// The plain-bm25 baseline's table, beside the store's own (see the module docs).

@@ -107,7 +107,7 @@ pub fn run(g: &Global, what: ModelCommand) -> Result<()> {
                         (Some(fallback.model_id().to_string()), Some(why))
                     }
                 },
-                _ => (skillmem::embed::from_config(cfg)?.map(|e| e.model_id().to_string()), None),
+                _ => (skillmem::engine::embedder::from_config(cfg)?.map(|e| e.model_id().to_string()), None),
             };
             let cached = fetch::cached(&fetch::hub_cache(), fetch::DEFAULT_MODEL, "main");
             let stale = match skillmem::db::open(&resolved.config.data_dir) {

@@ -148,41 +148,6 @@ pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
     Some(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
-/// Builds the embedder a configuration asks for. A configuration error (a bad URL, an unset
-/// API key variable) is an error that names the key; a local model that cannot be used
-/// ([`load_model`]) is logged and the static embedder recalls meanwhile; an `http` endpoint
-/// that cannot be reached to learn its dimension is logged and recall uses the lexical rungs
-/// (notes are stored without vectors; `distill` embeds them later).
-pub fn from_config(cfg: &crate::config::EmbeddingConfig) -> Result<Option<std::sync::Arc<dyn Embedder>>> {
-    use crate::config::EmbeddingConfig as C;
-    match cfg {
-        C::Static => Ok(Some(static_table::StaticEmbedder::builtin()?)),
-        C::Hash => Ok(Some(std::sync::Arc::new(hash::HashEmbedder::default()))),
-        C::Off => Ok(None),
-        C::Http { url, model, api_key_env, dim } => {
-            match http::HttpEmbedder::new(url, model, api_key_env.as_deref(), *dim, http::TIMEOUT) {
-                Ok(e) => Ok(Some(std::sync::Arc::new(e))),
-                Err(crate::error::Error::Storage(why)) => {
-                    tracing::warn!("{why}; recall uses the lexical rungs until the endpoint answers at a later start");
-                    Ok(None)
-                }
-                Err(e) => Err(e),
-            }
-        }
-        C::Model { path } => match load_model(path) {
-            Ok(e) => Ok(Some(e)),
-            // Never download on a host's critical path, nor stop for a model that does not
-            // load: the static embedder recalls until someone fetches or fixes it.
-            Err(why) => {
-                tracing::warn!(
-                    "{why}; recall uses the built-in static embedder meanwhile. Run `skillmem model fetch` (it prints the embedding.path to set), or `skillmem model status` to see what is configured"
-                );
-                Ok(Some(static_table::StaticEmbedder::builtin()?))
-            }
-        },
-    }
-}
-
 /// The local model in `path`, or why it cannot be used: a build without the local-model
 /// feature, a folder without the model's files, or files that do not load.
 pub fn load_model(path: &std::path::Path) -> std::result::Result<std::sync::Arc<dyn Embedder>, String> {

@@ -13,6 +13,7 @@ mod checkpoint;
 mod curate;
 mod distill;
 mod editor;
+pub mod embedder;
 mod historian;
 mod memory;
 mod review;
@@ -239,7 +240,7 @@ impl Engine {
     /// Opens the store of `config.data_dir` for the project of `workspace`.
     pub fn open(config: Config, workspace: Option<PathBuf>) -> Result<Engine> {
         let conn = db::open(&config.data_dir)?;
-        let embedder = embed::from_config(&config.embedding)?;
+        let embedder = embedder::from_config(&config.embedding)?;
         Self::with_embedder(conn, config, workspace, embedder)
     }
 

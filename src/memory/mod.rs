@@ -18,32 +18,7 @@ pub mod version;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Where a note is visible: under its project identity only, or from every project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum Scope {
-    Project,
-    Global,
-}
-
-impl Scope {
-    /// The stored and wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Project => "project",
-            Scope::Global => "global",
-        }
-    }
-
-    /// Parses the wire spelling.
-    pub fn parse(s: &str) -> Option<Scope> {
-        match s {
-            "project" => Some(Scope::Project),
-            "global" => Some(Scope::Global),
-            _ => None,
-        }
-    }
-}
+pub use crate::config::Scope;
 
 /// What kind of lesson a note is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -1,10 +1,12 @@
 //! Team memory: a team's machines share their notes through a PostgreSQL server, while
 //! SQLite stays the place every recall reads from (docs/team.md).
 //!
-//! - [`config`]: the `[team]` section.
 //! - [`server`]: the server schema (created and migrated here), the team claim, push, pull,
 //!   `LISTEN`.
 //! - [`backoff`]: retry delays.
+//!
+//! The `[team]` section is read with the rest of the configuration (`config::team`;
+//! [`TeamConfig`] is re-exported here).
 //!
 //! The local half (outbox, uids, cursor, applying a pull) is SQL over the notes table and
 //! lives in [`crate::memory::store`] ("team sync"); the engine (`engine/team.rs`) drives a
@@ -12,11 +14,10 @@
 //! its own embedder. Knows nothing of the engine, the server or the wire.
 
 pub mod backoff;
-pub mod config;
 pub mod scratch;
 pub mod server;
 
-pub use config::{Share, TeamConfig};
+pub use crate::config::team::{Share, TeamConfig};
 
 /// A note's team id: the hash of its skill, scope, project partition and lesson at the time it
 /// was first shared, so that two machines writing the same lesson get the same id, and an edit

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use postgres::{Client, NoTls};
 
-use super::config::TeamConfig;
+use crate::config::team::TeamConfig;
 use crate::error::{Error, Result};
 use crate::memory::store::TeamNote;
 

@@ -1,6 +1,6 @@
 //! The `[team]` section: which PostgreSQL server and team this data directory shares its notes
 //! with. Read by [`crate::config`] (one merge of defaults ← `skillmem.toml` ←
-//! `initializationOptions`), checked here key by key.
+//! `initializationOptions`), checked here key by key; used by `team` to reach the server.
 
 use serde_json::{Map, Value};
 

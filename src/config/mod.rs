@@ -4,13 +4,21 @@
 //! Both layers are read as JSON objects with camelCase keys (the TOML file's snake_case keys
 //! are converted), deep-merged, and then read key by key so that an unknown key becomes a
 //! warning and a value of the wrong type becomes an error that names the key.
+//!
+//! A leaf: the value types it resolves to are its own ([`Scope`], [`team::TeamConfig`],
+//! [`EmbeddingConfig`]), so that every domain can read its settings from here without the
+//! configuration reading any domain.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::memory::Scope;
+
+mod scope;
+pub mod team;
+
+pub use scope::Scope;
 
 /// The name of the workspace configuration file.
 pub const WORKSPACE_FILE: &str = "skillmem.toml";
@@ -83,7 +91,7 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub historian: HistorianConfig,
     /// Team memory through PostgreSQL (`team`), when configured.
-    pub team: Option<crate::team::TeamConfig>,
+    pub team: Option<team::TeamConfig>,
     /// The host notes are recorded as written from (`host`; each door sets its own default,
     /// see [`Config::default_host`]).
     pub host: Option<String>,
@@ -224,7 +232,7 @@ impl Config {
                         }
                     }
                 }
-                "team" => cfg.team = Some(crate::team::config::from_value(val, &mut warnings)?),
+                "team" => cfg.team = Some(team::from_value(val, &mut warnings)?),
                 _ => warnings.push(format!("unknown configuration key {key} (ignored)")),
             }
         }
