@@ -23,7 +23,6 @@ pub mod progress;
 pub mod project;
 pub mod protocol;
 pub mod server;
-pub mod skillmd;
 pub mod skills;
 pub mod team;
 pub mod ui;
@@ -32,3 +31,6 @@ pub use error::{Error, Result};
 
 /// The text leaf (`crates/text`): words, stems, prose, and [`text::redact`].
 pub use skillmem_text as text;
+
+/// Reading a SKILL.md (`crates/skillmd`).
+pub use skillmem_skillmd as skillmd;

@@ -1,4 +1,4 @@
-//! SKILL.md frontmatter (src/skillmd/frontmatter.rs).
+//! SKILL.md frontmatter (crates/skillmd/src/frontmatter.rs).
 //!
 //! Arbitrary texts and YAML soups: `parse` returns settings within their ranges or an error
 //! that names the key or the frontmatter; a text that does not start with `---` has none.

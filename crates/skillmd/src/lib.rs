@@ -1,5 +1,5 @@
-//! Everything about reading a SKILL.md file, and nothing else: a leaf that imports no other
-//! folder of the crate, so that `memory/` (enablement, per-skill settings), `skills/`
+//! Everything about reading a SKILL.md file, and nothing else: a leaf crate that depends on no
+//! other crate of the workspace, so that `memory/` (enablement, per-skill settings), `skills/`
 //! (install-time checks), `historian/` (names in transcripts) and an editor door can all use
 //! it without depending on one another.
 //!
