@@ -251,7 +251,7 @@ fn the_historian_sees_current_notes_and_can_replace_or_retire_them() {
     let chunk = ok(c
         .request(
             "skillmem/transcriptChunk",
-            json!({ "sessionId": "s1", "format": "text", "text": "U: fix the stream\nTC: skill(jq)\nA: done\n" }),
+            json!({ "sessionId": "s1", "format": "text", "text": "U: fix the stream\nTC: skill(jq)\nT: bash jq-1.6 --stream big.json\nE: jq 1.6: Segmentation fault\nT: bash jq-1.7 --stream big.json\nA: done\n" }),
         )
         .unwrap());
     let ins = chunk["instructions"].as_str().unwrap();
@@ -287,7 +287,7 @@ fn a_historian_correction_is_still_filtered() {
     let b = note(&mut c, "jq", "gotcha", "", "jq 1.6 crashes on --stream with large files.")["id"].as_i64().unwrap();
     ok(c.request(
         "skillmem/transcriptChunk",
-        json!({ "sessionId": "s1", "format": "text", "text": "U: fix the stream\nTC: skill(jq)\nA: done\n" }),
+        json!({ "sessionId": "s1", "format": "text", "text": "U: fix the stream\nTC: skill(jq)\nT: bash jq-1.6 --stream big.json\nE: jq 1.6: Segmentation fault\nT: bash jq-1.7 --stream big.json\nA: done\n" }),
     )
     .unwrap());
     let out = format!(

@@ -38,6 +38,8 @@ fn every_note_says_where_it_came_from() {
         json!({ "type": "user", "uuid": "u1", "message": { "role": "user", "content": "parse the logs" } }),
         json!({ "type": "assistant", "uuid": "u2", "message": { "role": "assistant", "content": [
             { "type": "tool_use", "id": "t1", "name": "Skill", "input": { "skill": "jq" } } ] } }),
+        json!({ "type": "assistant", "uuid": "u2b", "message": { "role": "assistant", "content": [
+            { "type": "tool_use", "id": "t2", "name": "Bash", "input": { "command": "jq -r .name logs.json" } } ] } }),
         json!({ "type": "assistant", "uuid": "u3", "message": { "role": "assistant", "content": "done" } }),
     ];
     ok(c.request(

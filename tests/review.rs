@@ -22,7 +22,7 @@ fn review_on(w: &World) -> Client {
 fn promote(c: &mut Client, output: &str) -> Value {
     ok(c.request(
         "skillmem/transcriptChunk",
-        json!({ "sessionId": "s1", "format": "text", "text": "U: parse the logs\nTC: skill(jq)\nA: done\n" }),
+        json!({ "sessionId": "s1", "format": "text", "text": "U: parse the logs\nTC: skill(jq)\nT: bash jq -r .name a.json\nT: bash jq --slurp length objs.json\nT: bash jq '.[]?' mixed.json\nT: bash jq-1.7 --stream big.json\nA: done\n" }),
     )
     .unwrap());
     ok(c.request("skillmem/historianResult", json!({ "sessionId": "s1", "output": output })).unwrap())

@@ -300,7 +300,7 @@ fn the_review_queue_accepts_edits_and_rejects() {
     let mut c = w.spawn();
     ok(c.request(
         "skillmem/transcriptChunk",
-        json!({ "sessionId": "s9", "format": "text", "text": "U: parse\nTC: skill(jq)\nA: ok\n" }),
+        json!({ "sessionId": "s9", "format": "text", "text": "U: parse\nTC: skill(jq)\nT: bash jq -r .name a.json\nT: bash jq --slurp length objs.json\nT: bash jq '.[]?' mixed.json\nA: ok\n" }),
     )
     .unwrap());
     let out = "<skill_observations>\n\
