@@ -467,7 +467,8 @@ pub(crate) fn emit<T: Serialize>(g: &Global, value: &T, human: impl FnOnce(&T) -
 /// Runs a protocol method the way the server does (same params, same checks), without
 /// progress.
 pub(crate) fn call<M: Method>(engine: &Engine, p: M::Params) -> Result<M::Result> {
-    Ok(M::run(engine, p, &Cx::quiet())?)
+    let actor = skillmem::protocol::Actor::of_shell(|k| std::env::var(k).ok());
+    Ok(M::run(engine, p, &Cx::quiet_as(actor))?)
 }
 
 pub(crate) fn engine(g: &Global) -> Result<Engine> {

@@ -331,7 +331,7 @@ fn call_one<T: McpTool>(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> crate::Result<(String, Value)> {
     let p = protocol::parse::<T>(T::TOOL, args)?;
-    let r = T::run(engine, p.clone(), &Cx { progress })?;
+    let r = T::run(engine, p.clone(), &Cx { progress, actor: crate::protocol::Actor::Agent })?;
     let structured = serde_json::to_value(&r).map_err(|e| Error::storage(format!("cannot encode the result: {e}")))?;
     Ok((T::text(&p, &r), structured))
 }

@@ -31,12 +31,66 @@ pub struct Cx<'a> {
     /// Reports the progress of a long operation; the door forwards it (`$/progress` under the
     /// host's `workDoneToken`, MCP `notifications/progress`) or drops it.
     pub progress: &'a (dyn Fn(Progress) + Sync),
+    /// Who acts through the door: a note a person writes, edits, pins or accepts is trusted
+    /// (docs/protocol.md, "Use and trust"); the agent's are not.
+    pub actor: Actor,
+}
+
+/// Who acts through a door. The door decides: the CLI in a person's terminal, the dashboard
+/// and the review queue are a person; the sidecar's protocol, the MCP door, the hooks and a
+/// CLI run from an agent's shell ([`Actor::of_shell`]) are the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    Agent,
+    Person,
+}
+
+/// Variables the agent hosts set in the shells their tools run (and a few vendor-neutral
+/// ones): a command run there is the agent's, not a person's.
+pub const AGENT_SHELL_MARKERS: &[&str] = &[
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "GEMINI_CLI",
+    "CODEX_SANDBOX",
+    "CODEX_THREAD_ID",
+    "CODEX_MANAGED_BY_NPM",
+    "OPENCODE",
+    "PI_CODING_AGENT",
+    "COPILOT_CLI",
+    "CURSOR_AGENT",
+    "GOOSE_TERMINAL",
+    "AI_AGENT",
+    "AGENT",
+];
+
+impl Actor {
+    /// The actor of a command line run with the environment `var`: `SKILLMEM_ACTOR`
+    /// (`person` or `agent`) when set, else the agent when any of [`AGENT_SHELL_MARKERS`] is
+    /// set to a non-empty value, else a person.
+    pub fn of_shell(var: impl Fn(&str) -> Option<String>) -> Actor {
+        match var("SKILLMEM_ACTOR").as_deref().map(str::trim) {
+            Some("person") => return Actor::Person,
+            Some("agent") => return Actor::Agent,
+            _ => {}
+        }
+        let marked = AGENT_SHELL_MARKERS.iter().any(|k| var(k).is_some_and(|v| !v.trim().is_empty()));
+        if marked {
+            Actor::Agent
+        } else {
+            Actor::Person
+        }
+    }
 }
 
 impl Cx<'static> {
-    /// A context that drops progress.
+    /// A context that drops progress, for the agent.
     pub fn quiet() -> Cx<'static> {
-        Cx { progress: &|_| {} }
+        Cx { progress: &|_| {}, actor: Actor::Agent }
+    }
+
+    /// A context that drops progress, for `actor`.
+    pub fn quiet_as(actor: Actor) -> Cx<'static> {
+        Cx { progress: &|_| {}, actor }
     }
 }
 
@@ -184,4 +238,30 @@ pub struct SkillmemCapability {
     pub data_dir: String,
     /// The embedder's model id, or null when embedding is off.
     pub embedding_model: Option<String>,
+}
+
+#[cfg(test)]
+mod actor_tests {
+    use super::Actor;
+
+    #[test]
+    fn the_shell_says_who_acts() {
+        let cases: &[(&[(&str, &str)], Actor)] = &[
+            (&[], Actor::Person),
+            (&[("CLAUDECODE", "1")], Actor::Agent),
+            (&[("GEMINI_CLI", "1")], Actor::Agent),
+            (&[("CODEX_SANDBOX", "seatbelt")], Actor::Agent),
+            (&[("PI_CODING_AGENT", "true")], Actor::Agent),
+            (&[("AGENT", "goose")], Actor::Agent),
+            (&[("AGENT", "")], Actor::Person),
+            (&[("HOME", "/root")], Actor::Person),
+            (&[("CLAUDECODE", "1"), ("SKILLMEM_ACTOR", "person")], Actor::Person),
+            (&[("SKILLMEM_ACTOR", "agent")], Actor::Agent),
+            (&[("SKILLMEM_ACTOR", "robot")], Actor::Person),
+        ];
+        for (env, want) in cases {
+            let got = Actor::of_shell(|k| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()));
+            assert_eq!(got, *want, "{env:?}");
+        }
+    }
 }

@@ -66,7 +66,7 @@ impl Backend {
         let e2 = engine.clone();
         let out = tokio::task::spawn_blocking(move || {
             let send = move |pr: Progress| drop(tx.send(pr));
-            M::run(&e2, p, &Cx { progress: &send })
+            M::run(&e2, p, &Cx { progress: &send, actor: crate::protocol::Actor::Agent })
         })
         .await;
         after_answer(&engine);

@@ -284,12 +284,12 @@ async fn call<M: Method>(State(ui): State<Shared>, body: axum::body::Bytes) -> R
     };
     let p = crate::protocol::parse::<M>(M::NAME, v)?;
     let engine = ui.engine.clone();
-    Ok(Json(blocking(move || M::run(&engine, p, &Cx::quiet())).await?))
+    Ok(Json(blocking(move || M::run(&engine, p, &Cx::quiet_as(crate::protocol::Actor::Person))).await?))
 }
 
 async fn run_get<M: Method>(ui: &Shared, p: M::Params) -> Result<Json<M::Result>, ApiError> {
     let engine = ui.engine.clone();
-    Ok(Json(blocking(move || M::run(&engine, p, &Cx::quiet())).await?))
+    Ok(Json(blocking(move || M::run(&engine, p, &Cx::quiet_as(crate::protocol::Actor::Person))).await?))
 }
 
 /// Query string → a method's params (numbers and booleans read as such).
@@ -363,7 +363,7 @@ fn start_job<M: Method>(ui: &Shared, p: M::Params) -> Json<Value> {
             }
         };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            M::run(&ui2.engine, p, &Cx { progress: &report })
+            M::run(&ui2.engine, p, &Cx { progress: &report, actor: crate::protocol::Actor::Person })
         }));
         let mut jobs = ui2.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(j) = jobs.get_mut(&id) {

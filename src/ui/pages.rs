@@ -254,7 +254,7 @@ pub async fn skill(
     let engine = ui.engine.clone();
     let skill_name = name.clone();
     let got = blocking(move || {
-        let notes = Notes::run(&engine, filter, &Cx::quiet())?;
+        let notes = Notes::run(&engine, filter, &Cx::quiet_as(crate::protocol::Actor::Person))?;
         let projects = engine.projects_seen()?;
         let dups = if want_dups { Some(engine.duplicates_of(&skill_name)?) } else { None };
         Ok((notes, projects, dups, engine.project_id().to_string()))
@@ -433,7 +433,9 @@ pub async fn skill(
 pub async fn note_versions(State(ui): State<Shared>, UrlPath(id): UrlPath<i64>) -> Response {
     use crate::protocol::memory::{IdParams, VersionsOf};
     let engine = ui.engine.clone();
-    let got = blocking(move || VersionsOf::run(&engine, IdParams { id }, &Cx::quiet())).await;
+    let got =
+        blocking(move || VersionsOf::run(&engine, IdParams { id }, &Cx::quiet_as(crate::protocol::Actor::Person)))
+            .await;
     let v = match got {
         Ok(v) => v,
         Err(e) => return err_page(&ui, e),
@@ -616,7 +618,7 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
     let engine = ui.engine.clone();
     let got = blocking(move || {
         let p = ReviewParams { skill, limit: Some(PAGE), include_rejected: true, ..Default::default() };
-        let queue = Review::run(&engine, p, &Cx::quiet())?;
+        let queue = Review::run(&engine, p, &Cx::quiet_as(crate::protocol::Actor::Person))?;
         Ok((queue, engine.config().historian.review))
     })
     .await;
@@ -699,10 +701,13 @@ pub async fn session(State(ui): State<Shared>, Query(q): Query<HashMap<String, S
             limit: Some(1_000),
             ..Default::default()
         };
-        let notes = Notes::run(&engine, base.clone(), &Cx::quiet())?;
+        let notes = Notes::run(&engine, base.clone(), &Cx::quiet_as(crate::protocol::Actor::Person))?;
         // Waiting for review (the rejected ones are history, listed above).
-        let pending =
-            Notes::run(&engine, NoteFilter { pending: true, include_superseded: false, ..base }, &Cx::quiet())?;
+        let pending = Notes::run(
+            &engine,
+            NoteFilter { pending: true, include_superseded: false, ..base },
+            &Cx::quiet_as(crate::protocol::Actor::Person),
+        )?;
         Ok((notes, pending))
     })
     .await;
