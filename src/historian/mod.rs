@@ -1,7 +1,8 @@
 //! The historian path: transcript chunks in, `TC: skill(<name>)` markers and instructions
 //! out; a historian's `<skill_observations>` in, promoted notes out.
 //!
-//! [`transcript`] and [`observations`] are pure text work (no disk, no database, no panics on
+//! [`mine`] turns a session's tool calls into `fix` lessons (a failure, then the call that
+//! worked after a change). [`transcript`], [`observations`] and [`mine`] are pure text work (no disk, no database, no panics on
 //! any input). The engine (`engine/historian.rs`) joins them to the store: enablement is looked
 //! up per skill, and promotion goes through the same write path as `skillmem/note` (exact and
 //! near-duplicate detection, an embedding at write time), with source `historian` and the
@@ -9,6 +10,7 @@
 
 pub mod features;
 pub mod filter;
+pub mod mine;
 pub mod observations;
 pub mod transcript;
 
