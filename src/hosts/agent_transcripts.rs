@@ -13,12 +13,17 @@
 //!   `payload.message`.
 //! - Copilot CLI 1.0 (`~/.copilot/session-state/<id>/events.jsonl`): a `tool.execution_start`
 //!   with `toolName: "skill"` and `arguments.skill`.
+//!
+//! And every tool call they hold, with its output, its failure and the skill in use, for the
+//! error → fix miner ([`calls`]; Claude Code's are read in `historian/tool_calls.rs`).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::agents::skill_file_in;
+use crate::historian::mine::{is_shell_tool, Call, Position};
+use crate::historian::transcript::summarize_input;
 
 /// One skill load a transcript shows: the skill's name and, when the record names it, its
 /// folder (as the record spells it: relative to the session's folder when it is relative).
@@ -172,6 +177,225 @@ pub fn compacted_part(records: &[Value], at: usize) -> &[Value] {
     &before[from.map_or(0, |i| i + 1)..]
 }
 
+/// Every tool call in `records`, in order: its command (the shell line, or the tool and its
+/// arguments), its output, whether it failed (the host's error status, or a non-zero exit
+/// code in the output), the index of the record that made it, and the skill whose load last
+/// preceded it (enabled or not: which skills keep a memory is the engine's to say).
+///
+/// - Gemini CLI: `toolCalls[]` of `gemini` records (a call written again is the same call,
+///   read at its last writing and placed at its first); `status: "error"` or `Exit Code: N`.
+/// - Codex CLI: `function_call` / `custom_tool_call` items and their `*_output` by `call_id`;
+///   `Process exited with code N` (or the older JSON output's `metadata.exit_code`).
+/// - Copilot CLI: `tool.execution_start` and its `tool.execution_complete` by `toolCallId`;
+///   `success: false` or `<exited with exit code N>`.
+pub fn calls(kind: Kind, records: &[Value]) -> Vec<Call> {
+    let mut out: Vec<(Option<String>, Call)> = vec![];
+    let mut skill: Option<String> = None;
+    for (i, r) in records.iter().enumerate() {
+        let loads = loads_in(kind, r);
+        for (id, c) in calls_in(kind, r, i) {
+            let known = id.as_ref().and_then(|id| out.iter().position(|(o, _)| o.as_ref() == Some(id)));
+            match known {
+                // A result arriving for a call made earlier, or the call written again.
+                Some(k) => {
+                    let call = &mut out[k].1;
+                    if !c.command.is_empty() {
+                        call.command = c.command;
+                        call.tool = c.tool;
+                    }
+                    if !c.output.is_empty() {
+                        call.output = c.output;
+                    }
+                    call.failed |= c.failed;
+                }
+                None => out.push((id, Call { skill_in_use: skill.clone(), ..c })),
+            }
+        }
+        if let Some((_, u)) = loads.last() {
+            skill = Some(u.skill.clone());
+        }
+    }
+    out.into_iter().map(|(_, c)| c).filter(|c| !c.command.is_empty()).collect()
+}
+
+/// The tool calls (or their results) one record holds, each with its id.
+fn calls_in(kind: Kind, r: &Value, at: usize) -> Vec<(Option<String>, Call)> {
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let new = |tool: &str, command: String, failed: bool, output: String| Call {
+        position: Position::RecordIndex(at),
+        tool: tool.to_string(),
+        command,
+        failed,
+        output,
+        skill_in_use: None,
+    };
+    match kind {
+        Kind::Gemini => {
+            if r.get("type").and_then(Value::as_str) != Some("gemini") {
+                return vec![];
+            }
+            let calls = r.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            calls
+                .iter()
+                .filter_map(|c| {
+                    let tool = c.get("name")?.as_str()?;
+                    let args = c.get("args").cloned().unwrap_or(Value::Null);
+                    let output = c
+                        .get("result")
+                        .and_then(Value::as_array)
+                        .map(|rs| {
+                            rs.iter()
+                                .filter_map(|x| {
+                                    let resp = x.pointer("/functionResponse/response")?;
+                                    resp.get("output").or_else(|| resp.get("error")).and_then(Value::as_str)
+                                })
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        })
+                        .filter(|o| !o.is_empty())
+                        .or_else(|| s(c, "resultDisplay"))
+                        .unwrap_or_default();
+                    let failed = c.get("status").and_then(Value::as_str) == Some("error")
+                        || exit_code_after(&output, "Exit Code:").is_some_and(|n| n != 0);
+                    Some((s(c, "id"), new(tool, command_of(tool, &args), failed, gemini_shell_output(&output))))
+                })
+                .collect()
+        }
+        Kind::Codex => {
+            if r.get("type").and_then(Value::as_str) != Some("response_item") {
+                return vec![];
+            }
+            let Some(p) = r.get("payload") else { return vec![] };
+            let id = s(p, "call_id");
+            match p.get("type").and_then(Value::as_str) {
+                Some("function_call" | "custom_tool_call") => {
+                    let Some(tool) = p.get("name").and_then(Value::as_str) else { return vec![] };
+                    let args = match p.get("arguments").or_else(|| p.get("input")) {
+                        Some(Value::String(t)) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone())),
+                        Some(v) => v.clone(),
+                        None => Value::Null,
+                    };
+                    vec![(id, new(tool, command_of(tool, &args), false, String::new()))]
+                }
+                Some("function_call_output" | "custom_tool_call_output") => {
+                    let raw = match p.get("output") {
+                        Some(Value::String(t)) => t.clone(),
+                        Some(v) => v.to_string(),
+                        None => String::new(),
+                    };
+                    // The older shell tool wrote `{"output": …, "metadata": {"exit_code": N}}`.
+                    let (output, code) = match serde_json::from_str::<Value>(&raw) {
+                        Ok(v) if v.get("output").is_some() => (
+                            v.get("output").and_then(Value::as_str).unwrap_or("").to_string(),
+                            v.pointer("/metadata/exit_code").and_then(Value::as_i64),
+                        ),
+                        _ => {
+                            let code = exit_code_after(&raw, "Process exited with code");
+                            (raw, code)
+                        }
+                    };
+                    let failed = code.is_some_and(|n| n != 0);
+                    vec![(id, new("", String::new(), failed, output))]
+                }
+                _ => vec![],
+            }
+        }
+        Kind::Copilot => {
+            let Some(d) = r.get("data") else { return vec![] };
+            let id = s(d, "toolCallId");
+            match r.get("type").and_then(Value::as_str) {
+                Some("tool.execution_start") => {
+                    let Some(tool) = d.get("toolName").and_then(Value::as_str) else { return vec![] };
+                    let args = match d.get("arguments") {
+                        Some(Value::String(t)) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone())),
+                        Some(v) => v.clone(),
+                        None => Value::Null,
+                    };
+                    vec![(id, new(tool, command_of(tool, &args), false, String::new()))]
+                }
+                Some("tool.execution_complete") => {
+                    let output = d
+                        .pointer("/result/content")
+                        .or_else(|| d.pointer("/error/message"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let failed = d.get("success").and_then(Value::as_bool) == Some(false)
+                        || exit_code_after(&output, "<exited with exit code").is_some_and(|n| n != 0);
+                    vec![(id, new("", String::new(), failed, output))]
+                }
+                _ => vec![],
+            }
+        }
+    }
+}
+
+/// A call's command: the shell line of a shell tool (`bash -lc LINE` unwrapped), else the
+/// tool and its arguments in one line.
+fn command_of(tool: &str, args: &Value) -> String {
+    let line = match args.get("cmd").or_else(|| args.get("command")) {
+        Some(Value::String(c)) => Some(c.clone()),
+        Some(Value::Array(a)) => {
+            let words: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
+            match words.as_slice() {
+                [sh, flag, line] if sh.ends_with("sh") && matches!(*flag, "-lc" | "-c") => Some(line.to_string()),
+                _ => Some(words.join(" ")),
+            }
+        }
+        _ => None,
+    };
+    match line {
+        Some(l) if is_shell_tool(tool) => l,
+        _ => format!("{tool} {}", summarize_input(args)).trim().to_string(),
+    }
+}
+
+/// What a Gemini CLI shell call printed: its `Output:` and `Error:` sections without the
+/// report around them (`Command:`, `Directory:`, `Exit Code:`, `Signal:`, …, and `(none)`);
+/// any other output as it is.
+fn gemini_shell_output(output: &str) -> String {
+    if !output.starts_with("Command: ") {
+        return output.to_string();
+    }
+    const FIELDS: &[&str] = &[
+        "Command:",
+        "Directory:",
+        "Output:",
+        "Error:",
+        "Exit Code:",
+        "Signal:",
+        "Background PIDs:",
+        "Process Group PGID:",
+    ];
+    let mut kept = String::new();
+    let mut keep = false;
+    for line in output.lines() {
+        match FIELDS.iter().find(|f| line.starts_with(*f)) {
+            Some(f) => {
+                keep = matches!(*f, "Output:" | "Error:");
+                let rest = line[f.len()..].trim();
+                if keep && rest != "(none)" && !rest.is_empty() {
+                    kept.push_str(rest);
+                    kept.push('\n');
+                }
+            }
+            None if keep => {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+            None => {}
+        }
+    }
+    kept
+}
+
+/// The number after `label` in an output (`Exit Code: 1`, `Process exited with code 2`).
+fn exit_code_after(output: &str, label: &str) -> Option<i64> {
+    let at = output.rfind(label)? + label.len();
+    let digits: String = output[at..].trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+    digits.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -287,5 +511,116 @@ mod tests {
         assert_eq!(compacted_part(&recs, 1), &[a.clone()][..]);
         assert_eq!(last_compaction(&recs).map(|x| x.0), Some(3));
         assert!(compacted_part(&recs, 99).len() <= recs.len());
+    }
+
+    /// (tool, command, failed, skill in use, record) of each call.
+    type Row = (String, String, bool, Option<String>, usize);
+
+    fn rows(calls: &[Call]) -> Vec<Row> {
+        calls
+            .iter()
+            .map(|c| {
+                let Position::RecordIndex(at) = c.position else { panic!("{c:?}") };
+                (c.tool.clone(), c.command.clone(), c.failed, c.skill_in_use.clone(), at)
+            })
+            .collect()
+    }
+
+    fn row(tool: &str, command: &str, failed: bool, skill: Option<&str>, at: usize) -> Row {
+        (tool.into(), command.into(), failed, skill.map(str::to_string), at)
+    }
+
+    #[test]
+    fn tool_calls_their_failures_and_the_skill_in_use_per_host() {
+        // (dialect, records, the calls read)
+        let cases: Vec<(Kind, Vec<Value>, Vec<Row>)> = vec![
+            (
+                Kind::Gemini,
+                vec![
+                    json!({"type":"gemini","toolCalls":[{"id":"a1","name":"activate_skill","args":{"name":"node"}}]}),
+                    json!({"type":"gemini","toolCalls":[{"id":"a2","name":"run_shell_command","args":{"command":"npm ci"}}]}),
+                    // written again with its result: the same call
+                    json!({"type":"gemini","toolCalls":[{"id":"a2","name":"run_shell_command","args":{"command":"npm ci"},"status":"success",
+                        "result":[{"functionResponse":{"response":{"output":"Command: npm ci\nOutput: npm ERR! EUSAGE\nExit Code: 1"}}}]}]}),
+                    json!({"type":"gemini","toolCalls":[{"id":"a3","name":"replace","args":{"file_path":"a.js"},"status":"error",
+                        "result":[{"functionResponse":{"response":{"error":"no match"}}}]}]}),
+                ],
+                vec![
+                    row("activate_skill", "activate_skill node", false, None, 0),
+                    row("run_shell_command", "npm ci", true, Some("node"), 1),
+                    row("replace", "replace a.js", true, Some("node"), 3),
+                ],
+            ),
+            (
+                Kind::Codex,
+                vec![
+                    json!({"type":"response_item","payload":{"type":"function_call","name":"exec_command","call_id":"x1","arguments":"{\"cmd\":\"cat .agents/skills/jq/SKILL.md\"}"}}),
+                    json!({"type":"response_item","payload":{"type":"function_call_output","call_id":"x1","output":"Process exited with code 0\nOutput:\n# jq"}}),
+                    json!({"type":"response_item","payload":{"type":"function_call","name":"shell","call_id":"x2","arguments":"{\"command\":[\"bash\",\"-lc\",\"jq .a f.json\"]}"}}),
+                    json!({"type":"response_item","payload":{"type":"function_call_output","call_id":"x2","output":"{\"output\":\"jq: error\",\"metadata\":{\"exit_code\":5}}"}}),
+                    json!({"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","call_id":"x3","input":"*** Begin Patch"}}),
+                    json!({"type":"response_item","payload":{"type":"function_call_output","call_id":"nobody","output":"Process exited with code 1"}}),
+                ],
+                vec![
+                    row("exec_command", "cat .agents/skills/jq/SKILL.md", false, None, 0),
+                    row("shell", "jq .a f.json", true, Some("jq"), 2),
+                    row("apply_patch", "apply_patch *** Begin Patch", false, Some("jq"), 4),
+                ],
+            ),
+            (
+                Kind::Copilot,
+                vec![
+                    json!({"type":"tool.execution_start","data":{"toolCallId":"c1","toolName":"skill","arguments":{"skill":"git"}}}),
+                    json!({"type":"tool.execution_complete","data":{"toolCallId":"c1","success":true,"result":{"content":"loaded"}}}),
+                    json!({"type":"tool.execution_start","data":{"toolCallId":"c2","toolName":"bash","arguments":{"command":"git push"}}}),
+                    json!({"type":"tool.execution_complete","data":{"toolCallId":"c2","success":true,"result":{"content":"fatal: no upstream\n<exited with exit code 128>"}}}),
+                    json!({"type":"tool.execution_start","data":{"toolCallId":"c3","toolName":"bash","arguments":"{\"command\":\"git push -u origin main\"}"}}),
+                    json!({"type":"tool.execution_complete","data":{"toolCallId":"c3","success":false,"error":{"message":"denied"}}}),
+                ],
+                vec![
+                    row("skill", r#"skill {"skill":"git"}"#, false, None, 0),
+                    row("bash", "git push", true, Some("git"), 2),
+                    row("bash", "git push -u origin main", true, Some("git"), 4),
+                ],
+            ),
+            (Kind::Copilot, vec![json!(null), json!({"type":"tool.execution_complete"}), json!("x")], vec![]),
+        ];
+        for (kind, records, want) in &cases {
+            assert_eq!(rows(&calls(*kind, records)), *want, "{kind:?}");
+        }
+        // Gemini's shell report is read for what the command printed.
+        assert_eq!(calls(Kind::Gemini, &cases[0].1)[1].output, "npm ERR! EUSAGE\n");
+        assert_eq!(
+            gemini_shell_output("Command: x\nOutput: a\nb\nError: (none)\nExit Code: 1\nSignal: (none)"),
+            "a\nb\n"
+        );
+        assert_eq!(gemini_shell_output("plain"), "plain");
+    }
+
+    #[test]
+    fn tool_calls_in_the_recorded_transcripts() {
+        // (dialect, a real session's transcript, its calls)
+        let cases = [
+            (
+                Kind::Codex,
+                "codex/recorded-0.171.0/rollout-at-stop.jsonl",
+                vec![row("exec_command", "cat .agents/skills/jq/SKILL.md", false, None, 11)],
+            ),
+            (
+                Kind::Copilot,
+                "copilot/recorded-1.0.102/events-at-session-end.jsonl",
+                vec![row("skill", r#"skill {"skill":"jq"}"#, false, None, 8)],
+            ),
+            (
+                Kind::Gemini,
+                "gemini-cli/recorded-0.61.0/session-at-end.jsonl",
+                vec![row("activate_skill", "activate_skill jq", false, None, 6)],
+            ),
+        ];
+        for (kind, path, want) in cases {
+            let got = calls(kind, &fixture(path));
+            assert_eq!(rows(&got), want, "{path}");
+            assert!(got.iter().all(|c| !c.output.is_empty()), "{path}: {got:?}");
+        }
     }
 }
