@@ -188,3 +188,91 @@ fn the_merge_rule_never_merges_a_pair_that_says_something_else() {
     assert_ne!(code, 0);
     assert!(errs.contains("bad.jsonl:1") && errs.contains("use same, update or distinct"), "{errs}");
 }
+
+/// `skillmem eval mine`: a tiny labelled set of Claude Code transcripts (a flag that fixed a
+/// failure, a test fixed in the code, a session with no skill) through the binary.
+#[test]
+fn the_miner_is_measured_on_labelled_transcripts() {
+    let w = common::World::new();
+    let bash = |id: &str, command: &str| json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":id,"name":"Bash","input":{"command":command}}]}});
+    let result = |id: &str, error: bool, text: &str| json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":id,"is_error":error,"content":text}]}});
+    let skill = json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"s","name":"Skill","input":{"skill":"node"}}]}});
+    let edit = json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"e","name":"Edit","input":{"file_path":"src/a.js"}}]}});
+    let sessions: Vec<(&str, Vec<Value>)> = vec![
+        (
+            "flag.jsonl",
+            vec![
+                skill.clone(),
+                bash("1", "npm install"),
+                result(
+                    "1",
+                    true,
+                    "Exit code 1\nnpm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+                ),
+                bash("2", "npm install --legacy-peer-deps"),
+                result("2", false, "added 3 packages"),
+            ],
+        ),
+        (
+            "code.jsonl",
+            vec![
+                skill.clone(),
+                bash("1", "npm test"),
+                result("1", true, "Exit code 1\n    Expected: 3\n    Received: 4"),
+                edit,
+                bash("2", "npm test"),
+                result("2", false, "Tests: 3 passed"),
+            ],
+        ),
+        (
+            "no-skill.jsonl",
+            vec![
+                bash("1", "npm install"),
+                result("1", true, "npm ERR! ERESOLVE unable to resolve dependency tree"),
+                bash("2", "npm install --force"),
+                result("2", false, "ok"),
+            ],
+        ),
+    ];
+    for (name, records) in &sessions {
+        let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(w.tmp.path().join(name), text).unwrap();
+    }
+    let labels = [
+        r#"{"transcript": "flag.jsonl", "host": "claude-code", "enabled": ["node"], "lessons": [{"failed": "npm install", "fixed": "npm install --legacy-peer-deps"}]}"#,
+        r#"{"transcript": "code.jsonl", "host": "claude-code", "enabled": ["node"], "lessons": []}"#,
+        r#"{"transcript": "no-skill.jsonl", "host": "claude-code", "enabled": ["node"], "lessons": []}"#,
+    ];
+    let file = w.tmp.path().join("labels.jsonl");
+    std::fs::write(&file, labels.join("\n")).unwrap();
+    let file = file.display().to_string();
+    let (code, out, errs) = w.cli(&["eval", "mine", &file, "--json"]);
+    assert_eq!(code, 0, "{out}{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let r = &v[0];
+    assert_eq!((r["labelled"].as_u64(), r["mined"].as_u64(), r["found"].as_u64()), (Some(1), Some(1), Some(1)), "{r}");
+    assert_eq!((r["precision"].as_f64(), r["recall"].as_f64()), (Some(1.0), Some(1.0)), "{r}");
+    assert_eq!(r["refused"]["own-test-or-build"], 1, "{r}");
+    assert_eq!(r["refused"]["no-skill"], 1, "{r}");
+    assert_eq!(r["secretsLeft"], 0, "{r}");
+    assert_eq!(
+        r["lessons"][0]["delta"],
+        "`npm install` fails with `ERESOLVE unable to resolve dependency tree`; `npm install --legacy-peer-deps` works.",
+        "{r}"
+    );
+
+    // The human form, with every refusal listed; a label that is not found is a miss.
+    let missed = labels[1].replace(r#""lessons": []"#, r#""lessons": [{"failed": "npm test", "fixed": "npm test"}]"#);
+    std::fs::write(w.tmp.path().join("labels.jsonl"), [labels[0], missed.as_str(), labels[2]].join("\n")).unwrap();
+    let (code, out, _) = w.cli(&["eval", "mine", &file, "--verbose"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("mined 1, 1 labelled: precision 1.000  recall 0.500"), "{out}");
+    assert!(out.contains("- missed code.jsonl: `npm test` → `npm test`"), "{out}");
+    assert!(out.contains("- refused (no-skill) no-skill.jsonl: `npm install` → `npm install --force`"), "{out}");
+
+    // A host it does not read is refused with the hosts it does.
+    std::fs::write(w.tmp.path().join("labels.jsonl"), labels[0].replace("claude-code", "cursor")).unwrap();
+    let (code, _, errs) = w.cli(&["eval", "mine", &file]);
+    assert_eq!(code, 2);
+    assert!(errs.contains("use claude-code, codex, gemini-cli or copilot"), "{errs}");
+}

@@ -137,6 +137,11 @@ pub const EVAL_MERGE: &str = "\
 Example:
   skillmem eval merge bench/merge/pairs-dev.jsonl bench/merge/pairs-heldout.jsonl --verbose";
 
+/// `skillmem eval mine`.
+pub const EVAL_MINE: &str = "\
+Example:
+  skillmem eval mine bench/mine/dev.labels.jsonl bench/mine/held-out.labels.jsonl --verbose";
+
 /// `skillmem eval historian`.
 pub const EVAL_HISTORIAN: &str = "\
 Examples:

@@ -9,6 +9,7 @@ mod datadir;
 mod demo;
 mod eval;
 mod eval_merge;
+mod eval_mine;
 mod help;
 mod historian;
 mod model;
@@ -436,6 +437,16 @@ pub enum EvalCommand {
         #[arg(long)]
         verbose: bool,
     },
+    /// Precision and recall of the error → fix miner on labelled transcripts of the four hosts.
+    #[command(after_help = help::EVAL_MINE)]
+    Mine {
+        /// Labels files, one JSON object a line: {"transcript": PATH, "host", "enabled": [SKILL], "lessons": [{"failed", "fixed"}]}.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Also list every labelled lesson missed, every false find, every refusal and every lesson mined.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Precision and recall of the historian's promotion filter, by category, on labelled sets.
     #[command(after_help = help::EVAL_HISTORIAN)]
     Historian {
@@ -602,6 +613,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval { what: EvalCommand::Merge { files, embedding, verbose } } => {
             eval_merge::run(g, &files, embedding.as_deref(), verbose)?
         }
+        Command::Eval { what: EvalCommand::Mine { files, verbose } } => eval_mine::run(g, &files, verbose)?,
         Command::Eval { what: EvalCommand::Historian { files, features } } => {
             eval::historian(g, &files, features.as_deref())?
         }

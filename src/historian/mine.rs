@@ -65,7 +65,7 @@ pub struct Mined {
     /// The lesson, redacted.
     pub delta: String,
     pub evidence: Evidence,
-    /// What kinds of secret were redacted out of the lesson and its evidence.
+    /// What kinds of secret were redacted out of the calls and the failure's output.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<&'static str>,
 }
@@ -190,8 +190,11 @@ pub fn mine(calls: &[Call]) -> Outcome {
         let edited = between.iter().any(|c| is_edit_tool(&c.tool));
         let change = failed.change_to(fixed);
         let errors = error_lines(&call.output);
-        let key = errors.first().cloned().unwrap_or_default();
+        // Quoted in a code span, so without backticks of its own.
+        let key = errors.first().map(|k| k.replace('`', "'")).unwrap_or_default();
         let mut positions = vec![call.position.clone()];
+        // Secrets are redacted before a command is cut, so that no part of one is left.
+        let show = |s: &str| cut(&redact::redact(s).0, MAX_COMMAND_CHARS);
         let refuse = |reason: Reason, positions: Vec<Position>| Refused {
             reason,
             program: failed.program.clone(),
@@ -207,21 +210,22 @@ pub fn mine(calls: &[Call]) -> Outcome {
                     out.refused.push(refuse(Reason::OwnTestOrBuild, positions));
                     continue;
                 }
-                (format!("`{}` fails with `{}`; `{}` works.", failed.render(), key, fixed.render()), None)
+                (format!("`{}` fails with `{}`; `{}` works.", show(&failed.render()), key, show(&fixed.render())), None)
             }
             Change::PathOrId => {
                 positions.push(calls[j].position.clone());
                 out.refused.push(refuse(Reason::PathOrId, positions));
                 continue;
             }
-            Change::StepOnLine(s) => {
-                (format!("`{}` fails with `{}` until `{}` is run.", failed.render(), key, s), Some(s.clone()))
-            }
+            Change::StepOnLine(s) => (
+                format!("`{}` fails with `{}` until `{}` is run.", show(&failed.render()), key, show(&s)),
+                Some(s.clone()),
+            ),
             Change::None => match step {
                 Some((c, s)) if !(is_test_or_build(failed) && is_code_failure(&key) && edited) => {
                     positions.push(c.position.clone());
                     (
-                        format!("`{}` fails with `{}` until `{}` is run.", failed.render(), key, s),
+                        format!("`{}` fails with `{}` until `{}` is run.", show(&failed.render()), key, show(&s)),
                         Some(c.command.clone()),
                     )
                 }
@@ -242,13 +246,11 @@ pub fn mine(calls: &[Call]) -> Outcome {
             out.refused.push(refuse(Reason::NoSkill, positions));
             continue;
         };
-        let (delta, mut what) = match redact::redact_lesson(&delta) {
-            Ok(r) => r,
-            Err(_) => {
-                out.refused.push(refuse(Reason::Secret, positions));
-                continue;
-            }
+        let Ok((delta, _)) = redact::redact_lesson(&delta) else {
+            out.refused.push(refuse(Reason::Secret, positions));
+            continue;
         };
+        let mut what: Vec<&'static str> = vec![];
         let mut red = |s: &str| {
             let (r, w) = redact::redact(s);
             for k in w {
@@ -258,9 +260,10 @@ pub fn mine(calls: &[Call]) -> Outcome {
             }
             r
         };
+        red(&call.output);
         let evidence = Evidence {
             failed_call: red(&call.command),
-            error_lines: errors.iter().map(|e| red(e)).collect(),
+            error_lines: errors,
             fixed_call: red(&calls[j].command),
             step: step_text.map(|s| red(&s)),
             positions,
@@ -284,6 +287,8 @@ pub struct Parsed {
     pub subcommand: Option<String>,
     pub flags: Vec<String>,
     pub args: Vec<String>,
+    /// The flags and arguments as written, in order (what a lesson quotes).
+    pub rest: Vec<String>,
     /// The commands that ran before it on the line (`npm ci && npm test`), `cd` left out.
     pub before: Vec<String>,
 }
@@ -308,18 +313,26 @@ const NO_SUBCOMMAND: &[&str] = &[
 
 impl Parsed {
     fn same_program(&self, other: &Parsed) -> bool {
-        program_family(&self.program) == program_family(&other.program) && self.subcommand == other.subcommand
+        let same =
+            program_family(&self.program) == program_family(&other.program) && self.subcommand == other.subcommand;
+        // `docker-compose up` and `docker compose up`: a plugin that became a subcommand.
+        let joined = |a: &Parsed, b: &Parsed| {
+            b.subcommand.as_ref().is_some_and(|s| a.program == format!("{}-{s}", b.program))
+                && a.subcommand.is_some()
+                && a.subcommand == b.args.first().cloned()
+        };
+        same || joined(self, other) || joined(other, self)
     }
 
-    /// The command as a lesson quotes it: env, wrappers, program, subcommand, flags, args.
+    /// The command as a lesson quotes it: env, wrappers, program, subcommand, then its flags
+    /// and arguments as written (without `cd`, redirections or what it was piped into).
     pub fn render(&self) -> String {
         let mut parts: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         parts.extend(self.wrappers.iter().cloned());
         parts.push(self.program.clone());
         parts.extend(self.subcommand.iter().cloned());
-        parts.extend(self.flags.iter().cloned());
-        parts.extend(self.args.iter().cloned());
-        cut(&parts.join(" "), MAX_COMMAND_CHARS)
+        parts.extend(self.rest.iter().map(|w| if w.contains(' ') { format!("\"{w}\"") } else { w.clone() }));
+        parts.join(" ")
     }
 
     fn read_only(&self) -> bool {
@@ -375,6 +388,9 @@ impl Parsed {
                     return Change::Meaningful;
                 }
             }
+        }
+        if self.args != fixed.args && self.read_only() {
+            return Change::PathOrId;
         }
         if self.args != fixed.args {
             let gone: Vec<&String> = self.args.iter().filter(|a| !fixed.args.contains(a)).collect();
@@ -656,6 +672,7 @@ fn parse_segment(seg: &[String], mut env: Vec<(String, String)>) -> Parsed {
     let mut p = Parsed { env, wrappers, program, ..Parsed::default() };
     let takes_sub = !NO_SUBCOMMAND.contains(&program_family(&p.program));
     for w in &seg[i + 1..] {
+        let sub = p.subcommand.is_none();
         if w.starts_with('-') && w.len() > 1 {
             p.flags.push(w.clone());
         } else if takes_sub
@@ -669,6 +686,9 @@ fn parse_segment(seg: &[String], mut env: Vec<(String, String)>) -> Parsed {
         } else {
             p.args.push(w.clone());
         }
+        if !(sub && p.subcommand.is_some()) {
+            p.rest.push(w.clone());
+        }
     }
     p
 }
@@ -676,7 +696,7 @@ fn parse_segment(seg: &[String], mut env: Vec<(String, String)>) -> Parsed {
 // ---- the error's key line --------------------------------------------------------------
 
 /// The lines of an output that carry the error's message, the key line first (at most
-/// three, each trimmed to a lesson's length): not progress, not stack frames, not the
+/// three, each redacted and trimmed to a lesson's length): not progress, not stack frames, not the
 /// host's own bookkeeping.
 pub fn error_lines(output: &str) -> Vec<String> {
     let lines: Vec<String> = output.lines().map(strip_ansi).collect();
@@ -687,14 +707,14 @@ pub fn error_lines(output: &str) -> Vec<String> {
             .iter()
             .map(|l| l.trim())
             .find(|l| !l.is_empty() && !is_noise(l))
-            .map(|l| vec![cut(l, MAX_ERROR_CHARS)])
+            .map(|l| vec![cut(&redact::redact(l).0, MAX_ERROR_CHARS)])
             .unwrap_or_default();
     }
     // The strongest first; of equals, the earliest.
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut out: Vec<String> = vec![];
     for (_, i) in scored {
-        let l = cut(clean_key(&lines[i]), MAX_ERROR_CHARS);
+        let l = cut(&redact::redact(clean_key(&lines[i])).0, MAX_ERROR_CHARS);
         if !out.contains(&l) {
             out.push(l);
         }
@@ -712,9 +732,9 @@ pub fn key_line(output: &str) -> String {
 
 /// A line without its tool's prefix (`npm ERR! `, `npm error `) and surrounding space.
 fn clean_key(l: &str) -> &str {
-    let t = l.trim();
-    for p in ["npm ERR! ", "npm error ", "npm warn ", "ERR! "] {
-        if let Some(r) = t.strip_prefix(p) {
+    let t = l.trim().trim_start_matches(['│', '╷', '╵', '┃', '●', '•', '×', '✖', '✘', '›']).trim();
+    for p in ["npm ERR!", "npm error", "npm warn", "ERR!"] {
+        if let Some(r) = t.strip_prefix(p).filter(|r| r.is_empty() || r.starts_with(' ')) {
             return r.trim();
         }
     }
@@ -748,6 +768,7 @@ fn is_noise(l: &str) -> bool {
     let t = l.trim();
     let lower = t.to_ascii_lowercase();
     t.is_empty()
+        || clean_key(t).is_empty()
         || t.starts_with("at ")
         || t.starts_with("File \"")
         || t.starts_with("Traceback")
@@ -763,6 +784,7 @@ fn is_noise(l: &str) -> bool {
         || t.starts_with("Wall time:")
         || t.starts_with("Original token count:")
         || t == "Output:"
+        || t.ends_with("(none)")
         || lower.starts_with("process exited with code")
         || lower.starts_with("exit code")
         || lower.starts_with("command exited with")
@@ -804,6 +826,7 @@ fn score(l: &str) -> u8 {
         || lower.starts_with("elifecycle")
         || lower.contains("errors occurred")
         || lower.starts_with("error: aborting")
+        || lower.contains("ld returned")
     {
         return 1;
     }
@@ -818,6 +841,8 @@ fn score(l: &str) -> u8 {
         || raw.contains("ERR!")
         || lower.starts_with("failed")
         || lower.starts_with("panic")
+        || lower.contains("panicked at")
+        || t.starts_with("--- FAIL")
         || lower.contains(": error")
         || lower.contains(" error ts")
         || lower.starts_with("an error occurred")
@@ -918,6 +943,7 @@ fn is_code_failure(key: &str) -> bool {
         "tests failed",
         "failures:",
         "panicked",
+        "--- fail",
         "error[e",
         "error ts",
         "mismatched types",

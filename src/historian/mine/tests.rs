@@ -90,6 +90,8 @@ fn the_key_line_is_the_message_not_the_noise() {
         ("Reading package lists...\nE: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: Permission denied)", "E: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: Permission denied)"),
         ("Downloading 45%\nbash: tsc: command not found", "bash: tsc: command not found"),
         ("Exit code 1\n\u{1b}[31merror\u{1b}[0m: unexpected argument '--frozen' found", "error: unexpected argument '--frozen' found"),
+        // A tool's prefix with nothing after it is no message.
+        ("npm ERR! code EUSAGE\nnpm ERR! \nnpm ERR! `npm ci` can only install packages when your package.json and package-lock.json are in sync.", "`npm ci` can only install packages when your package.json and package-lock.json are in sync."),
         ("", ""),
         ("all good\n", "all good"),
     ];
@@ -190,7 +192,7 @@ fn failures_followed_by_a_changed_call_that_worked_are_mined() {
                 ("Bash", "pip install psycopg2 --no-cache-dir", true, "Error: pg_config executable not found."),
                 ("Bash", "pip install psycopg2-binary", false, "Successfully installed"),
             ]),
-            vec!["`pip install --no-cache-dir psycopg2` fails with `Error: pg_config executable not found.`; `pip install psycopg2-binary` works."],
+            vec!["`pip install psycopg2 --no-cache-dir` fails with `Error: pg_config executable not found.`; `pip install psycopg2-binary` works."],
             vec![],
         ),
         // The same call after an edit: the code changed.
