@@ -14,7 +14,6 @@ pub mod config;
 pub mod db;
 pub mod embed;
 pub mod engine;
-pub mod error;
 pub mod historian;
 pub mod hosts;
 pub mod index;
@@ -28,6 +27,8 @@ pub mod team;
 pub mod ui;
 
 pub use error::{Error, Result};
+/// The one error type (`crates/error`).
+pub use skillmem_error as error;
 
 /// The text leaf (`crates/text`): words, stems, prose, and [`text::redact`].
 pub use skillmem_text as text;

@@ -13,6 +13,7 @@ use std::sync::Once;
 use git2::build::RepoBuilder;
 use git2::{AutotagOption, Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository};
 
+use super::git;
 use super::Progress;
 use crate::error::{Error, Result};
 
@@ -195,7 +196,7 @@ fn resolve_in(repo: &Repository, source: &str, rref: Option<&str>, cloned: bool)
         let head = repo.head().map_err(|e| {
             Error::Git(format!("{source} has no commit at HEAD (an empty repository?): {}", e.message()))
         })?;
-        return Ok(head.peel_to_commit()?.id());
+        return Ok(head.peel_to_commit().map_err(git)?.id());
     };
     if r.starts_with('-') || r.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(Error::invalid(format!("ref {r:?} is not a branch, tag or commit name")));

@@ -7,6 +7,7 @@
 
 use git2::{ObjectType, Repository, Tree, TreeEntry};
 
+use super::git;
 use crate::error::{Error, Result};
 
 /// Mode of a regular file in a git tree.
@@ -37,13 +38,13 @@ pub fn detect(repo: &Repository, root: &Tree<'_>) -> Result<(Vec<Candidate>, Vec
     let mut warnings = vec![];
     let mut found = vec![];
     if let Some(skills) = root.get_name("skills").filter(|e| e.kind() == Some(ObjectType::Tree)) {
-        let skills = repo.find_tree(skills.id())?;
+        let skills = repo.find_tree(skills.id()).map_err(git)?;
         for entry in skills.iter() {
             let Some(folder) = entry.name() else { continue };
             if entry.kind() != Some(ObjectType::Tree) {
                 continue;
             }
-            let sub = repo.find_tree(entry.id())?;
+            let sub = repo.find_tree(entry.id()).map_err(git)?;
             let md = sub.get_name("SKILL.md").map(|md| is_regular(&md));
             match md {
                 Some(true) => found.push(Candidate {

@@ -65,6 +65,11 @@ pub struct Skills<'a> {
     pub home: Option<PathBuf>,
 }
 
+/// A git2 error as the library's `git` error: this folder owns git2, so the mapping lives here.
+pub(crate) fn git(e: git2::Error) -> Error {
+    Error::git(e.message())
+}
+
 fn lock(m: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -92,13 +97,13 @@ impl Skills<'_> {
         let fetched = fetch::fetch(&source, rref, &self.data_dir.join("tmp"), progress)?;
         let fetched_ms = started.elapsed().as_millis();
         let repo = &fetched.repo;
-        let commit = repo.find_commit(fetched.commit)?;
+        let commit = repo.find_commit(fetched.commit).map_err(git)?;
         let pinned = commit.id().to_string();
         if let Some(skills) = self.unchanged(&source, rref, &pinned)? {
             progress(Progress { message: format!("{source} is already at {}", &pinned[..12]), percent: Some(100) });
             return Ok((skills, vec![]));
         }
-        let root = commit.tree()?;
+        let root = commit.tree().map_err(git)?;
         let (candidates, layout_warnings) = layout::detect(repo, &root)?;
         for w in &layout_warnings {
             tracing::warn!(source = %source, "{w}");
@@ -184,9 +189,9 @@ impl Skills<'_> {
     ) -> Result<Prepared> {
         let md_path = if c.subpath.is_empty() { "SKILL.md".to_string() } else { format!("{}/SKILL.md", c.subpath) };
         let label = if c.subpath.is_empty() { "the repository root" } else { c.subpath.as_str() };
-        let tree = repo.find_tree(c.tree)?;
+        let tree = repo.find_tree(c.tree).map_err(git)?;
         let md = tree.get_name("SKILL.md").ok_or_else(|| Error::InvalidSkillRepo(format!("{md_path} is missing")))?;
-        let blob = repo.find_blob(md.id())?;
+        let blob = repo.find_blob(md.id()).map_err(git)?;
         if blob.size() > 1024 * 1024 {
             return Err(Error::InvalidSkillRepo(format!("{md_path} is over 1 MB; refused")));
         }

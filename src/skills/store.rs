@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid, Repository, Tree};
 use sha2::{Digest, Sha256};
 
+use super::git;
 use super::layout::{MODE_EXEC, MODE_FILE, MODE_LINK};
 use crate::error::{Error, Result};
 
@@ -74,7 +75,7 @@ fn walk(
             caps.max_depth
         )));
     }
-    let odb = repo.odb()?;
+    let odb = repo.odb().map_err(git)?;
     for entry in tree.iter() {
         let Some(name) = entry.name() else {
             warnings.push(format!("{prefix}<non-UTF-8 name> skipped: file names must be UTF-8"));
@@ -95,14 +96,14 @@ fn walk(
         let rel = format!("{prefix}{name}");
         match (entry.kind(), entry.filemode()) {
             (Some(ObjectType::Tree), _) => {
-                let sub = repo.find_tree(entry.id())?;
+                let sub = repo.find_tree(entry.id()).map_err(git)?;
                 walk(repo, &sub, &format!("{rel}/"), depth + 1, label, caps, out, bytes, warnings)?;
             }
             (Some(ObjectType::Blob), MODE_LINK) => {
                 warnings.push(format!("{rel} is a symlink; skipped (symlinks are never followed or copied)"));
             }
             (Some(ObjectType::Blob), mode) if mode == MODE_FILE || mode == MODE_EXEC => {
-                let (size, _) = odb.read_header(entry.id())?;
+                let (size, _) = odb.read_header(entry.id()).map_err(git)?;
                 *bytes += size as u64;
                 if out.len() + 1 > caps.max_files {
                     return Err(Error::InvalidSkillRepo(format!(
@@ -153,7 +154,7 @@ pub fn write(repo: &Repository, files: &[FileEntry], data_dir: &Path, name: &str
     // Folders already made (files are sorted by path, so a folder's files come together).
     let mut made: Option<PathBuf> = None;
     for f in files {
-        let blob = repo.find_blob(f.oid)?;
+        let blob = repo.find_blob(f.oid).map_err(git)?;
         let bytes = blob.content();
         h.update(f.rel.as_bytes());
         h.update([0, if f.exec { b'x' } else { b'-' }, 0]);

@@ -97,9 +97,11 @@ impl From<std::io::Error> for Error {
     }
 }
 
-impl From<git2::Error> for Error {
-    fn from(e: git2::Error) -> Self {
-        Error::Git(format!("git: {}", e.message()))
+impl Error {
+    /// A `git` error of a message from git (`skills` maps git2's errors through this, so that
+    /// this crate knows no git library).
+    pub fn git(message: &str) -> Self {
+        Error::Git(format!("git: {message}"))
     }
 }
 
