@@ -12,7 +12,6 @@
 pub mod client;
 pub mod config;
 pub mod db;
-pub mod embed;
 pub mod engine;
 pub mod historian;
 pub mod hosts;
@@ -32,6 +31,9 @@ pub use skillmem_error as error;
 
 /// The text leaf (`crates/text`): words, stems, prose, and [`text::redact`].
 pub use skillmem_text as text;
+
+/// The embedders (`crates/embed`).
+pub use skillmem_embed as embed;
 
 /// Reading a SKILL.md (`crates/skillmd`).
 pub use skillmem_skillmd as skillmd;

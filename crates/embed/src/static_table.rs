@@ -6,7 +6,7 @@
 //! (the model's, frozen per token), so they take the semantic path of recall (prose text,
 //! cosine with the word-coverage boost, the HNSW index), like the model's.
 //!
-//! The table file (`src/embed/static/minilm-l6-v2.bin`, little-endian):
+//! The table file (`crates/embed/src/static/minilm-l6-v2.bin`, little-endian):
 //!
 //! | bytes | what |
 //! | --- | --- |
@@ -24,7 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::wordpiece::WordPiece;
 use super::{normalize, Embedder};
-use crate::error::{Error, Result};
+use skillmem_error::{Error, Result};
 
 /// The magic bytes a table file starts with.
 pub const MAGIC: &[u8; 8] = b"SKMSTAT1";
@@ -245,7 +245,7 @@ impl Embedder for StaticEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::dot;
+    use crate::dot;
 
     #[test]
     fn committed_table_matches_its_manifest() {

@@ -20,7 +20,7 @@ use tokenizers::Tokenizer;
 
 use super::static_table::Table;
 use super::wordpiece::WordPiece;
-use crate::error::{Error, Result};
+use skillmem_error::{Error, Result};
 
 /// What to distill and how.
 #[derive(Debug, Clone)]
@@ -192,7 +192,7 @@ pub fn distill(opts: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result
         rows: vocab.len(),
         dims: opts.dims,
         source: Source {
-            folder: crate::embed::model_name(dir),
+            folder: crate::model_name(dir),
             config_sha256: hex(&cfg_bytes),
             weights_sha256: hex(&weights),
             vocab_sha256: hex(vocab.join("\n").as_bytes()),
@@ -234,7 +234,7 @@ mod tests {
         let ours = WordPiece::new(&vocab);
         let mut texts: Vec<String> = AGREEMENT_TEXTS.iter().map(|s| s.to_string()).collect();
         if let Ok(set) =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/recall-dev.json"))
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench/recall-dev.json"))
         {
             texts.extend(set.lines().map(str::to_owned));
         }

@@ -14,7 +14,7 @@ use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use super::{normalize, Embedder, Pieces, WithPieces};
-use crate::error::{Error, Result};
+use skillmem_error::{Error, Result};
 
 /// Tokens per text (all-MiniLM-L6-v2 was trained on 256).
 pub const MAX_TOKENS: usize = 256;

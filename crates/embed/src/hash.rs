@@ -6,8 +6,8 @@
 //! model, no download. It is lexical: it finds shared words and word pieces, not synonyms.
 
 use super::{normalize, Embedder};
-use crate::error::Result;
-use crate::text::{is_stop, stem, words};
+use skillmem_error::Result;
+use skillmem_text::{is_stop, stem, words};
 
 /// Hash embedder with a fixed dimension.
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ pub fn fnv1a(bytes: &[u8], salt: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::dot;
+    use crate::dot;
 
     #[test]
     fn deterministic_and_unit_length() {

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Result};
+use skillmem_error::{Error, Result};
 
 /// The model fetched when no name is given.
 pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";

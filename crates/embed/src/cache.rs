@@ -1,6 +1,6 @@
 //! A bounded cache of vectors in front of an embedder, keyed by the text.
 //!
-//! Recall's second opinion (see [`crate::memory::recall::SECOND_WEIGHT`]) embeds the notes the
+//! Recall's second opinion (see `memory::recall::SECOND_WEIGHT`) embeds the notes the
 //! rungs found with the static table at every recall with a model: about 50 notes, 1–3 ms on
 //! a 2-core VM, under the database lock. The same notes come back recall after recall of a
 //! skill, so their vectors are kept. Two generations of at most `cap / 2` entries each: a hit
@@ -14,7 +14,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use super::Embedder;
-use crate::error::Result;
+use skillmem_error::Result;
 
 /// Entries the engine keeps for the second opinion (1 KB each with the 256-dimensional
 /// static table: 4 MB at most).

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{normalize, Embedder};
-use crate::error::{Error, Result};
+use skillmem_error::{Error, Result};
 
 /// Texts per request.
 pub const BATCH: usize = 64;

@@ -18,7 +18,7 @@ pub mod static_table;
 pub mod tokens;
 pub mod wordpiece;
 
-use crate::error::Result;
+use skillmem_error::Result;
 
 /// Turns texts into unit vectors of a fixed dimension.
 pub trait Embedder: Send + Sync {
@@ -209,13 +209,13 @@ pub fn note_text(intent: &str, delta: &str) -> String {
 
 /// The text `embedder` embeds a note by when it sees one text: [`note_text`] for a lexical
 /// embedder (code words are exactly what it matches on), the intent and the lesson's prose
-/// (inline code spans left out, [`crate::text::prose`]) for a semantic one. A semantic
+/// (inline code spans left out, [`skillmem_text::prose`]) for a semantic one. A semantic
 /// embedder's note vector has a second view: see [`embed_notes`].
 pub fn embed_text(embedder: &dyn Embedder, intent: &str, delta: &str) -> String {
     if embedder.lexical() {
         note_text(intent, delta)
     } else {
-        note_text(intent, &crate::text::prose(delta))
+        note_text(intent, &skillmem_text::prose(delta))
     }
 }
 
@@ -286,7 +286,7 @@ mod text_tests {
 
     #[test]
     fn lexical_embedders_see_the_code() {
-        let hash = crate::embed::hash::HashEmbedder::default();
+        let hash = crate::hash::HashEmbedder::default();
         assert_eq!(embed_text(&hash, "i", "use `x`"), "i\nuse `x`");
         let v = embed_note(&hash, "i", "use `x`").unwrap();
         assert_eq!(v, hash.embed_one("i\nuse `x`").unwrap());
@@ -294,7 +294,7 @@ mod text_tests {
 
     #[test]
     fn a_semantic_note_vector_sums_its_prose_and_its_code() {
-        let e = crate::embed::static_table::StaticEmbedder::builtin().unwrap();
+        let e = crate::static_table::StaticEmbedder::builtin().unwrap();
         let e = e.as_ref();
         let cases = [("run the job", "use `cron -e` to edit"), ("plain", "no code here"), ("", "`only code`")];
         let got = embed_notes(e, &cases).unwrap();

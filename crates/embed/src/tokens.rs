@@ -8,7 +8,7 @@
 //! most of the notes ranked contain (a skill's own name, "use", "file") says little about
 //! which note is meant, so each piece weighs its bm25 IDF among those notes:
 //! `ln(1 + (N − df + 0.5) / (df + 0.5))`. Recall adds this score to the cosine when the
-//! static table is the embedder ([`crate::memory::recall::TOKEN_WEIGHT`]).
+//! static table is the embedder (`memory::recall::TOKEN_WEIGHT`).
 //!
 //! A note's pieces are kept by the hash of its text (the same notes come back recall after
 //! recall of a skill); the cosine of two pieces is the cosine of their int8 rows.
