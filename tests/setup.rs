@@ -139,3 +139,77 @@ fn setup_refuses_what_it_cannot_do_and_writes_nothing() {
     assert_ne!(code, 0);
     assert!(e.contains("claude-code") && e.contains("gemini-cli"), "{e}");
 }
+
+/// Installed from npm (`npm i -g skillmem @skillmem/opencode @skillmem/pi`: the binary's package
+/// and the plugins side by side in `lib/node_modules`), OpenCode and Pi are wired from those
+/// packages, with no path into a checkout; without the packages, OpenCode gets the registry
+/// package's name and Pi's setup says how to install its extension.
+#[test]
+fn opencode_and_pi_are_wired_from_the_installed_npm_packages() {
+    let h = Home::new();
+    let modules = h.home.with_file_name("prefix").join("lib/node_modules");
+    let put = |rel: &str| {
+        let p = modules.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "").unwrap();
+    };
+    put("@skillmem/cli-linux-x64/bin/skillmem");
+    let bin = modules.join("@skillmem/cli-linux-x64/bin/skillmem");
+    let setup = |host: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+            .args(["setup", host, "--bin"])
+            .arg(&bin)
+            .env("HOME", &h.home)
+            .env_remove("CODEX_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // No packages beside the binary: the registry's for OpenCode, a refusal for Pi.
+    let (code, out, e) = setup("opencode");
+    assert_eq!(code, Some(0), "{e}");
+    assert!(out.contains("OpenCode installs @skillmem/opencode from npm"), "{out}");
+    let config = h.home.join(".config/opencode/opencode.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains(&format!("\"@skillmem/opencode@{}\"", env!("CARGO_PKG_VERSION"))), "{text}");
+    let (code, _, e) = setup("pi");
+    assert_ne!(code, Some(0));
+    assert!(e.contains("pi install npm:@skillmem/pi"), "{e}");
+    // Installed: each is wired from its package, and the registry entry is replaced.
+    for p in ["@skillmem/opencode", "@skillmem/pi"] {
+        put(&format!("{p}/package.json"));
+        put(&format!("{p}/src/index.ts"));
+    }
+    for host in ["opencode", "pi"] {
+        let (code, _, e) = setup(host);
+        assert_eq!(code, Some(0), "{host}: {e}");
+    }
+    let text = std::fs::read_to_string(&config).unwrap();
+    let plugin = format!("file://{}", modules.join("@skillmem/opencode/src/index.ts").display());
+    assert!(text.contains(&plugin) && !text.contains("@skillmem/opencode@"), "{text}");
+    let pi = std::fs::read_to_string(h.home.join(".pi/agent/settings.json")).unwrap();
+    assert!(pi.contains(&modules.join("@skillmem/pi/src/index.ts").display().to_string()), "{pi}");
+    for (path, text) in h.files() {
+        assert!(!text.contains(env!("CARGO_MANIFEST_DIR")), "{} names the checkout: {text}", path.display());
+    }
+    // Undo takes both back.
+    for host in ["opencode", "pi"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+            .args(["setup", host, "--undo"])
+            .env("HOME", &h.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{host}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    // (opencode.json was changed twice, so its backup keeps the emptied file.)
+    for (path, text) in h.files() {
+        assert!(!text.contains("@skillmem/"), "{} still wires skillmem: {text}", path.display());
+    }
+}

@@ -82,7 +82,7 @@ fn inspect(op: &Op, found: &mut Vec<String>, problems: &mut Vec<String>) {
                 match e {
                     JsonEdit::Item { at, marker, .. } => {
                         let items = walk(&doc, at).map(J::items).unwrap_or_default();
-                        let ours: Vec<&J> = items.iter().filter(|i| i.compact().contains(marker.as_str())).collect();
+                        let ours: Vec<&J> = items.iter().filter(|i| super::is_ours(i, marker)).collect();
                         if ours.is_empty() {
                             problems.push(format!("no skillmem entry under {} in {}", at.join("."), path.display()));
                         } else {

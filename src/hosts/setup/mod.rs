@@ -76,9 +76,17 @@ pub enum TomlValue {
 pub enum JsonEdit {
     /// The object at `at` (keys from the root, created when missing) gets `key: value`.
     Key { at: Vec<String>, key: String, value: J },
-    /// The array at `at` holds `item` once: items whose compact text contains `marker` are
-    /// skillmem's (an earlier setup's, perhaps from another path) and are replaced by it.
+    /// The array at `at` holds `item` once: items whose compact text contains `marker` (or one
+    /// of its lines, see [`is_ours`]) are skillmem's (an earlier setup's, perhaps from another
+    /// path) and are replaced by it.
     Item { at: Vec<String>, item: J, marker: String },
+}
+
+/// Whether an array item is skillmem's: its compact text contains one of the marker's lines
+/// (one plugin wired from a checkout, an installed package or the registry has one marker a form).
+pub fn is_ours(item: &J, marker: &str) -> bool {
+    let text = item.compact();
+    marker.lines().any(|m| text.contains(m))
 }
 
 /// One file's change: its content before and after (`None`: no file).
@@ -356,8 +364,8 @@ fn apply(doc: &mut J, e: &JsonEdit, path: &Path) -> Result<()> {
             let J::Arr(items) = slot else {
                 return Err(not_a(path, at, "an array"));
             };
-            let first = items.iter().position(|i| i.compact().contains(marker.as_str()));
-            items.retain(|i| !i.compact().contains(marker.as_str()));
+            let first = items.iter().position(|i| is_ours(i, marker));
+            items.retain(|i| !is_ours(i, marker));
             let at = first.unwrap_or(items.len()).min(items.len());
             items.insert(at, item.clone());
         }
@@ -395,7 +403,7 @@ fn unapply(doc: &mut J, e: &JsonEdit) {
             walk(doc, parent, &|es| {
                 let Some((_, J::Arr(items))) = es.iter_mut().find(|(k, _)| k == last) else { return false };
                 let n = items.len();
-                items.retain(|i| !i.compact().contains(marker.as_str()));
+                items.retain(|i| !is_ours(i, marker));
                 let (removed, empty) = (items.len() != n, items.is_empty());
                 if removed && empty {
                     es.retain(|(k, _)| k != last);

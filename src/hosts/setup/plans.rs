@@ -124,6 +124,9 @@ impl Where {
 
 const OPENCODE_PLUGIN: &str = "editors/opencode/src/index.ts";
 const PI_EXTENSION: &str = "editors/pi/src/index.ts";
+/// The npm packages of the OpenCode plugin and the Pi extension (editors/opencode, editors/pi).
+pub const OPENCODE_PACKAGE: &str = "@skillmem/opencode";
+pub const PI_PACKAGE: &str = "@skillmem/pi";
 
 /// The name of the MCP server in every host's configuration.
 pub const SERVER: &str = "skillmem";
@@ -253,7 +256,6 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
             ]
         }
         Host::Opencode => {
-            let checkout = checkout(w, host, OPENCODE_PLUGIN, strict)?;
             let path = match &w.project {
                 Some(d) => d.join("opencode.json"),
                 None => {
@@ -266,29 +268,51 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                     }
                 }
             };
-            let plugin = format!("file://{}", checkout.join(OPENCODE_PLUGIN).display());
+            let plugin = match plugin_source(w, OPENCODE_PLUGIN, OPENCODE_PACKAGE, strict)? {
+                Source::Checkout(c) => {
+                    if !c.join("editors/opencode/node_modules").is_dir() {
+                        next.push(format!("Once: cd {} && npm ci", c.join("editors/opencode").display()));
+                    }
+                    format!("file://{}", c.join(OPENCODE_PLUGIN).display())
+                }
+                Source::Installed(p) => format!("file://{}", p.join("src/index.ts").display()),
+                Source::Registry => {
+                    next.push(format!(
+                        "OpenCode installs {OPENCODE_PACKAGE} from npm when it next starts (once, online). To wire an installed copy instead: npm i -g skillmem {OPENCODE_PACKAGE}, then skillmem setup opencode from that install."
+                    ));
+                    format!("{OPENCODE_PACKAGE}@{}", env!("CARGO_PKG_VERSION"))
+                }
+            };
             let mut options = vec![(s("bin"), J::s(w.exe.display().to_string()))];
             if let Some(d) = &w.data_dir {
                 options.push((s("env"), J::obj([("SKILLMEM_HOME", J::s(d.display().to_string()))])));
             }
             let item = J::Arr(vec![J::s(plugin), J::Obj(options)]);
-            if !checkout.join("editors/opencode/node_modules").is_dir() {
-                next.push(format!("Once: cd {} && npm ci", checkout.join("editors/opencode").display()));
-            }
             vec![Op::Json {
                 path,
-                edits: vec![JsonEdit::Item { at: keys(&["plugin"]), item, marker: s(OPENCODE_PLUGIN) }],
+                edits: vec![JsonEdit::Item {
+                    at: keys(&["plugin"]),
+                    item,
+                    marker: format!("{OPENCODE_PLUGIN}\n{OPENCODE_PACKAGE}"),
+                }],
             }]
         }
         Host::Pi => {
-            let checkout = checkout(w, host, PI_EXTENSION, strict)?;
             let path = match &w.project {
                 Some(d) => d.join(".pi/settings.json"),
                 None => w.home.join(".pi/agent/settings.json"),
             };
-            if !checkout.join("editors/pi/node_modules").is_dir() {
-                next.push(format!("Once: cd {} && npm ci", checkout.join("editors/pi").display()));
-            }
+            let extension = match plugin_source(w, PI_EXTENSION, PI_PACKAGE, strict)? {
+                Source::Checkout(c) => {
+                    if !c.join("editors/pi/node_modules").is_dir() {
+                        next.push(format!("Once: cd {} && npm ci", c.join("editors/pi").display()));
+                    }
+                    c.join(PI_EXTENSION)
+                }
+                Source::Installed(p) => p.join("src/index.ts"),
+                Source::Registry if strict && !undo => return Err(no_pi_extension(w)),
+                Source::Registry => PathBuf::new(),
+            };
             if let Some(d) = &w.data_dir {
                 next.push(format!(
                     "Pi's extension takes the data directory from the environment: export SKILLMEM_HOME={}",
@@ -304,8 +328,8 @@ fn build(host: Host, w: &Where, undo: bool, strict: bool) -> Result<Plan, SetupE
                 path,
                 edits: vec![JsonEdit::Item {
                     at: keys(&["extensions"]),
-                    item: J::s(checkout.join(PI_EXTENSION).display().to_string()),
-                    marker: s(PI_EXTENSION),
+                    item: J::s(extension.display().to_string()),
+                    marker: format!("{PI_EXTENSION}\n{PI_PACKAGE}/src/index.ts"),
                 }],
             }]
         }
@@ -609,19 +633,41 @@ decision = "allow"
 priority = 100
 "#;
 
-fn checkout(w: &Where, host: Host, file: &str, strict: bool) -> Result<PathBuf, SetupError> {
+/// Where the OpenCode plugin or the Pi extension is wired from.
+enum Source {
+    /// A skillmem checkout (`--checkout`, or the one the binary was built in).
+    Checkout(PathBuf),
+    /// The npm package's folder, installed beside the binary's own package.
+    Installed(PathBuf),
+    /// Neither: the package by its name on the npm registry.
+    Registry,
+}
+
+fn plugin_source(w: &Where, file: &str, package: &str, strict: bool) -> Result<Source, SetupError> {
     match &w.checkout {
-        _ if !strict => Ok(w.checkout.clone().unwrap_or_default()),
-        Some(c) if c.join(file).is_file() => Ok(c.clone()),
-        Some(c) => Err(SetupError(format!(
+        Some(c) if c.join(file).is_file() => Ok(Source::Checkout(c.clone())),
+        Some(c) if strict => Err(SetupError(format!(
             "{} is not a skillmem checkout ({file} is missing); pass --checkout with the folder of a skillmem checkout",
             c.display()
         ))),
-        None => Err(SetupError(format!(
-            "{}'s {} lives in a skillmem checkout ({file}), and none was found around {}: pass --checkout DIR",
-            host.label(),
-            if host == Host::Opencode { "plugin" } else { "extension" },
-            w.exe.display()
-        ))),
+        _ => Ok(installed_package(&w.exe, package).map_or(Source::Registry, Source::Installed)),
     }
+}
+
+/// The folder of the npm package `name` installed with this binary: npm puts the package that
+/// holds the binary (`@skillmem/cli-<platform>`) and the plugins in one `node_modules` (a
+/// global install's `lib/node_modules`, a project's, npx's cache), or the plugins under the
+/// `skillmem` package's own `node_modules`.
+pub fn installed_package(exe: &Path, name: &str) -> Option<PathBuf> {
+    exe.ancestors()
+        .skip(1)
+        .flat_map(|d| [d.join(name), d.join("node_modules").join(name)])
+        .find(|p| p.join("package.json").is_file() && p.join("src/index.ts").is_file())
+}
+
+fn no_pi_extension(w: &Where) -> SetupError {
+    SetupError(format!(
+        "Pi's extension ({PI_PACKAGE}) is not installed beside {}: install it with npm i -g skillmem {PI_PACKAGE} and run this setup from there, let Pi install it (pi install npm:{PI_PACKAGE}, no setup needed), or pass --checkout DIR with a skillmem checkout",
+        w.exe.display()
+    ))
 }
