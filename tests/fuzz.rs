@@ -59,6 +59,11 @@ fn redact() {
 }
 
 #[test]
+fn mine() {
+    short_run("mine");
+}
+
+#[test]
 fn filter() {
     short_run("filter");
 }

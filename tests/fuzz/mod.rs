@@ -23,6 +23,7 @@ pub mod frames;
 pub mod frontmatter;
 pub mod gen;
 pub mod hook;
+pub mod mine;
 pub mod observations;
 pub mod provenance;
 pub mod redact;
@@ -64,6 +65,7 @@ pub fn all() -> Vec<Target> {
         hook::TARGET,
         redact::TARGET,
         filter::TARGET,
+        mine::TARGET,
     ]
 }
 
