@@ -15,7 +15,6 @@ pub mod db;
 pub mod engine;
 pub mod historian;
 pub mod hosts;
-pub mod index;
 pub mod memory;
 pub mod progress;
 pub mod project;
@@ -34,6 +33,9 @@ pub use skillmem_text as text;
 
 /// The embedders (`crates/embed`).
 pub use skillmem_embed as embed;
+
+/// The vector indexes (`crates/index`).
+pub use skillmem_index as index;
 
 /// Reading a SKILL.md (`crates/skillmd`).
 pub use skillmem_skillmd as skillmd;

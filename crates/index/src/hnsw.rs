@@ -120,7 +120,7 @@ impl Maps {
 }
 
 /// Streams the stored vectors into the sink it is given (run once, in the worker).
-pub type Loader = Box<dyn FnOnce(&mut dyn FnMut(i64, Vec<f32>)) -> crate::error::Result<usize> + Send>;
+pub type Loader = Box<dyn FnOnce(&mut dyn FnMut(i64, Vec<f32>)) -> skillmem_error::Result<usize> + Send>;
 
 struct Shared {
     model_id: String,

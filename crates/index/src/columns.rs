@@ -279,12 +279,12 @@ impl VectorIndex for ColumnIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::ExactIndex;
+    use crate::ExactIndex;
 
     #[test]
     fn agrees_with_exact_through_inserts_edits_and_removals() {
-        let e = crate::embed::hash::HashEmbedder::default();
-        use crate::embed::Embedder;
+        let e = skillmem_embed::hash::HashEmbedder::default();
+        use skillmem_embed::Embedder;
         let col = ColumnIndex::new("m", 512);
         col.start(None);
         let ex = ExactIndex::new("m");

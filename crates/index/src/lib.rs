@@ -12,7 +12,7 @@ pub mod hnsw;
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use crate::embed::dot;
+use skillmem_embed::dot;
 
 pub use columns::ColumnIndex;
 pub use hnsw::{HnswIndex, HnswParams};

@@ -812,7 +812,7 @@ mod tests {
                 (s % 2001) as f32 / 1000.0 - 1.0
             })
             .collect();
-        crate::embed::normalize(&mut v);
+        skillmem_embed::normalize(&mut v);
         v
     }
 
@@ -821,8 +821,8 @@ mod tests {
         for n in [0usize, 1, 7, 8, 9, 31, 32, 33, 100, 384, 385] {
             let mut a: Vec<f32> = (0..n).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
             let mut b: Vec<f32> = (0..n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 5.0).collect();
-            crate::embed::normalize(&mut a);
-            crate::embed::normalize(&mut b);
+            skillmem_embed::normalize(&mut a);
+            skillmem_embed::normalize(&mut b);
             let mut codes = vec![0i8; n];
             let scale = quantize(&b, &mut codes);
             let want = fast_dot(&a, &b);
