@@ -414,3 +414,59 @@ fn pre_compact_asks_for_observations_and_post_compact_promotes_them() {
     let (code, out, _) = hook(&w, &event("PreCompact", ""));
     assert_eq!((code, out.as_str()), (0, ""));
 }
+
+/// At the session's end the transcript's failed calls and the calls that then worked become
+/// `fix` lessons of the memory-enabled skill in use (source `transcript`, with evidence); the
+/// next load shows them; a failure fixed in the code (the same call again) is no lesson.
+#[test]
+fn session_end_mines_a_failed_call_and_its_fix_into_a_lesson() {
+    let w = World::new();
+    let dir = w.enabled_skill("npm");
+    let t = w.tmp.path().join("mine.jsonl");
+    let recs = [
+        serde_json::json!({"type":"assistant","uuid":"a1","message":{"role":"assistant","content":[{"type":"tool_use","id":"s1","name":"Skill","input":{"skill":"npm"}}]}}),
+        serde_json::json!({"type":"user","uuid":"a2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"s1","content":format!("Base directory for this skill: {}", dir.display())}]}}),
+        serde_json::json!({"type":"assistant","uuid":"a3","message":{"role":"assistant","content":[{"type":"tool_use","id":"b1","name":"Bash","input":{"command":"npm install -D eslint@9 @typescript-eslint/parser"}}]}}),
+        serde_json::json!({"type":"user","uuid":"a4","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"b1","is_error":true,"content":"Exit code 1\nnpm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"}]}}),
+        serde_json::json!({"type":"assistant","uuid":"a5","message":{"role":"assistant","content":[{"type":"tool_use","id":"b2","name":"Bash","input":{"command":"npm install -D eslint@9 @typescript-eslint/parser --legacy-peer-deps"}}]}}),
+        serde_json::json!({"type":"user","uuid":"a6","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"b2","content":"added 42 packages in 3s"}]}}),
+    ];
+    let text: String = recs.iter().map(|r| r.to_string() + "\n").collect();
+    std::fs::write(&t, text).unwrap();
+    let event = |name: &str| {
+        format!(
+            r#"{{"session_id":"m1","transcript_path":"{}","cwd":"{}","hook_event_name":"{name}"}}"#,
+            t.display(),
+            w.ws.display()
+        )
+    };
+    // A turn's end records skill uses; only the session's end mines.
+    let (code, _, _) = hook(&w, &event("Stop"));
+    assert_eq!(code, 0);
+    let (_, listed, _) = w.cli(&["notes", "--json"]);
+    assert!(!listed.contains("legacy-peer-deps"), "{listed}");
+    let (code, out, _) = hook(&w, &event("SessionEnd"));
+    assert_eq!((code, out.as_str()), (0, ""));
+    let (code, listed, err) = w.cli(&["notes", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let notes = v["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{v:#}");
+    let n = &notes[0];
+    assert_eq!(
+        (n["source"].as_str(), n["kind"].as_str(), n["skill"].as_str()),
+        (Some("transcript"), Some("fix"), Some("npm")),
+        "{n}"
+    );
+    let delta = n["delta"].as_str().unwrap();
+    assert!(delta.contains("ERESOLVE") && delta.contains("--legacy-peer-deps"), "{delta}");
+    assert_eq!(n["sessionId"], "m1", "{n}");
+    // A second end of the same session meets the same lesson: no second note.
+    hook(&w, &event("SessionEnd"));
+    let (_, listed, _) = w.cli(&["notes", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(v["notes"].as_array().unwrap().len(), 1, "{v:#}");
+    // The next load shows it.
+    let (_, recalled, _) = w.cli(&["recall", "npm", "--intent", "install eslint"]);
+    assert!(recalled.contains("--legacy-peer-deps"), "{recalled}");
+}

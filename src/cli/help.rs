@@ -292,7 +292,7 @@ mod tests {
             ("skillmem note", "scope", &["project", "global"]),
             ("skillmem notes", "kind", &["gotcha", "discovery", "fix", "workflow"]),
             ("skillmem notes", "scope", &["project", "global"]),
-            ("skillmem notes", "source", &["agent", "historian", "import", "team"]),
+            ("skillmem notes", "source", &["agent", "historian", "import", "team", "transcript"]),
             ("skillmem notes", "sort", &["recent", "hits", "recalls"]),
             ("skillmem export", "scope", &["project", "global"]),
             ("skillmem export", "format", &["jsonl", "md"]),

@@ -45,6 +45,8 @@ pub enum Source {
     Import,
     /// Brought by a team pull.
     Team,
+    /// Mined from a session's transcript: a failed call and the call that worked.
+    Transcript,
 }
 
 /// The order of a note list (`--sort`).

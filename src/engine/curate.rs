@@ -602,7 +602,7 @@ impl Engine {
                     // An imported note came by import; who first wrote it is kept beside.
                     source: Source::Import,
                     origin_source: match n.source {
-                        Source::Agent | Source::Historian => Some(n.source),
+                        Source::Agent | Source::Historian | Source::Transcript => Some(n.source),
                         Source::Import | Source::Team => n.origin_source,
                     },
                     session_id: n.session_id,

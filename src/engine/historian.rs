@@ -466,3 +466,88 @@ mod tests {
         }
     }
 }
+
+/// What mining a session's calls wrote and refused.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MinedLessons {
+    /// The `fix` notes written (or met again: `status: duplicate`).
+    pub written: Vec<PromotedNote>,
+    /// Each pair that is no lesson, or whose skill has no memory: `program: reason`.
+    pub refused: Vec<String>,
+}
+
+impl Engine {
+    /// Mines a session's calls for error → fix lessons (`historian::mine`) and writes each
+    /// one of a memory-enabled skill as an unverified `fix` note (source `transcript`, the
+    /// historian's promote scope) with its evidence, through the write path every note takes:
+    /// a second session meeting the same failure merges into the same note. Refusals are
+    /// logged with their reason.
+    pub fn mine_calls(
+        &self,
+        calls: &[crate::historian::mine::Call],
+        session_id: Option<&str>,
+        origin: Origin,
+    ) -> Result<MinedLessons> {
+        let outcome = crate::historian::mine::mine(calls);
+        let mut out = MinedLessons::default();
+        for r in &outcome.refused {
+            tracing::info!(
+                program = r.program,
+                "miner: refused {:?} then {:?}: {}",
+                r.failed_call,
+                r.fixed_call,
+                r.reason.words()
+            );
+            out.refused.push(format!("{}: {}", r.program, r.reason.words()));
+        }
+        let scope = self.config().historian.promote_scope;
+        for m in outcome.mined {
+            let ctx = match self.skill_context(&m.skill, None) {
+                Ok(ctx) if ctx.enabled => ctx,
+                _ => {
+                    out.refused.push(format!("{}: memory is not enabled for skill {:?}", m.program, m.skill));
+                    continue;
+                }
+            };
+            let new = NewNote {
+                skill: m.skill.clone(),
+                kind: crate::memory::Kind::Fix,
+                intent: String::new(),
+                delta: m.delta.clone(),
+                tags: vec![],
+                scope,
+                source: Source::Transcript,
+                session_id: session_id.map(str::to_string),
+                skill_hash: None,
+                origin: origin.clone(),
+                pending: false,
+            };
+            let w = match self.write_note_in(&ctx, new, None) {
+                Ok(w) => w,
+                Err(e @ Error::Storage(_)) => return Err(e),
+                Err(e) => {
+                    out.refused.push(format!("{}: {e}", m.program));
+                    continue;
+                }
+            };
+            let evidence = serde_json::to_string(&m.evidence).unwrap_or_default();
+            store::set_evidence(&mut self.conn(), w.id, &evidence)?;
+            tracing::info!(skill = m.skill, "miner: {:?} ({:?})", m.delta, w.status);
+            out.written.push(PromotedNote {
+                id: w.id,
+                skill: m.skill,
+                kind: "fix".into(),
+                delta: m.delta,
+                status: w.status,
+                scope,
+                origin_project: self.project_id().to_string(),
+                replaced: None,
+                pending: false,
+                replaces: None,
+                evidence: Some(evidence),
+            });
+        }
+        Ok(out)
+    }
+}

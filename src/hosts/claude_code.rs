@@ -280,6 +280,30 @@ fn transcript(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
     if let Err(e) = read_transcript(&engine, session, &path, log) {
         log.push(format!("session {session}: transcript {}: {e}", path.display()));
     }
+    // At the session's end, the whole transcript's failed calls and their fixes become
+    // lessons (once: a turn's Stop would mine the same pairs again).
+    if str_field(event, "hook_event_name") == Some("SessionEnd") {
+        if let Err(e) = mine_transcript(&engine, session, &path, log) {
+            log.push(format!("session {session}: mining {}: {e}", path.display()));
+        }
+    }
+}
+
+/// Mines the whole transcript of a session for error → fix lessons (`historian::mine`).
+fn mine_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<String>) -> crate::Result<()> {
+    let (lines, _) = read_from(path, 0)?;
+    let records: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let calls = crate::historian::tool_calls::claude_code(&records);
+    let origin = crate::memory::Origin {
+        host: Some(HOST.to_string()),
+        transcript: Some(path.display().to_string()),
+        transcript_at: None,
+    };
+    let r = engine.mine_calls(&calls, Some(session), origin)?;
+    for w in &r.written {
+        log.push(format!("session {session}: mined a fix lesson of {} ({:?}): {}", w.skill, w.status, w.delta));
+    }
+    Ok(())
 }
 
 /// PostCompact: the summary Claude Code wrote goes to the historian. It holds a

@@ -67,11 +67,14 @@ pub enum Source {
     Import,
     /// Brought by a team pull; who first wrote it is its `originSource`.
     Team,
+    /// Mined from a session's transcript: a failed call and the call that worked after a
+    /// change (`historian::mine`), with its evidence.
+    Transcript,
 }
 
 impl Source {
     /// Every source, in their documented order.
-    pub const ALL: [Source; 4] = [Source::Agent, Source::Historian, Source::Import, Source::Team];
+    pub const ALL: [Source; 5] = [Source::Agent, Source::Historian, Source::Import, Source::Team, Source::Transcript];
 
     /// The stored and wire spelling.
     pub fn as_str(self) -> &'static str {
@@ -80,6 +83,7 @@ impl Source {
             Source::Historian => "historian",
             Source::Import => "import",
             Source::Team => "team",
+            Source::Transcript => "transcript",
         }
     }
 

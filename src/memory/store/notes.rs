@@ -14,6 +14,28 @@ pub fn set_pinned(conn: &mut Connection, id: i64, pinned: bool) -> Result<()> {
     Ok(())
 }
 
+/// Records what backs a note (JSON: a mined lesson's calls, a historian lesson's error line),
+/// unless it has a record already: the first evidence of a lesson stays.
+pub fn set_evidence(conn: &mut Connection, id: i64, evidence: &str) -> Result<()> {
+    let tx = write_tx(conn)?;
+    tx.execute("UPDATE notes SET evidence = ?2 WHERE id = ?1 AND evidence IS NULL", params![id, evidence])?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// What backs a note (see [`set_evidence`]), by note id, for the notes of `ids` that have a
+/// record.
+pub fn evidence_records(conn: &Connection, ids: &[i64]) -> Result<std::collections::HashMap<i64, String>> {
+    let mut out = std::collections::HashMap::new();
+    let mut stmt = conn.prepare_cached("SELECT evidence FROM notes WHERE id = ?1 AND evidence IS NOT NULL")?;
+    for id in ids {
+        if let Some(e) = stmt.query_row([id], |r| r.get::<_, String>(0)).optional()? {
+            out.insert(*id, e);
+        }
+    }
+    Ok(out)
+}
+
 /// The note `id` as seen from `project`: `Err(NotFound)` when there is none, or when it
 /// belongs to another project.
 fn visible_note(tx: &Connection, id: i64, project: &str) -> Result<Note> {
