@@ -5,7 +5,9 @@
 //! vector index from its caller (the engine) and returns plain Rust values.
 
 pub mod block;
+pub mod calls;
 pub mod catalog;
+pub mod evidence;
 pub mod lexicon;
 pub mod provenance;
 pub mod recall;

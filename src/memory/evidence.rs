@@ -1,0 +1,569 @@
+//! What a note's showing led to: the one rule that decides whether a note shown in a session
+//! was **used** there, or **ignored** (docs/protocol.md, "Use and trust").
+//!
+//! A shown note is used when a call of the session after the load contains one of the note's
+//! specifics that no call of the session before the load contained. A specific is what the
+//! note adds: a flag, a path or file name, a version, an identifier, an environment variable
+//! ([`super::sameness::signature`] finds them), and of a code span that is a command, what the
+//! span adds to the command (`aws s3 sync --exact-timestamps`: `--exact-timestamps`), or the
+//! whole command when it adds nothing else (`npx prisma generate`: a step). The program a
+//! call runs and its subcommands (the first words of each command) are not a use by
+//! themselves, nor is what the note says not to do. A shown note is ignored when an error
+//! text the note names (a quoted message, an error code, an exception name) comes back in the
+//! errors of a failed call after the load, before any use.
+//!
+//! Pure text: the calls come in as text; which session, which load, and counting a session
+//! once are the engine's.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::sameness;
+
+/// A note's evidence, over the sessions that ended: how many were shown it, used it, ignored
+/// it, and when it was last used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Evidence {
+    /// Sessions whose tool results showed the note (a block appended to a skill load).
+    #[serde(default)]
+    pub shown: i64,
+    /// Sessions that used it: a later call carried a specific the note adds.
+    #[serde(default)]
+    pub used: i64,
+    /// Sessions where an error the note names came back before it was used.
+    #[serde(default)]
+    pub ignored: i64,
+    /// When a call last used it (ms since the epoch; the call's arrival); absent when never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_at: Option<i64>,
+}
+
+/// A call after the load, as judged: its arguments as text, and its error lines when it
+/// failed (empty otherwise).
+#[derive(Debug, Clone, Copy)]
+pub struct Later<'a> {
+    pub args: &'a str,
+    pub errors: &'a str,
+}
+
+/// What a session's calls say of a note shown there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Verdict {
+    /// The first later call that used the note (its index among the calls after the load).
+    pub used: Option<usize>,
+    /// An error the note names came back before any use.
+    pub ignored: bool,
+}
+
+/// One thing a note adds, as a call would carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specific {
+    pub text: String,
+    /// A command the note adds as a step: found where a program's name stands, too.
+    pub step: bool,
+}
+
+/// Judges a note (its lesson's text) shown in a session, by the session's calls before the
+/// load (their arguments as text) and after it.
+pub fn judge(note: &str, before: &[&str], after: &[Later<'_>]) -> Verdict {
+    let new: Vec<Specific> = specifics(note).into_iter().filter(|s| !before.iter().any(|b| occurs(b, s))).collect();
+    let used = if new.is_empty() { None } else { after.iter().position(|c| new.iter().any(|s| occurs(c.args, s))) };
+    let errors = error_texts(note);
+    let until = used.unwrap_or(after.len());
+    let ignored = after[..until].iter().any(|c| !c.errors.is_empty() && errors.iter().any(|e| mentions(c.errors, e)));
+    Verdict { used, ignored }
+}
+
+/// What a note adds (see the module docs), each once.
+pub fn specifics(note: &str) -> Vec<Specific> {
+    let sig = sameness::signature(note);
+    let spans = code_spans(note);
+    let errors: Vec<String> = error_texts(note).iter().map(|e| e.to_lowercase()).collect();
+    // What the note says not to do: its only specific in a negated note, or a specific in a
+    // negated clause.
+    let negated =
+        |s: &str| (sig.negated && sig.specifics.len() == 1) || sig.roles.contains(&("not".to_string(), s.to_string()));
+    let mut out: Vec<Specific> = vec![];
+    let mut push = |text: &str, step: bool| {
+        let text = text.trim();
+        let plain_number = text.chars().all(|c| c.is_ascii_digit()) && text.len() <= 2;
+        if text.chars().count() < 2 || plain_number || errors.contains(&text.to_lowercase()) {
+            return;
+        }
+        if !out.iter().any(|s| s.text == text) {
+            out.push(Specific { text: text.to_string(), step });
+        }
+    };
+    for s in &sig.specifics {
+        if negated(s) {
+            continue;
+        }
+        if spans.iter().any(|span| span == s) {
+            for (text, step) in span_specifics(s) {
+                push(&text, step);
+            }
+        } else {
+            push(s, false);
+            // `--max-old-space-size=4096`: the flag with another value is the note applied too.
+            if let Some((name, _)) = s.split_once('=').filter(|(n, _)| n.starts_with('-') && n.len() > 2) {
+                push(name, false);
+            }
+        }
+    }
+    out
+}
+
+/// The contents of the note's code spans, trimmed.
+fn code_spans(text: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = text;
+    while let Some(a) = rest.find('`') {
+        let after = &rest[a + 1..];
+        let Some(b) = after.find('`') else { break };
+        out.push(after[..b].trim().to_string());
+        rest = &after[b + 1..];
+    }
+    out
+}
+
+/// A word a program's name could be: lower-case letters, digits, `_` and `-`, starting with a
+/// letter.
+fn is_plain(w: &str) -> bool {
+    w.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// An environment assignment before a command (`RUST_LOG=debug cargo run`).
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(n, _)| {
+        !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !n.starts_with('-')
+    })
+}
+
+/// How many words of a command are its program and subcommands: up to three plain words,
+/// after any environment assignments and `sudo`.
+fn head_len(words: &[&str]) -> (usize, usize) {
+    let mut start = 0;
+    while start < words.len() && (is_assignment(words[start]) || words[start] == "sudo") {
+        start += 1;
+    }
+    let n = words[start..].iter().take(3).take_while(|w| is_plain(w)).count();
+    (start, n)
+}
+
+/// What a code span adds: a single word that is more than a program's name; of a command,
+/// the specifics after its program and subcommands, else the whole command as a step.
+fn span_specifics(span: &str) -> Vec<(String, bool)> {
+    let words: Vec<&str> = span.split_whitespace().collect();
+    if words.len() <= 1 {
+        let specific = !is_plain(span) || span.chars().any(|c| c.is_ascii_digit()) || span.contains(['_', '-']);
+        return if specific { vec![(span.to_string(), false)] } else { vec![] };
+    }
+    let (start, n) = head_len(&words);
+    let mut out: Vec<(String, bool)> = words[..start].iter().map(|w| (w.to_string(), false)).collect();
+    let tail = words[start + n..].join(" ");
+    let inner = sameness::signature(&tail).specifics;
+    if inner.is_empty() {
+        if n >= 2 || !tail.is_empty() {
+            out.push((words[start..].join(" "), true));
+        }
+    } else {
+        out.extend(inner.into_iter().map(|s| (s, false)));
+    }
+    out
+}
+
+/// Whether `s` occurs in a call's text: as a whole word (a version is not part of a longer
+/// one, a flag not of a longer flag, a name not of a URL), case-insensitively except for flags
+/// (`-l` is not `-L`); not where a command's program and subcommands stand, unless it is a
+/// step.
+pub fn occurs(call: &str, s: &Specific) -> bool {
+    let flag = s.text.starts_with('-');
+    let (hay, needle) =
+        if flag { (call.to_string(), s.text.clone()) } else { (call.to_lowercase(), s.text.to_lowercase()) };
+    let hay = collapse(&hay);
+    let needle = collapse(&needle);
+    if needle.is_empty() {
+        return false;
+    }
+    let heads = if s.step || flag { vec![] } else { head_ranges(&hay) };
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(&needle) {
+        let at = from + i;
+        let end = at + needle.len();
+        let before = hay[..at].chars().next_back();
+        let after = hay[end..].chars().next();
+        let open = matches!(needle.chars().next(), Some('/' | '~' | '.'))
+            || before.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')));
+        let close = needle.ends_with('/')
+            || after.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@')));
+        if open && close && !heads.iter().any(|(a, b)| at >= *a && end <= *b) {
+            return true;
+        }
+        from = at + needle.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// Runs of spaces and tabs as one space.
+fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for c in s.chars() {
+        if c == ' ' || c == '\t' {
+            if !space {
+                out.push(' ');
+            }
+            space = true;
+        } else {
+            out.push(c);
+            space = false;
+        }
+    }
+    out
+}
+
+/// The byte ranges of each command's program and subcommands in a call's text (commands are
+/// separated by new lines, `;`, `|`, `&` and brackets).
+fn head_ranges(hay: &str) -> Vec<(usize, usize)> {
+    let mut out = vec![];
+    let mut start = 0;
+    for (i, c) in hay.char_indices().chain(std::iter::once((hay.len(), '\n'))) {
+        if matches!(c, '\n' | ';' | '|' | '&' | '(' | ')') {
+            let seg = &hay[start..i];
+            let words: Vec<(usize, &str)> = seg
+                .split(' ')
+                .scan(0usize, |pos, w| {
+                    let at = *pos;
+                    *pos += w.len() + 1;
+                    Some((at, w))
+                })
+                .filter(|(_, w)| !w.is_empty())
+                .collect();
+            let plain: Vec<&str> = words.iter().map(|(_, w)| *w).collect();
+            let (skip, n) = head_len(&plain);
+            if n > 0 {
+                let (a, _) = words[skip];
+                let (b, last) = words[skip + n - 1];
+                out.push((start + a, start + b + last.len()));
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    out
+}
+
+/// The error texts a note names: quoted messages, code spans that read as an error, error
+/// codes (`ENOENT`, `ERR_PNPM_OUTDATED_LOCKFILE`, `E0502`, `TS2307`, `SQLITE_BUSY`) and
+/// exception or failure names (`ModuleNotFoundError`, `CrashLoopBackOff`, `OOMKilled`).
+pub fn error_texts(note: &str) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    let mut push = |s: &str| {
+        let s = s.trim();
+        if !s.is_empty() && !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    };
+    for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}')] {
+        let mut rest = note;
+        while let Some(a) = rest.find(open) {
+            let after = &rest[a + open.len_utf8()..];
+            let Some(b) = after.find(close) else { break };
+            let q = after[..b].trim();
+            if (6..=200).contains(&q.chars().count()) {
+                push(q);
+            }
+            rest = &after[b + close.len_utf8()..];
+        }
+    }
+    for span in code_spans(note) {
+        let lower = span.to_lowercase();
+        if span.chars().count() >= 6 && super::calls::ERROR_MARKS.iter().any(|m| lower.contains(m)) {
+            push(&span);
+        }
+    }
+    for w in note.split_whitespace() {
+        let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
+        let w = w.rsplit('.').next().unwrap_or(w);
+        if is_error_code(w) || is_failure_name(w) {
+            push(w);
+        }
+    }
+    out
+}
+
+/// `ENOENT`, `ERR_REQUIRE_ESM`, `E0502`, `TS2307`, `SQLITE_BUSY`.
+fn is_error_code(w: &str) -> bool {
+    const WORDS: &[&str] =
+        &["ERROR", "EVERY", "EACH", "ELSE", "EXIT", "EVEN", "EMPTY", "ENABLE", "END", "ENTER", "EXACT"];
+    let caps = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_uppercase());
+    let digits = |s: &str| s.len() >= 3 && s.chars().all(|c| c.is_ascii_digit());
+    if let Some(rest) = w.strip_prefix('E') {
+        if (rest.len() >= 3 && caps(rest) && !WORDS.contains(&w)) || (digits(rest) && rest.len() <= 5) {
+            return true;
+        }
+    }
+    if let Some(rest) = w.strip_prefix("TS") {
+        if digits(rest) {
+            return true;
+        }
+    }
+    let constant = w.contains('_') && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    constant
+        && ["ERR", "BUSY", "LOCKED", "FAIL", "DENIED", "INVALID", "TIMEOUT", "NOT_FOUND", "CONFLICT"]
+            .iter()
+            .any(|m| w.contains(m))
+}
+
+/// `TypeError`, `ModuleNotFoundError`, `NullPointerException`, `CrashLoopBackOff`, `OOMKilled`.
+fn is_failure_name(w: &str) -> bool {
+    const ENDS: &[&str] = &["Error", "Exception", "BackOff", "Killed", "Failure", "Fault", "Timeout"];
+    w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && w.chars().all(|c| c.is_ascii_alphanumeric())
+        && ENDS.iter().any(|e| w.len() > e.len() && w.ends_with(e))
+}
+
+/// Whether a failed call's errors carry an error text: a message as a substring (case aside),
+/// a code or name as a whole word.
+fn mentions(errors: &str, e: &str) -> bool {
+    let (hay, needle) = (errors.to_lowercase(), e.to_lowercase());
+    if e.contains(' ') {
+        return hay.contains(&needle);
+    }
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(&needle) {
+        let at = from + i;
+        let end = at + needle.len();
+        let before = hay[..at].chars().next_back();
+        let after = hay[end..].chars().next();
+        let word = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if word(before) && word(after) {
+            return true;
+        }
+        from = end;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (what it shows, note, calls before the load, calls after it as (args, errors), used at,
+    /// ignored)
+    type Case<'a> = (&'a str, &'a str, &'a [&'a str], &'a [(&'a str, &'a str)], Option<usize>, bool);
+
+    #[test]
+    fn judge_table() {
+        let cases: &[Case] = &[
+            (
+                "aws: the flag the note adds is a use",
+                "aws s3 sync skips files whose size did not change; pass `--exact-timestamps` after a rebuild.",
+                &["ls dist"],
+                &[("aws s3 sync dist s3://site --exact-timestamps", "")],
+                Some(0),
+                false,
+            ),
+            (
+                "aws: the bare program is not",
+                "aws s3 sync skips files whose size did not change; pass `--exact-timestamps` after a rebuild.",
+                &[],
+                &[("aws s3 sync dist s3://site", ""), ("aws s3 ls s3://site", "")],
+                None,
+                false,
+            ),
+            (
+                "aws: a command span's program is not a use either",
+                "Use `aws s3 sync --exact-timestamps` for rebuilt sites.",
+                &[],
+                &[("aws s3 sync dist s3://site --delete", "")],
+                None,
+                false,
+            ),
+            (
+                "aws: the span's flag is",
+                "Use `aws s3 sync --exact-timestamps` for rebuilt sites.",
+                &[],
+                &[("aws s3 ls", ""), ("aws s3 sync dist s3://site --exact-timestamps --delete", "")],
+                Some(1),
+                false,
+            ),
+            (
+                "npm: the flag was there before the load",
+                "Run `npm ci --legacy-peer-deps`: the lockfile has peer conflicts.",
+                &["npm ci --legacy-peer-deps"],
+                &[("npm ci --legacy-peer-deps", "")],
+                None,
+                false,
+            ),
+            (
+                "npm: the named error came back, the note unapplied",
+                "npm ci fails with ERESOLVE on the peer deps; run `npm ci --legacy-peer-deps`.",
+                &[],
+                &[("npm ci", "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree")],
+                None,
+                true,
+            ),
+            (
+                "npm: the error, then the note applied",
+                "npm ci fails with ERESOLVE on the peer deps; run `npm ci --legacy-peer-deps`.",
+                &[],
+                &[("npm ci", "npm ERR! code ERESOLVE"), ("npm ci --legacy-peer-deps", "")],
+                Some(1),
+                true,
+            ),
+            (
+                "pnpm: an error code outside a failure is no ignore",
+                "In CI pnpm stops with ERR_PNPM_OUTDATED_LOCKFILE; use `pnpm install --no-frozen-lockfile` locally.",
+                &["git status"],
+                &[("pnpm install --no-frozen-lockfile", "")],
+                Some(0),
+                false,
+            ),
+            (
+                "docker: a step the note adds",
+                "After changing the Dockerfile run `docker compose build api` before `docker compose up`.",
+                &["docker compose up"],
+                &[("docker compose build api", "")],
+                Some(0),
+                false,
+            ),
+            (
+                "docker: the step already run before the load",
+                "After changing the Dockerfile run `docker compose build api` before `docker compose up`.",
+                &["docker compose build api && docker compose up"],
+                &[("docker compose build api", "")],
+                None,
+                false,
+            ),
+            (
+                "git: a flag, case kept",
+                "Push release branches with `git push --force-with-lease`, never --force.",
+                &["git fetch origin"],
+                &[("git push --force-with-lease origin release", "")],
+                Some(0),
+                false,
+            ),
+            (
+                "git: what the note forbids is no use",
+                "Never pass --no-verify to git commit here: the hooks build the schemas.",
+                &[],
+                &[("git commit --no-verify -m wip", "")],
+                None,
+                false,
+            ),
+            (
+                "kubectl: a resource path and the failure it names",
+                "If the api pod is in CrashLoopBackOff, check `kubectl logs deploy/api --previous`.",
+                &["kubectl get pods"],
+                &[("kubectl get pods", "api-7f9 0/1 CrashLoopBackOff 4 2m")],
+                None,
+                true,
+            ),
+            (
+                "kubectl: used",
+                "If the api pod is in CrashLoopBackOff, check `kubectl logs deploy/api --previous`.",
+                &["kubectl get pods"],
+                &[("kubectl logs deploy/api --previous", "")],
+                Some(0),
+                false,
+            ),
+            (
+                "pytest: an env var and an exception",
+                "Tests need PYTHONPATH=src or pytest stops with ModuleNotFoundError.",
+                &["pytest -q"],
+                &[("pytest -q", "E   ModuleNotFoundError: No module named 'app'"), ("PYTHONPATH=src pytest -q", "")],
+                Some(1),
+                true,
+            ),
+            (
+                "pytest: the program only",
+                "Run `pytest` from the repository root, not from tests/.",
+                &[],
+                &[("pytest -q", "")],
+                None,
+                false,
+            ),
+            (
+                "cargo: a flag and a file name, in a read tool's args",
+                "The schema test rewrites schemas with UPDATE_SCHEMAS=1; see tests/schemas.rs.",
+                &["cargo test"],
+                &[("/work/r/tests/schemas.rs\n200", "")],
+                Some(0),
+                false,
+            ),
+            (
+                "cargo: a version is not part of a longer one",
+                "Pin clap to 4.5 in Cargo.toml.",
+                &["cat Cargo.toml"],
+                &[("cargo add clap@4.5.1", ""), ("cargo add clap@4.5", "")],
+                Some(1),
+                false,
+            ),
+            (
+                "a quoted message comes back",
+                "\"database is locked\" means another sidecar holds the write lock; wait and retry.",
+                &[],
+                &[("sqlite3 x.db 'insert ...'", "Error: database is locked")],
+                None,
+                true,
+            ),
+            ("no calls after the load", "Pass `--exact-timestamps`.", &[], &[], None, false),
+            (
+                "a note without specifics is never used",
+                "Be careful with the sync.",
+                &[],
+                &[("aws s3 sync a b", "")],
+                None,
+                false,
+            ),
+        ];
+        for (what, note, before, after, used, ignored) in cases {
+            let later: Vec<Later> = after.iter().map(|(args, errors)| Later { args, errors }).collect();
+            let v = judge(note, before, &later);
+            assert_eq!(
+                v,
+                Verdict { used: *used, ignored: *ignored },
+                "{what}: {note:?} specifics {:?}",
+                specifics(note)
+            );
+        }
+    }
+
+    #[test]
+    fn specifics_table() {
+        let cases: &[(&str, &[(&str, bool)])] = &[
+            ("Use `aws s3 sync --exact-timestamps`.", &[("--exact-timestamps", false)]),
+            ("Run `npx prisma generate` first.", &[("npx prisma generate", true)]),
+            ("Run `pytest` from the root.", &[]),
+            ("Set RUST_LOG=debug to see frames.", &[("rust_log=debug", false)]),
+            (
+                "Use node --max-old-space-size=4096.",
+                &[("--max-old-space-size=4096", false), ("--max-old-space-size", false)],
+            ),
+            ("Pin serde_yaml to 0.8 in Cargo.toml.", &[("serde_yaml", false), ("0.8", false), ("cargo.toml", false)]),
+            ("Wait 30 seconds.", &[]),
+        ];
+        for (note, want) in cases {
+            let got: Vec<(String, bool)> = specifics(note).into_iter().map(|s| (s.text, s.step)).collect();
+            let want: Vec<(String, bool)> = want.iter().map(|(t, s)| (t.to_string(), *s)).collect();
+            assert_eq!(got, want, "{note:?}");
+        }
+    }
+
+    #[test]
+    fn error_texts_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("npm ci fails with ERESOLVE.", &["ERESOLVE"]),
+            ("\"database is locked\": retry.", &["database is locked"]),
+            ("java.lang.NullPointerException on start", &["NullPointerException"]),
+            ("rustc says E0502 here; TS2307 in the web part", &["E0502", "TS2307"]),
+            ("`EACCES: permission denied` on ~/.npm", &["EACCES: permission denied", "EACCES"]),
+            ("EVERY run is slow; ERROR is a word", &[]),
+        ];
+        for (note, want) in cases {
+            assert_eq!(error_texts(note), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{note:?}");
+        }
+    }
+}
