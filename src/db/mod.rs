@@ -27,6 +27,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0009_versions", include_str!("../../migrations/0009_versions.sql")),
     ("0010_team_history", include_str!("../../migrations/0010_team_history.sql")),
     ("0011_provenance", include_str!("../../migrations/0011_provenance.sql")),
+    ("0012_calls", include_str!("../../migrations/0012_calls.sql")),
     ("0013_transcript", include_str!("../../migrations/0013_transcript.sql")),
 ];
 

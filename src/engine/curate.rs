@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::Engine;
 use crate::embed::embed_notes;
 use crate::error::{Error, Result};
+use crate::memory::evidence::Evidence;
 use crate::memory::store::{self, ListOrder, ListQuery};
 use crate::memory::{norm_hash, Kind, Note, Origin, RecallMode, Scope, Source, WriteStatus};
 
@@ -129,6 +130,9 @@ pub struct ListedNote {
     /// A pending correction: the note it takes the place of once accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_replaces: Option<i64>,
+    /// Sessions shown it, that used it, that ignored it; when it was last used.
+    #[serde(flatten)]
+    pub evidence: Evidence,
 }
 
 /// A page of notes.
@@ -353,6 +357,7 @@ fn listed(l: store::Listed) -> ListedNote {
         origin_source: n.origin_source,
         pending: n.pending,
         review_replaces: n.review_replaces,
+        evidence: Evidence::default(),
     }
 }
 
@@ -396,8 +401,19 @@ impl Engine {
             pending: f.pending,
             session: f.session_id.as_deref().filter(|s| !s.is_empty()),
         };
-        let (total, rows) = store::list(&self.conn(), &q)?;
-        let notes: Vec<ListedNote> = rows.into_iter().map(listed).collect();
+        let conn = self.conn();
+        let (total, rows) = store::list(&conn, &q)?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.note.id).collect();
+        let evidence = store::evidence_of(&conn, &ids)?;
+        drop(conn);
+        let notes: Vec<ListedNote> = rows
+            .into_iter()
+            .map(listed)
+            .map(|mut n| {
+                n.evidence = evidence.get(&n.id).copied().unwrap_or_default();
+                n
+            })
+            .collect();
         Ok(NotePage { total, offset, limit: limit.unwrap_or(notes.len()), notes })
     }
 

@@ -47,6 +47,14 @@ pub struct SkillLoad {
     pub dir: Option<PathBuf>,
     /// What the agent is about to do with it, when known.
     pub intent: Option<String>,
+    /// The host's session, when known: the load and the notes its block shows are recorded
+    /// as the session's call (see `calls.rs`).
+    pub session: Option<String>,
+    /// The load's place among the session's calls ([`Engine::call_arrived`]); taken at the
+    /// load when absent.
+    pub position: Option<i64>,
+    /// The host's id of the call.
+    pub call_id: Option<String>,
 }
 
 /// What a skill load recalls: the block to append to the tool result, if any.
@@ -106,6 +114,9 @@ pub struct RecalledNote {
     pub score: f32,
     /// Milliseconds since the Unix epoch.
     pub created_at: i64,
+    /// Sessions shown it, that used it, that ignored it; when it was last used.
+    #[serde(flatten)]
+    pub evidence: crate::memory::evidence::Evidence,
 }
 
 /// What a recall found: the block a skill load would append, and its notes.
@@ -194,22 +205,29 @@ impl Engine {
     }
 
     /// A skill was loaded: the `<skill-memory>` block to append to the tool result, ranked for
-    /// the load's intent. Counts as a recall of the notes shown.
+    /// the load's intent. Counts as a recall of the notes shown; with the host's session, the
+    /// load and the notes it shows join the session's log (written after the answer).
     pub fn skill_loaded(&self, load: SkillLoad) -> Result<LoadRecall> {
         let t = Instant::now();
         let ctx = self.skill_context(&load.skill, load.dir)?;
         tracing::trace!("load {}: skill context {:?}", load.skill, t.elapsed());
-        if !ctx.enabled {
-            return Ok(LoadRecall::nothing(Some(load.skill)));
+        let r = if ctx.enabled {
+            let intent = load.intent.filter(|s| !s.trim().is_empty());
+            let out = self.recall_block(&ctx, intent.as_deref(), None, None, true)?;
+            LoadRecall {
+                append: out.0.as_ref().map(|b| format!("\n\n{}", b.text)),
+                skill: Some(load.skill),
+                mode: if out.0.is_some() { out.1 } else { RecallMode::None },
+                note_ids: out.0.map(|b| b.note_ids).unwrap_or_default(),
+            }
+        } else {
+            LoadRecall::nothing(Some(load.skill))
+        };
+        if let (Some(session), Some(skill)) = (&load.session, &r.skill) {
+            let call = load.call_id.as_deref().unwrap_or_default();
+            self.skill_load_called(session, load.position, call, skill, &r.note_ids);
         }
-        let intent = load.intent.filter(|s| !s.trim().is_empty());
-        let out = self.recall_block(&ctx, intent.as_deref(), None, None, true)?;
-        Ok(LoadRecall {
-            append: out.0.as_ref().map(|b| format!("\n\n{}", b.text)),
-            skill: Some(load.skill),
-            mode: if out.0.is_some() { out.1 } else { RecallMode::None },
-            note_ids: out.0.map(|b| b.note_ids).unwrap_or_default(),
-        })
+        Ok(r)
     }
 
     // ---- writes ------------------------------------------------------------------------
@@ -705,6 +723,7 @@ impl Engine {
         let ctx = self.require_enabled(skill)?;
         let (b, mode, ranked, _) = self.recall_block(&ctx, intent, max_tokens, limit, true)?;
         let Some(b) = b else { return Ok(Recalled { block: None, mode: RecallMode::None, notes: vec![] }) };
+        let evidence = self.evidence_of(&b.note_ids)?;
         let notes = b
             .note_ids
             .iter()
@@ -719,6 +738,7 @@ impl Engine {
                 hits: r.note.hits,
                 score: r.score,
                 created_at: r.note.created_at,
+                evidence: evidence.get(&r.note.id).copied().unwrap_or_default(),
             })
             .collect();
         Ok(Recalled { block: Some(b.text), mode, notes })

@@ -9,6 +9,7 @@
 //! [`historian`], [`distill`], [`skills`] (session skills) and [`curate`] (listing, scope
 //! moves, merges, preview, export, import, doctor).
 
+mod calls;
 mod checkpoint;
 mod curate;
 mod distill;
@@ -20,6 +21,7 @@ mod review;
 mod skills;
 mod team;
 
+pub use calls::ToolCall;
 pub use curate::{
     parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
     ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
@@ -124,11 +126,16 @@ pub struct Engine {
     counts_written: Mutex<std::time::Instant>,
     /// A delayed write of the recall counts is scheduled ([`Engine::schedule_recall_counts`]).
     counts_scheduled: std::sync::atomic::AtomicBool,
+    /// The sessions this process has seen calls of and not ended (see `calls.rs`).
+    sessions: Mutex<crate::memory::calls::Sessions>,
+    /// Calls reported and not written yet (written after the answer; see `calls.rs`).
+    pending_calls: Mutex<Vec<crate::memory::calls::Call>>,
 }
 
 impl Drop for Engine {
     fn drop(&mut self) {
         self.flush_recall_counts();
+        self.write_pending_calls();
     }
 }
 
@@ -200,7 +207,7 @@ impl Engine {
 
     /// Whether a request left work for after its answer ([`Engine::after_answer`]).
     pub fn after_answer_pending(&self) -> bool {
-        self.recall_counts_due() || self.lexicons.any_wanted()
+        self.recall_counts_due() || self.lexicons.any_wanted() || self.calls_pending()
     }
 
     /// Claims the one delayed write of the recall counts: true when counts wait and no write
@@ -218,9 +225,11 @@ impl Engine {
     }
 
     /// What a request leaves for after its answer, which the server and the MCP door call
-    /// right after they answer: the recall counts when due ([`RECALL_COUNTS_EVERY`]), then
-    /// the bm25 indexes recalls found missing ([`Engine::build_lexicons`]).
+    /// right after they answer: the tool calls reported (the sessions' logs), the recall
+    /// counts when due ([`RECALL_COUNTS_EVERY`]), then the bm25 indexes recalls found missing
+    /// ([`Engine::build_lexicons`]).
     pub fn after_answer(&self) {
+        self.write_pending_calls();
         if self.recall_counts_due() {
             self.flush_recall_counts();
         }
@@ -300,6 +309,8 @@ impl Engine {
             pending_recalls: Mutex::new(vec![]),
             counts_written: Mutex::new(std::time::Instant::now()),
             counts_scheduled: Default::default(),
+            sessions: Default::default(),
+            pending_calls: Default::default(),
         })
     }
 

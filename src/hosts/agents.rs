@@ -163,7 +163,13 @@ fn handle(agent: Agent, stdin: &str, opts: &HookOptions, log: &mut Vec<String>) 
         }
     };
     let Some(engine) = open_or_log(&ws, opts, log) else { return (None, data_dir) };
-    let block = match engine.skill_loaded(SkillLoad { skill: loaded.skill.clone(), dir: loaded.dir.clone(), intent }) {
+    let block = match engine.skill_loaded(SkillLoad {
+        skill: loaded.skill.clone(),
+        dir: loaded.dir.clone(),
+        intent,
+        session: session_of(&event),
+        ..Default::default()
+    }) {
         Ok(r) => {
             for w in engine.take_warnings() {
                 log.push(format!("warning: {w}"));
@@ -230,6 +236,13 @@ fn session_end(agent: Agent, event: &Value, ws: &Path, opts: &HookOptions, log: 
     let Some(engine) = open_or_log(ws, opts, log) else { return };
     if let Err(e) = read_uses(agent, &engine, &session, &path) {
         log.push(format!("session {session}: transcript {}: {e}", path.display()));
+    }
+    // A session's end (not Codex's turn end): the notes its loads showed are judged by the
+    // calls it reported.
+    if str_field(event, "hook_event_name") != Some("Stop") {
+        if let Err(e) = engine.end_session(&session) {
+            log.push(format!("session {session}: its notes' use was not counted: {e}"));
+        }
     }
 }
 
@@ -330,7 +343,13 @@ fn codex_after_compaction(event: &Value, ws: &Path, opts: &HookOptions, log: &mu
     let mut blocks = vec![];
     for u in &used[used.len().saturating_sub(REINSTATED)..] {
         let dir = u.dir.as_ref().map(|d| if d.is_relative() { cwd.join(d) } else { d.clone() });
-        match engine.skill_loaded(SkillLoad { skill: u.skill.clone(), dir, intent: None }) {
+        match engine.skill_loaded(SkillLoad {
+            skill: u.skill.clone(),
+            dir,
+            intent: None,
+            session: session_of(event),
+            ..Default::default()
+        }) {
             Ok(r) => blocks.extend(r.append.map(|a| a.trim().to_string()).filter(|a| !a.is_empty())),
             Err(e) => log.push(format!("SessionStart (compact): skill {}: {e}", u.skill)),
         }

@@ -206,7 +206,9 @@ fn load(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>, l: 
     };
     let engine = open_or_log(ws, opts, log)?;
     let dir = provenance::dir_from_output(&l.output);
-    match engine.skill_loaded(SkillLoad { skill, dir, intent: l.intent }) {
+    let session = str_field(event, "session_id").map(str::to_string);
+    let call_id = str_field(event, "tool_use_id").map(str::to_string);
+    match engine.skill_loaded(SkillLoad { skill, dir, intent: l.intent, session, position: None, call_id }) {
         Ok(r) => {
             for w in engine.take_warnings() {
                 log.push(format!("warning: {w}"));
@@ -285,6 +287,10 @@ fn transcript(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
     if str_field(event, "hook_event_name") == Some("SessionEnd") {
         if let Err(e) = mine_transcript(&engine, session, &path, log) {
             log.push(format!("session {session}: mining {}: {e}", path.display()));
+        }
+        // The session is over: the notes its loads showed are judged by the calls it reported.
+        if let Err(e) = engine.end_session(session) {
+            log.push(format!("session {session}: its notes' use was not counted: {e}"));
         }
     }
 }

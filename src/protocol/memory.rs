@@ -1,5 +1,6 @@
-//! Skill memory: the tool events (`toolDefinition`, `toolBefore`, `toolAfter`) and the note
-//! methods (`note`, `recall`, `pin`, `forget`, `edit`, `stats`). docs/protocol.md, "Skill memory".
+//! Skill memory: the tool events (`toolDefinition`, `toolBefore`, `toolAfter`), the session's
+//! end (`sessionEnd`) and the note methods (`note`, `recall`, `pin`, `forget`, `edit`,
+//! `stats`). docs/protocol.md, "Skill memory" and "Use and trust".
 
 use std::path::PathBuf;
 
@@ -8,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Cx, Method, Notification};
-use crate::engine::{Engine, SkillLoad, INTENT_DESCRIPTION};
+use crate::engine::{Engine, SkillLoad, ToolCall, INTENT_DESCRIPTION};
 use crate::error::{Error, Result};
+use crate::memory::calls;
 use crate::memory::provenance::{self, is_skill_tool, skill_name_of};
 use crate::memory::{Kind, NewNote, Scope, Source};
 
@@ -100,25 +102,54 @@ impl Notification for ToolBefore {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAfterParams {
+    /// The host's session: every call of it is recorded in its log, in arrival order.
+    #[serde(default, deserialize_with = "lenient_string")]
     pub session_id: String,
+    #[serde(default, deserialize_with = "lenient_string")]
     pub call_id: String,
+    /// The tool's name: a skill tool's call is a skill load; any other call is recorded as the
+    /// session's activity and answered with nothing to append.
     pub tool: String,
     /// The call's arguments: `name` (OpenCode) or `skill` (Claude Code) names the skill;
-    /// `intent`, when the host passes it.
+    /// `intent`, when the host passes it. For other tools, what the call ran (`command`, paths).
     #[serde(default)]
     pub args: Value,
-    /// The tool's output (a `Base directory for this skill: ...` line tells where it lives).
-    #[serde(default)]
+    /// The tool's output (a `Base directory for this skill: ...` line tells where it lives;
+    /// a failed call's error lines are kept).
+    #[serde(default, deserialize_with = "lenient_string")]
     pub output: String,
-    /// Host metadata; `metadata.dir` is the skill's folder.
+    /// The call failed (the host's own error status).
+    #[serde(default, deserialize_with = "lenient_bool")]
+    pub is_error: Option<bool>,
+    /// Host metadata; `metadata.dir` is the skill's folder; a non-zero `metadata.exit`
+    /// (OpenCode's bash), `exitCode` or `exit_code` says the call failed.
     #[serde(default)]
     pub metadata: Option<Value>,
     /// The intent stashed by `toolBefore`, taken in the handler's prologue.
     #[serde(skip)]
     pub stashed_intent: Option<String>,
+    /// The call's place in its session, taken in the handler's prologue.
+    #[serde(skip)]
+    pub position: Option<i64>,
 }
 
-/// The `<skill-memory>` block to append to a skill tool's result.
+/// A string, or anything else as its JSON text (`null`: empty): a host's odd value never
+/// fails the call.
+fn lenient_string<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => s,
+        Value::Null => String::new(),
+        v => v.to_string(),
+    })
+}
+
+/// A boolean; anything else is taken as not said.
+fn lenient_bool<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<bool>, D::Error> {
+    Ok(Value::deserialize(d)?.as_bool())
+}
+
+/// The `<skill-memory>` block to append to a skill tool's result; any other tool's call joins
+/// the session's log.
 pub struct ToolAfter;
 
 impl Method for ToolAfter {
@@ -127,8 +158,27 @@ impl Method for ToolAfter {
     type Params = ToolAfterParams;
     type Result = ToolAfterResult;
 
+    /// The call's position in its session is taken here, and a call that is not a skill load
+    /// is queued for the session's log here too (bounded work, no I/O): a `sessionEnd` sent
+    /// after it always finds it.
     fn prologue(engine: &Engine, p: &mut ToolAfterParams) {
         p.stashed_intent = engine.take_stashed_intent(&p.session_id, &p.call_id);
+        if !p.session_id.trim().is_empty() {
+            p.position = Some(engine.call_arrived(&p.session_id));
+        }
+        if !is_skill_tool(&p.tool) {
+            let (failed, exit_code) = calls::failed(p.is_error, p.metadata.as_ref());
+            engine.tool_called(ToolCall {
+                session: p.session_id.clone(),
+                position: p.position,
+                call_id: p.call_id.clone(),
+                tool: p.tool.clone(),
+                args: std::mem::take(&mut p.args),
+                failed,
+                exit_code,
+                output: std::mem::take(&mut p.output),
+            });
+        }
     }
 
     fn run(engine: &Engine, p: ToolAfterParams, _: &Cx<'_>) -> Result<ToolAfterResult> {
@@ -155,7 +205,38 @@ impl Method for ToolAfter {
             .filter(|s| !s.is_empty())
             .map(PathBuf::from)
             .or_else(|| provenance::dir_from_output(&p.output));
-        engine.skill_loaded(SkillLoad { skill, dir, intent })
+        let session = Some(p.session_id).filter(|s| !s.trim().is_empty());
+        engine.skill_loaded(SkillLoad { skill, dir, intent, session, position: p.position, call_id: Some(p.call_id) })
+    }
+}
+
+// ---- skillmem/sessionEnd ------------------------------------------------------------------
+
+/// `skillmem/sessionEnd` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEndParams {
+    /// The host's session that is over.
+    pub session_id: String,
+}
+
+/// `skillmem/sessionEnd` result: empty.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SessionEndResult {}
+
+/// The session is over: each note its loads showed is judged by the session's calls (used,
+/// ignored) and counted once for the session; done when the answer comes.
+pub struct SessionEnd;
+
+impl Method for SessionEnd {
+    const NAME: &'static str = "skillmem/sessionEnd";
+    const STEM: &'static str = "sessionEnd";
+    type Params = SessionEndParams;
+    type Result = SessionEndResult;
+
+    fn run(engine: &Engine, p: SessionEndParams, _: &Cx<'_>) -> Result<SessionEndResult> {
+        engine.end_session(&p.session_id)?;
+        Ok(SessionEndResult {})
     }
 }
 

@@ -161,6 +161,7 @@ macro_rules! for_each_method {
             requests: [
                 $crate::protocol::memory::ToolDefinition,
                 $crate::protocol::memory::ToolAfter,
+                $crate::protocol::memory::SessionEnd,
                 $crate::protocol::memory::Note,
                 $crate::protocol::memory::Recall,
                 $crate::protocol::memory::Pin,

@@ -26,7 +26,8 @@ use crate::protocol::{self, Cx, Method, Notification, ProgressToken};
 /// The server state shared by all handlers.
 pub struct Backend {
     client: Client,
-    engine: OnceLock<Arc<Engine>>,
+    /// Shared with [`serve`], which ends the open sessions when the input ends.
+    engine: Arc<OnceLock<Arc<Engine>>>,
     pending_warnings: std::sync::Mutex<Vec<String>>,
     shut_down: Arc<AtomicBool>,
     /// Set while a background re-embedding run is going: one run at a time (two would split
@@ -250,7 +251,29 @@ pub(crate) fn after_answer(engine: &Arc<Engine>) {
     }
 }
 
+/// How often the sessions of this process are looked at for [`crate::memory::calls::IDLE_END`].
+const IDLE_TICK: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Backend {
+    /// Ends the sessions with no call for [`crate::memory::calls::IDLE_END`] (their accounting
+    /// runs), looking once a minute until shutdown.
+    fn end_idle_sessions_in_background(&self) {
+        let Some(engine) = self.engine.get().cloned() else { return };
+        let stop = self.shut_down.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(IDLE_TICK).await;
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let e = engine.clone();
+                if let Ok(n @ 1..) = tokio::task::spawn_blocking(move || e.end_idle_sessions()).await {
+                    tracing::debug!("{n} idle sessions ended");
+                }
+            }
+        });
+    }
+
     /// Builds the small skills' in-memory bm25 rung on a thread of its own after start (see
     /// [`Engine::build_lexicons`]), so that no skill's first recall pays for its index.
     fn warm_lexicons_in_background(&self) {
@@ -449,6 +472,7 @@ impl LanguageServer for Backend {
         self.reembed_in_background();
         self.team_sync_in_background();
         self.warm_lexicons_in_background();
+        self.end_idle_sessions_in_background();
     }
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
@@ -497,6 +521,8 @@ impl LanguageServer for Backend {
         self.shut_down.store(true, Ordering::SeqCst);
         if let Some(engine) = self.engine.get().cloned() {
             let _ = tokio::task::spawn_blocking(move || {
+                // The sessions of this process end with it.
+                engine.end_open_sessions();
                 engine.flush();
             })
             .await;
@@ -521,9 +547,17 @@ macro_rules! route_all {
 
 /// Builds the service with its routing table, derived from the protocol's method table.
 pub fn service(shut_down: Arc<AtomicBool>) -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
+    service_with(shut_down, Default::default())
+}
+
+/// [`service`], its engine (once `initialize` opened it) shared with the caller.
+fn service_with(
+    shut_down: Arc<AtomicBool>,
+    engine: Arc<OnceLock<Arc<Engine>>>,
+) -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
     let builder = LspService::build(|client| Backend {
         client,
-        engine: OnceLock::new(),
+        engine,
         pending_warnings: Default::default(),
         shut_down,
         reembedding: Default::default(),
@@ -556,7 +590,8 @@ fn frame_writer() -> std::io::Result<tokio::fs::File> {
 /// `shutdown`, 1 otherwise.
 pub async fn serve() -> i32 {
     let shut_down = Arc::new(AtomicBool::new(false));
-    let (service, socket) = service(shut_down.clone());
+    let engine: Arc<OnceLock<Arc<Engine>>> = Default::default();
+    let (service, socket) = service_with(shut_down.clone(), engine.clone());
     let host_in = tokio::io::stdin();
     #[cfg(unix)]
     let stdout = match frame_writer() {
@@ -575,6 +610,11 @@ pub async fn serve() -> i32 {
     let server = tokio::spawn(Server::new(server_in, server_out, socket).serve(service));
     frames::guard(host_in, stdout, guard_to_server, server_to_guard).await;
     let _ = server.await;
+    // The input ended (or `exit`): the sessions still open in this process end with it (after
+    // `shutdown` none are).
+    if let Some(engine) = engine.get().cloned() {
+        let _ = tokio::task::spawn_blocking(move || engine.end_open_sessions()).await;
+    }
     if shut_down.load(Ordering::SeqCst) {
         0
     } else {

@@ -10,6 +10,7 @@
 //! - `reads.rs`: the counts and scans recall's catalog, stats and reports read;
 //! - `review.rs`: the review queue (accept, reject);
 //! - `team.rs`: the local side of team sync (outbox, uids, applying a pull);
+//! - `calls.rs`: sessions' calls and notes' evidence (shown, used, ignored);
 //! - `curate.rs`: listing, scope moves, merges, export and import.
 //!
 //! Every write runs in one `BEGIN IMMEDIATE` transaction ([`crate::db::write_tx`]). A project
@@ -25,6 +26,7 @@ use crate::embed::{from_blob, to_blob};
 use crate::error::{Error, Result};
 use crate::index::VectorIndex;
 
+mod calls;
 mod curate;
 mod fts;
 mod notes;
@@ -34,6 +36,7 @@ mod team;
 mod vectors;
 mod write;
 
+pub use calls::*;
 pub use curate::*;
 pub use fts::*;
 pub use notes::*;
@@ -153,6 +156,7 @@ mod tests {
             (&["from notes", "into notes", "update notes", "delete from notes", "notes_fts"], "src/memory/store/"),
             (&["skill_uses"], "src/memory/usage.rs"),
             (&["host_sessions"], "src/hosts/store.rs"),
+            (&["tool_sessions", "call_log", "note_sessions", "note_evidence"], "src/memory/store/calls.rs"),
         ];
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = vec![];

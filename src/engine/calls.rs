@@ -1,0 +1,179 @@
+//! A session's calls and its end: every tool call a door reports is queued for the session's
+//! log (written after the answer, never on a load's path), and a session's end judges each
+//! note its loads showed by the calls around them ([`crate::memory::evidence`]) and counts it
+//! once for the session.
+//!
+//! A session ends when the host says so (`skillmem/sessionEnd`), after [`IDLE_END`] without a
+//! call, and when the sidecar shuts down or its input ends (the sessions open in this process).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{lock, Engine};
+use crate::db;
+use crate::error::Result;
+use crate::memory::calls::{self, Call, IDLE_END};
+use crate::memory::evidence::{self, Evidence, Later};
+use crate::memory::store::{self, SessionVerdict};
+
+/// A tool call that is not a skill load, as a door reports it.
+#[derive(Debug, Clone, Default)]
+pub struct ToolCall {
+    pub session: String,
+    /// Its place in the session ([`Engine::call_arrived`]); taken now when absent.
+    pub position: Option<i64>,
+    pub call_id: String,
+    pub tool: String,
+    pub args: Value,
+    pub failed: bool,
+    pub exit_code: Option<i64>,
+    /// The tool's output (only a failed call's error lines are kept).
+    pub output: String,
+}
+
+impl Engine {
+    /// A call of `session` arrived: its position in the session. Synchronous and quick: the
+    /// server calls it in the handler's prologue, so that concurrent handlers keep the order
+    /// calls arrived in.
+    pub fn call_arrived(&self, session: &str) -> i64 {
+        lock(&self.sessions).arrive(session, db::now_ms(), Instant::now())
+    }
+
+    /// Records a call that is not a skill load: its arguments as text and, when it failed, its
+    /// error lines, both bounded and redacted. Queued; written after the answer
+    /// ([`Engine::write_pending_calls`]).
+    pub fn tool_called(&self, c: ToolCall) {
+        if c.session.trim().is_empty() {
+            return;
+        }
+        let position = c.position.unwrap_or_else(|| self.call_arrived(&c.session));
+        let args = crate::text::redact::redact(&calls::args_text(&c.args)).0;
+        let errors =
+            if c.failed { crate::text::redact::redact(&calls::error_lines(&c.output)).0 } else { String::new() };
+        let call = Call {
+            session: c.session,
+            position,
+            call_id: c.call_id,
+            tool: c.tool,
+            skill: None,
+            shown: vec![],
+            args,
+            failed: c.failed,
+            exit_code: c.exit_code,
+            errors,
+            at: db::now_ms(),
+        };
+        lock(&self.pending_calls).push(call);
+    }
+
+    /// Queues a skill load for the session's log: the load later calls are compared against,
+    /// and the notes its block showed.
+    pub(super) fn skill_load_called(
+        &self,
+        session: &str,
+        position: Option<i64>,
+        call_id: &str,
+        skill: &str,
+        shown: &[i64],
+    ) {
+        if session.trim().is_empty() {
+            return;
+        }
+        let position = position.unwrap_or_else(|| self.call_arrived(session));
+        let call = Call {
+            session: session.to_string(),
+            position,
+            call_id: call_id.to_string(),
+            tool: "skill".into(),
+            skill: Some(skill.to_string()),
+            shown: shown.to_vec(),
+            at: db::now_ms(),
+            ..Default::default()
+        };
+        lock(&self.pending_calls).push(call);
+    }
+
+    /// Calls wait to be written.
+    pub(crate) fn calls_pending(&self) -> bool {
+        !lock(&self.pending_calls).is_empty()
+    }
+
+    /// Writes the queued calls in one transaction; a failure is logged (the log is evidence,
+    /// never a reason to fail a host's call).
+    pub fn write_pending_calls(&self) {
+        let queued = std::mem::take(&mut *lock(&self.pending_calls));
+        if queued.is_empty() {
+            return;
+        }
+        let mut conn = lock(&self.conn);
+        if let Err(e) = store::record_calls(&mut conn, &self.project_id, &queued) {
+            tracing::warn!("{} tool calls were not recorded: {e}", queued.len());
+        }
+    }
+
+    /// Ends `session`: its accounting is written when this returns. A session with no
+    /// recorded call is a no-op.
+    pub fn end_session(&self, session: &str) -> Result<()> {
+        lock(&self.sessions).close(session);
+        self.account_session(session)
+    }
+
+    /// Ends the sessions of this process with no call for [`IDLE_END`]; returns how many.
+    pub fn end_idle_sessions(&self) -> usize {
+        let idle = lock(&self.sessions).idle(Instant::now(), IDLE_END);
+        self.account_all(idle)
+    }
+
+    /// Ends every session open in this process (shutdown, end of input); returns how many.
+    pub fn end_open_sessions(&self) -> usize {
+        let open = lock(&self.sessions).take_all();
+        self.write_pending_calls();
+        self.account_all(open)
+    }
+
+    fn account_all(&self, sessions: Vec<String>) -> usize {
+        let n = sessions.len();
+        for s in sessions {
+            if let Err(e) = self.account_session(&s) {
+                tracing::warn!("session {s}: its notes' use was not counted: {e}");
+            }
+        }
+        n
+    }
+
+    /// Judges every note the session's loads showed (from the first load that showed it) and
+    /// writes the session's verdicts.
+    fn account_session(&self, session: &str) -> Result<()> {
+        self.write_pending_calls();
+        let mut conn = self.conn();
+        let log = store::session_calls(&conn, session)?;
+        if log.is_empty() {
+            return Ok(());
+        }
+        let mut first: Vec<(i64, usize)> = vec![];
+        for (i, c) in log.iter().enumerate().filter(|(_, c)| c.skill.is_some()) {
+            for id in &c.shown {
+                if !first.iter().any(|(n, _)| n == id) {
+                    first.push((*id, i));
+                }
+            }
+        }
+        let mut verdicts = Vec::with_capacity(first.len());
+        for (id, load) in first {
+            let Some(note) = store::get(&conn, id)? else { continue };
+            let before: Vec<&str> = log[..load].iter().filter(|c| c.skill.is_none()).map(|c| c.args.as_str()).collect();
+            let after: Vec<&Call> = log[load + 1..].iter().filter(|c| c.skill.is_none()).collect();
+            let later: Vec<Later<'_>> = after.iter().map(|c| Later { args: &c.args, errors: &c.errors }).collect();
+            let v = evidence::judge(&note.delta, &before, &later);
+            verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
+        }
+        store::account(&mut conn, session, &verdicts)
+    }
+
+    /// The evidence of notes by id (shown, used, ignored, when last used).
+    pub fn evidence_of(&self, ids: &[i64]) -> Result<HashMap<i64, Evidence>> {
+        store::evidence_of(&self.conn(), ids)
+    }
+}

@@ -1,0 +1,194 @@
+//! Sessions' calls and notes' evidence (migration 0012): every statement over `tool_sessions`,
+//! `call_log`, `note_sessions` and `note_evidence`. A call is appended to its session's log;
+//! a session's accounting writes what it said of each note it was shown, once per session, and
+//! prunes the log of sessions that ended long ago.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::db::{now_ms, write_tx};
+use crate::error::Result;
+use crate::memory::calls::{Call, SESSION_CALLS_MAX};
+use crate::memory::evidence::Evidence;
+
+/// How long the calls of an ended session are kept (ms).
+pub const KEEP_ENDED_MS: i64 = 7 * 86_400_000;
+/// How many ended sessions' calls are kept at most.
+pub const KEEP_ENDED_SESSIONS: i64 = 500;
+/// A session with no call for this long is dropped, ended or not (ms): its process is gone.
+pub const KEEP_SILENT_MS: i64 = 30 * 86_400_000;
+
+/// Appends calls to their sessions' logs, in one transaction. A session past
+/// [`SESSION_CALLS_MAX`] calls keeps only its skill loads; a session that had ended opens again.
+pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Result<()> {
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    {
+        let mut session = tx.prepare_cached(
+            "INSERT INTO tool_sessions (session_id, project_id, calls, started_at, last_at) VALUES (?1, ?2, 0, ?3, ?3)
+             ON CONFLICT (session_id) DO UPDATE SET last_at = max(last_at, excluded.last_at), ended_at = NULL
+             RETURNING calls",
+        )?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO call_log (session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?;
+        let mut count = tx.prepare_cached("UPDATE tool_sessions SET calls = calls + 1 WHERE session_id = ?1")?;
+        for c in calls {
+            let n: i64 = session.query_row(params![c.session, project, c.at], |r| r.get(0))?;
+            if n >= SESSION_CALLS_MAX && c.skill.is_none() {
+                continue;
+            }
+            let shown = c.skill.as_ref().map(|_| serde_json::to_string(&c.shown).unwrap_or_else(|_| "[]".into()));
+            insert.execute(params![
+                c.session,
+                c.position,
+                c.call_id,
+                c.tool,
+                c.skill,
+                shown,
+                c.args,
+                c.failed,
+                c.exit_code,
+                c.errors,
+                c.at
+            ])?;
+            count.execute([&c.session])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// The calls of `session`, in arrival order.
+pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
+    let mut st = conn.prepare_cached(
+        "SELECT session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at
+         FROM call_log WHERE session_id = ?1 ORDER BY position, id",
+    )?;
+    let rows = st.query_map([session], |r| {
+        let shown: Option<String> = r.get(5)?;
+        Ok(Call {
+            session: r.get(0)?,
+            position: r.get(1)?,
+            call_id: r.get(2)?,
+            tool: r.get(3)?,
+            skill: r.get(4)?,
+            shown: shown.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default(),
+            args: r.get(6)?,
+            failed: r.get(7)?,
+            exit_code: r.get(8)?,
+            errors: r.get(9)?,
+            at: r.get(10)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// What a session said of one note it was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionVerdict {
+    pub note: i64,
+    /// When the call that used it arrived.
+    pub used_at: Option<i64>,
+    pub ignored: bool,
+}
+
+/// Writes a session's accounting in one transaction: each note's counts move only by what
+/// this session newly says of it (a session counts once per note, however often it ends);
+/// notes purged meanwhile are skipped. The session is marked ended, and the logs of sessions
+/// ended or silent long ago are dropped.
+pub fn account(conn: &mut Connection, session: &str, verdicts: &[SessionVerdict]) -> Result<()> {
+    let now = now_ms();
+    let tx = write_tx(conn)?;
+    {
+        let mut exists = tx.prepare_cached("SELECT 1 FROM notes WHERE id = ?1")?;
+        let mut before =
+            tx.prepare_cached("SELECT used, ignored FROM note_sessions WHERE note_id = ?1 AND session_id = ?2")?;
+        let mut put = tx.prepare_cached(
+            "INSERT INTO note_sessions (note_id, session_id, used, ignored) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (note_id, session_id) DO UPDATE SET used = excluded.used, ignored = excluded.ignored",
+        )?;
+        let mut add = tx.prepare_cached(
+            "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (note_id) DO UPDATE SET shown = shown + excluded.shown, used = used + excluded.used,
+                 ignored = ignored + excluded.ignored, used_at = max(coalesce(used_at, 0), coalesce(excluded.used_at, 0))",
+        )?;
+        for v in verdicts {
+            if exists.query_row([v.note], |_| Ok(())).optional()?.is_none() {
+                continue;
+            }
+            let was: Option<(bool, bool)> =
+                before.query_row(params![v.note, session], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+            let (was_used, was_ignored) = was.unwrap_or_default();
+            let used = was_used || v.used_at.is_some();
+            let ignored = was_ignored || v.ignored;
+            let shown = i64::from(was.is_none());
+            let new_use = i64::from(used && !was_used);
+            let new_ignore = i64::from(ignored && !was_ignored);
+            put.execute(params![v.note, session, used, ignored])?;
+            if shown + new_use + new_ignore > 0 {
+                add.execute(params![v.note, shown, new_use, new_ignore, v.used_at.filter(|_| new_use > 0)])?;
+            }
+        }
+    }
+    tx.execute("UPDATE tool_sessions SET ended_at = ?2 WHERE session_id = ?1", params![session, now])?;
+    prune(&tx, now)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Drops the logs of sessions that ended more than [`KEEP_ENDED_MS`] ago, of ended sessions
+/// past the newest [`KEEP_ENDED_SESSIONS`], and of sessions silent for [`KEEP_SILENT_MS`].
+fn prune(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<()> {
+    let gone = "SELECT session_id FROM tool_sessions WHERE (ended_at IS NOT NULL AND ended_at < ?1) OR last_at < ?2
+                UNION SELECT session_id FROM (SELECT session_id FROM tool_sessions WHERE ended_at IS NOT NULL
+                                              ORDER BY ended_at DESC, session_id LIMIT -1 OFFSET ?3)";
+    let args = params![now - KEEP_ENDED_MS, now - KEEP_SILENT_MS, KEEP_ENDED_SESSIONS];
+    tx.execute(&format!("DELETE FROM note_sessions WHERE session_id IN ({gone})"), args)?;
+    tx.execute(&format!("DELETE FROM tool_sessions WHERE session_id IN ({gone})"), args)?;
+    Ok(())
+}
+
+/// The evidence of notes, by id (a note never shown has none). Many ids are read in one scan.
+pub fn evidence_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Evidence>> {
+    let mut out = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let row = |r: &rusqlite::Row| -> rusqlite::Result<(i64, Evidence)> {
+        let used_at: Option<i64> = r.get(4)?;
+        let e = Evidence { shown: r.get(1)?, used: r.get(2)?, ignored: r.get(3)?, used_at: used_at.filter(|t| *t > 0) };
+        Ok((r.get(0)?, e))
+    };
+    const COLUMNS: &str = "note_id, shown, used, ignored, used_at";
+    if ids.len() > 256 {
+        let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
+        let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence"))?;
+        for r in st.query_map([], row)? {
+            let (id, e) = r?;
+            if wanted.contains(&id) {
+                out.insert(id, e);
+            }
+        }
+        return Ok(out);
+    }
+    let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence WHERE note_id = ?1"))?;
+    for id in ids {
+        if let Some((id, e)) = st.query_row([id], row).optional()? {
+            out.insert(id, e);
+        }
+    }
+    Ok(out)
+}
+
+/// The ids of the sessions whose logs are kept and not ended (for tests and the doctor).
+pub fn open_sessions(conn: &Connection) -> Result<Vec<String>> {
+    let mut st =
+        conn.prepare_cached("SELECT session_id FROM tool_sessions WHERE ended_at IS NULL ORDER BY session_id")?;
+    let rows = st.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
