@@ -1,6 +1,7 @@
-// The OpenCode hooks of skillmem: skill loads get their `<skill-memory>` block, the agent gets
-// `ctx_skill_note` / `ctx_skill_recall`, and compaction feeds the historian where OpenCode
-// offers the hooks. Every hook fails open: a missing, crashed or slow sidecar leaves the
+// The OpenCode hooks of skillmem: skill loads get their `<skill-memory>` block, every other
+// tool call is reported (the evidence of which notes a session used), a deleted session is
+// ended, the agent gets `ctx_skill_note` / `ctx_skill_recall`, and compaction feeds the
+// historian where OpenCode offers the hooks. Every hook fails open: a missing, crashed or slow sidecar leaves the
 // host's data exactly as it was (see Sidecar for the restart and log-once rules).
 
 import type { Hooks, PluginInput } from "@opencode-ai/plugin"
@@ -61,6 +62,39 @@ type Json = Record<string, unknown>
 
 function isSkillTool(name: unknown): boolean {
   return typeof name === "string" && name.toLowerCase() === "skill"
+}
+
+/** At most this much of a failed call's output goes to skillmem (it keeps the error lines). */
+const FAILED_OUTPUT_MAX = 16_000
+
+/** The exit status a tool's metadata carries (OpenCode's bash tool: `exit`). */
+export function exitStatus(metadata: unknown): number | undefined {
+  const m = metadata as Json | null | undefined
+  if (!m || typeof m !== "object") return undefined
+  for (const k of ["exit", "exitCode", "exit_code"]) {
+    const v = m[k]
+    if (typeof v === "number" && Number.isFinite(v)) return v
+  }
+  return undefined
+}
+
+/**
+ * The `toolAfter` params of a call that is not a skill load: its arguments, its exit status,
+ * and its output only when it failed (skillmem keeps a failed call's error lines).
+ */
+export function activityParams(inp: { sessionID: string; callID: string; tool: string; args?: unknown }, output: any): Json {
+  const exit = exitStatus(output?.metadata)
+  const failed = exit !== undefined && exit !== 0
+  const text = typeof output?.output === "string" ? output.output : ""
+  return {
+    sessionId: inp.sessionID,
+    callId: inp.callID,
+    tool: inp.tool,
+    args: inp.args ?? {},
+    output: failed ? text.slice(-FAILED_OUTPUT_MAX) : "",
+    ...(failed ? { isError: true } : {}),
+    metadata: exit === undefined ? null : { exit },
+  }
 }
 
 function isJsonSchemaObject(v: unknown): v is Json {
@@ -163,6 +197,7 @@ export function createHooks(
   const historianMissing = { logged: false }
   const sent = new Map<string, number>() // sessionID → messages already given to the historian
   const compacting = new Set<string>()
+  const sessions = new Set<string>() // sessions whose calls were reported and not ended
 
   async function intentSchema(toolID: string): Promise<Json | undefined> {
     if (intentProperty) return intentProperty
@@ -248,7 +283,16 @@ export function createHooks(
     },
 
     "tool.execute.after": async (inp, output) => {
-      if (!isSkillTool(inp.tool) || !output || typeof output.output !== "string") return
+      if (typeof inp?.sessionID === "string") sessions.add(inp.sessionID)
+      if (!isSkillTool(inp.tool)) {
+        // Every other call is the session's activity: reported without waiting for the answer
+        // (skillmem answers it with nothing to append), in the order calls finish.
+        sidecar
+          .request("skillmem/toolAfter", activityParams(inp, output), toolBudget)
+          .catch((e) => sidecar.fail("toolAfter", e))
+        return
+      }
+      if (!output || typeof output.output !== "string") return
       try {
         const r = await sidecar.request<{ append: string | null }>(
           "skillmem/toolAfter",
@@ -340,6 +384,17 @@ export function createHooks(
 
     event: async ({ event }) => {
       const ev = event as { type: string; properties?: Json }
+      if (ev.type === "session.deleted") {
+        // The session is over: skillmem counts which notes it used.
+        const id = (ev.properties?.info as Json | undefined)?.id ?? ev.properties?.sessionID
+        if (typeof id !== "string" || !sessions.delete(id)) return
+        try {
+          await sidecar.request("skillmem/sessionEnd", { sessionId: id }, toolBudget)
+        } catch (e) {
+          sidecar.fail("sessionEnd", e)
+        }
+        return
+      }
       if (ev.type !== "session.compacted") return
       const sessionID = ev.properties?.sessionID
       if (typeof sessionID !== "string" || !compacting.delete(sessionID)) return
@@ -359,6 +414,8 @@ export function createHooks(
     },
 
     dispose: async () => {
+      // The sessions still open end with the sidecar's shutdown.
+      sessions.clear()
       await sidecar.stop()
     },
   }

@@ -168,7 +168,7 @@ test("a skill's second load shows what the agent noted after the first", async (
     const none = await hooks.tool.ctx_skill_recall.execute({ skill: "nope" }, ctx)
     assert.match(none, /could not recall: .*nope/)
 
-    // Other tools pass through untouched and never reach the sidecar.
+    // Other tools' output is left untouched (they are reported as the session's activity).
     const out = { title: "", output: "ls output", metadata: {} }
     await hooks["tool.execute.after"]({ tool: "bash", sessionID: "ses_1", callID: "c", args: {} }, out)
     assert.equal(out.output, "ls output")
@@ -176,6 +176,51 @@ test("a skill's second load shows what the agent noted after the first", async (
   } finally {
     await hooks.dispose()
   }
+})
+
+test("every tool call is reported and a deleted session counts the notes it used", async () => {
+  const w = world()
+  const dir = w.skill("aws-deploy")
+  const { lines, log } = logger()
+  const { hooks, sidecar } = createHooks({ directory: w.ws }, { bin: BIN, env: w.env, log, timeoutMs: 2000 })
+  try {
+    await hooks.tool.ctx_skill_note.execute(
+      { skill: "aws-deploy", kind: "gotcha", delta: "aws s3 sync skips files of the same size; pass `--exact-timestamps` after a rebuild." },
+      ctx,
+    )
+    const bash = async (callID, command, exit, output) => {
+      const out = { title: command, output, metadata: { output, exit, description: "run it" } }
+      await hooks["tool.execute.after"]({ tool: "bash", sessionID: "ses_use", callID, args: { command } }, out)
+      assert.equal(out.output, output, "the result is untouched")
+    }
+    await bash("c1", "ls dist", 0, "index.html")
+    const input = { tool: "skill", sessionID: "ses_use", callID: "c2" }
+    const loaded = { title: "", output: `# aws-deploy\n\nBase directory for this skill: ${dir}\n`, metadata: { name: "aws-deploy", dir } }
+    await hooks["tool.execute.after"]({ ...input, args: { name: "aws-deploy" } }, loaded)
+    assert.match(loaded.output, /<skill-memory/)
+    await bash("c3", "aws s3 sync dist s3://site", 1, "fatal error: Unable to locate credentials")
+    await bash("c4", "aws s3 sync dist s3://site --exact-timestamps", 0, "upload: dist/index.html")
+    await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_use" } } } })
+    const r = await sidecar.request("skillmem/notes", { skill: "aws-deploy" }, 5000)
+    const n = r.notes[0]
+    assert.deepEqual([n.shown, n.used, n.ignored], [1, 1, 0])
+    assert.ok(n.usedAt > 0)
+    assert.deepEqual(lines.filter((l) => l.level !== "info"), [])
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("activityParams: the exit status says failed, and only a failed call's output is sent", async () => {
+  const { activityParams } = await import("../dist/hooks.js")
+  const inp = { sessionID: "s", callID: "c", tool: "bash", args: { command: "npm ci" } }
+  assert.deepEqual(activityParams(inp, { output: "ok", metadata: { exit: 0, output: "ok" } }), {
+    sessionId: "s", callId: "c", tool: "bash", args: { command: "npm ci" }, output: "", metadata: { exit: 0 },
+  })
+  const failed = activityParams(inp, { output: "npm ERR! code ERESOLVE", metadata: { exit: 1 } })
+  assert.equal(failed.isError, true)
+  assert.equal(failed.output, "npm ERR! code ERESOLVE")
+  assert.equal(activityParams({ ...inp, tool: "read" }, { output: "x", metadata: {} }).metadata, null)
 })
 
 test("toolAfter fits in its 250 ms budget once the sidecar is warm", async () => {

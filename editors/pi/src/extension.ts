@@ -5,7 +5,8 @@
 // the `read` tool, so a `read` of a file named SKILL.md is a skill load: the skill's folder is
 // the file's folder, its name the folder's name, and the intent is what the agent wrote in
 // the same message before the call (Pi's `read` has no room for one). The block is appended
-// to that tool result. Every hook fails open: a missing, crashed or slow sidecar leaves the
+// to that tool result. Every other tool call is reported too (the evidence of which notes a
+// session used), and the session's end is said before the sidecar stops. Every hook fails open: a missing, crashed or slow sidecar leaves the
 // result exactly as it was. The sidecar is stopped on `session_shutdown`: a child left running
 // would keep `pi -p` alive.
 //
@@ -108,6 +109,31 @@ function textOf(content: unknown): string {
     .join("\n")
 }
 
+/** At most this much of a failed call's output goes to skillmem (it keeps the error lines). */
+const FAILED_OUTPUT_MAX = 16_000
+
+/**
+ * The `toolAfter` params of a call that is not a skill load (Pi's `tool_result` event): its
+ * input as the arguments, `isError`, an exit status its details carry, and its output only
+ * when it failed.
+ */
+export function activityParams(sessionId: string, event: any): Record<string, unknown> {
+  const failed = event?.isError === true
+  const details = event?.details
+  const exit = ["exitCode", "exit", "exit_code"]
+    .map((k) => (details && typeof details === "object" ? details[k] : undefined))
+    .find((v) => typeof v === "number")
+  return {
+    sessionId,
+    callId: String(event?.toolCallId ?? ""),
+    tool: event.toolName,
+    args: event?.input ?? {},
+    output: failed ? textOf(event?.content).slice(-FAILED_OUTPUT_MAX) : "",
+    isError: failed,
+    metadata: exit === undefined ? null : { exit },
+  }
+}
+
 /** What the agent wrote in the message that holds tool call `id`: the call's intent. */
 export function intentFor(entries: any[], id: string): string | undefined {
   for (let i = entries.length - 1; i >= 0; i--) {
@@ -177,6 +203,7 @@ export function createExtension(pi: PiApi, mods: PiModules, options: SkillmemPiO
     })
   let sidecar: Sidecar | undefined
   const intents = new Map<string, string>()
+  const sessions = new Set<string>() // sessions whose calls were reported
   const pending = new Set<Promise<unknown>>()
 
   function side(ctx: any): Sidecar {
@@ -226,7 +253,16 @@ export function createExtension(pi: PiApi, mods: PiModules, options: SkillmemPiO
   })
 
   pi.on("tool_result", async (event, ctx) => {
-    if (event?.toolName !== "read" || event.isError || !isSkillFile(event.input?.path)) return
+    const load = event?.toolName === "read" && !event.isError && isSkillFile(event.input?.path)
+    if (!load) {
+      // The session's activity: reported without waiting (nothing is appended to it).
+      const sid = sessionId(ctx)
+      if (!sid || typeof event?.toolName !== "string") return
+      const s = side(ctx)
+      sessions.add(sid)
+      s.request("skillmem/toolAfter", activityParams(sid, event), toolBudget).catch((e) => s.fail("toolAfter", e))
+      return
+    }
     const intent = intents.get(event.toolCallId)
     intents.delete(event.toolCallId)
     // A read of a later part of the file is not a load.
@@ -382,9 +418,14 @@ export function createExtension(pi: PiApi, mods: PiModules, options: SkillmemPiO
     // Nothing returned: Pi compacts as it always does.
   })
 
-  pi.on("session_shutdown", async () => {
+  pi.on("session_shutdown", async (_event, ctx) => {
     if (pending.size) {
       await Promise.race([Promise.allSettled([...pending]), new Promise((r) => setTimeout(r, toolBudget))])
+    }
+    // The session is over: skillmem counts which notes it used.
+    const sid = sessionId(ctx)
+    if (sidecar && sid && sessions.delete(sid)) {
+      await sidecar.request("skillmem/sessionEnd", { sessionId: sid }, toolBudget).catch((e) => sidecar?.fail("sessionEnd", e))
     }
     const s = sidecar
     sidecar = undefined

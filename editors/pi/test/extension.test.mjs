@@ -179,3 +179,35 @@ test("a missing binary leaves every read as it was, and the tools say why", asyn
   assert.equal(logs.filter((l) => /failed/.test(l)).length, 1, `one warning: ${logs.join("\n")}`)
   await h.fire("session_shutdown", {})
 })
+
+test("every tool call is reported, and at shutdown the session counts the notes it used", async (t) => {
+  const w = world()
+  const logs = []
+  const log = (level, msg) => level !== "debug" && logs.push(msg)
+  const h = fakePi(w.ws)
+  const ext = createExtension(h.pi, { Type, StringEnum }, { bin: BIN, env: w.env, timeoutMs: 5000, log })
+  t.after(() => ext.sidecar()?.stop())
+  await h.fire("session_start", { reason: "startup" })
+  const note = (params) => h.tools.get("skill_note").execute("n", params, undefined, undefined, h.ctx)
+  await note({ skill: "jq", kind: "fix", delta: 'jq fails with "Cannot index array with string" on JSON lines: pass `--slurp`.' })
+  const bash = (id, command, isError, text) =>
+    h.fire("tool_result", { toolName: "bash", toolCallId: id, input: { command }, content: [{ type: "text", text }], isError, details: undefined })
+  assert.equal(await bash("b1", "ls data", false, "a.jsonl"), undefined, "nothing is appended to other tools")
+  const input = { path: ".pi/skills/jq/SKILL.md" }
+  const loaded = await h.fire("tool_result", { toolName: "read", toolCallId: "r1", input, content: [{ type: "text", text: "# jq" }], isError: false })
+  assert.match(loaded.content.at(-1).text, /<skill-memory/)
+  await bash("b2", "jq .name data/a.jsonl", true, "jq: error (at data/a.jsonl:1): Cannot index array with string \"name\"\nCommand exited with code 5")
+  await bash("b3", "jq --slurp 'map(.name)' data/a.jsonl", false, "[\"a\"]")
+  await h.fire("session_shutdown", { reason: "quit" })
+  assert.equal(ext.sidecar(), undefined)
+
+  const again = fakePi(w.ws)
+  const ext2 = createExtension(again.pi, { Type, StringEnum }, { bin: BIN, env: w.env, timeoutMs: 5000, log })
+  t.after(() => ext2.sidecar()?.stop())
+  await again.fire("session_start", { reason: "startup" })
+  const r = await ext2.sidecar().request("skillmem/notes", { skill: "jq" }, 5000)
+  const n = r.notes[0]
+  assert.deepEqual([n.shown, n.used, n.ignored], [1, 1, 1], JSON.stringify(n))
+  await again.fire("session_shutdown", {})
+  assert.deepEqual(logs, [])
+})
