@@ -192,3 +192,48 @@ pub fn open_sessions(conn: &Connection) -> Result<Vec<String>> {
     let rows = st.query_map([], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(session: &str, position: i64, args: &str, at: i64) -> Call {
+        Call { session: session.into(), position, tool: "bash".into(), args: args.into(), at, ..Default::default() }
+    }
+
+    /// A session keeps at most SESSION_CALLS_MAX calls, and its loads beyond them.
+    #[test]
+    fn a_session_log_is_capped_but_keeps_its_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        let now = now_ms();
+        let mut calls: Vec<Call> = (0..SESSION_CALLS_MAX + 5).map(|i| call("s", i, "ls", now)).collect();
+        calls.push(Call { skill: Some("jq".into()), shown: vec![1], ..call("s", SESSION_CALLS_MAX + 10, "", now) });
+        record_calls(&mut conn, "p", &calls).unwrap();
+        let log = session_calls(&conn, "s").unwrap();
+        assert_eq!(log.len() as i64, SESSION_CALLS_MAX + 1);
+        assert_eq!(log.last().unwrap().shown, vec![1]);
+    }
+
+    /// Ending a session drops the logs of sessions that ended over a week ago, not the others.
+    #[test]
+    fn old_ended_sessions_are_pruned() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        let now = now_ms();
+        for s in ["old", "recent", "open"] {
+            record_calls(&mut conn, "p", &[call(s, 1, "ls", now)]).unwrap();
+        }
+        account(&mut conn, "old", &[]).unwrap();
+        account(&mut conn, "recent", &[]).unwrap();
+        conn.execute("UPDATE tool_sessions SET ended_at = ?1 WHERE session_id = 'old'", [now - KEEP_ENDED_MS - 1])
+            .unwrap();
+        account(&mut conn, "recent", &[]).unwrap();
+        assert!(session_calls(&conn, "old").unwrap().is_empty(), "pruned");
+        assert_eq!(session_calls(&conn, "recent").unwrap().len(), 1);
+        assert_eq!(open_sessions(&conn).unwrap(), vec!["open".to_string()]);
+        // A call after the end opens the session again.
+        record_calls(&mut conn, "p", &[call("recent", 2, "ls -la", now)]).unwrap();
+        assert_eq!(open_sessions(&conn).unwrap(), vec!["open".to_string(), "recent".to_string()]);
+    }
+}
