@@ -87,6 +87,21 @@ fn a_note_applied_after_its_load_is_used_and_the_bare_program_is_not() {
     end(&mut c, "nobody");
     assert_eq!(counts(&listed(&mut c, "aws-deploy")[0]).0, 2);
     c.shutdown().unwrap();
+
+    // An export carries the counts, and an import that inserts the note keeps them.
+    let (code, export, e) = w.cli(&["export"]);
+    assert_eq!(code, 0, "{e}");
+    let line: Value = serde_json::from_str(export.lines().next().unwrap()).unwrap();
+    assert_eq!((line["shown"].clone(), line["used"].clone(), line["usedAt"].clone()), (json!(2), json!(1), used_at));
+    let file = w.tmp.path().join("notes.jsonl");
+    std::fs::write(&file, &export).unwrap();
+    let w2 = World::new();
+    let (code, _, e) = w2.cli(&["--workspace", w.ws.to_str().unwrap(), "import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{e}");
+    let mut c = w2.spawn_raw();
+    ok(c.initialize(&w.ws, json!({})).unwrap());
+    assert_eq!(counts(&listed(&mut c, "aws-deploy")[0]), (2, 1, 0, true));
+    c.shutdown().unwrap();
 }
 
 #[test]

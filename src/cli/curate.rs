@@ -365,6 +365,7 @@ pub fn bench_ui(g: &Global, notes: usize, rounds: usize) -> Result<()> {
             origin: Default::default(),
             origin_source: None,
             pending: false,
+            evidence: Default::default(),
         };
         lines.push_str(&serde_json::to_string(&n)?);
         lines.push('\n');

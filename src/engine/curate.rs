@@ -256,6 +256,10 @@ pub struct ExportedNote {
     /// Waiting for review in the exporting store: imported as waiting.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pending: bool,
+    /// Sessions shown it, that used it, that ignored it; when it was last used: an import
+    /// that inserts the note keeps them.
+    #[serde(default, flatten)]
+    pub evidence: Evidence,
 }
 
 /// The export formats.
@@ -518,11 +522,18 @@ impl Engine {
 
     /// Every note (of one skill, of one scope), oldest first, as an export writes it.
     pub fn export_notes(&self, skill: Option<&str>, scope: Option<Scope>) -> Result<Vec<ExportedNote>> {
-        let rows = store::export_rows(&self.conn(), skill, scope)?;
+        let (rows, evidence) = {
+            let conn = self.conn();
+            let rows = store::export_rows(&conn, skill, scope)?;
+            let ids: Vec<i64> = rows.iter().map(|r| r.note.id).collect();
+            let evidence = store::evidence_of(&conn, &ids)?;
+            (rows, evidence)
+        };
         rows.into_iter()
             .map(|r| {
                 let n = r.note;
                 Ok(ExportedNote {
+                    evidence: evidence.get(&n.id).copied().unwrap_or_default(),
                     id: Some(n.id),
                     skill: n.skill,
                     scope: n.scope,
@@ -602,6 +613,7 @@ impl Engine {
                 .filter(|(n, v)| v.is_some() && n.embedder.as_deref() != model.as_deref())
                 .count();
         }
+        let evidence: Vec<Evidence> = notes.iter().map(|n| n.evidence).collect();
         let rows: Vec<store::ImportRow> = notes
             .into_iter()
             .zip(vectors)
@@ -649,6 +661,13 @@ impl Engine {
         let written = {
             let mut conn = self.conn();
             let w = store::import_rows(&mut conn, &rows, model.as_deref(), threshold)?;
+            let kept: Vec<(i64, Evidence)> = w
+                .iter()
+                .zip(&evidence)
+                .filter(|((_, s), e)| *s == WriteStatus::Inserted && **e != Evidence::default())
+                .map(|((id, _), e)| (*id, *e))
+                .collect();
+            store::add_evidence(&mut conn, &kept)?;
             self.pieces_missing();
             self.catalog.invalidate();
             w

@@ -185,6 +185,26 @@ pub fn evidence_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Eviden
     Ok(out)
 }
 
+/// Adds evidence that came with notes (an import), in one transaction.
+pub fn add_evidence(conn: &mut Connection, notes: &[(i64, Evidence)]) -> Result<()> {
+    if notes.is_empty() {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    {
+        let mut add = tx.prepare_cached(
+            "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (note_id) DO UPDATE SET shown = shown + excluded.shown, used = used + excluded.used,
+                 ignored = ignored + excluded.ignored, used_at = max(coalesce(used_at, 0), coalesce(excluded.used_at, 0))",
+        )?;
+        for (id, e) in notes {
+            add.execute(params![id, e.shown.max(0), e.used.max(0), e.ignored.max(0), e.used_at])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
 /// The ids of the sessions whose logs are kept and not ended (for tests and the doctor).
 pub fn open_sessions(conn: &Connection) -> Result<Vec<String>> {
     let mut st =
