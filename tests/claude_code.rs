@@ -228,9 +228,14 @@ fn the_shipped_hook_configs_match_what_the_hook_handles() {
     let read = |p: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(root.join(p)).unwrap()).unwrap() };
     let plugin = read(".claude-plugin/plugin.json");
     assert_eq!(plugin["name"], "skillmem");
-    assert_eq!(plugin["mcpServers"]["skillmem"]["args"], serde_json::json!(["mcp"]));
-    assert_eq!(read("mcp.json")["mcpServers"]["skillmem"], plugin["mcpServers"]["skillmem"]);
-    let hooks = read("hooks/hooks.json")["hooks"].clone();
+    // The plugin runs skillmem through its script (PATH, else npx); the snippets name it.
+    const SCRIPT: &str = "${CLAUDE_PLUGIN_ROOT}/scripts/skillmem.sh";
+    assert_eq!(plugin["mcpServers"]["skillmem"], serde_json::json!({"command": "sh", "args": [SCRIPT, "mcp"]}));
+    assert_eq!(read("mcp.json")["mcpServers"]["skillmem"], serde_json::json!({"command": "skillmem", "args": ["mcp"]}));
+    let hooks = read("hooks/hooks.json")["hooks"].to_string();
+    let by_script = format!("sh \\\"{SCRIPT}\\\" hook claude-code");
+    assert_eq!(hooks.matches(&by_script).count(), 6, "{hooks}");
+    let hooks: Value = serde_json::from_str(&hooks.replace(&by_script, "skillmem hook claude-code")).unwrap();
     // The snippet's MCP server is `skillmem`, so its hooks name that server's note tool.
     let settings = read("settings.json")["hooks"].to_string();
     assert_eq!(settings.matches(" --note-tool mcp__skillmem__skill_note\"").count(), 6, "{settings}");

@@ -7,10 +7,18 @@
 #   would put them (their own dependencies would need the registry);
 # - Python: the wheel goes into a venv with `pip install --no-index`;
 # and each install runs `skillmem --version` and `skillmem setup <host>` for the six hosts into
-# a temporary HOME, whose files must not name the checkout.
+# a temporary HOME, whose files must not name the checkout;
+# - then, unless --no-hosts, the real hosts through those packages (test/: Claude Code with the
+#   plugin installed from the marketplace and skillmem fetched by npx from a loopback registry,
+#   OpenCode with @skillmem/opencode installed from its tarball) in a network namespace with
+#   only loopback (`unshare -n`, as root; the hosts come from editors/e2e's npm install).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
-bin="${SKILLMEM_BIN:-$repo/target/debug/skillmem}"
+bin="$(realpath "${SKILLMEM_BIN:-$repo/target/debug/skillmem}")"
+hosts_too=1
+[ "${1:-}" = --no-hosts ] && hosts_too=0
+# What is tested is the packed binary: the launcher would run $SKILLMEM_BIN instead.
+unset SKILLMEM_BIN
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 hosts=(claude-code opencode pi gemini-cli codex copilot)
@@ -78,4 +86,11 @@ setup_all pip "$tmp/venv/bin/skillmem" "$tmp/home-pip"
 check "pip: OpenCode gets the registry package" grep -q '"@skillmem/opencode@' "$tmp/home-pip/.config/opencode/opencode.json"
 
 echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+[ "$failed" = 0 ] || exit 1
+
+# The real hosts through the packages, with only loopback. SKILLMEM_BIN is the checkout's binary
+# for the tests' own reading of the data (stats); the hosts never see it.
+if [ "$hosts_too" = 1 ]; then
+  (cd "$repo/editors/dist-e2e" && SKILLMEM_DIST="$dist" SKILLMEM_BIN="$bin" \
+    unshare -n sh -c 'ip link set lo up && exec node --test --test-concurrency=1 test/')
+fi
