@@ -10,7 +10,10 @@
 //!   wheel's script (`pipx install skillmem-cli`, `uvx --from skillmem-cli skillmem`);
 //! - `SHA256SUMS` of them all.
 //!
-//! Every version is the workspace's (`[workspace.package] version` of Cargo.toml).
+//! Every version is the workspace's (`[workspace.package] version` of Cargo.toml), and so is the
+//! repository every package names (`[workspace.package] repository`). The files that ship from
+//! the repository itself (the Claude Code marketplace and plugin, the plugin's script) carry the
+//! version too: `cargo xtask version --set X.Y.Z` writes it everywhere, a test checks it.
 
 #![allow(clippy::print_stdout)]
 
@@ -39,13 +42,29 @@ Packs the npm packages and the Python wheel from release binaries into target/di
 PLATFORM is one of linux-x64, linux-arm64, darwin-x64, darwin-arm64, win32-x64; without --bin,
 the binary of this platform in target/release/ (build it first: cargo build --release).
 
-cargo xtask version    prints the version every package gets (Cargo.toml's)";
+cargo xtask version    prints the version every package gets (Cargo.toml's)
+cargo xtask version --set X.Y.Z
+                       writes it to Cargo.toml, Cargo.lock and the committed manifests
+cargo xtask repository prints the repository every package names (Cargo.toml's)";
+
+/// The files in the repository that carry the version as they are (not staged by `dist`): a
+/// JSON manifest's `"version"` lines, or the script's `VERSION=`.
+const VERSIONED: [&str; 6] = [
+    ".claude-plugin/marketplace.json",
+    "editors/claude-code/.claude-plugin/plugin.json",
+    "editors/claude-code/scripts/skillmem.sh",
+    "packaging/npm/skillmem/package.json",
+    "editors/opencode/package.json",
+    "editors/pi/package.json",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("dist") => dist(&args[1..]),
+        Some("version") if args.len() == 3 && args[1] == "--set" => set_version(&root(), &args[2]),
         Some("version") => version(&root()).map(|v| println!("{v}")),
+        Some("repository") => repository(&root()).map(|r| println!("{r}")),
         _ => Err(USAGE.to_string()),
     };
     if let Err(e) = r {
@@ -64,19 +83,108 @@ fn target_dir(root: &Path) -> PathBuf {
 
 /// `[workspace.package] version` of the root Cargo.toml.
 fn version(root: &Path) -> Result<String> {
-    let text = read_text(&root.join("Cargo.toml"))?;
+    workspace_key(root, "version")
+}
+
+/// `[workspace.package] repository` of the root Cargo.toml (`https://github.com/OWNER/NAME`).
+fn repository(root: &Path) -> Result<String> {
+    workspace_key(root, "repository")
+}
+
+/// The line of `key` in `[workspace.package]` of Cargo.toml: its index and its value.
+fn workspace_line(text: &str, key: &str) -> Option<(usize, String)> {
     let mut in_section = false;
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.starts_with('[') {
             in_section = line == "[workspace.package]";
         } else if in_section {
-            if let Some(v) = line.strip_prefix("version").map(str::trim_start).and_then(|l| l.strip_prefix('=')) {
-                return Ok(v.trim().trim_matches('"').to_string());
+            let rest = line.strip_prefix(key).map(str::trim_start);
+            if let Some(v) = rest.and_then(|l| l.strip_prefix('=')) {
+                return Some((i, v.trim().trim_matches('"').to_string()));
             }
         }
     }
-    Err("no version in [workspace.package] of Cargo.toml".into())
+    None
+}
+
+fn workspace_key(root: &Path, key: &str) -> Result<String> {
+    let text = read_text(&root.join("Cargo.toml"))?;
+    workspace_line(&text, key).map(|(_, v)| v).ok_or_else(|| format!("no {key} in [workspace.package] of Cargo.toml"))
+}
+
+/// `cargo xtask version --set X.Y.Z`: Cargo.toml's version, the files of `VERSIONED`, then
+/// Cargo.lock's entries of the workspace's crates (`cargo update --workspace`).
+fn set_version(root: &Path, new: &str) -> Result<()> {
+    if new.split('.').count() != 3 || !new.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) {
+        return Err(format!("--set {new}: expected X.Y.Z"));
+    }
+    let cargo_toml = root.join("Cargo.toml");
+    let text = read_text(&cargo_toml)?;
+    let (at, _) = workspace_line(&text, "version").ok_or("no version in [workspace.package] of Cargo.toml")?;
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == at { format!("version = \"{new}\"") } else { l.to_string() })
+        .collect();
+    write(&cargo_toml, (lines.join("\n") + "\n").as_bytes())?;
+    for f in VERSIONED {
+        let p = root.join(f);
+        let text = read_text(&p)?;
+        let out = if f.ends_with(".sh") { set_script_version(&text, new) } else { set_versions(&text, new) };
+        write(&p, out.as_bytes())?;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let ok = Command::new(cargo)
+        .args(["update", "--workspace", "--offline"])
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cargo update --workspace: {e}"))?;
+    if !ok.success() {
+        return Err("cargo update --workspace --offline failed: run it yourself, so Cargo.lock agrees".into());
+    }
+    println!("version {new}: Cargo.toml, Cargo.lock, {}", VERSIONED.join(", "));
+    Ok(())
+}
+
+/// The plugin script with its `VERSION=` line set.
+fn set_script_version(text: &str, version: &str) -> String {
+    text.lines()
+        .map(|l| if l.starts_with("VERSION=") { format!("VERSION={version}") } else { l.to_string() })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// The version a committed file carries: its `"version"` lines' or `VERSION=` values.
+#[cfg(test)]
+fn versions_in(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            t.strip_prefix("VERSION=")
+                .or_else(|| t.strip_prefix("\"version\": \""))
+                .map(|v| v.trim_end().trim_end_matches(',').trim_end_matches('"').to_string())
+        })
+        .collect()
+}
+
+/// A package.json with `"repository"` (the workspace's, `directory` the package's folder in
+/// it) as its first key, in place of any it had.
+fn set_repository(manifest: &str, repo: &str, directory: Option<&str>) -> String {
+    let dir = directory.map(|d| format!(", \"directory\": \"{d}\"")).unwrap_or_default();
+    let mut out = String::new();
+    for (i, line) in manifest.lines().enumerate() {
+        if line.trim_start().starts_with("\"repository\":") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if i == 0 {
+            out.push_str(&format!("  \"repository\": {{ \"type\": \"git\", \"url\": \"git+{repo}.git\"{dir} }},\n"));
+        }
+    }
+    out
 }
 
 /// This machine's platform in npm's naming.
@@ -94,6 +202,7 @@ fn host_platform() -> Option<&'static str> {
 fn dist(args: &[String]) -> Result<()> {
     let root = root();
     let version = version(&root)?;
+    let repo = repository(&root)?;
     let mut bins: Vec<(String, PathBuf)> = vec![];
     let mut out = target_dir(&root).join("dist");
     let (mut npm, mut wheel) = (true, true);
@@ -136,13 +245,17 @@ fn dist(args: &[String]) -> Result<()> {
         }
         dirs.push(stage_plugin(&root.join("editors/opencode"), &stage.join("opencode"), &version, true)?);
         dirs.push(stage_plugin(&root.join("editors/pi"), &stage.join("pi"), &version, false)?);
+        for (d, folder) in dirs.iter().zip(package_folders(bins.len())) {
+            let m = d.join("package.json");
+            write(&m, set_repository(&read_text(&m)?, &repo, folder).as_bytes())?;
+        }
         for d in dirs {
             made.push(npm_pack(&d, &npm_out)?);
         }
     }
     if wheel {
         for (p, f) in &bins {
-            made.push(write_wheel(&out, p, f, &version)?);
+            made.push(write_wheel(&out, p, f, &version, &repo)?);
         }
     }
     let _ = std::fs::remove_dir_all(&stage);
@@ -155,6 +268,15 @@ fn dist(args: &[String]) -> Result<()> {
     }
     write(&out.join("SHA256SUMS"), sums.as_bytes())?;
     Ok(())
+}
+
+/// The folder in the repository of each staged package, in `dist`'s order: the launcher, the
+/// platform packages (made by xtask, no folder), the OpenCode plugin, the Pi extension.
+fn package_folders(platforms: usize) -> Vec<Option<&'static str>> {
+    let mut v = vec![Some("packaging/npm/skillmem")];
+    v.extend(std::iter::repeat_n(None, platforms));
+    v.extend([Some("editors/opencode"), Some("editors/pi")]);
+    v
 }
 
 /// `packaging/npm/skillmem` with every version set.
@@ -290,14 +412,14 @@ fn wheel_tag(platform: &str, bin: &[u8]) -> String {
 }
 
 /// A wheel holding only the binary as a script (what maturin's `bindings = "bin"` makes).
-fn write_wheel(out: &Path, platform: &str, bin: &Path, version: &str) -> Result<PathBuf> {
+fn write_wheel(out: &Path, platform: &str, bin: &Path, version: &str, repo: &str) -> Result<PathBuf> {
     let content = std::fs::read(bin).map_err(|e| format!("{}: {e}", bin.display()))?;
     let tag = format!("py3-none-{}", wheel_tag(platform, &content));
     let dist = WHEEL_NAME.replace('-', "_");
     let info = format!("{dist}-{version}.dist-info");
     let exe = if platform.starts_with("win32") { "skillmem.exe" } else { "skillmem" };
     let metadata = format!(
-        "Metadata-Version: 2.1\nName: {WHEEL_NAME}\nVersion: {version}\nSummary: Skill memory and session skills for AI coding agents: the skillmem binary\nLicense: MIT OR Apache-2.0\nKeywords: ai,agents,skills,claude-code,mcp\n\nThe `skillmem` command (a Rust binary). `pipx install {WHEEL_NAME}` or `uvx --from {WHEEL_NAME} skillmem setup claude-code`.\n"
+        "Metadata-Version: 2.1\nName: {WHEEL_NAME}\nVersion: {version}\nSummary: Skill memory and session skills for AI coding agents: the skillmem binary\nLicense: MIT OR Apache-2.0\nProject-URL: Repository, {repo}\nKeywords: ai,agents,skills,claude-code,mcp\n\nThe `skillmem` command (a Rust binary). `pipx install {WHEEL_NAME}` or `uvx --from {WHEEL_NAME} skillmem setup claude-code`.\n"
     );
     let wheel = format!("Wheel-Version: 1.0\nGenerator: skillmem-xtask\nRoot-Is-Purelib: false\nTag: {tag}\n");
     let files: Vec<(String, &[u8], u32)> = vec![
@@ -367,6 +489,44 @@ mod tests {
         assert!(s.contains("\"other\": \"1\"") && s.contains("\"name\": \"skillmem\""), "{s}");
         let v = version(&root()).unwrap();
         assert!(v.split('.').count() == 3, "{v}");
+    }
+
+    /// Every file that ships from the repository as it is carries Cargo.toml's version, and
+    /// the docs' install lines name Cargo.toml's repository.
+    #[test]
+    fn committed_files_carry_cargo_tomls_version_and_repository() {
+        let root = root();
+        let v = version(&root).unwrap();
+        for f in VERSIONED {
+            let found = versions_in(&read_text(&root.join(f)).unwrap());
+            assert!(
+                !found.is_empty() && found.iter().all(|x| *x == v),
+                "{f}: {found:?}, Cargo.toml says {v} (cargo xtask version --set {v})"
+            );
+        }
+        let repo = repository(&root).unwrap();
+        let slug = repo.strip_prefix("https://github.com/").expect("a GitHub repository");
+        for f in ["README.md", "docs/install.md"] {
+            let text = read_text(&root.join(f)).unwrap();
+            assert!(
+                text.contains(&format!("https://github.com/{slug}/releases/latest/download/skillmem-installer.sh")),
+                "{f}"
+            );
+            assert!(text.contains(&format!("/plugin marketplace add {slug}")), "{f}");
+        }
+    }
+
+    #[test]
+    fn a_staged_manifest_names_the_repository_once() {
+        let m = "{\n  \"name\": \"@skillmem/pi\",\n  \"repository\": \"old\",\n  \"version\": \"1.0.0\"\n}\n";
+        let s = set_repository(m, "https://github.com/o/skillmem", Some("editors/pi"));
+        assert_eq!(s.matches("\"repository\"").count(), 1, "{s}");
+        assert!(s.contains("\"url\": \"git+https://github.com/o/skillmem.git\", \"directory\": \"editors/pi\""), "{s}");
+        assert_eq!(
+            set_script_version("#!/bin/sh\nVERSION=0.1.0\nexec x\n", "2.0.0"),
+            "#!/bin/sh\nVERSION=2.0.0\nexec x\n"
+        );
+        assert_eq!(versions_in("VERSION=2.0.0\n  \"version\": \"2.0.0\",\n"), ["2.0.0", "2.0.0"]);
     }
 
     #[test]
