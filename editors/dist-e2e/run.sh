@@ -9,9 +9,10 @@
 # and each install runs `skillmem --version` and `skillmem setup <host>` for the six hosts into
 # a temporary HOME, whose files must not name the checkout;
 # - then, unless --no-hosts, the real hosts through those packages (test/: Claude Code with the
-#   plugin installed from the marketplace and skillmem fetched by npx from a loopback registry,
-#   OpenCode with @skillmem/opencode installed from its tarball) in a network namespace with
-#   only loopback (`unshare -n`, as root; the hosts come from editors/e2e's npm install).
+#   plugin installed from the marketplace and skillmem fetched by npx from a loopback registry;
+#   OpenCode after `npm i -g skillmem @skillmem/opencode` from that registry and the installed
+#   `skillmem setup opencode`) in a network namespace with only loopback (`unshare -n`, as root;
+#   the hosts come from editors/e2e's npm install, the plugin's dependencies from editors/opencode's).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$(realpath "${SKILLMEM_BIN:-$repo/target/debug/skillmem}")"
