@@ -276,3 +276,93 @@ fn the_miner_is_measured_on_labelled_transcripts() {
     assert_eq!(code, 2);
     assert!(errs.contains("use claude-code, codex, gemini-cli or copilot"), "{errs}");
 }
+
+/// `skillmem eval use`: a tiny labelled set, one OpenCode session (the plugin's events) and
+/// one Claude Code transcript, replayed through a child `skillmem serve`.
+#[test]
+fn the_use_detector_is_measured_on_labelled_sessions_by_the_hosts_path() {
+    let w = common::World::new();
+    let event = |tool: &str, args: Value, output: &str, exit: Option<i64>| {
+        json!({ "input": { "tool": tool, "sessionID": "ses_1", "callID": "c", "args": args },
+                "output": { "title": "", "output": output, "metadata": exit.map(|e| json!({ "exit": e })) } })
+    };
+    let opencode = [
+        event("bash", json!({ "command": "ls dist" }), "index.html", Some(0)),
+        event("skill", json!({ "name": "aws" }), "# aws", None),
+        event("bash", json!({ "command": "aws s3 sync dist s3://site" }), "upload: ...", Some(0)),
+        event("bash", json!({ "command": "aws s3 sync dist s3://site --exact-timestamps" }), "upload: ...", Some(0)),
+    ];
+    let bash = |id: &str, command: &str| json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":id,"name":"Bash","input":{"command":command}}]}});
+    let result = |id: &str, error: bool, text: &str| json!({"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":id,"is_error":error,"content":text}]}});
+    let claude = [
+        json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"s","name":"Skill","input":{"skill":"node"}}]}}),
+        bash("1", "npm ci"),
+        result("1", true, "Exit code 1\nnpm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"),
+        bash("2", "npm ci --force"),
+        result("2", false, "added 3 packages"),
+    ];
+    for (name, records) in [("oc.jsonl", &opencode[..]), ("cc.jsonl", &claude[..])] {
+        let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(w.tmp.path().join(name), text).unwrap();
+    }
+    let labels = [
+        r#"{"transcript": "oc.jsonl", "host": "opencode", "notes": [
+            {"id": "exact", "skill": "aws", "delta": "aws s3 sync skips files whose size did not change; pass `--exact-timestamps` after a rebuild.", "used": true},
+            {"id": "profile", "skill": "aws", "delta": "Write to the bucket with `--profile deploy`.", "used": true}]}"#,
+        r#"{"transcript": "cc.jsonl", "host": "claude-code", "notes": [
+            {"id": "peer", "skill": "node", "delta": "npm ci fails with ERESOLVE on the peer range; install with `--legacy-peer-deps`.", "used": false, "ignored": true}]}"#,
+    ];
+    let file = w.tmp.path().join("labels.jsonl");
+    std::fs::write(&file, labels.iter().map(|l| l.replace('\n', " ")).collect::<Vec<_>>().join("\n")).unwrap();
+    let file = file.display().to_string();
+    let (code, out, errs) = w.cli(&["eval", "use", &file, "--json"]);
+    assert_eq!(code, 0, "{out}{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let r = &v[0];
+    assert_eq!((r["sessions"].as_u64(), r["notes"].as_u64(), r["shown"].as_u64()), (Some(2), Some(3), Some(3)), "{r}");
+    assert_eq!(r["hosts"], json!(["claude-code", "opencode"]), "{r}");
+    // "profile" was labelled used by mistake: the detector judged it unused, a miss.
+    assert_eq!(r["used"], json!({ "labelled": 2, "found": 1, "right": 1, "precision": 1.0, "recall": 0.5 }), "{r}");
+    assert_eq!(r["ignored"], json!({ "labelled": 1, "found": 1, "right": 1, "precision": 1.0, "recall": 1.0 }), "{r}");
+    assert_eq!(r["wrong"][0]["note"], "profile", "{r}");
+    assert_eq!(r["wrong"][0]["specifics"], json!(["--profile"]), "{r}");
+
+    let (code, out, _) = w.cli(&["eval", "use", &file, "--verbose"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("used     labelled   2, judged   1, both   1: precision 1.000  recall 0.500"), "{out}");
+    assert!(out.contains("oc.jsonl profile: labelled used, judged not used"), "{out}");
+
+    // A host it does not read is refused with the hosts it does.
+    std::fs::write(w.tmp.path().join("labels.jsonl"), labels[1].replace('\n', " ").replace("claude-code", "cursor"))
+        .unwrap();
+    let (code, _, errs) = w.cli(&["eval", "use", &file]);
+    assert_eq!(code, 2);
+    assert!(errs.contains("use claude-code, codex, gemini-cli, copilot or opencode"), "{errs}");
+}
+
+/// `skillmem eval replay`: simulated sessions over useful and junk lessons, by the host's path;
+/// the same seed gives the same figures.
+#[test]
+fn the_replay_reports_the_junk_share_after_each_checkpoint() {
+    let w = common::World::new();
+    let (code, out, errs) = w.cli(&["eval", "replay", "--sessions", "4", "--seed", "3", "--json"]);
+    assert_eq!(code, 0, "{out}{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["useful"].as_u64(), v["junk"].as_u64(), v["skills"].as_u64()), (Some(18), Some(18), Some(3)), "{v}");
+    let cps = v["checkpoints"].as_array().unwrap();
+    assert_eq!(cps.iter().map(|c| c["sessions"].as_u64().unwrap()).collect::<Vec<_>>(), [3, 4], "{v}");
+    for c in cps {
+        let share = c["trustedJunkShare"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&share), "{c}");
+        assert!(c["trusted"].as_u64().unwrap() > 0 && c["usedUseful"].as_u64().unwrap() > 0, "{c}");
+        assert!(c["block"]["notes"].as_u64().unwrap() > 0, "{c}");
+        assert!(["trust", "used > 0"].contains(&c["trustSource"].as_str().unwrap()), "{c}");
+    }
+    assert!(!v["blocks"].as_array().unwrap().is_empty(), "{v}");
+    let (_, again, _) = w.cli(&["eval", "replay", "--sessions", "4", "--seed", "3", "--json"]);
+    assert_eq!(out, again);
+
+    let (code, out, _) = w.cli(&["eval", "replay", "--sessions", "3"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("replay: seed 1, 3 sessions over 3 skills, 18 useful and 18 junk lessons"), "{out}");
+}

@@ -388,7 +388,13 @@ fn embedding_setting(spec: Option<&str>) -> Result<Option<Value>> {
 }
 
 /// A child `skillmem serve` over `data`, in `ws`, initialized with `embedding`.
-fn host(tmp: &Path, ws: &Path, embedding: &Value) -> Result<skillmem::client::Client> {
+pub(super) fn host(tmp: &Path, ws: &Path, embedding: &Value) -> Result<skillmem::client::Client> {
+    host_with(tmp, ws, json!({ "embedding": embedding }))
+}
+
+/// A child `skillmem serve` over `tmp/data` (home `tmp/home`), in `ws`, initialized with
+/// `options` (the host's `initializationOptions`).
+pub(super) fn host_with(tmp: &Path, ws: &Path, options: Value) -> Result<skillmem::client::Client> {
     let exe = std::env::current_exe().context("cannot find the skillmem binary to serve the host path")?;
     let (home, data) = (tmp.join("home"), tmp.join("data"));
     let envs = [
@@ -397,13 +403,13 @@ fn host(tmp: &Path, ws: &Path, embedding: &Value) -> Result<skillmem::client::Cl
         ("SKILLMEM_LOG", "warn"),
     ];
     let mut c = skillmem::client::Client::spawn(&exe, &envs, true).context("cannot start skillmem serve")?;
-    let r = c.initialize(ws, json!({ "embedding": embedding }))?;
+    let r = c.initialize(ws, options)?;
     anyhow::ensure!(r.get("result").is_some(), "skillmem serve refused to start: {r}");
     Ok(c)
 }
 
 /// The result of a request to the child server, or its error.
-fn answer(c: &mut skillmem::client::Client, method: &str, params: Value) -> Result<Value> {
+pub(super) fn answer(c: &mut skillmem::client::Client, method: &str, params: Value) -> Result<Value> {
     let r = c.request(method, params)?;
     match r.get("result") {
         Some(v) => Ok(v.clone()),

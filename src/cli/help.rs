@@ -142,6 +142,17 @@ pub const EVAL_MINE: &str = "\
 Example:
   skillmem eval mine bench/mine/dev.labels.jsonl bench/mine/held-out.labels.jsonl --verbose";
 
+/// `skillmem eval use`.
+pub const EVAL_USE: &str = "\
+Example:
+  skillmem eval use bench/use/dev.labels.jsonl bench/use/held-out.labels.jsonl --verbose";
+
+/// `skillmem eval replay`.
+pub const EVAL_REPLAY: &str = "\
+Examples:
+  skillmem eval replay
+  skillmem eval replay --sessions 12 --seed 7 --json";
+
 /// `skillmem eval historian`.
 pub const EVAL_HISTORIAN: &str = "\
 Examples:

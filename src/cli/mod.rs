@@ -10,6 +10,8 @@ mod demo;
 mod eval;
 mod eval_merge;
 mod eval_mine;
+mod eval_replay;
+mod eval_use;
 mod help;
 mod historian;
 mod model;
@@ -447,6 +449,29 @@ pub enum EvalCommand {
         #[arg(long)]
         verbose: bool,
     },
+    /// Precision and recall of the use detector (used, ignored) on labelled sessions of the hosts, by the host's path.
+    #[command(after_help = help::EVAL_USE)]
+    Use {
+        /// Labels files, one JSON object a line: {"transcript": PATH, "host", "notes": [{"id", "skill", "delta", "used", "ignored"}]}.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Also list every note judged otherwise than labelled, with the specifics and errors the rule looks for.
+        #[arg(long)]
+        verbose: bool,
+    },
+    /// Simulated sessions over a store of useful and junk lessons: the junk share of the trusted notes and of the block.
+    #[command(after_help = help::EVAL_REPLAY)]
+    Replay {
+        /// How many sessions to replay (figures after 3, 6, 10 and the last).
+        #[arg(long, default_value_t = 10)]
+        sessions: usize,
+        /// The generator's seed (the store and the sessions are a function of it).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also list each session's block (useful and junk notes shown, used).
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Precision and recall of the historian's promotion filter, by category, on labelled sets.
     #[command(after_help = help::EVAL_HISTORIAN)]
     Historian {
@@ -614,6 +639,10 @@ pub fn run(cli: Cli) -> Result<u8> {
             eval_merge::run(g, &files, embedding.as_deref(), verbose)?
         }
         Command::Eval { what: EvalCommand::Mine { files, verbose } } => eval_mine::run(g, &files, verbose)?,
+        Command::Eval { what: EvalCommand::Use { files, verbose } } => eval_use::run(g, &files, verbose)?,
+        Command::Eval { what: EvalCommand::Replay { sessions, seed, verbose } } => {
+            eval_replay::run(g, sessions, seed, verbose)?
+        }
         Command::Eval { what: EvalCommand::Historian { files, features } } => {
             eval::historian(g, &files, features.as_deref())?
         }

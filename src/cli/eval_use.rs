@@ -1,0 +1,461 @@
+//! `skillmem eval use FILE...`: the use detector on labelled transcripts, by the host's path.
+//!
+//! Each line of a labels file is a JSON object `{"transcript": PATH, "host": "claude-code"|
+//! "codex"|"gemini-cli"|"copilot"|"opencode", "notes": [{"id", "skill", "kind", "delta",
+//! "used": BOOL, "ignored": BOOL, "why"}...]}`, `PATH` relative to the labels file: a session in
+//! the host's own format (the four hosts' transcripts, read by their readers of tool calls;
+//! for OpenCode, the `tool.execute.after` events its plugin receives, one `{"input",
+//! "output"}` a line) and the notes its skill loads show, each labelled by hand: applied in the
+//! session after the load (`used`), and whether an error it names came back unheeded
+//! (`ignored`).
+//!
+//! Every labels file is replayed through a child `skillmem serve`, as a host drives it: every
+//! note written with `skillmem/note`, each session's calls sent in order as
+//! `skillmem/toolAfter` (a skill load as the skill tool's call, which shows the block; every
+//! other call as the plugin or a door reports it: its arguments, `isError`, its exit status),
+//! the session ended with `skillmem/sessionEnd`, and the counts read back with
+//! `skillmem/notes`. Each transcript's skills get a name of their own (`SKILL-N`) so that no
+//! session shows another's notes. Prints the precision and recall of `used` and of `ignored`
+//! over the notes shown; `--verbose` lists every note judged otherwise than labelled, with the
+//! specifics the rule looks for.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::eval::{answer, host_with};
+use super::eval_mine::calls_of;
+use super::{out, Global};
+use skillmem::historian::mine::is_shell_tool;
+use skillmem::historian::transcript;
+use skillmem::memory::{evidence, provenance};
+
+#[derive(Deserialize)]
+struct Labelled {
+    transcript: String,
+    host: String,
+    notes: Vec<LabelledNote>,
+}
+
+#[derive(Deserialize, Clone)]
+struct LabelledNote {
+    id: String,
+    skill: String,
+    #[serde(default = "gotcha")]
+    kind: String,
+    #[serde(default)]
+    intent: String,
+    delta: String,
+    used: bool,
+    #[serde(default)]
+    ignored: bool,
+    #[serde(default)]
+    why: String,
+}
+
+fn gotcha() -> String {
+    "gotcha".into()
+}
+
+/// One thing a host sends, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A skill load: the skill tool's call, answered with the block.
+    Load { skill: String, intent: Option<String> },
+    /// Any other call, as `toolAfter` params (without the session).
+    Call { tool: String, args: Value, failed: bool, exit: Option<i64>, output: String },
+}
+
+/// The calls of a session in the host's format, in the order the host reports them.
+///
+/// For a transcript, its host's reader of tool calls gives every call and the skill in use at
+/// it; a load is sent where the skill in use changes (after the skill tool's own call, or the
+/// read of a `SKILL.md` that loaded it), and a shell call carries its command line, any other
+/// its tool and arguments as the reader renders them. For OpenCode, each event is what the
+/// plugin sends: a skill call as a load, every other call with its arguments, its exit status
+/// and, when it failed, its output.
+pub fn events(host: &str, text: &str) -> Result<Vec<Event>> {
+    let records = transcript::records_from_jsonl(text);
+    if host == "opencode" {
+        return Ok(records.iter().filter_map(opencode_event).collect());
+    }
+    let calls = calls_of(host, &records)?;
+    let mut out = vec![];
+    let mut in_use: Option<String> = None;
+    for c in calls {
+        if c.skill_in_use != in_use {
+            if let Some(s) = &c.skill_in_use {
+                out.push(Event::Load { skill: s.clone(), intent: None });
+            }
+            in_use = c.skill_in_use.clone();
+        }
+        if provenance::is_skill_tool(&c.tool) {
+            continue;
+        }
+        let args = if is_shell_tool(&c.tool) {
+            json!({ "command": c.command })
+        } else {
+            let rest = c.command.strip_prefix(c.tool.as_str()).unwrap_or(&c.command).trim();
+            json!({ "input": rest })
+        };
+        out.push(Event::Call { tool: c.tool, args, failed: c.failed, exit: None, output: c.output });
+    }
+    Ok(out)
+}
+
+/// One `tool.execute.after` event of OpenCode's plugin (`{"input": {tool, sessionID, callID,
+/// args}, "output": {title, output, metadata}}`), as the plugin reports it.
+fn opencode_event(r: &Value) -> Option<Event> {
+    let tool = r.pointer("/input/tool")?.as_str()?.to_string();
+    let args = r.pointer("/input/args").cloned().unwrap_or(json!({}));
+    if provenance::is_skill_tool(&tool) {
+        let skill = provenance::skill_name_of(&args)?;
+        let intent = args.get("intent").and_then(Value::as_str).map(str::to_string);
+        return Some(Event::Load { skill, intent });
+    }
+    let meta = r.pointer("/output/metadata");
+    let exit = meta.and_then(|m| ["exit", "exitCode", "exit_code"].iter().find_map(|k| m.get(*k)?.as_i64()));
+    let failed = exit.is_some_and(|e| e != 0);
+    let output = if failed {
+        r.pointer("/output/output").and_then(Value::as_str).unwrap_or("").to_string()
+    } else {
+        String::new()
+    };
+    Some(Event::Call { tool, args, failed, exit, output })
+}
+
+/// Reads a labels file: one JSON object a line (blank lines and `//` lines skipped).
+fn read_labels(file: &Path) -> Result<Vec<Labelled>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let mut out = vec![];
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        let l: Labelled = serde_json::from_str(line).with_context(|| {
+            format!(
+                "{}:{}: not a labelled session {{\"transcript\", \"host\", \"notes\": [{{\"id\", \"skill\", \"delta\", \"used\"}}]}}",
+                file.display(),
+                n + 1
+            )
+        })?;
+        anyhow::ensure!(
+            ["claude-code", "codex", "gemini-cli", "copilot", "opencode"].contains(&l.host.as_str()),
+            "{}:{}: host {:?}: use claude-code, codex, gemini-cli, copilot or opencode",
+            file.display(),
+            n + 1,
+            l.host
+        );
+        out.push(l);
+    }
+    anyhow::ensure!(!out.is_empty(), "{}: no labelled sessions", file.display());
+    Ok(out)
+}
+
+/// Precision and recall of one verdict.
+#[derive(Default)]
+struct Tally {
+    labelled: usize,
+    found: usize,
+    right: usize,
+}
+
+impl Tally {
+    fn add(&mut self, label: bool, found: bool) {
+        self.labelled += usize::from(label);
+        self.found += usize::from(found);
+        self.right += usize::from(label && found);
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "labelled": self.labelled, "found": self.found, "right": self.right,
+            "precision": ratio(self.right, self.found), "recall": ratio(self.right, self.labelled),
+        })
+    }
+}
+
+/// The skill a transcript's load of `skill` stands for in the replay: one of its own.
+fn own(skill: &str, k: usize) -> String {
+    format!("{skill}-{k}")
+}
+
+/// Replays one labels file through a child `skillmem serve` (see the module docs).
+fn evaluate(file: &Path) -> Result<Value> {
+    let labels = read_labels(file)?;
+    let base = file.parent().unwrap_or(Path::new("."));
+    let mut sessions = vec![];
+    for l in &labels {
+        let path = base.join(&l.transcript);
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        sessions.push(events(&l.host, &text).with_context(|| path.display().to_string())?);
+    }
+    let tmp = tempfile::tempdir()?;
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(tmp.path().join("home"))?;
+    let mut skills: BTreeSet<String> = BTreeSet::new();
+    for (k, (l, evs)) in labels.iter().zip(&sessions).enumerate() {
+        for n in &l.notes {
+            skills.insert(own(&n.skill, k));
+        }
+        for e in evs {
+            if let Event::Load { skill, .. } = e {
+                skills.insert(own(skill, k));
+            }
+        }
+    }
+    for s in &skills {
+        let dir = ws.join(".claude/skills").join(s);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {s}\ndescription: {s}\nskill-memory:\n  enabled: true\n---\n# {s}\n"),
+        )?;
+    }
+    let mut c = host_with(tmp.path(), &ws, json!({}))?;
+    // Note id in the store → (session, label).
+    let mut ids: HashMap<i64, (usize, usize)> = HashMap::new();
+    let mut duplicates = vec![];
+    for (k, l) in labels.iter().enumerate() {
+        for (j, n) in l.notes.iter().enumerate() {
+            let r = answer(
+                &mut c,
+                "skillmem/note",
+                json!({ "skill": own(&n.skill, k), "kind": n.kind, "intent": n.intent, "delta": n.delta }),
+            )
+            .with_context(|| format!("{}: writing note {}", l.transcript, n.id))?;
+            let id = r["id"].as_i64().context("skillmem/note answered no id")?;
+            if ids.insert(id, (k, j)).is_some() {
+                duplicates.push(json!({ "transcript": l.transcript, "note": n.id }));
+            }
+        }
+    }
+    for (k, (l, evs)) in labels.iter().zip(&sessions).enumerate() {
+        let session = format!("eval-use-{k}");
+        for (i, e) in evs.iter().enumerate() {
+            let params = match e {
+                Event::Load { skill, intent } => {
+                    let name = own(skill, k);
+                    let dir = ws.join(".claude/skills").join(&name);
+                    let mut args = json!({ "name": name });
+                    if let Some(intent) = intent {
+                        args["intent"] = json!(intent);
+                    }
+                    json!({ "sessionId": session, "callId": format!("c{i}"), "tool": "skill", "args": args,
+                            "output": format!("# {name}\n\nBase directory for this skill: {}\n", dir.display()) })
+                }
+                Event::Call { tool, args, failed, exit, output } => {
+                    let mut p = json!({ "sessionId": session, "callId": format!("c{i}"), "tool": tool, "args": args,
+                                        "output": output, "metadata": exit.map(|e| json!({ "exit": e })) });
+                    if *failed {
+                        p["isError"] = json!(true);
+                    }
+                    p
+                }
+            };
+            answer(&mut c, "skillmem/toolAfter", params).with_context(|| format!("{}: call {i}", l.transcript))?;
+        }
+        answer(&mut c, "skillmem/sessionEnd", json!({ "sessionId": session }))?;
+    }
+    let mut counts: HashMap<(usize, usize), Value> = HashMap::new();
+    for s in &skills {
+        let r = answer(&mut c, "skillmem/notes", json!({ "skill": s, "limit": 1000 }))?;
+        for n in r["notes"].as_array().into_iter().flatten() {
+            if let Some(at) = n["id"].as_i64().and_then(|id| ids.get(&id)) {
+                counts.insert(*at, n.clone());
+            }
+        }
+    }
+    c.shutdown()?;
+
+    let (mut used, mut ignored) = (Tally::default(), Tally::default());
+    let (mut shown_n, mut wrong, mut not_shown) = (0usize, vec![], vec![]);
+    for (k, l) in labels.iter().enumerate() {
+        for (j, n) in l.notes.iter().enumerate() {
+            let got = counts.get(&(k, j));
+            let count = |f: &str| got.and_then(|g| g[f].as_i64()).unwrap_or(0);
+            if count("shown") == 0 {
+                not_shown.push(json!({ "transcript": l.transcript, "note": n.id }));
+                continue;
+            }
+            shown_n += 1;
+            let (u, i) = (count("used") > 0, count("ignored") > 0);
+            used.add(n.used, u);
+            ignored.add(n.ignored, i);
+            if u != n.used || i != n.ignored {
+                let specifics: Vec<String> = evidence::specifics(&n.delta).into_iter().map(|s| s.text).collect();
+                wrong.push(json!({
+                    "transcript": l.transcript, "note": n.id, "delta": n.delta,
+                    "labelled": { "used": n.used, "ignored": n.ignored }, "judged": { "used": u, "ignored": i },
+                    "specifics": specifics, "errors": evidence::error_texts(&n.delta), "why": n.why,
+                }));
+            }
+        }
+    }
+    let notes: usize = labels.iter().map(|l| l.notes.len()).sum();
+    let mut hosts: Vec<&str> = labels.iter().map(|l| l.host.as_str()).collect();
+    hosts.sort();
+    hosts.dedup();
+    Ok(json!({
+        "file": file.display().to_string(),
+        "sessions": labels.len(),
+        "hosts": hosts,
+        "notes": notes,
+        "shown": shown_n,
+        "used": used.json(),
+        "ignored": ignored.json(),
+        "notShown": not_shown,
+        "duplicates": duplicates,
+        "wrong": wrong,
+    }))
+}
+
+pub fn run(g: &Global, files: &[PathBuf], verbose: bool) -> Result<()> {
+    let reports: Vec<Value> = files.iter().map(|f| evaluate(f)).collect::<Result<_>>()?;
+    if g.json {
+        out(&serde_json::to_string_pretty(&reports)?);
+        return Ok(());
+    }
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    for r in &reports {
+        let hosts: Vec<&str> = r["hosts"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        out(&format!(
+            "use eval: {} ({} sessions of {}, {} notes, {} shown)",
+            r["file"].as_str().unwrap_or(""),
+            r["sessions"],
+            hosts.join(", "),
+            r["notes"],
+            r["shown"]
+        ));
+        for k in ["used", "ignored"] {
+            let t = &r[k];
+            out(&format!(
+                "  {k:<8} labelled {:>3}, judged {:>3}, both {:>3}: precision {:.3}  recall {:.3}",
+                t["labelled"].as_u64().unwrap_or(0),
+                t["found"].as_u64().unwrap_or(0),
+                t["right"].as_u64().unwrap_or(0),
+                f(&t["precision"]),
+                f(&t["recall"])
+            ));
+        }
+        let not_shown = r["notShown"].as_array().map_or(0, Vec::len);
+        let dups = r["duplicates"].as_array().map_or(0, Vec::len);
+        if not_shown + dups > 0 {
+            out(&format!("  {not_shown} notes never shown (left out), {dups} written as duplicates"));
+        }
+        if verbose {
+            let s = |v: &Value, k: &str| v[k].as_str().unwrap_or("").to_string();
+            for w in r["wrong"].as_array().into_iter().flatten() {
+                out(&format!(
+                    "  - {} {}: labelled {}, judged {}: {}\n      specifics {}  errors {}{}",
+                    s(w, "transcript"),
+                    s(w, "note"),
+                    verdict(&w["labelled"]),
+                    verdict(&w["judged"]),
+                    s(w, "delta"),
+                    w["specifics"],
+                    w["errors"],
+                    if s(w, "why").is_empty() { String::new() } else { format!("\n      why: {}", s(w, "why")) }
+                ));
+            }
+            for n in r["notShown"].as_array().into_iter().flatten() {
+                out(&format!("  - {} {}: never shown", s(n, "transcript"), s(n, "note")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn verdict(v: &Value) -> String {
+    let mut parts = vec![];
+    parts.push(if v["used"] == true { "used" } else { "not used" });
+    if v["ignored"] == true {
+        parts.push("ignored");
+    }
+    parts.join("+")
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        1.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opencode_events_table() {
+        let cases: &[(Value, Option<Event>)] = &[
+            (
+                json!({ "input": { "tool": "skill", "sessionID": "s", "callID": "c", "args": { "name": "docker", "intent": "build" } },
+                        "output": { "title": "Loaded skill: docker", "output": "# docker", "metadata": { "name": "docker" } } }),
+                Some(Event::Load { skill: "docker".into(), intent: Some("build".into()) }),
+            ),
+            (
+                json!({ "input": { "tool": "bash", "sessionID": "s", "callID": "c", "args": { "command": "npm ci" } },
+                        "output": { "title": "npm ci", "output": "npm ERR! code ERESOLVE", "metadata": { "exit": 1, "output": "npm ERR! code ERESOLVE" } } }),
+                Some(Event::Call {
+                    tool: "bash".into(),
+                    args: json!({ "command": "npm ci" }),
+                    failed: true,
+                    exit: Some(1),
+                    output: "npm ERR! code ERESOLVE".into(),
+                }),
+            ),
+            (
+                json!({ "input": { "tool": "read", "sessionID": "s", "callID": "c", "args": { "filePath": "/w/a.ts" } },
+                        "output": { "title": "a.ts", "output": "<file>", "metadata": { "preview": "x" } } }),
+                Some(Event::Call {
+                    tool: "read".into(),
+                    args: json!({ "filePath": "/w/a.ts" }),
+                    failed: false,
+                    exit: None,
+                    output: String::new(),
+                }),
+            ),
+            (json!({ "input": { "tool": "skill", "args": {} } }), None),
+            (json!({ "type": "other" }), None),
+        ];
+        for (record, want) in cases {
+            assert_eq!(&opencode_event(record), want, "{record}");
+        }
+    }
+
+    #[test]
+    fn transcript_events_put_the_load_where_the_skill_changes() {
+        let records = [
+            json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}}),
+            json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]}}),
+            json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t2", "name": "Skill", "input": {"skill": "jq"}}]}}),
+            json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "jq -r .a f.json"}}]}}),
+            json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t3", "content": "jq: error", "is_error": true}]}}),
+            json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "t4", "name": "Read", "input": {"file_path": "/w/f.json"}}]}}),
+        ];
+        let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+        let got = events("claude-code", &text).unwrap();
+        let call = |tool: &str, args: Value, failed: bool, output: &str| Event::Call {
+            tool: tool.into(),
+            args,
+            failed,
+            exit: None,
+            output: output.into(),
+        };
+        assert_eq!(
+            got,
+            vec![
+                call("Bash", json!({ "command": "ls" }), false, "a"),
+                Event::Load { skill: "jq".into(), intent: None },
+                call("Bash", json!({ "command": "jq -r .a f.json" }), true, "jq: error"),
+                call("Read", json!({ "input": "/w/f.json" }), false, ""),
+            ]
+        );
+    }
+}
