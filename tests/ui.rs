@@ -244,7 +244,17 @@ fn each_action_changes_the_store_as_its_protocol_method_does() {
         ok(c.request(method, body.clone()).unwrap());
     }
     assert_eq!(c.shutdown().unwrap(), 0);
-    let (ea, eb) = (export_of(&a), export_of(&b));
+    let (mut ea, mut eb) = (export_of(&a), export_of(&b));
+    // The dashboard is a person: the notes it edited or merged into are trusted (vouched); the
+    // same requests from the sidecar's protocol are the agent's and vouch for nothing.
+    let vouched = |e: &[Value]| e.iter().filter(|n| n["vouched"] == true).map(|n| n["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(vouched(&ea), [json!(1), json!(3)], "{ea:?}");
+    assert_eq!(vouched(&eb), Vec::<Value>::new(), "{eb:?}");
+    for n in ea.iter_mut().chain(eb.iter_mut()) {
+        let o = n.as_object_mut().unwrap();
+        o.remove("vouched");
+        o.remove("trust");
+    }
     // Three current notes (one restored, one purged), and the history the actions kept: the
     // edited text and the merged note.
     assert_eq!(ea.len(), 5, "{ea:?}");

@@ -52,6 +52,15 @@ pub struct MemoryConfig {
     /// The host's name for the note tool, shown in the guidance line of every block
     /// (`memory.noteTool`). Each door sets its own default (see `Config::default_note_tool`).
     pub note_tool: Option<String>,
+    /// The host's name for the feedback tool, named in the guidance line
+    /// (`memory.feedbackTool`). Each door sets its own default (`Config::default_feedback_tool`).
+    pub feedback_tool: Option<String>,
+    /// The most of a block's budget unverified notes may take (`memory.unverifiedShare`, 0 to
+    /// 1): 0 hides them, 1 lifts the cap.
+    pub unverified_share: f32,
+    /// A note with specifics shown in this many sessions and never used is retired
+    /// (`memory.retireUnusedAfter`; 0 never retires).
+    pub retire_unused_after: u32,
 }
 
 impl Default for MemoryConfig {
@@ -63,6 +72,9 @@ impl Default for MemoryConfig {
             conflict_threshold: 0.8,
             enabled_skills: vec![],
             note_tool: None,
+            feedback_tool: None,
+            unverified_share: 0.25,
+            retire_unused_after: 6,
         }
     }
 }
@@ -134,6 +146,11 @@ impl Config {
     /// name for the Claude Code hook), unless the configuration names one.
     pub fn default_note_tool(&mut self, tool: &str) {
         self.memory.note_tool.get_or_insert_with(|| tool.to_string());
+    }
+
+    /// Sets the door's own name for the feedback tool, unless the configuration names one.
+    pub fn default_feedback_tool(&mut self, tool: &str) {
+        self.memory.feedback_tool.get_or_insert_with(|| tool.to_string());
     }
 
     /// Sets the door's own name for the host notes are written from (`claude-code`, `cli`,
@@ -208,6 +225,30 @@ impl Config {
                                     )));
                                 }
                                 cfg.memory.note_tool = Some(tool);
+                            }
+                            "feedbackTool" => {
+                                let tool = string(x, &name)?;
+                                if tool.trim().is_empty() {
+                                    return Err(Error::invalid(format!(
+                                        "{name} must name the feedback tool, not be empty"
+                                    )));
+                                }
+                                cfg.memory.feedback_tool = Some(tool);
+                            }
+                            "unverifiedShare" => {
+                                let t = float(x, &name)?;
+                                if !(0.0..=1.0).contains(&t) {
+                                    return Err(Error::invalid(format!(
+                                        "{name} must be between 0 (hide unverified notes) and 1 (no cap), got {t}"
+                                    )));
+                                }
+                                cfg.memory.unverified_share = t as f32;
+                            }
+                            "retireUnusedAfter" => {
+                                let n = uint(x, &name)?;
+                                cfg.memory.retire_unused_after = u32::try_from(n).map_err(|_| {
+                                    Error::invalid(format!("{name} must be a number of sessions, got {n}"))
+                                })?;
                             }
                             _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
                         }
@@ -397,6 +438,29 @@ mod tests {
     fn unknown_keys_are_warnings() {
         let r = Config::from_value(&json!({"colour": 1, "memory": {"maxTokenz": 3}})).unwrap();
         assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn use_and_trust_keys() {
+        let r = Config::from_value(
+            &json!({"memory": {"feedbackTool": "fb", "unverifiedShare": 0.5, "retireUnusedAfter": 3}}),
+        )
+        .unwrap();
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        let m = &r.config.memory;
+        assert_eq!((m.feedback_tool.as_deref(), m.unverified_share, m.retire_unused_after), (Some("fb"), 0.5, 3));
+        let d = MemoryConfig::default();
+        assert_eq!((d.unverified_share, d.retire_unused_after), (0.25, 6));
+        for bad in [
+            json!({"memory": {"unverifiedShare": 1.5}}),
+            json!({"memory": {"unverifiedShare": -0.1}}),
+            json!({"memory": {"retireUnusedAfter": -1}}),
+            json!({"memory": {"retireUnusedAfter": "six"}}),
+            json!({"memory": {"feedbackTool": ""}}),
+        ] {
+            let e = Config::from_value(&bad).unwrap_err().to_string();
+            assert!(e.contains("memory."), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0011_provenance", include_str!("../../migrations/0011_provenance.sql")),
     ("0012_calls", include_str!("../../migrations/0012_calls.sql")),
     ("0013_transcript", include_str!("../../migrations/0013_transcript.sql")),
+    ("0014_trust", include_str!("../../migrations/0014_trust.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -102,15 +102,22 @@ impl Engine {
 
     /// Writes the queued calls in one transaction; a failure is logged (the log is evidence,
     /// never a reason to fail a host's call).
+    ///
+    /// The connection is locked before the queue is taken: a session's end that finds the
+    /// queue empty then knows every call taken before it is committed (a writer that took the
+    /// queue and had not yet written it made an end read a log without its last calls).
     pub fn write_pending_calls(&self) {
+        let mut conn = lock(&self.conn);
         let queued = std::mem::take(&mut *lock(&self.pending_calls));
         if queued.is_empty() {
             return;
         }
-        let mut conn = lock(&self.conn);
+        // No note changes: the catalog stays as it is (it would reload every note otherwise).
+        let before = self.catalog.before_write(&conn);
         if let Err(e) = store::record_calls(&mut conn, &self.project_id, &queued) {
             tracing::warn!("{} tool calls were not recorded: {e}", queued.len());
         }
+        self.catalog.after_write(&conn, before, &[]);
     }
 
     /// Ends `session`: its accounting is written when this returns. A session with no
@@ -169,11 +176,124 @@ impl Engine {
             let v = evidence::judge(&note.delta, &before, &later);
             verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
         }
-        store::account(&mut conn, session, &verdicts)
+        let before = self.catalog.before_write(&conn);
+        let written = store::account(&mut conn, session, &verdicts);
+        let touched: Vec<i64> = verdicts.iter().map(|v| v.note).collect();
+        self.catalog.after_write(&conn, before, &touched);
+        written
     }
 
-    /// The evidence of notes by id (shown, used, ignored, when last used).
+    /// A person wrote, edited, pinned, accepted or confirmed the notes `ids`: trusted from now
+    /// on (docs/protocol.md, "Use and trust").
+    pub fn vouch(&self, ids: &[i64]) -> Result<()> {
+        let mut conn = self.conn();
+        let before = self.catalog.before_write(&conn);
+        let written = store::vouch(&mut conn, ids);
+        self.catalog.after_write(&conn, before, ids);
+        drop(conn);
+        self.poke_team();
+        written
+    }
+
+    /// Feedback on note `id`: `useful` counts as a use in `session` (a person's confirmation is
+    /// a person's act too); `wrong` retires the note with the reason (restorable).
+    pub fn feedback(&self, f: Feedback<'_>) -> Result<FeedbackResult> {
+        let id = f.id;
+        let n = store::visible_note(&self.conn(), id, &self.project_id)?;
+        if n.pending {
+            return Err(crate::error::Error::invalid(format!(
+                "note {id} waits for review: accept or reject it (skillmem review) rather than give feedback"
+            )));
+        }
+        match f.verdict {
+            Verdict::Useful => {
+                if n.retired_at.is_some() || n.superseded_by.is_some() {
+                    return Err(crate::error::Error::invalid(format!(
+                        "note {id} is retired or replaced; skillmem restore {id} brings it back first"
+                    )));
+                }
+                let session = f.session.map(str::trim).filter(|s| !s.is_empty());
+                match (session, f.person) {
+                    (Some(s), _) => {
+                        let mut conn = self.conn();
+                        let before = self.catalog.before_write(&conn);
+                        let counted = store::count_use(&mut conn, s, id, db::now_ms());
+                        self.catalog.after_write(&conn, before, &[id]);
+                        counted?;
+                    }
+                    (None, false) => {
+                        return Err(crate::error::Error::invalid(
+                            "sessionId is required: the session the note helped in (a use counts once per session)",
+                        ))
+                    }
+                    (None, true) => {}
+                }
+                if f.person {
+                    self.vouch(&[id])?;
+                }
+            }
+            Verdict::Wrong => {
+                let reason = match f.reason.map(str::trim).filter(|r| !r.is_empty()) {
+                    Some(r) => format!("wrong: {r}"),
+                    None => "wrong".to_string(),
+                };
+                if n.retired_at.is_none() {
+                    self.forget(id, Some(&reason))?;
+                }
+            }
+        }
+        let conn = self.conn();
+        let e = store::evidence_of(&conn, &[id])?.remove(&id).unwrap_or_default().with_trust();
+        let retired_at = store::get(&conn, id)?.and_then(|n| n.retired_at);
+        Ok(FeedbackResult { id, used: e.used, trust: e.trust, retired_at })
+    }
+
+    /// The evidence of notes by id (shown, used, ignored, when last used, trust).
     pub fn evidence_of(&self, ids: &[i64]) -> Result<HashMap<i64, Evidence>> {
         store::evidence_of(&self.conn(), ids)
     }
+}
+
+/// What a host or a person says of a note ([`Engine::feedback`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Feedback<'a> {
+    pub id: i64,
+    pub verdict: Verdict,
+    pub session: Option<&'a str>,
+    pub reason: Option<&'a str>,
+    /// A person gives it (the dashboard, a CLI in a person's terminal).
+    pub person: bool,
+}
+
+/// `useful` or `wrong`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The note helped: a use in the session.
+    Useful,
+    /// The note is wrong: it is retired with the reason (restorable).
+    Wrong,
+}
+
+impl Verdict {
+    pub fn parse(s: &str) -> Option<Verdict> {
+        match s.trim() {
+            "useful" => Some(Verdict::Useful),
+            "wrong" => Some(Verdict::Wrong),
+            _ => None,
+        }
+    }
+}
+
+/// What `skillmem/feedback` answers.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackResult {
+    pub id: i64,
+    /// Sessions that used the note, this one included.
+    pub used: i64,
+    pub trust: crate::memory::evidence::Trust,
+    /// When the note was retired (a `wrong` verdict), ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired_at: Option<i64>,
 }

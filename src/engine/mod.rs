@@ -21,7 +21,7 @@ mod review;
 mod skills;
 mod team;
 
-pub use calls::ToolCall;
+pub use calls::{Feedback, FeedbackResult, ToolCall, Verdict};
 pub use curate::{
     parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
     ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
@@ -151,6 +151,10 @@ pub const RECALL_COUNTS_HELD: usize = 16_384;
 /// names one.
 pub const DEFAULT_NOTE_TOOL: &str = "the skill-note tool (skillmem/note)";
 
+/// The feedback tool of the sidecar's own protocol, when neither the host nor the
+/// configuration names one.
+pub const DEFAULT_FEEDBACK_TOOL: &str = "the skill-feedback tool (skillmem/feedback)";
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -229,7 +233,9 @@ impl Engine {
     /// counts when due ([`RECALL_COUNTS_EVERY`]), then the bm25 indexes recalls found missing
     /// ([`Engine::build_lexicons`]).
     pub fn after_answer(&self) {
-        self.write_pending_calls();
+        if self.calls_pending() {
+            self.write_pending_calls();
+        }
         if self.recall_counts_due() {
             self.flush_recall_counts();
         }
@@ -318,6 +324,12 @@ impl Engine {
     /// which each door sets to its own tool's name unless the configuration names one.
     pub fn note_tool(&self) -> &str {
         self.config.memory.note_tool.as_deref().unwrap_or(DEFAULT_NOTE_TOOL)
+    }
+
+    /// The name of the feedback tool the guidance line names: `memory.feedbackTool`, which each
+    /// door sets to its own tool's name unless the configuration names one.
+    pub fn feedback_tool(&self) -> &str {
+        self.config.memory.feedback_tool.as_deref().unwrap_or(DEFAULT_FEEDBACK_TOOL)
     }
 
     /// The workspace this engine serves, if any.

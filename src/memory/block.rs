@@ -220,6 +220,7 @@ mod tests {
             },
             score: 1.0,
             matched: true,
+            uses: Default::default(),
         }
     }
 

@@ -1,5 +1,5 @@
-//! An in-memory catalog of the facts recall ranks by (skill, scope, partition, pinned, hits,
-//! created_at), so that a recall over a skill with 100k notes does not read 100k rows from
+//! An in-memory catalog of the facts recall ranks by (skill, scope, partition, pinned,
+//! created_at, and the note's uses and trust), so that a recall over a skill with 100k notes does not read 100k rows from
 //! SQLite each time.
 //!
 //! SQLite stays the source of truth. The catalog is valid only while nothing it has not seen
@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
+use super::evidence::Uses;
 use super::store::{self, Candidate};
 use super::{Note, Scope};
 use crate::error::Result;
@@ -25,8 +26,8 @@ struct Meta {
     global: bool,
     partition: Arc<str>,
     pinned: bool,
-    hits: i64,
     created_at: i64,
+    uses: Uses,
 }
 
 struct State {
@@ -164,8 +165,8 @@ impl State {
         global: bool,
         partition: &str,
         pinned: bool,
-        hits: i64,
         created_at: i64,
+        uses: Uses,
         id: i64,
     ) {
         // A note that stays in its skill and partition (a duplicate write, a pin) keeps its
@@ -176,7 +177,7 @@ impl State {
             self.remove(id);
         }
         let partition = self.intern(partition);
-        let meta = Meta { id, global, partition: partition.clone(), pinned, hits, created_at };
+        let meta = Meta { id, global, partition: partition.clone(), pinned, created_at, uses };
         let skill = self.intern(&skill);
         self.cache.retain(|k, _| *k.0 != *skill);
         let v = self.skills.entry(skill.clone()).or_default();
@@ -209,11 +210,12 @@ impl State {
         }
         let mut row = None;
         store::scan_facts(conn, Some(id), &mut |f| {
-            row = Some((f.skill.to_string(), f.global, f.partition.to_string(), f.pinned, f.hits, f.created_at))
+            row = Some((f.skill.to_string(), f.global, f.partition.to_string(), f.pinned, f.created_at))
         })?;
         match row {
-            Some((skill, global, pkey, pinned, hits, created)) => {
-                self.upsert(skill, global, &pkey, pinned, hits, created, id)
+            Some((skill, global, pkey, pinned, created)) => {
+                let uses = store::scan_uses(conn, Some(id))?.first().map(|u| u.1).unwrap_or_default();
+                self.upsert(skill, global, &pkey, pinned, created, uses, id)
             }
             None => self.remove(id),
         }
@@ -239,14 +241,29 @@ fn load(conn: &Connection) -> Result<State> {
     store::scan_facts(conn, None, &mut |f| {
         let skill = st.intern(f.skill);
         let partition = st.intern(f.partition);
-        let meta =
-            Meta { id: f.id, global: f.global, partition, pinned: f.pinned, hits: f.hits, created_at: f.created_at };
+        let meta = Meta {
+            id: f.id,
+            global: f.global,
+            partition,
+            pinned: f.pinned,
+            created_at: f.created_at,
+            uses: Uses::default(),
+        };
         st.skill_of.insert(f.id, skill.clone());
         st.skills.entry(skill).or_default().push(meta);
     })?;
     // Read in the covering index's order (notes_catalog); kept by id.
     for v in st.skills.values_mut() {
         v.sort_unstable_by_key(|m| m.id);
+    }
+    // Only notes that were shown, confirmed or vouched for have evidence: a few rows.
+    for (id, uses) in store::scan_uses(conn, None)? {
+        let Some(skill) = st.skill_of.get(&id) else { continue };
+        if let Some(v) = st.skills.get_mut(skill) {
+            if let Ok(i) = v.binary_search_by_key(&id, |m| m.id) {
+                v[i].uses = uses;
+            }
+        }
     }
     Ok(st)
 }
@@ -298,7 +315,7 @@ impl Catalog {
             .map(|v| {
                 v.iter()
                     .filter(|m| m.global || mine.as_ref().is_some_and(|p| Arc::ptr_eq(p, &m.partition)))
-                    .map(|m| Candidate { id: m.id, pinned: m.pinned, hits: m.hits, created_at: m.created_at })
+                    .map(|m| Candidate { id: m.id, pinned: m.pinned, created_at: m.created_at, uses: m.uses })
                     .collect()
             })
             .unwrap_or_default();

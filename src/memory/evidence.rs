@@ -37,6 +37,111 @@ pub struct Evidence {
     /// When a call last used it (ms since the epoch; the call's arrival); absent when never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_at: Option<i64>,
+    /// A person wrote, edited, pinned, accepted or confirmed it (the dashboard, a CLI in a
+    /// person's terminal, the review queue).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub vouched: bool,
+    /// Sessions other than the one that wrote it that used it (every session, for a note
+    /// whose writing session is not known).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub used_elsewhere: i64,
+    /// Derived from the two above ([`Evidence::with_trust`]): trusted when either holds.
+    #[serde(default)]
+    pub trust: Trust,
+}
+
+/// Whether a note has earned trust: a person's act, or a use in another session than the
+/// writer's. Everything else (the historian's, the miner's, the agent's own notes) is
+/// unverified until then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    Trusted,
+    #[default]
+    Unverified,
+}
+
+impl Trust {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Trusted => "trusted",
+            Trust::Unverified => "unverified",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Trust> {
+        match s.trim() {
+            "trusted" => Some(Trust::Trusted),
+            "unverified" => Some(Trust::Unverified),
+            _ => None,
+        }
+    }
+}
+
+impl Evidence {
+    /// The note's trust, from its acts and uses.
+    pub fn derived_trust(&self) -> Trust {
+        if self.vouched || self.used_elsewhere > 0 {
+            Trust::Trusted
+        } else {
+            Trust::Unverified
+        }
+    }
+
+    /// `self` with [`Evidence::trust`] derived.
+    pub fn with_trust(mut self) -> Evidence {
+        self.trust = self.derived_trust();
+        self
+    }
+
+    /// What an import or a team pull keeps of evidence that came with a note: its counts and
+    /// acts; a note that says it is trusted without saying why (an older export) keeps that as
+    /// a person's act.
+    pub fn carried(mut self) -> Evidence {
+        if self.trust == Trust::Trusted && !self.vouched && self.used_elsewhere <= 0 {
+            self.vouched = true;
+        }
+        self.with_trust()
+    }
+}
+
+/// What recall's ranking and the block read of a note's evidence (the catalog keeps it per
+/// note): the counts a use rate is made of, and its trust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Uses {
+    pub shown: u32,
+    pub used: u32,
+    pub ignored: u32,
+    pub trusted: bool,
+}
+
+/// The prior of [`Uses::rate`]: a note never shown counts as used in one of two sessions, so
+/// a new note ranks as an even chance, neither buried nor lifted.
+pub const PRIOR_USED: f32 = 1.0;
+/// See [`PRIOR_USED`].
+pub const PRIOR_SHOWN: f32 = 2.0;
+
+impl Uses {
+    pub fn of(e: &Evidence) -> Uses {
+        let n = |x: i64| x.clamp(0, u32::MAX as i64) as u32;
+        Uses { shown: n(e.shown), used: n(e.used), ignored: n(e.ignored), trusted: e.derived_trust() == Trust::Trusted }
+    }
+
+    /// The smoothed use rate in (0, 1): sessions that used the note over sessions shown it,
+    /// with a session that ignored it (an error the note names came back) counted against it
+    /// once more, and the prior [`PRIOR_USED`] / [`PRIOR_SHOWN`]. Never shown: 1/2; shown in
+    /// six sessions and never used: 1/8; used in three of three: 4/5.
+    pub fn rate(&self) -> f32 {
+        (self.used as f32 + PRIOR_USED) / (self.shown as f32 + self.ignored as f32 + PRIOR_SHOWN)
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// A call after the load, as judged: its arguments as text, and its error lines when it
@@ -353,6 +458,42 @@ mod tests {
     /// (what it shows, note, calls before the load, calls after it as (args, errors), used at,
     /// ignored)
     type Case<'a> = (&'a str, &'a str, &'a [&'a str], &'a [(&'a str, &'a str)], Option<usize>, bool);
+
+    /// The smoothed use rate and trust of a note's counts.
+    #[test]
+    fn uses_table() {
+        // (shown, used, ignored, vouched, used elsewhere) → (rate, trusted)
+        for (e, rate, trusted) in [
+            ((0, 0, 0, false, 0), 0.5, false),
+            ((6, 0, 0, false, 0), 0.125, false),
+            ((3, 3, 0, false, 0), 0.8, false),
+            ((3, 3, 0, false, 1), 0.8, true),
+            ((2, 0, 2, false, 0), 1.0 / 6.0, false),
+            ((0, 0, 0, true, 0), 0.5, true),
+        ] {
+            let ev = Evidence {
+                shown: e.0,
+                used: e.1,
+                ignored: e.2,
+                vouched: e.3,
+                used_elsewhere: e.4,
+                ..Default::default()
+            };
+            let u = Uses::of(&ev);
+            assert!((u.rate() - rate).abs() < 1e-6, "{e:?}: {}", u.rate());
+            assert_eq!(u.trusted, trusted, "{e:?}");
+            assert_eq!(ev.with_trust().trust == Trust::Trusted, trusted, "{e:?}");
+        }
+        // A never-used note shown in many sessions ranks below one used in several.
+        let never = Uses { shown: 10, ..Default::default() };
+        let used = Uses { shown: 4, used: 3, ..Default::default() };
+        assert!(used.rate() > never.rate());
+        // An older export that says trusted without why keeps it as a person's act.
+        let e = Evidence { trust: Trust::Trusted, ..Default::default() }.carried();
+        assert!(e.vouched && e.trust == Trust::Trusted);
+        let e = Evidence { trust: Trust::Unverified, ..Default::default() }.carried();
+        assert!(!e.vouched && e.trust == Trust::Unverified);
+    }
 
     #[test]
     fn judge_table() {

@@ -6,15 +6,18 @@
 //! matching ([`TOKEN_WEIGHT`]); with another semantic embedder, the cosine plus a boost for
 //! notes that contain most of the intent's words ([`COVERAGE_WEIGHT`]); with a lexical
 //! (hash) embedder, bm25 ranks its matches and the vector rung's other notes follow them
-//! ([`RRF_K`]). Relevance is blended with recency and hits by the skill's ranking weights.
-//! Every other visible note follows, ranked by recency × hits (all of them without an intent,
-//! or when nothing matches it), so that the block fills its budget: with few notes the whole
-//! memory fits. Pinned notes always come first; ties are broken by hits, then recency, then
+//! ([`RRF_K`]). Relevance is blended with recency and the note's smoothed use rate
+//! ([`Uses::rate`]: sessions that applied it over sessions shown it) by the skill's ranking
+//! weights; how often a note was recalled or re-recorded (`hits`) does not rank it. Every
+//! other visible note follows, ranked by recency × use (all of them without an intent, or
+//! when nothing matches it), so that the block fills its budget: with few notes the whole
+//! memory fits. Pinned notes always come first; ties are broken by uses, then recency, then
 //! id, so the order is total and deterministic.
 
 use rusqlite::Connection;
 
 use super::catalog::Catalog;
+use super::evidence::Uses;
 use super::lexicon::{LexiconCache, LEXICON_MAX};
 use super::store::{self, Candidate};
 use super::{Note, RecallMode};
@@ -88,10 +91,12 @@ pub struct Query<'a> {
 pub struct Ranked {
     pub note: Note,
     /// The note's score within its tier: relevance blended by the skill's weights for notes a
-    /// rung found, recency and hits for the rest.
+    /// rung found, recency and use for the rest.
     pub score: f32,
     /// A rung (vector or bm25) found this note for the intent; these come first.
     pub matched: bool,
+    /// Its use counts and trust.
+    pub uses: Uses,
 }
 
 /// The ranking of one recall, best first, pinned notes first.
@@ -100,11 +105,11 @@ pub struct Outcome {
     pub mode: RecallMode,
     pub notes: Vec<Ranked>,
     /// The rung that found each matched note (`Vector` when the vector rung did, else `Fts`);
-    /// a note not in it was ranked by recency and hits (shown by the dashboard's preview).
+    /// a note not in it was ranked by recency and use (shown by the dashboard's preview).
     pub found_by: std::collections::HashMap<i64, RecallMode>,
     /// Ranked after `notes` but not loaded yet (see [`Prepared::load_first`]): (id, score,
-    /// matched), in order.
-    pub unloaded: Vec<(i64, f32, bool)>,
+    /// matched, uses), in order.
+    pub unloaded: Vec<(i64, f32, bool, Uses)>,
 }
 
 impl Outcome {
@@ -118,10 +123,9 @@ impl Outcome {
         let ids: Vec<i64> = rest.iter().map(|r| r.0).collect();
         let mut by_id: std::collections::HashMap<i64, Note> =
             load_notes(conn, held, &ids)?.into_iter().map(|n| (n.id, n)).collect();
-        self.notes.extend(
-            rest.into_iter()
-                .filter_map(|(id, score, matched)| by_id.remove(&id).map(|note| Ranked { note, score, matched })),
-        );
+        self.notes.extend(rest.into_iter().filter_map(|(id, score, matched, uses)| {
+            by_id.remove(&id).map(|note| Ranked { note, score, matched, uses })
+        }));
         Ok(())
     }
 }
@@ -168,7 +172,7 @@ pub struct Prepared<'a> {
     /// Notes in the whole store (0: unknown). Above [`FTS_PRUNE_MIN`] the bm25 rung checks
     /// visibility in memory instead of joining every match to the notes table.
     pub corpus: usize,
-    /// Keeps the head of the candidates' recency × hits order between calls.
+    /// Keeps the head of the candidates' recency × use order between calls.
     pub rest_cache: Option<&'a RestCache>,
     /// Reads notes from memory where it read them before ([`Catalog::load_notes`]).
     pub held: Option<&'a Catalog>,
@@ -185,7 +189,7 @@ fn load_notes(conn: &Connection, held: Option<&Catalog>, ids: &[i64]) -> Result<
     }
 }
 
-/// The head of a candidate list's order by recency × hits (the order of the notes no rung
+/// The head of a candidate list's order by recency × use (the order of the notes no rung
 /// found), kept per skill and project while the list (the same `Arc`), the day and the
 /// weights are the same: a recall over a skill with 100k notes then fills its block without
 /// scoring every note again. The day is the UTC day [`recency`] counts by.
@@ -213,7 +217,7 @@ impl RestCache {
     ) -> (std::sync::Arc<Vec<u32>>, bool) {
         let key = (q.skill.to_string(), q.project.to_string());
         let day = q.now_ms.div_euclid(DAY_MS);
-        let weights = (rest.recency.to_bits(), rest.hit.to_bits());
+        let weights = (rest.recency.to_bits(), rest.used.to_bits());
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(e) = map.get(&key) {
             let fresh = std::sync::Arc::ptr_eq(&e.candidates, cands) && e.day == day && e.weights == weights;
@@ -232,21 +236,19 @@ impl RestCache {
 }
 
 /// The first `want` candidates (indices) in the order of notes no rung found: pinned first,
-/// then recency × hits by `rest`, then hits, recency, id. `true` when that is all of them.
+/// then recency × use by `rest`, then uses, recency, id. `true` when that is all of them.
 fn rest_head(cands: &[Candidate], rest: Ranking, now_ms: i64, want: usize) -> (Vec<u32>, bool) {
-    let max_hits = cands.iter().map(|c| c.hits).max().unwrap_or(0);
-    let mut memo = HitMemo::new(max_hits);
     let mut scored: Vec<(f32, u32)> = cands
         .iter()
         .enumerate()
-        .map(|(i, c)| (rest.recency * recency(c.created_at, now_ms) + rest.hit * memo.get(c.hits), i as u32))
+        .map(|(i, c)| (rest.recency * recency(c.created_at, now_ms) + rest.used * c.uses.rate(), i as u32))
         .collect();
     let order = |a: &(f32, u32), b: &(f32, u32)| {
         let (x, y) = (&cands[a.1 as usize], &cands[b.1 as usize]);
         y.pinned
             .cmp(&x.pinned)
             .then(b.0.total_cmp(&a.0))
-            .then(y.hits.cmp(&x.hits))
+            .then(y.uses.used.cmp(&x.uses.used))
             .then(y.created_at.cmp(&x.created_at))
             .then(x.id.cmp(&y.id))
     };
@@ -259,29 +261,6 @@ fn rest_head(cands: &[Candidate], rest: Ranking, now_ms: i64, want: usize) -> (V
     }
     scored.sort_by(order);
     (scored.into_iter().map(|(_, i)| i).collect(), complete)
-}
-
-/// [`hit_score`] per small hit count, computed once (same values).
-struct HitMemo {
-    max_hits: i64,
-    memo: [f32; 256],
-}
-
-impl HitMemo {
-    fn new(max_hits: i64) -> HitMemo {
-        HitMemo { max_hits, memo: [f32::NAN; 256] }
-    }
-    fn get(&mut self, h: i64) -> f32 {
-        if (0..256).contains(&h) {
-            let m = &mut self.memo[h as usize];
-            if m.is_nan() {
-                *m = hit_score(h, self.max_hits);
-            }
-            *m
-        } else {
-            hit_score(h, self.max_hits)
-        }
-    }
 }
 
 /// Skills with more visible notes than this prune the bm25 rung's most common words
@@ -460,19 +439,17 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     let t_rungs = t0.elapsed();
     let max_rel = rel.values().copied().fold(0.0f32, f32::max);
-    let max_hits = cands.iter().map(|c| c.hits).max().unwrap_or(0);
-    // The notes no rung found (all of them without relevance) are ranked by recency and hits
+    // The notes no rung found (all of them without relevance) are ranked by recency and use
     // alone, after the ones a rung found: a must-not-skip note that shares no word with
     // today's intent still fills the room the block has.
     let rest = {
-        let s = q.ranking.recency + q.ranking.hit;
+        let s = q.ranking.recency + q.ranking.used;
         if s > 0.0 {
-            Ranking { relevance: 0.0, recency: q.ranking.recency / s, hit: q.ranking.hit / s }
+            Ranking { relevance: 0.0, recency: q.ranking.recency / s, used: q.ranking.used / s }
         } else {
-            Ranking { relevance: 0.0, recency: 0.5, hit: 0.5 }
+            Ranking { relevance: 0.0, recency: 0.5, used: 0.5 }
         }
     };
-    let mut hits_of = HitMemo::new(max_hits);
     // The notes a rung found, scored by relevance (found by id, not by looking every
     // candidate up).
     let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
@@ -492,7 +469,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             let rv = if max_rel > 0.0 { rel[id] / max_rel } else { 0.0 };
             let s = q.ranking.relevance * rv
                 + q.ranking.recency * recency(c.created_at, q.now_ms)
-                + q.ranking.hit * hits_of.get(c.hits);
+                + q.ranking.used * c.uses.rate();
             scored.push((c.clone(), true, s));
         }
     }
@@ -515,7 +492,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         if found.binary_search(&c.id).is_ok() {
             continue;
         }
-        let s = rest.recency * recency(c.created_at, q.now_ms) + rest.hit * hits_of.get(c.hits);
+        let s = rest.recency * recency(c.created_at, q.now_ms) + rest.used * c.uses.rate();
         scored.push((c.clone(), false, s));
         others += 1;
     }
@@ -524,7 +501,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             .cmp(&a.0.pinned)
             .then(b.1.cmp(&a.1))
             .then(b.2.total_cmp(&a.2))
-            .then(b.0.hits.cmp(&a.0.hits))
+            .then(b.0.uses.used.cmp(&a.0.uses.used))
             .then(b.0.created_at.cmp(&a.0.created_at))
             .then(a.0.id.cmp(&b.0.id))
     };
@@ -538,8 +515,8 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     scored.sort_by(order);
     let t_score = t0.elapsed();
-    let unloaded: Vec<(i64, f32, bool)> = if scored.len() > p.load_first {
-        scored.drain(p.load_first..).map(|(c, matched, score)| (c.id, score, matched)).collect()
+    let unloaded: Vec<(i64, f32, bool, Uses)> = if scored.len() > p.load_first {
+        scored.drain(p.load_first..).map(|(c, matched, score)| (c.id, score, matched, c.uses)).collect()
     } else {
         vec![]
     };
@@ -559,7 +536,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     by_id.extend(notes.into_iter().map(|n| (n.id, n)));
     let notes = scored
         .into_iter()
-        .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched }))
+        .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched, uses: c.uses }))
         .collect();
     Ok(Outcome { mode, notes, found_by, unloaded })
 }
@@ -672,14 +649,6 @@ pub fn recency(created_at: i64, now_ms: i64) -> f32 {
     1.0 / (1.0 + days / RECENCY_DAYS)
 }
 
-/// Hits in [0, 1], log-scaled against the most-hit visible note.
-pub fn hit_score(hits: i64, max_hits: i64) -> f32 {
-    if max_hits <= 0 {
-        return 0.0;
-    }
-    ((1 + hits.max(0)) as f32).ln() / ((1 + max_hits) as f32).ln()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -725,12 +694,14 @@ mod tests {
                 pending: false,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
-            store::set_facts(&mut conn, id, (i * 7) % 5, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
+            store::set_facts(&mut conn, id, 0, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
+            let e = crate::memory::evidence::Evidence { shown: 5, used: (i * 7) % 5, ..Default::default() };
+            store::add_evidence(&mut conn, &[(id, e)]).unwrap();
         }
         let cache = RestCache::default();
         let rungs = fts_only();
         let ids = |o: &Outcome| o.notes.iter().map(|r| (r.note.id, r.matched)).collect::<Vec<_>>();
-        for ranking in [Ranking::default(), Ranking { relevance: 0.5, recency: 0.4, hit: 0.1 }] {
+        for ranking in [Ranking::default(), Ranking { relevance: 0.5, recency: 0.4, used: 0.1 }] {
             for intent in [None, Some("rebase conflict"), Some("tag"), Some("nothing matches zzz")] {
                 for now_day in [9, 40] {
                     let q = Query { skill: "git", project: "p", intent, ranking, now_ms: now_day * 86_400_000 + 5 };
@@ -782,8 +753,9 @@ mod tests {
                 pending: false,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
-            // Distinct hits: distinct scores, the most hit first.
-            store::set_facts(&mut conn, id, 10 - i * 3, 0, false).unwrap();
+            // Distinct uses: distinct scores, the most used first.
+            let e = crate::memory::evidence::Evidence { shown: 10, used: 10 - i * 3, ..Default::default() };
+            store::add_evidence(&mut conn, &[(id, e)]).unwrap();
             ids.push(id);
         }
         let rungs = fts_only();
@@ -1005,13 +977,10 @@ mod tests {
     }
 
     #[test]
-    fn recency_and_hits_table() {
+    fn recency_table() {
         let day = 86_400_000;
         for (created, now, want) in [(0, 0, 1.0), (0, 30 * day, 0.5), (0, day - 1, 1.0), (10, 0, 1.0)] {
             assert!((recency(created, now) - want).abs() < 1e-6, "{created} {now}");
-        }
-        for (h, m, want) in [(0, 0, 0.0), (0, 9, 0.0), (9, 9, 1.0)] {
-            assert!((hit_score(h, m) - want).abs() < 1e-6);
         }
     }
 }

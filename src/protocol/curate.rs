@@ -203,7 +203,12 @@ impl Method for ReviewDecide {
     type Params = ReviewDecideParams;
     type Result = Decided;
 
-    fn run(engine: &Engine, p: ReviewDecideParams, _: &Cx<'_>) -> Result<Decided> {
-        engine.review_decide(p.id, p.decision, p.delta.as_deref(), p.reason.as_deref())
+    fn run(engine: &Engine, p: ReviewDecideParams, cx: &Cx<'_>) -> Result<Decided> {
+        let d = engine.review_decide(p.id, p.decision, p.delta.as_deref(), p.reason.as_deref())?;
+        // An accepted note is a person's (the review queue is theirs; an agent's shell is not).
+        if p.decision == Decision::Accept && cx.actor == crate::protocol::Actor::Person {
+            engine.vouch(&[p.id])?;
+        }
+        Ok(d)
     }
 }

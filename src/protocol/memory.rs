@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Cx, Method, Notification};
-use crate::engine::{Engine, SkillLoad, ToolCall, INTENT_DESCRIPTION};
+use super::{Actor, Cx, Method, Notification};
+use crate::engine::{Engine, FeedbackResult, SkillLoad, ToolCall, Verdict, INTENT_DESCRIPTION};
 use crate::error::{Error, Result};
 use crate::memory::calls;
 use crate::memory::provenance::{self, is_skill_tool, skill_name_of};
@@ -289,7 +289,7 @@ impl Method for Note {
     type Params = NoteParams;
     type Result = NoteResult;
 
-    fn run(engine: &Engine, p: NoteParams, _: &Cx<'_>) -> Result<NoteResult> {
+    fn run(engine: &Engine, p: NoteParams, cx: &Cx<'_>) -> Result<NoteResult> {
         let kind = Kind::parse(&p.kind).ok_or_else(|| {
             Error::invalid(format!("kind {:?} is not a note kind; use one of gotcha, discovery, fix, workflow", p.kind))
         })?;
@@ -316,10 +316,15 @@ impl Method for Note {
             origin: crate::memory::Origin { host: p.host.filter(|h| !h.trim().is_empty()), ..Default::default() },
             pending: false,
         };
-        match p.replaces {
-            Some(old) => engine.replace_note(new, old, scope),
-            None => engine.write_note(new),
+        let written = match p.replaces {
+            Some(old) => engine.replace_note(new, old, scope)?,
+            None => engine.write_note(new)?,
+        };
+        // A person's note, or a person's restatement of an existing one, is trusted.
+        if cx.actor == Actor::Person {
+            engine.vouch(&[written.id])?;
         }
+        Ok(written)
     }
 }
 
@@ -389,8 +394,11 @@ impl Method for Pin {
     type Params = PinParams;
     type Result = IdResult;
 
-    fn run(engine: &Engine, p: PinParams, _: &Cx<'_>) -> Result<IdResult> {
+    fn run(engine: &Engine, p: PinParams, cx: &Cx<'_>) -> Result<IdResult> {
         engine.pin(p.id, p.pinned)?;
+        if p.pinned && cx.actor == Actor::Person {
+            engine.vouch(&[p.id])?;
+        }
         Ok(IdResult { id: p.id })
     }
 }
@@ -560,9 +568,53 @@ impl Method for Edit {
     type Params = EditParams;
     type Result = IdResult;
 
-    fn run(engine: &Engine, p: EditParams, _: &Cx<'_>) -> Result<IdResult> {
+    fn run(engine: &Engine, p: EditParams, cx: &Cx<'_>) -> Result<IdResult> {
         engine.edit(p.id, &p.delta)?;
+        if cx.actor == Actor::Person {
+            engine.vouch(&[p.id])?;
+        }
         Ok(IdResult { id: p.id })
+    }
+}
+
+// ---- skillmem/feedback --------------------------------------------------------------------
+
+/// `skillmem/feedback` params.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackParams {
+    /// The session the note helped in (required from an agent: a use counts once per session).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The note's id, as shown in `<note id=...>`.
+    pub id: i64,
+    /// useful: you applied the note and it helped (a use in this session); wrong: it does not
+    /// hold (retired with the reason, restorable).
+    pub verdict: Verdict,
+    /// Why (kept with a retired note).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Says whether a note helped: `useful` counts as a use of it in the session (a note used in
+/// another session than the one that wrote it is trusted); `wrong` retires it with the reason
+/// (`skillmem/restore` brings it back).
+pub struct Feedback;
+
+impl Method for Feedback {
+    const NAME: &'static str = "skillmem/feedback";
+    const STEM: &'static str = "feedback";
+    type Params = FeedbackParams;
+    type Result = FeedbackResult;
+
+    fn run(engine: &Engine, p: FeedbackParams, cx: &Cx<'_>) -> Result<FeedbackResult> {
+        engine.feedback(crate::engine::Feedback {
+            id: p.id,
+            verdict: p.verdict,
+            session: p.session_id.as_deref(),
+            reason: p.reason.as_deref(),
+            person: cx.actor == Actor::Person,
+        })
     }
 }
 

@@ -170,6 +170,7 @@ macro_rules! for_each_method {
                 $crate::protocol::memory::Purge,
                 $crate::protocol::memory::VersionsOf,
                 $crate::protocol::memory::Edit,
+                $crate::protocol::memory::Feedback,
                 $crate::protocol::memory::Stats,
                 $crate::protocol::curate::Notes,
                 $crate::protocol::curate::Preview,

@@ -356,6 +356,7 @@ pub fn property(input: &Input) -> Result<(), String> {
             },
             score: 1.0,
             matched: i % 2 == 0,
+            uses: Default::default(),
         })
         .collect();
     let budget =

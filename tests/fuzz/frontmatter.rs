@@ -74,6 +74,7 @@ const TOKENS: &[&str] = &[
     "  dedup_threshold: ",
     "  ranking_relevance: ",
     "  ranking_recency: ",
+    "  ranking_use: ",
     "  ranking_hit: ",
     "0",
     "1",
@@ -155,6 +156,7 @@ const SETTINGS: &[&str] = &[
     "dedup_threshold",
     "ranking_relevance",
     "ranking_recency",
+    "ranking_use",
     "ranking_hit",
     "other",
 ];
@@ -278,7 +280,7 @@ pub fn check_text(text: &str) -> Result<(), String> {
                 ensure((0.0..=1.0).contains(&d), || format!("dedup_threshold {d} outside 0..=1"))?;
             }
             if let Some(r) = m.ranking {
-                let w = [r.relevance, r.recency, r.hit];
+                let w = [r.relevance, r.recency, r.used];
                 ensure(w.iter().all(|x| x.is_finite() && *x >= 0.0), || format!("ranking weights {w:?}"))?;
                 let sum: f32 = w.iter().sum();
                 ensure((sum - 1.0).abs() < 1e-3, || format!("ranking weights {w:?} do not sum to 1"))?;

@@ -148,6 +148,7 @@ mod tests {
                 "dedup_threshold",
                 "ranking_relevance",
                 "ranking_recency",
+                "ranking_use",
                 "ranking_hit"
             ]
         );

@@ -615,7 +615,7 @@ fn memory(
         out.push(diag(
             range,
             "skill-memory-weights-zero",
-            "the ranking weights sum to zero (an unset ranking_relevance counts as 1, the others as 0): give at least one a positive value".into(),
+            "the ranking weights sum to zero (an unset ranking_relevance counts as 1, ranking_use as 0.25, ranking_recency as 0): give at least one a positive value".into(),
         ));
     }
 }
@@ -702,7 +702,7 @@ mod tests {
                 &[("skill-memory-unknown-key", 3, 31, 40), ("skill-memory-invalid", 3, 62, 63)],
             ),
             (
-                "---\nname: a\ndescription: d\nskill-memory:\n  enabled: true\n  ranking_relevance: 0\n---\n",
+                "---\nname: a\ndescription: d\nskill-memory:\n  enabled: true\n  ranking_relevance: 0\n  ranking_use: 0\n---\n",
                 None,
                 &[("skill-memory-weights-zero", 5, 21, 22)],
             ),

@@ -26,15 +26,28 @@ pub struct MemorySettings {
 pub struct Ranking {
     pub relevance: f32,
     pub recency: f32,
-    pub hit: f32,
+    /// The weight of a note's smoothed use rate (`ranking_use`; `ranking_hit` is its old name).
+    pub used: f32,
 }
 
+/// The weights before they are normalised: relevance 1, recency 0, use [`USE_WEIGHT`].
+const DEFAULT_WEIGHTS: (f32, f32, f32) = (1.0, 0.0, USE_WEIGHT);
+
+/// The default weight of use beside relevance's 1: a note shown in six sessions and never used
+/// (a smoothed rate of 1/8) loses 0.075 of a score where the best match scores 1, against a
+/// note never shown (1/2): enough to order two equally relevant notes by use, not to lift an
+/// unrelated note above a relevant one. Recall's labelled sets show no use (every rate is the
+/// prior), so their figures do not move with it.
+pub const USE_WEIGHT: f32 = 0.25;
+
 impl Default for Ranking {
-    /// Relevance alone: on the labelled dev set, blending recency and hits into the score
-    /// lowers MRR@10 (they do not track relevance), so by default they only break ties (see
-    /// README, "Recall quality"). A skill may still weigh them in its frontmatter.
+    /// Relevance, and the use rate (see [`USE_WEIGHT`]). Recency is off: on the labelled dev
+    /// set, blending it into the score lowers MRR@10 (it does not track relevance; README,
+    /// "Recall quality"). A skill may still weigh it in its frontmatter.
     fn default() -> Self {
-        Ranking { relevance: 1.0, recency: 0.0, hit: 0.0 }
+        let (a, b, c) = DEFAULT_WEIGHTS;
+        let sum = a + b + c;
+        Ranking { relevance: a / sum, recency: b / sum, used: c / sum }
     }
 }
 
@@ -456,11 +469,13 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("dedup_threshold", "similarity (0 to 1) above which a new note is merged into an existing one"),
     ("ranking_relevance", "weight of relevance to the task in recall (non-negative; default 1)"),
     ("ranking_recency", "weight of how recently a note was written or used (non-negative; default 0)"),
-    ("ranking_hit", "weight of how often a note was recalled and useful (non-negative; default 0)"),
+    ("ranking_use", "weight of how often the agent applied a note where it was shown: its smoothed use rate (non-negative; default 0.25)"),
+    ("ranking_hit", "the old name of ranking_use (read when ranking_use is not set)"),
 ];
 
-/// The three ranking weights; unset ones take [`Ranking::default`]'s value.
-pub const RANKING_KEYS: [&str; 3] = ["ranking_relevance", "ranking_recency", "ranking_hit"];
+/// The ranking weights; unset ones take their default (relevance 1, recency 0, use
+/// [`USE_WEIGHT`]). `ranking_hit` is `ranking_use`'s old name.
+pub const RANKING_KEYS: [&str; 4] = ["ranking_relevance", "ranking_recency", "ranking_use", "ranking_hit"];
 
 /// The ranking weights of a `skill-memory` mapping, normalised to sum 1; `None` when none is
 /// set. `Err` when one is not a finite non-negative number, or when they sum to zero.
@@ -471,19 +486,21 @@ pub(super) fn ranking_of(m: &serde_norway::Mapping) -> Result<Option<Ranking>, S
             Some(v) => check_setting(k, v).map(|_| v.as_f64().map(|x| x as f32)),
         }
     };
-    let (rel, rec, hit) = (float("ranking_relevance")?, float("ranking_recency")?, float("ranking_hit")?);
-    if rel.is_none() && rec.is_none() && hit.is_none() {
+    let (rel, rec) = (float("ranking_relevance")?, float("ranking_recency")?);
+    let (used, old) = (float("ranking_use")?, float("ranking_hit")?);
+    let used = used.or(old);
+    if rel.is_none() && rec.is_none() && used.is_none() {
         return Ok(None);
     }
-    let d = Ranking::default();
-    let (a, b, c) = (rel.unwrap_or(d.relevance), rec.unwrap_or(d.recency), hit.unwrap_or(d.hit));
+    let d = DEFAULT_WEIGHTS;
+    let (a, b, c) = (rel.unwrap_or(d.0), rec.unwrap_or(d.1), used.unwrap_or(d.2));
     // Summed in f64: three weights near f32::MAX overflow an f32 sum.
     let sum = a as f64 + b as f64 + c as f64;
     if sum <= 0.0 {
         return Err(WEIGHTS_ZERO.into());
     }
     let w = |x: f32| (x as f64 / sum) as f32;
-    Ok(Some(Ranking { relevance: w(a), recency: w(b), hit: w(c) }))
+    Ok(Some(Ranking { relevance: w(a), recency: w(b), used: w(c) }))
 }
 
 /// The error when the ranking weights sum to zero.
@@ -505,7 +522,7 @@ pub fn check_setting(key: &str, v: &Value) -> Result<(), String> {
             Value::Number(n) if n.as_u64().is_some() => Ok(()),
             other => Err(format!("skill-memory.{key} must be a whole number, got {}", show(other))),
         },
-        "dedup_threshold" | "ranking_relevance" | "ranking_recency" | "ranking_hit" => match v {
+        "dedup_threshold" | "ranking_relevance" | "ranking_recency" | "ranking_use" | "ranking_hit" => match v {
             // Finite as an f32 too: an infinite weight would make every weight NaN.
             Value::Number(n) if n.as_f64().is_some_and(|x| x >= 0.0 && (x as f32).is_finite()) => {
                 if key == "dedup_threshold" && n.as_f64().is_some_and(|d| d as f32 > 1.0) {
@@ -640,7 +657,7 @@ mod tests {
         assert_eq!(f.memory.max_tokens, Some(800));
         assert_eq!(f.memory.max_pinned_tokens, Some(200));
         assert_eq!(f.memory.dedup_threshold, Some(0.8));
-        assert_eq!(f.memory.ranking, Some(Ranking { relevance: 0.5, recency: 0.25, hit: 0.25 }));
+        assert_eq!(f.memory.ranking, Some(Ranking { relevance: 0.5, recency: 0.25, used: 0.25 }));
     }
 
     #[test]

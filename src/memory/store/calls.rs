@@ -7,10 +7,11 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::Candidate;
 use crate::db::{now_ms, write_tx};
 use crate::error::Result;
 use crate::memory::calls::{Call, SESSION_CALLS_MAX};
-use crate::memory::evidence::Evidence;
+use crate::memory::evidence::{Evidence, Uses};
 
 /// How long the calls of an ended session are kept (ms).
 pub const KEEP_ENDED_MS: i64 = 7 * 86_400_000;
@@ -104,39 +105,78 @@ pub struct SessionVerdict {
 pub fn account(conn: &mut Connection, session: &str, verdicts: &[SessionVerdict]) -> Result<()> {
     let now = now_ms();
     let tx = write_tx(conn)?;
-    {
-        let mut exists = tx.prepare_cached("SELECT 1 FROM notes WHERE id = ?1")?;
-        let mut before =
-            tx.prepare_cached("SELECT used, ignored FROM note_sessions WHERE note_id = ?1 AND session_id = ?2")?;
-        let mut put = tx.prepare_cached(
-            "INSERT INTO note_sessions (note_id, session_id, used, ignored) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (note_id, session_id) DO UPDATE SET used = excluded.used, ignored = excluded.ignored",
-        )?;
-        let mut add = tx.prepare_cached(
-            "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (note_id) DO UPDATE SET shown = shown + excluded.shown, used = used + excluded.used,
-                 ignored = ignored + excluded.ignored, used_at = max(coalesce(used_at, 0), coalesce(excluded.used_at, 0))",
-        )?;
-        for v in verdicts {
-            if exists.query_row([v.note], |_| Ok(())).optional()?.is_none() {
-                continue;
-            }
-            let was: Option<(bool, bool)> =
-                before.query_row(params![v.note, session], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
-            let (was_used, was_ignored) = was.unwrap_or_default();
-            let used = was_used || v.used_at.is_some();
-            let ignored = was_ignored || v.ignored;
-            let shown = i64::from(was.is_none());
-            let new_use = i64::from(used && !was_used);
-            let new_ignore = i64::from(ignored && !was_ignored);
-            put.execute(params![v.note, session, used, ignored])?;
-            if shown + new_use + new_ignore > 0 {
-                add.execute(params![v.note, shown, new_use, new_ignore, v.used_at.filter(|_| new_use > 0)])?;
-            }
-        }
-    }
+    apply_verdicts(&tx, session, verdicts)?;
     tx.execute("UPDATE tool_sessions SET ended_at = ?2 WHERE session_id = ?1", params![session, now])?;
     prune(&tx, now)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Counts a use of `note` in `session` (a confirmation: `skillmem/feedback` useful), under
+/// the rule of every use: once per session, a shown session too when the session had not
+/// been shown it. False when the note does not exist.
+pub fn count_use(conn: &mut Connection, session: &str, note: i64, at: i64) -> Result<bool> {
+    let tx = write_tx(conn)?;
+    let found = apply_verdicts(&tx, session, &[SessionVerdict { note, used_at: Some(at), ignored: false }])?;
+    tx.commit()?;
+    Ok(found > 0)
+}
+
+/// Writes what `session` says of each note; returns how many of the notes exist.
+fn apply_verdicts(tx: &rusqlite::Transaction<'_>, session: &str, verdicts: &[SessionVerdict]) -> Result<usize> {
+    let mut writer = tx.prepare_cached("SELECT session_id FROM notes WHERE id = ?1")?;
+    let mut before =
+        tx.prepare_cached("SELECT used, ignored FROM note_sessions WHERE note_id = ?1 AND session_id = ?2")?;
+    let mut put = tx.prepare_cached(
+        "INSERT INTO note_sessions (note_id, session_id, used, ignored) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (note_id, session_id) DO UPDATE SET used = excluded.used, ignored = excluded.ignored",
+    )?;
+    let mut add = tx.prepare_cached(
+        "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at, used_elsewhere) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (note_id) DO UPDATE SET shown = shown + excluded.shown, used = used + excluded.used,
+             ignored = ignored + excluded.ignored, used_at = max(coalesce(used_at, 0), coalesce(excluded.used_at, 0)),
+             used_elsewhere = used_elsewhere + excluded.used_elsewhere",
+    )?;
+    let mut found = 0;
+    for v in verdicts {
+        // The session that wrote the note: a use in any other earns it trust.
+        let Some(wrote) = writer.query_row([v.note], |r| r.get::<_, Option<String>>(0)).optional()? else {
+            continue;
+        };
+        found += 1;
+        let was: Option<(bool, bool)> =
+            before.query_row(params![v.note, session], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        let (was_used, was_ignored) = was.unwrap_or_default();
+        let used = was_used || v.used_at.is_some();
+        let ignored = was_ignored || v.ignored;
+        let shown = i64::from(was.is_none());
+        let new_use = i64::from(used && !was_used);
+        let new_ignore = i64::from(ignored && !was_ignored);
+        let elsewhere = new_use * i64::from(wrote.as_deref() != Some(session));
+        put.execute(params![v.note, session, used, ignored])?;
+        if shown + new_use + new_ignore > 0 {
+            add.execute(params![v.note, shown, new_use, new_ignore, v.used_at.filter(|_| new_use > 0), elsewhere])?;
+        }
+    }
+    Ok(found)
+}
+
+/// Records a person's act on notes (wrote, edited, pinned, accepted, confirmed): they are
+/// trusted from now on. Notes that do not exist are skipped.
+pub fn vouch(conn: &mut Connection, ids: &[i64]) -> Result<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT INTO note_evidence (note_id, vouched) SELECT id, 1 FROM notes WHERE id = ?1
+             ON CONFLICT (note_id) DO UPDATE SET vouched = 1",
+        )?;
+        for id in ids {
+            put.execute([id])?;
+        }
+    }
     tx.commit()?;
     Ok(())
 }
@@ -161,10 +201,18 @@ pub fn evidence_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Eviden
     }
     let row = |r: &rusqlite::Row| -> rusqlite::Result<(i64, Evidence)> {
         let used_at: Option<i64> = r.get(4)?;
-        let e = Evidence { shown: r.get(1)?, used: r.get(2)?, ignored: r.get(3)?, used_at: used_at.filter(|t| *t > 0) };
-        Ok((r.get(0)?, e))
+        let e = Evidence {
+            shown: r.get(1)?,
+            used: r.get(2)?,
+            ignored: r.get(3)?,
+            used_at: used_at.filter(|t| *t > 0),
+            vouched: r.get(5)?,
+            used_elsewhere: r.get(6)?,
+            ..Default::default()
+        };
+        Ok((r.get(0)?, e.with_trust()))
     };
-    const COLUMNS: &str = "note_id, shown, used, ignored, used_at";
+    const COLUMNS: &str = "note_id, shown, used, ignored, used_at, vouched, used_elsewhere";
     if ids.len() > 256 {
         let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
         let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence"))?;
@@ -193,16 +241,62 @@ pub fn add_evidence(conn: &mut Connection, notes: &[(i64, Evidence)]) -> Result<
     let tx = write_tx(conn)?;
     {
         let mut add = tx.prepare_cached(
-            "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at) VALUES (?1, ?2, ?3, ?4, ?5)
+            "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at, vouched, used_elsewhere)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
              ON CONFLICT (note_id) DO UPDATE SET shown = shown + excluded.shown, used = used + excluded.used,
-                 ignored = ignored + excluded.ignored, used_at = max(coalesce(used_at, 0), coalesce(excluded.used_at, 0))",
+                 ignored = ignored + excluded.ignored, used_at = max(coalesce(used_at, 0), coalesce(excluded.used_at, 0)),
+                 vouched = max(vouched, excluded.vouched), used_elsewhere = used_elsewhere + excluded.used_elsewhere",
         )?;
         for (id, e) in notes {
-            add.execute(params![id, e.shown.max(0), e.used.max(0), e.ignored.max(0), e.used_at])?;
+            let e = e.carried();
+            let counts = (e.shown.max(0), e.used.max(0), e.ignored.max(0), e.used_elsewhere.max(0));
+            add.execute(params![id, counts.0, counts.1, counts.2, e.used_at, e.vouched, counts.3])?;
         }
     }
     tx.commit()?;
     Ok(())
+}
+
+/// Every note of `skill` visible from `project` (its own plus global), with its uses (here,
+/// beside the other statements over `note_evidence`).
+pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, pinned, created_at, e.shown, e.used, e.ignored, e.vouched, e.used_elsewhere
+         FROM notes LEFT JOIN note_evidence e ON e.note_id = notes.id WHERE skill = ?1 AND {} ORDER BY id",
+        super::visible_from(2)
+    ))?;
+    let rows = stmt.query_map(params![skill, project], |r| {
+        Ok(Candidate { id: r.get(0)?, pinned: r.get::<_, i64>(1)? != 0, created_at: r.get(2)?, uses: uses_from(r, 3)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The uses and trust of the note `only`, or of every note with evidence (`None`).
+pub fn scan_uses(conn: &Connection, only: Option<i64>) -> Result<Vec<(i64, Uses)>> {
+    const COLUMNS: &str = "SELECT note_id, shown, used, ignored, vouched, used_elsewhere FROM note_evidence";
+    let row = |r: &rusqlite::Row| -> rusqlite::Result<(i64, Uses)> { Ok((r.get(0)?, uses_from(r, 1)?)) };
+    Ok(match only {
+        Some(id) => conn
+            .prepare_cached(&format!("{COLUMNS} WHERE note_id = ?1"))?
+            .query_map([id], row)?
+            .collect::<rusqlite::Result<_>>()?,
+        None => conn.prepare_cached(COLUMNS)?.query_map([], row)?.collect::<rusqlite::Result<_>>()?,
+    })
+}
+
+/// [`Uses`] from the columns `shown, used, ignored, vouched, used_elsewhere` at `at` (NULLs,
+/// from a note with no evidence row, read as none).
+pub(super) fn uses_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Uses> {
+    let n = |i: usize| -> rusqlite::Result<i64> { Ok(r.get::<_, Option<i64>>(at + i)?.unwrap_or(0)) };
+    let e = Evidence {
+        shown: n(0)?,
+        used: n(1)?,
+        ignored: n(2)?,
+        vouched: n(3)? != 0,
+        used_elsewhere: n(4)?,
+        ..Default::default()
+    };
+    Ok(Uses::of(&e))
 }
 
 /// The ids of the sessions whose logs are kept and not ended (for tests and the doctor).

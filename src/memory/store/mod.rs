@@ -114,8 +114,9 @@ pub fn not_found(id: i64) -> Error {
 pub struct Candidate {
     pub id: i64,
     pub pinned: bool,
-    pub hits: i64,
     pub created_at: i64,
+    /// Its use counts and trust (the evidence of the sessions that were shown it).
+    pub uses: crate::memory::evidence::Uses,
 }
 
 /// The one "visible from a project" predicate: the current notes of the project bound to SQL
@@ -129,18 +130,6 @@ pub fn visible_from(n: usize) -> String {
 /// [`visible_from`] with the notes replaced or retired (history listings, restore, purge).
 pub fn visible_with_history(n: usize) -> String {
     format!("((scope = 'project' AND project_id = ?{n}) OR scope = 'global')")
-}
-
-/// Every note of `skill` visible from `project` (its own plus global).
-pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT id, pinned, hits, created_at FROM notes WHERE skill = ?1 AND {} ORDER BY id",
-        visible_from(2)
-    ))?;
-    let rows = stmt.query_map(params![skill, project], |r| {
-        Ok(Candidate { id: r.get(0)?, pinned: r.get::<_, i64>(1)? != 0, hits: r.get(2)?, created_at: r.get(3)? })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ pub fn evidence_records(conn: &Connection, ids: &[i64]) -> Result<std::collectio
 
 /// The note `id` as seen from `project`: `Err(NotFound)` when there is none, or when it
 /// belongs to another project.
-fn visible_note(tx: &Connection, id: i64, project: &str) -> Result<Note> {
+pub fn visible_note(tx: &Connection, id: i64, project: &str) -> Result<Note> {
     let n = tx
         .query_row(
             &format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1 AND {}", visible_with_history(2)),
