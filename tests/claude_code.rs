@@ -475,3 +475,65 @@ fn session_end_mines_a_failed_call_and_its_fix_into_a_lesson() {
     let (_, recalled, _) = w.cli(&["recall", "npm", "--intent", "install eslint"]);
     assert!(recalled.contains("--legacy-peer-deps"), "{recalled}");
 }
+
+/// Trust by use through the hooks: a note the agent wrote is unverified; a session that loads
+/// the skill and then runs the flag the note names (read from the transcript at SessionEnd,
+/// by each record's time) uses it, which makes it trusted, and the next load says `used="1"`.
+/// A bare run of the program the note is about, before the load, is no use.
+#[test]
+fn session_end_judges_the_transcripts_calls_and_a_used_note_earns_trust() {
+    let w = World::new();
+    w.enabled_skill("pdf");
+    let out = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .args(["note", "pdf", "--kind", "gotcha", "--delta", "pdftotext drops ligatures; pass `-enc UTF-8`."])
+        .current_dir(&w.ws)
+        .envs(w.envs())
+        .env("SKILLMEM_ACTOR", "agent")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = w.tmp.path().join("use.jsonl");
+    let (code, out, _) = hook(&w, &fixture("post_tool_use_skill.json", &w, &t));
+    assert_eq!(code, 0);
+    let block = context(&out, "PostToolUse");
+    assert!(block.contains("trust=\"unverified\"") && block.contains("used=\"0\""), "{block}");
+    // Times around the load: a bare run an hour before it, the flag a minute after.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let iso = |secs: i64| {
+        let days = secs.div_euclid(86_400);
+        let (z, s) = (days + 719_468, secs.rem_euclid(86_400));
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        let y = yoe + era * 400 + i64::from(m <= 2);
+        format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", s / 3600, s % 3600 / 60, s % 60)
+    };
+    let bash = |id: &str, cmd: &str, at: i64| {
+        [
+            serde_json::json!({"type":"assistant","timestamp":iso(at),"message":{"role":"assistant","content":[{"type":"tool_use","id":id,"name":"Bash","input":{"command":cmd}}]}}),
+            serde_json::json!({"type":"user","timestamp":iso(at),"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":id,"content":"ok"}]}}),
+        ]
+    };
+    let mut recs = vec![];
+    recs.extend(bash("b0", "pdftotext report.pdf out.txt", now - 3600));
+    recs.extend(bash("b1", "pdftotext -enc UTF-8 report.pdf out.txt", now + 60));
+    std::fs::write(&t, recs.iter().map(|r| r.to_string() + "\n").collect::<String>()).unwrap();
+    let (code, out, _) = hook(&w, &fixture("session_end.json", &w, &t));
+    assert_eq!((code, out.as_str()), (0, ""));
+    let (_, listed, _) = w.cli(&["notes", "--json"]);
+    let v: Value = serde_json::from_str(&listed).unwrap();
+    let n = &v["notes"][0];
+    assert_eq!(
+        (n["shown"].as_i64(), n["used"].as_i64(), n["trust"].as_str()),
+        (Some(1), Some(1), Some("trusted")),
+        "{n}"
+    );
+    assert_eq!(log(&w), "", "no failures logged");
+    let (_, out, _) = hook(&w, &fixture("post_tool_use_skill.json", &w, &t));
+    let block = context(&out, "PostToolUse");
+    assert!(block.contains("used=\"1\"") && !block.contains("trust="), "{block}");
+}

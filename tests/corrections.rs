@@ -22,7 +22,8 @@ fn replace(c: &mut skillmem::client::Client, skill: &str, id: i64, delta: &str) 
 fn a_correction_is_never_answered_duplicate() {
     let w = World::new();
     let dir = w.enabled_skill("release");
-    let mut c = w.spawn();
+    // Every note in the block, trusted or not: the test counts what was kept.
+    let mut c = w.spawn_with(json!({ "memory": { "unverifiedShare": 1.0 } }));
     let pairs = [
         ("Always pass --no-verify when pushing release tags.", "Never pass --no-verify when pushing release tags."),
         (
@@ -106,7 +107,7 @@ fn replaces_takes_the_old_notes_place_and_keeps_it_as_history() {
     let b = block_of(&load(&mut c, "c1", "ci", &dir, Some("yarn install in CI")));
     assert!(b.contains("--immutable") && !b.contains(&format!("<note id=\"{old_id}\"")), "{b}");
     assert!(
-        b.contains(&format!("<note id=\"{new_id}\" kind=\"gotcha\" intent=\"\" hits=\"1\" pinned=\"true\"")),
+        b.contains(&format!("<note id=\"{new_id}\" kind=\"gotcha\" intent=\"\" used=\"0\" pinned=\"true\"")),
         "{b}"
     );
     // History: the default listing has the new one only; includeSuperseded shows both.

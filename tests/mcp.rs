@@ -89,6 +89,7 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
     assert_eq!(
         names,
         [
+            "skill_feedback",
             "skill_forget",
             "skill_note",
             "skill_pin",

@@ -43,6 +43,12 @@ impl Machine {
     }
 
     fn configure(&self, url: &str, team: &str, extra: &str) {
+        // These tests count what sync carries: every note in the block, trusted or not.
+        let share = "unverified_share = 1.0\n";
+        let extra = match extra.find("[memory]\n") {
+            Some(i) => format!("{}{share}{}", &extra[..i + "[memory]\n".len()], &extra[i + "[memory]\n".len()..]),
+            None => format!("{extra}\n[memory]\n{share}"),
+        };
         std::fs::write(
             self.w.ws.join("skillmem.toml"),
             format!(

@@ -56,6 +56,14 @@ Examples (ids: `skillmem notes SKILL`; `skillmem restore 17` brings it back):
   skillmem forget 17
   skillmem forget 17 --reason 'the flag was removed in 2.0'";
 
+/// `skillmem feedback`.
+pub const FEEDBACK: &str = "\
+Examples (from your terminal a note you confirm is trusted at once; from an agent's shell,
+`useful` counts as a use in the session named by --session):
+  skillmem feedback 17 useful
+  skillmem feedback 17 wrong --reason 'the flag was removed in 2.0'
+  skillmem feedback 17 useful --session ses_42";
+
 /// `skillmem restore`.
 pub const RESTORE: &str = "\
 Example (`skillmem notes --all-versions` lists retired and replaced notes):

@@ -121,6 +121,12 @@ fn counts(m: &std::collections::BTreeMap<String, i64>) -> String {
 fn human_distill(r: &Distilled) -> String {
     let c = &r.report;
     let mut t = format!("re-embedded {} notes\n", r.reembedded);
+    for d in &r.retired_unused {
+        t.push_str(&format!(
+            "retired note {} ({}): {} (skillmem restore {} brings it back)\n",
+            d.id, d.skill, d.reason, d.id
+        ));
+    }
     t.push_str(&format!("project {}: {} notes visible\n", c.project_id, c.notes));
     t.push_str(&format!("  by skill   {}\n", counts(&c.by_skill)));
     t.push_str(&format!("  by scope   {}\n", counts(&c.by_scope)));

@@ -99,7 +99,7 @@ pub enum Command {
     Recall {
         /// The skill's name.
         skill: String,
-        /// What the agent is about to do: notes are ranked by it (default: by recency × hits).
+        /// What the agent is about to do: notes are ranked by it (default: by recency × use).
         #[arg(long, value_name = "TEXT")]
         intent: Option<String>,
         /// Token budget of the block (default: memory.maxTokens, 1500).
@@ -126,6 +126,21 @@ pub enum Command {
         /// Why the note no longer holds (kept with it).
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
+    },
+    /// Say whether a note helped: useful (a use; from your terminal, trusted) or wrong (retired, restorable).
+    #[command(after_help = help::FEEDBACK)]
+    Feedback {
+        /// The note's id (`skillmem notes SKILL` lists them).
+        id: i64,
+        /// useful or wrong.
+        #[arg(value_parser = ["useful", "wrong"])]
+        verdict: String,
+        /// Why (kept with a note retired as wrong).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+        /// The agent's session the note helped in (needed from an agent's shell).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
     },
     /// Bring a retired or replaced note back into recall.
     #[command(after_help = help::RESTORE)]
@@ -598,6 +613,18 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Forget { id, reason } => {
             let r = call::<Forget>(&engine(g)?, ForgetParams { id, reason })?;
             emit(g, &r, |r| format!("note {} retired (skillmem restore {} brings it back)", r.id, r.id))?;
+        }
+        Command::Feedback { id, verdict, reason, session } => {
+            let verdict = skillmem::engine::Verdict::parse(&verdict)
+                .ok_or_else(|| anyhow::anyhow!("verdict {verdict:?}: say useful or wrong"))?;
+            let r = call::<skillmem::protocol::memory::Feedback>(
+                &engine(g)?,
+                FeedbackParams { session_id: session, id, verdict, reason },
+            )?;
+            emit(g, &r, |r| match r.retired_at {
+                Some(_) => format!("note {} retired as wrong (skillmem restore {} brings it back)", r.id, r.id),
+                None => format!("note {}: used in {} sessions, {}", r.id, r.used, r.trust.as_str()),
+            })?;
         }
         Command::Restore { id } => {
             let r = call::<Restore>(&engine(g)?, IdParams { id })?;

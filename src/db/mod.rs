@@ -206,6 +206,57 @@ pub fn day_of(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// Milliseconds since the Unix epoch of an RFC 3339 time as hosts write it in their
+/// transcripts (`2026-12-01T22:15:28.389Z`, `2026-12-01T23:15:28+01:00`, fraction optional).
+pub fn ms_of_rfc3339(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let num = |a: usize, b: usize| -> Option<i64> {
+        let t = s.get(a..b)?;
+        t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok()).flatten()
+    };
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (hh, mm, ss) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
+    if s.get(4..5)? != "-" || s.get(7..8)? != "-" || !matches!(s.get(10..11)?, "T" | "t" | " ") {
+        return None;
+    }
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    let mut ms = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return None;
+        }
+        let digits = &frac[..n];
+        ms = format!("{:0<3}", &digits[..n.min(3)]).parse::<i64>().ok()?;
+        rest = &frac[n..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) && &o[3..4] == ":" => {
+            let h: i64 = o[1..3].parse().ok()?;
+            let mi: i64 = o[4..6].parse().ok()?;
+            let v = (h * 60 + mi) * 60_000;
+            if o.starts_with('-') {
+                -v
+            } else {
+                v
+            }
+        }
+        _ => return None,
+    };
+    // Days from a civil date (Howard Hinnant's algorithm), the inverse of `day_of`.
+    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + hh) * 60 + mm) * 60_000 + ss * 1000 + ms - offset)
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
@@ -213,6 +264,31 @@ pub fn now_ms() -> i64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rfc3339_table() {
+        for (s, want) in [
+            ("1970-01-01T00:00:00Z", Some(0)),
+            ("2025-12-01T00:00:00Z", Some(1_764_547_200_000)),
+            ("2026-12-01T22:15:28.389Z", Some(1_796_163_328_389)),
+            ("2026-12-01T23:15:28.389+01:00", Some(1_796_163_328_389)),
+            ("2026-12-01T22:15:28.3Z", Some(1_796_163_328_300)),
+            ("2026-12-01T22:15:28.389123456Z", Some(1_796_163_328_389)),
+            ("2026-12-01T21:15:28-01:00", Some(1_796_163_328_000)),
+            ("2024-02-29T12:00:00Z", Some(1_709_208_000_000)),
+            ("2026-12-01", None),
+            ("2026-13-01T00:00:00Z", None),
+            ("2026-12-01T22:15:28", None),
+            ("2026-12-01T22:15:28.Z", None),
+            ("not a time", None),
+            ("", None),
+        ] {
+            assert_eq!(super::ms_of_rfc3339(s), want, "{s}");
+            if let Some(ms) = want {
+                assert_eq!(super::day_of(ms), s[..10], "{s}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -18,6 +18,11 @@ use crate::memory::calls::{self, Call, IDLE_END};
 use crate::memory::evidence::{self, Evidence, Later};
 use crate::memory::store::{self, SessionVerdict};
 
+/// Prefix of the session ids a door makes up when its host names none (the MCP door): a hook
+/// door that reads the host's transcript gives the notes written under one the host's own
+/// session ([`Engine::claim_notes`]).
+pub const OWN_SESSION_PREFIX: &str = "mcp:";
+
 /// A tool call that is not a skill load, as a door reports it.
 #[derive(Debug, Clone, Default)]
 pub struct ToolCall {
@@ -66,6 +71,50 @@ impl Engine {
             at: db::now_ms(),
         };
         lock(&self.pending_calls).push(call);
+    }
+
+    /// Records the calls a hook door read from the host's transcript at the session's end
+    /// (the hosts whose calls do not reach skillmem one by one), each at the time the
+    /// transcript gives it (`at`, ms): the loads the hooks recorded sit among them by time.
+    /// Skill loads are left out (the hooks recorded them, with what they showed); so are calls
+    /// with no time. Returns how many were recorded.
+    pub fn transcript_calls(&self, session: &str, calls: &[(Option<i64>, crate::historian::mine::Call)]) -> usize {
+        let mut n = 0;
+        for (k, (at, c)) in calls.iter().enumerate() {
+            let Some(at) = at else { continue };
+            if crate::memory::provenance::is_skill_tool(&c.tool) {
+                continue;
+            }
+            self.tool_called(ToolCall {
+                session: session.to_string(),
+                position: Some(calls::position_at(*at, k as i64)),
+                call_id: match &c.position {
+                    crate::historian::mine::Position::CallId(id) => id.clone(),
+                    crate::historian::mine::Position::RecordIndex(i) => format!("record:{i}"),
+                },
+                tool: c.tool.clone(),
+                args: serde_json::json!({ "command": c.command }),
+                failed: c.failed,
+                exit_code: None,
+                output: c.output.clone(),
+            });
+            n += 1;
+        }
+        n
+    }
+
+    /// The notes `ids`, written through the MCP door under a session id of its own making,
+    /// belong to the host's session `session` (a hook door read so in the transcript): a use
+    /// in that same session then does not make them trusted. Returns how many changed.
+    pub fn claim_notes(&self, session: &str, ids: &[i64]) -> Result<usize> {
+        if ids.is_empty() || session.trim().is_empty() {
+            return Ok(0);
+        }
+        let mut conn = self.conn();
+        let before = self.catalog.before_write(&conn);
+        let n = store::claim_for_session(&mut conn, session, ids, OWN_SESSION_PREFIX);
+        self.catalog.after_write(&conn, before, ids);
+        n
     }
 
     /// Queues a skill load for the session's log: the load later calls are compared against,
@@ -180,7 +229,46 @@ impl Engine {
         let written = store::account(&mut conn, session, &verdicts);
         let touched: Vec<i64> = verdicts.iter().map(|v| v.note).collect();
         self.catalog.after_write(&conn, before, &touched);
-        written
+        written?;
+        drop(conn);
+        for d in self.decay(Some(&touched))? {
+            tracing::info!("note {} retired: {}", d.id, d.reason);
+        }
+        Ok(())
+    }
+
+    /// Retires the notes among `ids` (every note with evidence when `None`) that were shown in
+    /// `memory.retireUnusedAfter` sessions and never used, when a use of them could be seen
+    /// ([`evidence::decay_reason`]); returns them. Judged at a session's end and by `distill`.
+    pub fn decay(&self, ids: Option<&[i64]>) -> Result<Vec<Decayed>> {
+        let after = self.config.memory.retire_unused_after;
+        if after == 0 {
+            return Ok(vec![]);
+        }
+        let due = {
+            let conn = self.conn();
+            let mut due = store::unused_after(&conn, i64::from(after))?;
+            if let Some(ids) = ids {
+                due.retain(|id| ids.contains(id));
+            }
+            let evidence = store::evidence_of(&conn, &due)?;
+            let mut out = vec![];
+            for id in due {
+                let Some(note) = store::get(&conn, id)? else { continue };
+                if note.retired_at.is_some() || note.superseded_by.is_some() {
+                    continue;
+                }
+                let e = evidence.get(&id).copied().unwrap_or_default();
+                if let Some(reason) = evidence::decay_reason(&e, note.pinned, &note.delta, after) {
+                    out.push(Decayed { id, skill: note.skill, reason });
+                }
+            }
+            out
+        };
+        for d in &due {
+            self.forget(d.id, Some(&d.reason))?;
+        }
+        Ok(due)
     }
 
     /// A person wrote, edited, pinned, accepted or confirmed the notes `ids`: trusted from now
@@ -252,6 +340,15 @@ impl Engine {
     pub fn evidence_of(&self, ids: &[i64]) -> Result<HashMap<i64, Evidence>> {
         store::evidence_of(&self.conn(), ids)
     }
+}
+
+/// A note retired because it was shown and never used ([`Engine::decay`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Decayed {
+    pub id: i64,
+    pub skill: String,
+    /// "unused: shown in N sessions, never used"
+    pub reason: String,
 }
 
 /// What a host or a person says of a note ([`Engine::feedback`]).

@@ -98,6 +98,10 @@ pub struct SecretNote {
 #[serde(rename_all = "camelCase")]
 pub struct Distilled {
     pub reembedded: usize,
+    /// Notes retired now because they were shown in `memory.retireUnusedAfter` sessions and
+    /// never used (restorable).
+    #[serde(default)]
+    pub retired_unused: Vec<super::calls::Decayed>,
     pub report: CorpusReport,
 }
 
@@ -130,9 +134,10 @@ impl Engine {
                 n
             }
         };
+        let retired_unused = self.decay(None)?;
         let mut report = self.corpus_report()?;
         report.warnings.extend(warnings);
-        Ok(Distilled { reembedded, report })
+        Ok(Distilled { reembedded, retired_unused, report })
     }
 
     /// Re-embeds, in the background after a start, the notes whose vector was made by another

@@ -646,7 +646,14 @@ impl Engine {
             max_tokens: max_tokens.or(ctx.settings.max_tokens).unwrap_or(self.config.memory.max_tokens),
             max_pinned_tokens: ctx.settings.max_pinned_tokens.unwrap_or(self.config.memory.max_pinned_tokens),
             limit,
+            max_unverified_tokens: 0,
         };
+        let budget = Budget {
+            max_unverified_tokens: Budget::unverified_cap(budget.max_tokens, self.config.memory.unverified_share),
+            ..budget
+        };
+        let feedback_tool = self.feedback_tool();
+        let tools = block::Tools { note: self.note_tool(), feedback: &feedback_tool };
         let t0 = Instant::now();
         let ask = HeadAsk {
             intent,
@@ -666,8 +673,7 @@ impl Engine {
         let lead = |out: &mut recall::Outcome| block::lead_newer(&mut out.notes, &pairs);
         let mut newer_of = lead(&mut out);
         let t_lead = t0.elapsed();
-        let mut b =
-            block::render(&ctx.name, out.mode, &out.notes, budget, self.note_tool(), ctx.version.as_deref(), &newer_of);
+        let mut b = block::render(&ctx.name, out.mode, &out.notes, budget, tools, ctx.version.as_deref(), &newer_of);
         // Room left for another note, and notes not loaded: load them and render again (the
         // same block as rendering them all at once; a note costs more than NOTE_TOKENS_MIN).
         let full = b.as_ref().is_some_and(|b| {
@@ -684,15 +690,7 @@ impl Engine {
                 t0.elapsed() - t_first
             );
             newer_of = lead(&mut out);
-            b = block::render(
-                &ctx.name,
-                out.mode,
-                &out.notes,
-                budget,
-                self.note_tool(),
-                ctx.version.as_deref(),
-                &newer_of,
-            );
+            b = block::render(&ctx.name, out.mode, &out.notes, budget, tools, ctx.version.as_deref(), &newer_of);
         }
         let t_render = t0.elapsed();
         if let (Some(b), true) = (&b, count) {

@@ -21,7 +21,7 @@ mod review;
 mod skills;
 mod team;
 
-pub use calls::{Feedback, FeedbackResult, ToolCall, Verdict};
+pub use calls::{Decayed, Feedback, FeedbackResult, ToolCall, Verdict, OWN_SESSION_PREFIX};
 pub use curate::{
     parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
     ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
@@ -328,8 +328,17 @@ impl Engine {
 
     /// The name of the feedback tool the guidance line names: `memory.feedbackTool`, which each
     /// door sets to its own tool's name unless the configuration names one.
-    pub fn feedback_tool(&self) -> &str {
-        self.config.memory.feedback_tool.as_deref().unwrap_or(DEFAULT_FEEDBACK_TOOL)
+    /// When none is configured, the note tool's sibling: every door names its tools alike
+    /// (`mcp__skillmem__skill_note` and `mcp__skillmem__skill_feedback`, `ctx_skill_note` and
+    /// `ctx_skill_feedback`).
+    pub fn feedback_tool(&self) -> std::borrow::Cow<'_, str> {
+        if let Some(t) = self.config.memory.feedback_tool.as_deref() {
+            return t.into();
+        }
+        match self.config.memory.note_tool.as_deref().and_then(|n| n.strip_suffix("skill_note")) {
+            Some(prefix) => format!("{prefix}skill_feedback").into(),
+            None => DEFAULT_FEEDBACK_TOOL.into(),
+        }
     }
 
     /// The workspace this engine serves, if any.

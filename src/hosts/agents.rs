@@ -240,6 +240,15 @@ fn session_end(agent: Agent, event: &Value, ws: &Path, opts: &HookOptions, log: 
     // A session's end (not Codex's turn end): the notes its loads showed are judged by the
     // calls it reported.
     if str_field(event, "hook_event_name") != Some("Stop") {
+        // The whole transcript's calls are the session's activity.
+        match read_from(&path, 0) {
+            Ok((lines, _)) => {
+                let records: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+                let calls = transcripts::calls(kind(agent), &records);
+                super::report_calls(&engine, &session, &records, &calls, log);
+            }
+            Err(e) => log.push(format!("session {session}: transcript {}: {e}", path.display())),
+        }
         if let Err(e) = engine.end_session(&session) {
             log.push(format!("session {session}: its notes' use was not counted: {e}"));
         }

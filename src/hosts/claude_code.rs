@@ -285,7 +285,7 @@ fn transcript(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
     // At the session's end, the whole transcript's failed calls and their fixes become
     // lessons (once: a turn's Stop would mine the same pairs again).
     if str_field(event, "hook_event_name") == Some("SessionEnd") {
-        if let Err(e) = mine_transcript(&engine, session, &path, log) {
+        if let Err(e) = session_calls(&engine, session, &path, log) {
             log.push(format!("session {session}: mining {}: {e}", path.display()));
         }
         // The session is over: the notes its loads showed are judged by the calls it reported.
@@ -295,11 +295,14 @@ fn transcript(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
     }
 }
 
-/// Mines the whole transcript of a session for error → fix lessons (`historian::mine`).
-fn mine_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<String>) -> crate::Result<()> {
+/// The whole transcript's calls at a session's end: reported as the session's activity (the
+/// calls the notes its loads showed are judged by), and mined for error → fix lessons
+/// (`historian::mine`).
+fn session_calls(engine: &Engine, session: &str, path: &Path, log: &mut Vec<String>) -> crate::Result<()> {
     let (lines, _) = read_from(path, 0)?;
     let records: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let calls = crate::historian::tool_calls::claude_code(&records);
+    super::report_calls(engine, session, &records, &calls, log);
     let origin = crate::memory::Origin {
         host: Some(HOST.to_string()),
         transcript: Some(path.display().to_string()),

@@ -1,6 +1,6 @@
 //! `skillmem mcp`: a stdio MCP server for every MCP-capable agent (Claude Code, Codex,
 //! Cursor, ...), on the same store as the sidecar: the note tools `skill_note`,
-//! `skill_recall`, `skill_pin`, `skill_forget`, and the session-skills operations
+//! `skill_recall`, `skill_pin`, `skill_forget`, `skill_feedback`, and the session-skills operations
 //! `skills_list`, `skills_install`, `skills_update`, `skills_remove`, `skills_resolve`,
 //! `skills_seed` (the `skillmem/skills/*` methods, same params and results).
 //!
@@ -23,10 +23,13 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
 use crate::engine::{Engine, Installed, Recalled, Removed, Resolved, Seeded, Sources, Written};
+use crate::engine::{FeedbackResult, OWN_SESSION_PREFIX};
 use crate::error::Error;
 use crate::memory::WriteStatus;
 use crate::progress::Progress;
-use crate::protocol::memory::{Forget, ForgetParams, IdResult, Note, NoteParams, Pin, PinParams, Recall, RecallParams};
+use crate::protocol::memory::{
+    Feedback, FeedbackParams, Forget, ForgetParams, IdResult, Note, NoteParams, Pin, PinParams, Recall, RecallParams,
+};
 use crate::protocol::skills::{
     Install, InstallParams, List, ListParams, Remove, RemoveParams, Resolve, ResolveParams, Seed, SeedParams, Update,
     UpdateParams,
@@ -43,12 +46,26 @@ const KINDS: &str = "Kinds: gotcha (a trap that cost time), discovery (a fact ab
 /// The MCP server over one engine.
 pub struct SkillMcp {
     engine: Arc<Engine>,
+    /// The session notes and feedback are recorded under ([`session_of_process`]).
+    session: String,
 }
 
 impl SkillMcp {
     pub fn new(engine: Engine) -> Self {
-        Self { engine: Arc::new(engine) }
+        Self { engine: Arc::new(engine), session: session_of_process(|k| std::env::var(k).ok()) }
     }
+}
+
+/// The session this MCP server serves: a host runs one server per session. The host's session
+/// id where it exposes one to the server's environment (`SKILLMEM_SESSION_ID`, Codex's
+/// `CODEX_THREAD_ID`), else one of this process's own (`mcp:<pid>-<start ms>`).
+pub fn session_of_process(var: impl Fn(&str) -> Option<String>) -> String {
+    for k in ["SKILLMEM_SESSION_ID", "CODEX_THREAD_ID"] {
+        if let Some(v) = var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
+            return v;
+        }
+    }
+    format!("{OWN_SESSION_PREFIX}{}-{}", std::process::id(), crate::db::now_ms())
 }
 
 /// The name the guidance line gives the note tool, unless the configuration names one.
@@ -73,7 +90,7 @@ trait McpTool: Method {
 /// The tools, in the order listed: each a method of the protocol's table.
 macro_rules! for_each_tool {
     ($callback:ident) => {
-        $callback!(Note, Recall, Pin, Forget, List, Install, Update, Remove, Resolve, Seed)
+        $callback!(Note, Recall, Pin, Forget, Feedback, List, Install, Update, Remove, Resolve, Seed)
     };
 }
 
@@ -179,6 +196,19 @@ impl McpTool for Forget {
     }
     fn text(_: &ForgetParams, r: &IdResult) -> String {
         format!("Note {} retired (kept as history; it can be restored).", r.id)
+    }
+}
+
+impl McpTool for Feedback {
+    const TOOL: &'static str = "skill_feedback";
+    fn description() -> String {
+        "Say whether a note from skill memory helped: verdict useful when you applied it and it worked (a note used in a later session than the one that wrote it is trusted), or wrong when it does not hold (it is retired with your reason, restorable). Notes marked trust=\"unverified\" are unproven until then.".into()
+    }
+    fn text(p: &FeedbackParams, r: &FeedbackResult) -> String {
+        match (p.verdict, r.retired_at) {
+            (_, Some(_)) => format!("Note {} retired as wrong (kept as history; it can be restored).", r.id),
+            _ => format!("Noted: note {} helped (used in {} sessions; {}).", r.id, r.used, r.trust.as_str()),
+        }
     }
 }
 
@@ -364,7 +394,7 @@ impl ServerHandler for SkillMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("skillmem", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Skill memory: lessons agents saved about skills. When a skill taught you a gotcha, a discovery, an error fix or a must-not-skip step, save it with skill_note; read them with skill_recall. Session skills: skills_install pins skills from a git repository, skills_seed copies them into a session's working folder (before that session starts).",
+                "Skill memory: lessons agents saved about skills. When a skill taught you a gotcha, a discovery, an error fix or a must-not-skip step, save it with skill_note; read them with skill_recall; when a note helped (or is wrong), say so with skill_feedback. Session skills: skills_install pins skills from a git repository, skills_seed copies them into a session's working folder (before that session starts).",
             )
     }
 
@@ -386,6 +416,10 @@ impl ServerHandler for SkillMcp {
         let mut args = Value::Object(request.arguments.unwrap_or_default());
         // A note is recorded as written from this MCP client (`mcp:<its name>`), not from
         // whatever the agent might pass.
+        // Notes and feedback are this server's session's (the agent never names one).
+        if let (Some(o), true) = (args.as_object_mut(), name == NOTE_TOOL || name == <Feedback as McpTool>::TOOL) {
+            o.insert("sessionId".into(), Value::String(self.session.clone()));
+        }
         if let (Some(o), true) = (args.as_object_mut(), name == NOTE_TOOL) {
             o.remove("host");
             if let Some(info) = context.peer.peer_info() {
@@ -446,4 +480,21 @@ pub async fn serve(engine: Engine) -> anyhow::Result<()> {
     let running = SkillMcp::new(engine).serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod session_tests {
+    use super::*;
+
+    #[test]
+    fn session_of_process_table() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        assert_eq!(session_of_process(env(&[("SKILLMEM_SESSION_ID", "s1"), ("CODEX_THREAD_ID", "t1")])), "s1");
+        assert_eq!(session_of_process(env(&[("CODEX_THREAD_ID", "t1")])), "t1");
+        assert_eq!(session_of_process(env(&[("SKILLMEM_SESSION_ID", " ")])).split('-').count(), 2);
+        let own = session_of_process(env(&[]));
+        assert!(own.starts_with(&format!("{OWN_SESSION_PREFIX}{}-", std::process::id())), "{own}");
+    }
 }

@@ -15,6 +15,60 @@ pub mod store;
 use std::io::Write;
 use std::path::Path;
 
+/// Reports the calls read from a host's transcript as the session's activity
+/// ([`crate::engine::Engine::transcript_calls`]), each at the time of its transcript record
+/// (`timestamp`, RFC 3339); a record without one is left out, and the log says how many.
+pub fn report_calls(
+    engine: &crate::engine::Engine,
+    session: &str,
+    records: &[serde_json::Value],
+    calls: &[crate::historian::mine::Call],
+    log: &mut Vec<String>,
+) {
+    let timed: Vec<(Option<i64>, crate::historian::mine::Call)> = calls
+        .iter()
+        .map(|c| {
+            let at = match c.position {
+                crate::historian::mine::Position::RecordIndex(i) => records.get(i).and_then(record_time),
+                crate::historian::mine::Position::CallId(_) => None,
+            };
+            (at, c.clone())
+        })
+        .collect();
+    let untimed =
+        timed.iter().filter(|(at, c)| at.is_none() && !crate::memory::provenance::is_skill_tool(&c.tool)).count();
+    let n = engine.transcript_calls(session, &timed);
+    // Notes the agent wrote in this session through the MCP door are this session's.
+    let written: Vec<i64> = calls
+        .iter()
+        .filter(|c| c.tool.ends_with("skill_note") && !c.failed)
+        .filter_map(|c| note_saved(&c.output))
+        .collect();
+    if let Err(e) = engine.claim_notes(session, &written) {
+        log.push(format!("session {session}: the notes it wrote were not given to it: {e}"));
+    }
+    if untimed > 0 {
+        log.push(format!(
+            "session {session}: {untimed} of {} calls have no time in the transcript; not judged",
+            n + untimed
+        ));
+    }
+}
+
+/// The note id of a note tool's answer ("Saved as note 12." or "Saved as note 12, in the place
+/// of note 3."), if it saved one.
+fn note_saved(output: &str) -> Option<i64> {
+    let rest = &output[output.find("Saved as note ")? + "Saved as note ".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// A transcript record's time: its `timestamp` (Claude Code, Codex, Copilot CLI, Gemini CLI's
+/// messages), as ms since the epoch.
+fn record_time(r: &serde_json::Value) -> Option<i64> {
+    r.get("timestamp").and_then(serde_json::Value::as_str).and_then(crate::db::ms_of_rfc3339)
+}
+
 /// Largest log file kept before it is started afresh.
 const LOG_LIMIT: u64 = 1 << 20;
 
@@ -32,5 +86,22 @@ pub fn log_line(data_dir: &Path, name: &str, line: &str) {
     })();
     if let Err(e) = written {
         eprintln!("skillmem: {line} (and the log {} cannot be written: {e})", path.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn note_saved_table() {
+        for (out, want) in [
+            ("Saved as note 12.", Some(12)),
+            ("Saved as note 7, in the place of note 3.", Some(7)),
+            ("{\"content\":[{\"type\":\"text\",\"text\":\"Saved as note 41.\"}]}", Some(41)),
+            ("Already known (note 12); its weight went up.", None),
+            ("Saved as note x.", None),
+            ("", None),
+        ] {
+            assert_eq!(super::note_saved(out), want, "{out}");
+        }
     }
 }

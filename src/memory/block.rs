@@ -14,6 +14,29 @@ pub struct Budget {
     pub max_pinned_tokens: usize,
     /// At most this many notes.
     pub limit: Option<usize>,
+    /// Unverified notes that are not pinned together (`memory.unverifiedShare` of
+    /// `max_tokens`; 0 hides them, `usize::MAX` lifts the cap).
+    pub max_unverified_tokens: usize,
+}
+
+impl Budget {
+    /// The cap of unverified notes for `share` of `max_tokens` (at least 1 lifts the cap).
+    pub fn unverified_cap(max_tokens: usize, share: f32) -> usize {
+        if share >= 1.0 {
+            usize::MAX
+        } else {
+            (max_tokens as f32 * share.max(0.0)) as usize
+        }
+    }
+}
+
+/// The tools the block's guidance names.
+#[derive(Debug, Clone, Copy)]
+pub struct Tools<'a> {
+    /// Writes and corrects notes (`memory.noteTool`).
+    pub note: &'a str,
+    /// Says whether a note helped (`memory.feedbackTool`).
+    pub feedback: &'a str,
 }
 
 /// A rendered block and the notes in it.
@@ -66,12 +89,18 @@ fn escape_xml(s: &str, attr: bool) -> String {
     out
 }
 
-/// The line after the block that tells the agent when to write a note, and how to correct one.
-pub fn guidance(skill: &str, note_tool: &str) -> String {
+/// The line after the block that tells the agent when to write a note, how to correct one and
+/// how to say one helped.
+pub fn guidance(skill: &str, tools: Tools<'_>) -> String {
+    let (note_tool, feedback_tool) = (tools.note, tools.feedback);
     format!(
-        "Skill memory ({skill}): note only gotchas, discoveries, error fixes and must-not-skip steps, with {note_tool} (kind gotcha|discovery|fix|workflow); never routine progress. A note that is wrong or outdated: write the correction with {note_tool} and replaces=<its id>."
+        "Skill memory ({skill}): note only gotchas, discoveries, error fixes and must-not-skip steps, with {note_tool} (kind gotcha|discovery|fix|workflow); never routine progress. To correct a note: replaces=<its id>. A note helped, or is wrong: {feedback_tool} (verdict useful|wrong)."
     )
 }
+
+/// The line after a block that shows unverified notes.
+pub const UNVERIFIED_LINE: &str =
+    "Notes marked trust=\"unverified\" are unproven: check that each applies before acting on it.";
 
 /// `ranked` with the newer note of each conflicting pair `(older, newer)` moved right before
 /// the older one when it ranked below it; returns, by older note, the newer note that leads it.
@@ -99,54 +128,111 @@ pub fn lead_newer(ranked: &mut Vec<Ranked>, pairs: &[(i64, i64)]) -> std::collec
 /// block with less room left than this is full.
 pub const NOTE_TOKENS_MIN: usize = 16;
 
-/// Renders one note element: `written` is the day it was written (UTC), `newer` the note of
-/// a conflicting pair that is a newer version of it.
+/// Renders one note element: `written` is the day it was written (UTC), `used` the sessions
+/// that used it, `newer` the note of a conflicting pair that is a newer version of it, and
+/// `trust="unverified"` marks a note not yet trusted (trusted notes carry no trust attribute).
 pub fn note_xml(r: &Ranked, older: bool, newer: Option<i64>) -> String {
     let n = &r.note;
     let version = if older { " skill_version=\"older\"" } else { "" };
     let newer = newer.map(|id| format!(" newer=\"{id}\"")).unwrap_or_default();
+    let trust = if r.uses.trusted { "" } else { " trust=\"unverified\"" };
     format!(
-        "<note id=\"{}\" kind=\"{}\" intent=\"{}\" hits=\"{}\" pinned=\"{}\" written=\"{}\"{version}{newer}>\n<delta>{}</delta>\n</note>\n",
+        "<note id=\"{}\" kind=\"{}\" intent=\"{}\" used=\"{}\" pinned=\"{}\" written=\"{}\"{trust}{version}{newer}>\n<delta>{}</delta>\n</note>\n",
         n.id,
         escape_attr(n.kind.as_str()),
         escape_attr(&n.intent),
-        n.hits,
+        r.uses.used,
         n.pinned,
         crate::db::day_of(n.created_at),
         escape(&n.delta)
     )
 }
 
-/// Fills a block from `ranked` (best first, pinned first). `current_skill_hash` marks notes
-/// written for another version of the skill; `newer_of` names, by older note, the newer note
-/// of its conflicting pair ([`lead_newer`]). `None` when no note fits or there are none.
+/// The parts of a block, in order: pinned notes, trusted notes, unverified notes.
+fn part(r: &Ranked) -> u8 {
+    match (r.note.pinned, r.uses.trusted) {
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => 2,
+    }
+}
+
+/// `ranked` in the block's order: pinned notes first, then trusted, then unverified notes,
+/// each part in ranked order; the older note of a conflicting pair (`newer_of`, by older note)
+/// that is not pinned goes right after its newer note, in the newer's part.
+pub fn in_parts<'a>(ranked: &'a [Ranked], newer_of: &std::collections::HashMap<i64, i64>) -> Vec<&'a Ranked> {
+    let at = |id: i64| ranked.iter().position(|r| r.note.id == id);
+    // Each note's group: its newest version in the ranking (a chain followed to its end), or
+    // itself; a pinned note leads its own.
+    let lead = |i: usize| -> usize {
+        if ranked[i].note.pinned {
+            return i;
+        }
+        let mut g = i;
+        for _ in 0..ranked.len() {
+            match newer_of.get(&ranked[g].note.id).and_then(|n| at(*n)) {
+                Some(j) if j != g && j != i => g = j,
+                _ => break,
+            }
+        }
+        g
+    };
+    let mut groups: Vec<(u8, usize, Vec<&Ranked>)> = vec![];
+    for i in 0..ranked.len() {
+        let g = lead(i);
+        match groups.iter_mut().find(|(_, head, _)| *head == g) {
+            Some((_, _, members)) => members.push(&ranked[i]),
+            None => groups.push((part(&ranked[g]), g, vec![&ranked[i]])),
+        }
+    }
+    // A group whose lead ranked below a member still starts at the lead.
+    for (_, head, members) in &mut groups {
+        if let Some(k) = members.iter().position(|r| r.note.id == ranked[*head].note.id) {
+            let lead = members.remove(k);
+            members.insert(0, lead);
+        }
+    }
+    groups.sort_by_key(|(p, _, _)| *p);
+    groups.into_iter().flat_map(|(_, _, m)| m).collect()
+}
+
+/// Fills a block from `ranked` (best first, pinned first) in its parts ([`in_parts`]).
+/// `current_skill_hash` marks notes written for another version of the skill; `newer_of`
+/// names, by older note, the newer note of its conflicting pair ([`lead_newer`]). `None` when
+/// no note fits or there are none.
 pub fn render(
     skill: &str,
     mode: RecallMode,
     ranked: &[Ranked],
     budget: Budget,
-    note_tool: &str,
+    tools: Tools<'_>,
     current_skill_hash: Option<&str>,
     newer_of: &std::collections::HashMap<i64, i64>,
 ) -> Option<Block> {
-    let guide = guidance(skill, note_tool);
+    let guide = guidance(skill, tools);
     let older_line = "Notes marked skill_version=\"older\" were written for an earlier version of this skill; check them against the current SKILL.md.";
     // The framing at its largest, so that the final header can never overflow the budget; the
-    // line about older notes is counted once the first older note is in.
+    // lines about older and unverified notes are counted once the first such note is in.
     let frame = tokens(&header(skill, mode, 9999, 9999)) + tokens("</skill-memory>\n") + tokens(&guide) + 1;
     let older_cost = tokens(older_line) + 1;
+    let unverified_cost = tokens(UNVERIFIED_LINE) + 1;
     let mut used = frame;
-    let mut any_older = false;
+    let (mut any_older, mut any_unverified) = (false, false);
     let mut pinned_used = 0;
+    let mut unverified_used: usize = 0;
     let mut chosen: Vec<(String, bool, i64)> = vec![];
     let limit = budget.limit.unwrap_or(usize::MAX);
-    for r in ranked {
+    for r in in_parts(ranked, newer_of) {
         if chosen.len() >= limit {
             break;
         }
         let older = matches!((current_skill_hash, r.note.skill_hash.as_deref()), (Some(c), Some(h)) if c != h);
+        let unverified = !r.uses.trusted;
         let xml = note_xml(r, older, newer_of.get(&r.note.id).copied());
-        let t = tokens(&xml) + if older && !any_older { older_cost } else { 0 };
+        let note = tokens(&xml);
+        let t = note
+            + if older && !any_older { older_cost } else { 0 }
+            + if unverified && !any_unverified { unverified_cost } else { 0 };
         if used + t > budget.max_tokens {
             continue;
         }
@@ -155,9 +241,15 @@ pub fn render(
                 continue;
             }
             pinned_used += t;
+        } else if unverified {
+            if unverified_used.saturating_add(note) > budget.max_unverified_tokens {
+                continue;
+            }
+            unverified_used += note;
         }
         used += t;
         any_older |= older;
+        any_unverified |= unverified;
         chosen.push((xml, older, r.note.id));
     }
     if chosen.is_empty() {
@@ -169,8 +261,12 @@ pub fn render(
         text.push_str(xml);
     }
     text.push_str("</skill-memory>\n");
-    if chosen.iter().any(|c| c.1) {
+    if any_older {
         text.push_str(older_line);
+        text.push('\n');
+    }
+    if any_unverified {
+        text.push_str(UNVERIFIED_LINE);
         text.push('\n');
     }
     text.push_str(&guide);
@@ -220,8 +316,20 @@ mod tests {
             },
             score: 1.0,
             matched: true,
-            uses: Default::default(),
+            uses: crate::memory::evidence::Uses { trusted: true, ..Default::default() },
         }
+    }
+
+    fn unverified(id: i64, delta: &str, pinned: bool) -> Ranked {
+        let mut r = ranked(id, delta, pinned);
+        r.uses.trusted = false;
+        r
+    }
+
+    const TOOLS: Tools<'static> = Tools { note: "t", feedback: "f" };
+
+    fn budget(max_tokens: usize) -> Budget {
+        Budget { max_tokens, max_pinned_tokens: max_tokens, limit: None, max_unverified_tokens: usize::MAX }
     }
 
     #[test]
@@ -270,8 +378,8 @@ mod tests {
                 "s",
                 RecallMode::Vector,
                 &notes,
-                Budget { max_tokens: max, max_pinned_tokens: pinned, limit },
-                "t",
+                Budget { max_tokens: max, max_pinned_tokens: pinned, limit, max_unverified_tokens: usize::MAX },
+                TOOLS,
                 None,
                 &Default::default(),
             );
@@ -286,28 +394,10 @@ mod tests {
     #[test]
     fn older_versions_are_marked() {
         let notes = vec![ranked(1, "a", false)];
-        let b = render(
-            "s",
-            RecallMode::Fts,
-            &notes,
-            Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None },
-            "t",
-            Some("h2"),
-            &Default::default(),
-        )
-        .unwrap();
+        let b = render("s", RecallMode::Fts, &notes, budget(1000), TOOLS, Some("h2"), &Default::default()).unwrap();
         assert!(b.text.contains("skill_version=\"older\""));
         assert!(b.text.contains("earlier version"));
-        let b = render(
-            "s",
-            RecallMode::Fts,
-            &notes,
-            Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None },
-            "t",
-            Some("h1"),
-            &Default::default(),
-        )
-        .unwrap();
+        let b = render("s", RecallMode::Fts, &notes, budget(1000), TOOLS, Some("h1"), &Default::default()).unwrap();
         assert!(!b.text.contains("older"));
     }
 
@@ -349,17 +439,96 @@ mod tests {
         let mut notes = vec![ranked(1, "always", false), ranked(2, "never", false)];
         notes[1].note.created_at = 1_764_547_200_000; // 2025-12-01
         let newer_of = lead_newer(&mut notes, &[(1, 2)]);
-        let budget = Budget { max_tokens: 1000, max_pinned_tokens: 1000, limit: None };
-        let b = render("s", RecallMode::Fts, &notes, budget, "t", None, &newer_of).unwrap();
+        let b = render("s", RecallMode::Fts, &notes, budget(1000), TOOLS, None, &newer_of).unwrap();
         assert_eq!(b.note_ids, vec![2, 1]);
         assert!(
             b.text.contains(
-                "<note id=\"2\" kind=\"gotcha\" intent=\"i\" hits=\"0\" pinned=\"false\" written=\"2025-12-01\">"
+                "<note id=\"2\" kind=\"gotcha\" intent=\"i\" used=\"0\" pinned=\"false\" written=\"2025-12-01\">"
             ),
             "{}",
             b.text
         );
         assert!(b.text.contains("id=\"1\"") && b.text.contains("written=\"1970-01-01\" newer=\"2\">"), "{}", b.text);
         assert!(b.text.contains("replaces=<its id>"), "{}", b.text);
+    }
+
+    /// The block's parts: pinned, then trusted, then unverified notes (which say so), each in
+    /// ranked order; the older note of a conflicting pair right after its newer one, in the
+    /// newer's part; a pinned older note keeps the pinned part.
+    #[test]
+    fn parts_table() {
+        // (id, pinned, trusted) in ranked order, pairs (older, newer), block order
+        type Case<'a> = (&'a [(i64, bool, bool)], &'a [(i64, i64)], &'a [i64]);
+        let cases: &[Case] = &[
+            (&[(1, false, false), (2, false, true), (3, true, false)], &[], &[3, 2, 1]),
+            (&[(1, false, true), (2, false, false), (3, false, true)], &[], &[1, 3, 2]),
+            // A trusted older note follows its unverified newer one into the unverified part.
+            (&[(3, false, false), (1, false, true), (2, false, true)], &[(1, 3)], &[2, 3, 1]),
+            // An unverified older note follows its trusted newer one.
+            (&[(3, false, true), (4, false, true), (1, false, false)], &[(1, 3)], &[3, 1, 4]),
+            // A chain ends at its newest: 1 → 2 → 3.
+            (
+                &[(3, false, true), (2, false, false), (5, false, true), (1, false, true)],
+                &[(1, 2), (2, 3)],
+                &[3, 2, 1, 5],
+            ),
+            // A pinned older note stays pinned, above its newer note.
+            (&[(1, true, false), (3, false, true)], &[(1, 3)], &[1, 3]),
+            // An older note follows a pinned newer one into the pinned part.
+            (&[(3, true, true), (2, false, true), (1, false, false)], &[(1, 3)], &[3, 1, 2]),
+            (&[], &[], &[]),
+        ];
+        for (notes, pairs, want) in cases {
+            let mut ranked: Vec<Ranked> =
+                notes.iter().map(|(i, p, t)| if *t { ranked(*i, "x", *p) } else { unverified(*i, "x", *p) }).collect();
+            let newer_of = lead_newer(&mut ranked, pairs);
+            let got: Vec<i64> = in_parts(&ranked, &newer_of).iter().map(|r| r.note.id).collect();
+            assert_eq!(got, *want, "{notes:?} {pairs:?}");
+            let b = render("s", RecallMode::Fts, &ranked, budget(10_000), TOOLS, None, &newer_of);
+            assert_eq!(b.map(|b| b.note_ids).unwrap_or_default(), *want);
+        }
+    }
+
+    /// Unverified notes that are not pinned share `max_unverified_tokens`; 0 hides them;
+    /// pinned notes are exempt; the block says what unverified means only when it shows one.
+    #[test]
+    fn unverified_share_table() {
+        let long = "x".repeat(400); // ~100 tokens each
+        let notes = vec![
+            ranked(1, &long, false),
+            unverified(2, &long, true),
+            unverified(3, &long, false),
+            unverified(4, &long, false),
+            unverified(5, "short", false),
+        ];
+        // (cap, block)
+        let cases: &[(usize, &[i64])] = &[
+            (usize::MAX, &[2, 1, 3, 4, 5]),
+            (0, &[2, 1]),
+            (200, &[2, 1, 3, 5]),
+            (Budget::unverified_cap(1000, 0.25), &[2, 1, 3, 5]),
+            (Budget::unverified_cap(1000, 1.0), &[2, 1, 3, 4, 5]),
+        ];
+        for (cap, want) in cases {
+            let b = render(
+                "s",
+                RecallMode::Fts,
+                &notes,
+                Budget { max_unverified_tokens: *cap, ..budget(10_000) },
+                TOOLS,
+                None,
+                &Default::default(),
+            )
+            .unwrap();
+            assert_eq!(b.note_ids, *want, "cap {cap}");
+            assert!(b.text.contains(UNVERIFIED_LINE));
+        }
+        assert_eq!(Budget::unverified_cap(1000, 0.0), 0);
+        assert_eq!(Budget::unverified_cap(1000, 0.25), 250);
+        let b = render("s", RecallMode::Fts, &notes[..1], budget(1000), TOOLS, None, &Default::default()).unwrap();
+        assert!(!b.text.contains("unverified"), "{}", b.text);
+        assert!(b.text.contains("wrong: f (verdict useful|wrong)."), "{}", b.text);
+        let b = render("s", RecallMode::Fts, &notes[2..3], budget(1000), TOOLS, None, &Default::default()).unwrap();
+        assert!(b.text.contains("<note id=\"3\" kind=\"gotcha\" intent=\"i\" used=\"0\" pinned=\"false\" written=\"1970-01-01\" trust=\"unverified\">"), "{}", b.text);
     }
 }

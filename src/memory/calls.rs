@@ -28,6 +28,12 @@ pub const SESSION_CALLS_MAX: i64 = 2000;
 /// sidecar, one hook process per event) keeps counting upwards.
 const POSITIONS_PER_MS: i64 = 1024;
 
+/// The position of the `k`-th call made at `ms` (a transcript's own time of a call), in the
+/// same order as [`Sessions::arrive`]'s positions.
+pub fn position_at(ms: i64, k: i64) -> i64 {
+    ms.max(0).saturating_mul(POSITIONS_PER_MS).saturating_add(k.rem_euclid(POSITIONS_PER_MS))
+}
+
 /// One call of a session, as it is kept.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Call {

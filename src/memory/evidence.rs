@@ -105,6 +105,18 @@ impl Evidence {
     }
 }
 
+/// Why a note decays, if it does: it names specifics (so a use of it can be seen), it was
+/// shown in at least `after` sessions (0: never decays) and used in none, and neither a pin
+/// nor a person's act keeps it. Notes with no specifics stay unverified until feedback or a
+/// person says more.
+pub fn decay_reason(e: &Evidence, pinned: bool, delta: &str, after: u32) -> Option<String> {
+    let due = after > 0 && e.shown >= i64::from(after) && e.used == 0;
+    if !due || pinned || e.vouched || e.used_elsewhere > 0 || specifics(delta).is_empty() {
+        return None;
+    }
+    Some(format!("unused: shown in {} sessions, never used", e.shown))
+}
+
 /// What recall's ranking and the block read of a note's evidence (the catalog keeps it per
 /// note): the counts a use rate is made of, and its trust.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -458,6 +470,40 @@ mod tests {
     /// (what it shows, note, calls before the load, calls after it as (args, errors), used at,
     /// ignored)
     type Case<'a> = (&'a str, &'a str, &'a [&'a str], &'a [(&'a str, &'a str)], Option<usize>, bool);
+
+    /// A note decays when it names specifics, was shown in `after` sessions or more and never
+    /// used, and no pin or person keeps it.
+    #[test]
+    fn decay_table() {
+        let ev = |shown, used, vouched, used_elsewhere| Evidence {
+            shown,
+            used,
+            vouched,
+            used_elsewhere,
+            ..Default::default()
+        };
+        let flag = "aws s3 sync skips same-size files; pass `--exact-timestamps`.";
+        let prose = "Ask before deleting anything in the shared bucket.";
+        // (evidence, pinned, delta, after, decays)
+        let cases = [
+            (ev(6, 0, false, 0), false, flag, 6, true),
+            (ev(9, 0, false, 0), false, flag, 6, true),
+            (ev(5, 0, false, 0), false, flag, 6, false),
+            (ev(6, 1, false, 0), false, flag, 6, false),
+            (ev(6, 0, true, 0), false, flag, 6, false),
+            (ev(6, 0, false, 0), true, flag, 6, false),
+            (ev(6, 0, false, 0), false, prose, 6, false),
+            (ev(6, 0, false, 0), false, flag, 0, false),
+            (ev(2, 0, false, 0), false, flag, 2, true),
+        ];
+        for (e, pinned, delta, after, want) in cases {
+            let got = decay_reason(&e, pinned, delta, after);
+            assert_eq!(got.is_some(), want, "{e:?} pinned {pinned} {delta:?} after {after}");
+            if let Some(r) = got {
+                assert_eq!(r, format!("unused: shown in {} sessions, never used", e.shown));
+            }
+        }
+    }
 
     /// The smoothed use rate and trust of a note's counts.
     #[test]

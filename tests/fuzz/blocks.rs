@@ -356,16 +356,33 @@ pub fn property(input: &Input) -> Result<(), String> {
             },
             score: 1.0,
             matched: i % 2 == 0,
-            uses: Default::default(),
+            uses: skillmem::memory::evidence::Uses {
+                shown: i as u32 + 1,
+                used: i as u32,
+                ignored: 0,
+                trusted: i % 3 != 0,
+            },
         })
         .collect();
-    let budget =
-        Budget { max_tokens: input.max_tokens, max_pinned_tokens: input.max_pinned_tokens, limit: input.limit };
+    let budget = Budget {
+        max_tokens: input.max_tokens,
+        max_pinned_tokens: input.max_pinned_tokens,
+        limit: input.limit,
+        max_unverified_tokens: input.max_tokens / 4,
+    };
     let mode = mode_of(input.mode);
     // Every other note is an older version of the one after it.
     let newer_of: std::collections::HashMap<i64, i64> =
         ranked.windows(2).step_by(2).map(|w| (w[0].note.id, w[1].note.id)).collect();
-    let Some(block) = render(&input.skill, mode, &ranked, budget, &input.note_tool, Some("now"), &newer_of) else {
+    let Some(block) = render(
+        &input.skill,
+        mode,
+        &ranked,
+        budget,
+        skillmem::memory::block::Tools { note: &input.note_tool, feedback: &input.note_tool },
+        Some("now"),
+        &newer_of,
+    ) else {
         return Ok(());
     };
     ensure(block.tokens <= input.max_tokens, || {
@@ -400,6 +417,11 @@ pub fn property(input: &Input) -> Result<(), String> {
         })?;
         ensure(el.attr("pinned") == Some(if n.pinned { "true" } else { "false" }), || "pinned".into())?;
         ensure(el.attr("skill_version") == n.older.then_some("older"), || "skill_version".into())?;
+        let i = *id as usize - 1;
+        ensure(el.attr("trust") == i.is_multiple_of(3).then_some("unverified"), || {
+            format!("trust {:?}", el.attr("trust"))
+        })?;
+        ensure(el.attr("used") == Some(i.to_string().as_str()), || format!("used {:?}", el.attr("used")))?;
         let deltas: Vec<&Element> = el.elements().collect();
         ensure(deltas.len() == 1 && deltas[0].name == "delta", || "a note without exactly one <delta>".into())?;
         let want = xml_kept(&n.delta);

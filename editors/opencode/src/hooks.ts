@@ -1,6 +1,6 @@
 // The OpenCode hooks of skillmem: skill loads get their `<skill-memory>` block, every other
 // tool call is reported (the evidence of which notes a session used), a deleted session is
-// ended, the agent gets `ctx_skill_note` / `ctx_skill_recall`, and compaction feeds the
+// ended, the agent gets `ctx_skill_note` / `ctx_skill_recall` / `ctx_skill_feedback`, and compaction feeds the
 // historian where OpenCode offers the hooks. Every hook fails open: a missing, crashed or slow sidecar leaves the
 // host's data exactly as it was (see Sidecar for the restart and log-once rules).
 
@@ -11,6 +11,7 @@ import { Sidecar, message, type Level, type Log } from "./sidecar.js"
 /** The names agents know the note tools by. */
 export const NOTE_TOOL = "ctx_skill_note"
 export const RECALL_TOOL = "ctx_skill_recall"
+export const FEEDBACK_TOOL = "ctx_skill_feedback"
 
 export interface SkillmemOptions {
   /** The skillmem binary; default `$SKILLMEM_BIN`, else `skillmem` on PATH. */
@@ -54,6 +55,18 @@ export function noteText(r: NoteResult): string {
     s += ` Note ${r.conflictsWith} reads as an older version of it; both are kept and the new one leads. If note ${r.conflictsWith} no longer holds, correct it with replaces.`
   }
   return s
+}
+
+const FEEDBACK_DESCRIPTION = `Say whether a note from skill memory helped: verdict "useful" when you applied it and it worked, "wrong" when it does not hold (it is retired with your reason; a person can restore it). Notes marked trust="unverified" are unproven until a session uses them; your verdict counts.`
+
+/** What `skillmem/feedback` answers. */
+export type FeedbackResult = { id: number; used: number; trust: string; retiredAt?: number }
+
+/** The feedback tool's answer to the agent. */
+export function feedbackText(r: FeedbackResult): string {
+  return r.retiredAt !== undefined && r.retiredAt !== null
+    ? `Note ${r.id} retired as wrong (kept as history; it can be restored).`
+    : `Noted: note ${r.id} helped (used in ${r.used} sessions; ${r.trust}).`
 }
 
 const RECALL_DESCRIPTION = `Read skill memory: the lessons saved for a skill (gotchas, discoveries, error fixes, workflow steps), most relevant first for the intent you give. Skill loads already show them; use this to look again with another intent.`
@@ -185,7 +198,11 @@ export function createHooks(
     env: options.env ? { ...process.env, ...options.env } : process.env,
     initializationOptions: {
       ...(options.initializationOptions ?? {}),
-      memory: { ...((options.initializationOptions?.memory as Json) ?? {}), noteTool: NOTE_TOOL },
+      memory: {
+        ...((options.initializationOptions?.memory as Json) ?? {}),
+        noteTool: NOTE_TOOL,
+        feedbackTool: FEEDBACK_TOOL,
+      },
     },
     log,
   })
@@ -337,6 +354,27 @@ export function createHooks(
           } catch (e) {
             sidecar.fail("note", e)
             return `skillmem could not save the note: ${message(e)}`
+          }
+        },
+      }),
+      [FEEDBACK_TOOL]: tool({
+        description: FEEDBACK_DESCRIPTION,
+        args: {
+          id: tool.schema.number().int().describe("The note's id, as in <note id=\"…\">"),
+          verdict: tool.schema.enum(["useful", "wrong"]).describe("useful: it helped; wrong: it does not hold"),
+          reason: tool.schema.string().optional().describe("Why (kept with a note retired as wrong)"),
+        },
+        async execute(args, ctx) {
+          try {
+            const r = await sidecar.request<FeedbackResult>(
+              "skillmem/feedback",
+              { sessionId: ctx?.sessionID, ...args },
+              toolBudget,
+            )
+            return feedbackText(r)
+          } catch (e) {
+            sidecar.fail("feedback", e)
+            return `skillmem could not take the feedback: ${message(e)}`
           }
         },
       }),

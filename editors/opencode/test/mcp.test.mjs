@@ -33,7 +33,7 @@ test("the TypeScript SDK client lists and calls the tools", async () => {
     assert.equal(client.getServerVersion()?.name, "skillmem")
     const { tools } = await client.listTools()
     assert.deepEqual(tools.map((t) => t.name).sort(), [
-      "skill_forget", "skill_note", "skill_pin", "skill_recall",
+      "skill_feedback", "skill_forget", "skill_note", "skill_pin", "skill_recall",
       "skills_install", "skills_list", "skills_remove", "skills_resolve", "skills_seed", "skills_update",
     ])
     const seed = tools.find((t) => t.name === "skills_seed")

@@ -198,6 +198,8 @@ test("every tool call is reported and a deleted session counts the notes it used
     const loaded = { title: "", output: `# aws-deploy\n\nBase directory for this skill: ${dir}\n`, metadata: { name: "aws-deploy", dir } }
     await hooks["tool.execute.after"]({ ...input, args: { name: "aws-deploy" } }, loaded)
     assert.match(loaded.output, /<skill-memory/)
+    assert.match(loaded.output, / trust="unverified">/, "the agent's own note is unproven")
+    assert.match(loaded.output, /ctx_skill_feedback \(verdict useful\|wrong\)/, "the guidance names the feedback tool")
     await bash("c3", "aws s3 sync dist s3://site", 1, "fatal error: Unable to locate credentials")
     await bash("c4", "aws s3 sync dist s3://site --exact-timestamps", 0, "upload: dist/index.html")
     await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_use" } } } })
@@ -205,6 +207,13 @@ test("every tool call is reported and a deleted session counts the notes it used
     const n = r.notes[0]
     assert.deepEqual([n.shown, n.used, n.ignored], [1, 1, 0])
     assert.ok(n.usedAt > 0)
+    // Used in another session than the one that wrote it (ses_1): trusted.
+    assert.equal(n.trust, "trusted")
+    // The agent's feedback: useful counts a use in its session, wrong retires.
+    const said = await hooks.tool.ctx_skill_feedback.execute({ id: n.id, verdict: "useful" }, { ...ctx, sessionID: "ses_2" })
+    assert.equal(said, `Noted: note ${n.id} helped (used in 2 sessions; trusted).`)
+    const wrong = await hooks.tool.ctx_skill_feedback.execute({ id: n.id, verdict: "wrong", reason: "gone in v2" }, ctx)
+    assert.match(wrong, /retired as wrong/)
     assert.deepEqual(lines.filter((l) => l.level !== "info"), [])
   } finally {
     await hooks.dispose()

@@ -19,6 +19,7 @@ import { Sidecar, message, type Level, type Log } from "./sidecar.js"
 
 export const NOTE_TOOL = "skill_note"
 export const RECALL_TOOL = "skill_recall"
+export const FEEDBACK_TOOL = "skill_feedback"
 
 /** What this extension uses of Pi's `ExtensionAPI` (0.73). */
 export interface PiApi {
@@ -216,7 +217,11 @@ export function createExtension(pi: PiApi, mods: PiModules, options: SkillmemPiO
         env: options.env ? { ...process.env, ...options.env } : process.env,
         initializationOptions: {
           ...(options.initializationOptions ?? {}),
-          memory: { ...((options.initializationOptions?.memory as Record<string, unknown>) ?? {}), noteTool: NOTE_TOOL },
+          memory: {
+            ...((options.initializationOptions?.memory as Record<string, unknown>) ?? {}),
+            noteTool: NOTE_TOOL,
+            feedbackTool: FEEDBACK_TOOL,
+          },
         },
         log,
       })
@@ -348,6 +353,34 @@ export function createExtension(pi: PiApi, mods: PiModules, options: SkillmemPiO
           throw new Error(`skillmem could not save the note: ${message(e)}`)
         })
       const text = noteText(r)
+      return { content: [{ type: "text", text }], details: r }
+    },
+  })
+  pi.registerTool({
+    name: FEEDBACK_TOOL,
+    label: "Skill feedback",
+    description:
+      'Say whether a note from skill memory helped: verdict "useful" when you applied it and it worked, "wrong" when it does not hold (it is retired with your reason; a person can restore it). Notes marked trust="unverified" are unproven until a session uses them.',
+    promptSnippet: "Say whether a skill-memory note helped (useful) or is wrong",
+    parameters: Type.Object({
+      id: Type.Integer({ description: "The note's id, as in <note id=\"…\">" }),
+      verdict: StringEnum(["useful", "wrong"], { description: "useful: it helped; wrong: it does not hold" }),
+      reason: Type.Optional(Type.String({ description: "Why (kept with a note retired as wrong)" })),
+    }),
+    async execute(_id: string, params: any, _signal: unknown, _onUpdate: unknown, ctx: any) {
+      const r = await side(ctx)
+        .request<{ id: number; used: number; trust: string; retiredAt?: number | null }>(
+          "skillmem/feedback",
+          { sessionId: sessionId(ctx), ...params },
+          toolBudget,
+        )
+        .catch((e) => {
+          throw new Error(`skillmem could not take the feedback: ${message(e)}`)
+        })
+      const text =
+        r.retiredAt !== undefined && r.retiredAt !== null
+          ? `Note ${r.id} retired as wrong (kept as history; it can be restored).`
+          : `Noted: note ${r.id} helped (used in ${r.used} sessions; ${r.trust}).`
       return { content: [{ type: "text", text }], details: r }
     },
   })

@@ -27,7 +27,7 @@ function world() {
 }
 
 /** A stand-in for Pi's ExtensionAPI and ExtensionContext. */
-function fakePi(ws, entries = []) {
+function fakePi(ws, entries = [], session = "pi-session-1") {
   const handlers = new Map()
   const tools = new Map()
   const pi = {
@@ -37,7 +37,7 @@ function fakePi(ws, entries = []) {
   const ctx = {
     cwd: ws,
     hasUI: false,
-    sessionManager: { getSessionId: () => "pi-session-1", getBranch: () => entries },
+    sessionManager: { getSessionId: () => session, getBranch: () => entries },
     model: { id: "scripted", provider: "e2e" },
     modelRegistry: { getApiKeyAndHeaders: async () => ({ ok: true, apiKey: "k", headers: {} }) },
   }
@@ -98,7 +98,7 @@ test("a SKILL.md read shows what was noted, ranked by what the agent said; compa
   const ext = createExtension(h.pi, { Type, StringEnum, complete }, { bin: BIN, env: w.env, timeoutMs: 5000, log: (level, msg) => level !== "debug" && logs.push(msg) })
   // A failed assertion must not leave the sidecar holding this process open.
   t.after(() => ext.sidecar()?.stop())
-  assert.deepEqual([...h.tools.keys()], ["skill_note", "skill_recall"])
+  assert.deepEqual([...h.tools.keys()], ["skill_note", "skill_feedback", "skill_recall"])
   await h.fire("session_start", { reason: "startup" })
 
   const read = async (id, words, input = { path: ".pi/skills/jq/SKILL.md" }) => {
@@ -128,6 +128,7 @@ test("a SKILL.md read shows what was noted, ranked by what the agent said; compa
   assert.ok(text.includes("without quotes") && (slurp < 0 || text.indexOf("without quotes") < slurp), `the intent ranks: ${text}`)
   assert.doesNotMatch(text, /mode="recent"/)
   assert.match(text, /skill_note/, "the guidance names Pi's tool")
+  assert.match(text, /skill_feedback \(verdict useful\|wrong\)/, "and its feedback tool")
   assert.equal((await read("c3", "Reading on.", { path: ".pi/skills/jq/SKILL.md", offset: 40 })).out, undefined, "a later part of the file is not a load")
   const other = await h.fire("tool_result", { toolName: "read", toolCallId: "c4", input: { path: "README.md" }, content: [{ type: "text", text: "x" }], isError: false })
   assert.equal(other, undefined, "other files are not skills")
@@ -201,13 +202,18 @@ test("every tool call is reported, and at shutdown the session counts the notes 
   await h.fire("session_shutdown", { reason: "quit" })
   assert.equal(ext.sidecar(), undefined)
 
-  const again = fakePi(w.ws)
+  const again = fakePi(w.ws, [], "pi-session-2")
   const ext2 = createExtension(again.pi, { Type, StringEnum }, { bin: BIN, env: w.env, timeoutMs: 5000, log })
   t.after(() => ext2.sidecar()?.stop())
   await again.fire("session_start", { reason: "startup" })
   const r = await ext2.sidecar().request("skillmem/notes", { skill: "jq" }, 5000)
   const n = r.notes[0]
   assert.deepEqual([n.shown, n.used, n.ignored], [1, 1, 1], JSON.stringify(n))
+  // The note was written in the session that used it: counted, not yet trusted.
+  assert.equal(n.trust, "unverified")
+  // The next session's agent says it helped: a use there, so trusted.
+  const said = await again.tools.get("skill_feedback").execute("f", { id: n.id, verdict: "useful" }, undefined, undefined, again.ctx)
+  assert.match(said.content[0].text, /used in 2 sessions; trusted/, said.content[0].text)
   await again.fire("session_shutdown", {})
   assert.deepEqual(logs, [])
 })

@@ -299,6 +299,14 @@ pub(super) fn uses_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Uses> 
     Ok(Uses::of(&e))
 }
 
+/// The notes shown in at least `shown` sessions and never used: those that may decay.
+pub fn unused_after(conn: &Connection, shown: i64) -> Result<Vec<i64>> {
+    let mut st =
+        conn.prepare_cached("SELECT note_id FROM note_evidence WHERE shown >= ?1 AND used = 0 ORDER BY note_id")?;
+    let ids = st.query_map([shown], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok(ids)
+}
+
 /// The ids of the sessions whose logs are kept and not ended (for tests and the doctor).
 pub fn open_sessions(conn: &Connection) -> Result<Vec<String>> {
     let mut st =

@@ -364,3 +364,21 @@ pub fn history_health(conn: &Connection) -> Result<(i64, i64)> {
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?)
 }
+
+/// Gives the notes `ids` written under a session id of the MCP door's own making (`prefix`)
+/// the host's session `session`: the hook door that read the host's transcript knows which
+/// session the MCP server served. Returns how many changed.
+pub fn claim_for_session(conn: &mut Connection, session: &str, ids: &[i64], prefix: &str) -> Result<usize> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut n = 0;
+    {
+        let mut st = tx.prepare_cached(
+            "UPDATE notes SET session_id = ?1 WHERE id = ?2 AND session_id IS NOT NULL AND substr(session_id, 1, length(?3)) = ?3",
+        )?;
+        for id in ids {
+            n += st.execute(rusqlite::params![session, id, prefix])?;
+        }
+    }
+    tx.commit()?;
+    Ok(n)
+}
