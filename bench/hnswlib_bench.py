@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hnswlib baseline on the files `skillmem bench index --write-data DIR` writes.
+"""The hnswlib baseline on the files `cargo xtask bench index --write-data DIR` writes.
 
     python3 bench/hnswlib_bench.py DIR/vectors-100000.f32 DIR/queries-100000.f32 \
         --dim 384 --m 16 --ef-construction 200 --ef 32,64,128

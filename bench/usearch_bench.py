@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""usearch (HNSW in C++, SIMD distances) on the files `skillmem bench index --write-data DIR`
+"""usearch (HNSW in C++, SIMD distances) on the files `cargo xtask bench index --write-data DIR`
 writes, measured like `bench/hnswlib_bench.py`: a candidate for the index's next step.
 
     python3 bench/usearch_bench.py DIR/vectors-100000.f32 DIR/queries-100000.f32 \

@@ -213,12 +213,6 @@ Examples (with a [team] section in skillmem.toml, see docs/team.md):
   skillmem sync
   skillmem sync status --offline";
 
-/// `skillmem bench`.
-pub const BENCH: &str = "\
-Examples (on a release build; docs/benchmarks.md has every command and its figures):
-  skillmem bench recall --notes 1000 --skills 1 --rounds 200 --writes 100
-  skillmem bench skills --runs 25";
-
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

@@ -3,7 +3,6 @@
 //! Every command takes `--json` (machine-readable output) and `--data-dir`. Output goes to
 //! stdout through [`out`]; errors go to stderr with a non-zero exit code.
 
-mod bench;
 mod curate;
 mod datadir;
 mod demo;
@@ -305,12 +304,6 @@ pub enum Command {
         #[command(subcommand)]
         what: Option<team::SyncCommand>,
     },
-    /// Programs that print figures (run them on a release build).
-    #[command(after_help = help::BENCH)]
-    Bench {
-        #[command(subcommand)]
-        what: BenchCommand,
-    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -332,99 +325,6 @@ pub enum HookHost {
     /// A GitHub Copilot CLI hook: postToolUse of skill, sessionEnd. Always exits 0; failures go
     /// to <data dir>/logs/copilot-hook.log.
     Copilot,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum BenchCommand {
-    /// Session skills: install and seed timings.
-    #[command(flatten)]
-    Skills(skills::BenchCommand),
-    /// Team memory: push and pull of N notes through a scratch PostgreSQL server.
-    Team {
-        /// Notes machine A writes and pushes.
-        #[arg(long, default_value_t = 10_000)]
-        notes: usize,
-    },
-    /// The HNSW index alone: build, recall@10 vs exact, QPS per core, latency, reload, RSS.
-    Index {
-        /// Sizes of the synthetic sets.
-        #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
-        n: Vec<usize>,
-        /// The synthetic data.
-        #[arg(long, default_value = "lowrank", value_parser = values::wire::<values::IndexData>())]
-        data: String,
-        /// Write the generated vectors and queries as raw little-endian f32 rows into this
-        /// folder (`vectors-N.f32`, `queries-N.f32`), to run other libraries on the same data.
-        #[arg(long, value_name = "DIR")]
-        write_data: Option<PathBuf>,
-        /// Dimensions of the vectors.
-        #[arg(long, default_value_t = 384)]
-        dim: usize,
-        /// Queries per set (exact ground truth is computed for each).
-        #[arg(long, default_value_t = 200)]
-        queries: usize,
-        /// Raw little-endian f32 rows of `dim` floats to index instead of synthetic data.
-        #[arg(long, value_name = "FILE")]
-        vectors: Option<PathBuf>,
-        /// Raw little-endian f32 query rows (default: rows drawn from --vectors).
-        #[arg(long = "queries-file", value_name = "FILE")]
-        queries_file: Option<PathBuf>,
-        /// The graph's links per node (M; twice as many on layer 0).
-        #[arg(long, default_value_t = 16)]
-        m: usize,
-        /// The candidate list size while inserting.
-        #[arg(long, default_value_t = 64)]
-        ef_construction: usize,
-        /// Search list sizes to measure.
-        #[arg(long, value_delimiter = ',', default_value = "32,64,128")]
-        ef: Vec<usize>,
-        /// Keep the built graph in this folder, and reload it instead of building when it
-        /// holds one over the same vectors (to measure search changes without a rebuild;
-        /// one data set per folder).
-        #[arg(long, value_name = "DIR")]
-        index_dir: Option<PathBuf>,
-    },
-    /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
-    Ui {
-        /// Notes of the skill.
-        #[arg(long, default_value_t = 10_000)]
-        notes: usize,
-        /// Requests per view.
-        #[arg(long, default_value_t = 50)]
-        rounds: usize,
-    },
-    /// `skillmem serve` as a host sees it: toolAfter round trips, spawn to first recall, writes, RSS.
-    Recall {
-        /// Note counts.
-        #[arg(long, value_delimiter = ',', default_value = "1000,100000")]
-        notes: Vec<usize>,
-        /// Skill counts the notes are spread over.
-        #[arg(long, value_delimiter = ',', default_value = "1,100")]
-        skills: Vec<usize>,
-        /// toolAfter round trips measured per setting.
-        #[arg(long, default_value_t = 1000)]
-        rounds: usize,
-        /// Notes written through the protocol per setting.
-        #[arg(long, default_value_t = 1000)]
-        writes: usize,
-        /// Keep the populated data dirs under this folder and reuse them on the next run
-        /// (the written notes accumulate).
-        #[arg(long, value_name = "DIR")]
-        keep: Option<PathBuf>,
-        /// The embedding provider of the servers: static (default) or hash (`--model` sets
-        /// the model provider).
-        #[arg(long, default_value = "static")]
-        provider: String,
-        /// A sentence-embedding model folder (config.json, tokenizer.json,
-        /// model.safetensors): the servers embed with it (`embedding.provider` "model"), and
-        /// the bench times one text's embedding with the same model to compare (needs a
-        /// build with the local-model feature).
-        #[arg(long, value_name = "DIR", conflicts_with = "provider")]
-        model: Option<PathBuf>,
-        /// How the store is filled.
-        #[arg(long, default_value = "sql", value_parser = values::wire::<values::Fill>())]
-        fill: String,
-    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -659,7 +559,6 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Import { file } => curate::import(g, &engine(g)?, &file)?,
         Command::Doctor { fix } => return curate::doctor(g, &engine(g)?, fix),
         Command::Ui { port, no_open } => curate::ui(g, port, no_open)?,
-        Command::Bench { what: BenchCommand::Ui { notes, rounds } } => curate::bench_ui(g, notes, rounds)?,
         Command::Demo => demo::run()?,
         Command::Eval { what: EvalCommand::Recall { files, embedding } } => eval::run(g, &files, embedding.as_deref())?,
         Command::Eval { what: EvalCommand::Merge { files, embedding, verbose } } => {
@@ -673,40 +572,6 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval { what: EvalCommand::Historian { files, features } } => {
             eval::historian(g, &files, features.as_deref())?
         }
-        Command::Bench {
-            what:
-                BenchCommand::Index {
-                    n,
-                    data,
-                    write_data,
-                    dim,
-                    queries,
-                    vectors,
-                    queries_file,
-                    m,
-                    ef_construction,
-                    ef,
-                    index_dir,
-                },
-        } => bench::index(
-            g,
-            bench::IndexOpts {
-                sizes: n,
-                data,
-                write_data,
-                dim,
-                queries,
-                vectors,
-                query_file: queries_file,
-                m,
-                ef_construction,
-                ef_search: ef,
-                index_dir,
-            },
-        )?,
-        Command::Bench {
-            what: BenchCommand::Recall { notes, skills, rounds, writes, keep, provider, model, fill },
-        } => bench::recall(g, bench::RecallOpts { notes, skills, rounds, writes, keep, provider, model, fill })?,
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session, transcript, transcript_at } => {
             let origin = skillmem::memory::Origin { host: None, transcript, transcript_at };
@@ -757,11 +622,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Command::Skills { what } => skills::run(g, what)?,
         Command::Sync { what } => team::run(g, what)?,
-        Command::Bench { what: BenchCommand::Team { notes } } => team::bench(g, notes)?,
         Command::Model { what } => model::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,
         Command::Setup(args) => setup::run(g, args)?,
-        Command::Bench { what: BenchCommand::Skills(what) } => skills::bench(g, what)?,
     }
     Ok(0)
 }

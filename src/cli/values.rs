@@ -80,26 +80,6 @@ pub enum TranscriptFormat {
     Text,
 }
 
-/// The synthetic vectors of `skillmem bench index`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum IndexData {
-    /// A 32-dim Gaussian latent times a fixed random 32×dim basis plus 0.15 noise,
-    /// normalised: close to real sentence embeddings, hard for a graph.
-    Lowrank,
-    /// Unit vectors around n/100 centres: easy for a graph.
-    Clustered,
-}
-
-/// How `skillmem bench recall` fills its store.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Fill {
-    /// The fixture, straight into the database.
-    Sql,
-    /// Every note through `skillmem/note` from an empty store, 64 in flight, 90% to one
-    /// skill, as a host or an import writes; prints notes/s per tenth.
-    Protocol,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,7 +108,5 @@ mod tests {
             let parsed: Result<skillmem::engine::ExportFormat, _> = serde_json::from_value(serde_json::json!(s));
             assert!(parsed.is_ok(), "{s}");
         }
-        assert_eq!(names::<IndexData>(), ["lowrank", "clustered"]);
-        assert_eq!(names::<Fill>(), ["sql", "protocol"]);
     }
 }

@@ -1,6 +1,9 @@
-//! `cargo xtask dist`: skillmem's release artefacts from release binaries, with no tool beyond
-//! npm (for `npm pack`).
+//! skillmem's tasks: `cargo xtask dist` packs the release artefacts from release binaries,
+//! with no tool beyond npm (for `npm pack`); `cargo xtask bench …` builds and runs the
+//! benchmarks (`xtask/measure`, which depends on the skillmem library, so that this crate
+//! stays std only and a cold `cargo xtask dist` builds nothing else).
 //!
+//! `dist`
 //! Writes to `target/dist/` (or `--out DIR`):
 //! - `npm/*.tgz`: `skillmem` (a launcher that runs the binary of its platform's package),
 //!   `@skillmem/cli-<platform>` for each binary given (the biome/esbuild layout: the launcher's
@@ -45,7 +48,10 @@ the binary of this platform in target/release/ (build it first: cargo build --re
 cargo xtask version    prints the version every package gets (Cargo.toml's)
 cargo xtask version --set X.Y.Z
                        writes it to Cargo.toml, Cargo.lock and the committed manifests
-cargo xtask repository prints the repository every package names (Cargo.toml's)";
+cargo xtask repository prints the repository every package names (Cargo.toml's)
+cargo xtask bench [--features F] COMMAND [ARGS]
+                       builds skillmem and the benchmarks in release and runs one:
+                       recall, index, skills, ui, team (cargo xtask bench --help)";
 
 /// The files in the repository that carry the version as they are (not staged by `dist`): a
 /// JSON manifest's `"version"` lines, or the script's `VERSION=`.
@@ -65,6 +71,7 @@ fn main() {
         Some("version") if args.len() == 3 && args[1] == "--set" => set_version(&root(), &args[2]),
         Some("version") => version(&root()).map(|v| println!("{v}")),
         Some("repository") => repository(&root()).map(|r| println!("{r}")),
+        Some("bench") => measure(&root(), &args),
         _ => Err(USAGE.to_string()),
     };
     if let Err(e) = r {
@@ -145,6 +152,45 @@ fn set_version(root: &Path, new: &str) -> Result<()> {
     }
     println!("version {new}: Cargo.toml, Cargo.lock, {}", VERSIONED.join(", "));
     Ok(())
+}
+
+/// `cargo xtask bench [--features F] ARGS…`: builds the `skillmem` binary and the benchmarks
+/// (`xtask/measure`) in release with the cargo features `F` (e.g. `local-model`), then runs
+/// the benchmarks with `bench ARGS…`; they spawn the `skillmem` built beside them. Exits with
+/// the benchmarks' exit code.
+fn measure(root: &Path, args: &[String]) -> Result<()> {
+    let (features, rest) = split_features(&args[1..]);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    for (package, bin) in [("skillmem", "skillmem"), ("xtask-measure", "xtask-measure")] {
+        let mut build = Command::new(&cargo);
+        build.args(["build", "--release", "--package", package, "--bin", bin]).current_dir(root);
+        if let Some(f) = &features {
+            build.args(["--features", f]);
+        }
+        let ok = build.status().map_err(|e| format!("cargo build --package {package}: {e}"))?;
+        if !ok.success() {
+            return Err(format!("cargo build --release --package {package} failed"));
+        }
+    }
+    let exe = target_dir(root).join("release").join(format!("xtask-measure{}", std::env::consts::EXE_SUFFIX));
+    let status = Command::new(&exe)
+        .arg(&args[0])
+        .args(rest)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !status.success() {
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    Ok(())
+}
+
+/// A leading `--features F` (or `--features=F`) taken off the arguments.
+fn split_features(args: &[String]) -> (Option<String>, &[String]) {
+    match args {
+        [flag, value, rest @ ..] if flag == "--features" => (Some(value.clone()), rest),
+        [flag, rest @ ..] if flag.starts_with("--features=") => (Some(flag["--features=".len()..].to_string()), rest),
+        _ => (None, args),
+    }
 }
 
 /// The plugin script with its `VERSION=` line set.
@@ -479,6 +525,27 @@ fn set_executable(_: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bench_takes_cargo_features_first() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // (arguments after `bench`, the features, the benchmarks' arguments)
+        let cases: [(&[&str], Option<&str>, &[&str]); 4] = [
+            (&["recall", "--notes", "10"], None, &["recall", "--notes", "10"]),
+            (
+                &["--features", "local-model", "recall", "--model", "m"],
+                Some("local-model"),
+                &["recall", "--model", "m"],
+            ),
+            (&["--features=local-model", "index"], Some("local-model"), &["index"]),
+            (&["index", "--features", "x"], None, &["index", "--features", "x"]),
+        ];
+        for (given, features, rest) in cases {
+            let given = args(given);
+            let (f, r) = split_features(&given);
+            assert_eq!((f.as_deref(), r), (features, args(rest).as_slice()), "{given:?}");
+        }
+    }
 
     #[test]
     fn versions_come_from_cargo_toml() {

@@ -23,7 +23,7 @@ use super::static_table::StaticEmbedder;
 /// matching, so a recall should find them here; with 4,096 held, the recalls of one large
 /// skill pushed out every other skill's notes, and a small skill in a 100,000-note store paid
 /// for the store's size (token matching 1.27 ms at the median, 0.66 ms with them held:
-/// `skillmem bench recall --fill protocol --notes 100000 --skills 10`, trace on). This many
+/// `cargo xtask bench recall --fill protocol --notes 100000 --skills 10`, trace on). This many
 /// holds the notes of the skills a workspace uses, one large skill's churn aside.
 pub const NOTES_HELD: usize = 32768;
 
