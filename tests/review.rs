@@ -218,7 +218,7 @@ fn the_cli_reviews_the_same_queue() {
 /// A real PostgreSQL server (as in tests/team.rs).
 #[test]
 fn a_pending_note_stays_off_the_team_until_accepted() {
-    use skillmem::team::scratch::ScratchServer;
+    use skillmem_test_support::ScratchServer;
     let pg = ScratchServer::start().unwrap_or_else(|e| panic!("cannot start a scratch PostgreSQL server: {e}"));
     pg.admin_sql("postgres", "CREATE ROLE team_r LOGIN PASSWORD 'pw-review';").unwrap();
     pg.admin_sql("postgres", "CREATE DATABASE skillmem OWNER team_r").unwrap();

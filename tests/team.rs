@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use skillmem::team::scratch::ScratchServer;
+use skillmem_test_support::ScratchServer;
 
 const PW_A: &str = "pw-alpha";
 const PW_B: &str = "pw-beta";

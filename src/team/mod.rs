@@ -14,7 +14,6 @@
 //! its own embedder. Knows nothing of the engine, the server or the wire.
 
 pub mod backoff;
-pub mod scratch;
 pub mod server;
 
 pub use crate::config::team::{Share, TeamConfig};

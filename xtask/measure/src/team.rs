@@ -11,7 +11,7 @@ use crate::{emit, engine, Global};
 /// `cargo xtask bench team`: machine A writes `n` notes and pushes them, machine B pulls them
 /// (and embeds them), through a scratch PostgreSQL server started for the run.
 pub fn run(g: &Global, n: usize) -> Result<()> {
-    use skillmem::team::scratch::{ScratchServer, ADMIN};
+    use skillmem_test_support::{ScratchServer, ADMIN};
     let pg = ScratchServer::start()?;
     pg.admin_sql("postgres", "CREATE DATABASE bench")?;
     let root = tempfile::tempdir()?;
@@ -29,7 +29,7 @@ pub fn run(g: &Global, n: usize) -> Result<()> {
             pg.url(ADMIN, "bench")
         ),
     )?;
-    std::env::set_var("SKILLMEM_BENCH_PW", skillmem::team::scratch::ADMIN_PASSWORD);
+    std::env::set_var("SKILLMEM_BENCH_PW", skillmem_test_support::ADMIN_PASSWORD);
     let machine = |name: &str| engine(&root.path().join(name), &ws);
     let a = machine("a")?;
     let b = machine("b")?;

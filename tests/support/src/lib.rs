@@ -1,5 +1,7 @@
-//! A throwaway PostgreSQL server for the tests and `skillmem bench team`: `initdb` into a
-//! temporary folder, started on a free loopback port, stopped (and removed) on drop.
+//! What the tests need beside the product, and `cargo xtask bench team` with them: a
+//! throwaway PostgreSQL server, `initdb` into a temporary folder, started on a free loopback
+//! port, stopped (and removed) on drop. Never a dependency of the product, only a
+//! dev-dependency and the benchmarks'.
 //!
 //! The binaries are looked up on `PATH`, in `/usr/lib/postgresql/*/bin` and in
 //! `/usr/local/bin`. PostgreSQL refuses to run as root: as root, the folder is given to the
@@ -8,7 +10,31 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::error::{Error, Result};
+/// Why a scratch server could not be started, stopped or reached.
+#[derive(Debug)]
+pub struct Error(String);
+
+impl Error {
+    fn storage(why: impl Into<String>) -> Error {
+        Error(why.into())
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
 
 /// The superuser of a scratch server.
 pub const ADMIN: &str = "skillmem_admin";
