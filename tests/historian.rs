@@ -706,20 +706,6 @@ fn eval_historian_prints_precision_recall_and_the_confusion_table() {
         text.contains("promotion: precision ") && text.contains("category") && text.contains("refused by"),
         "{text}"
     );
-    // `--features` writes one record a parsed line: the rules' verdict, the features, the vector.
-    let dump = w.tmp.path().join("features.jsonl");
-    let (code, _, err) = w.cli(&["eval", "historian", "--features", dump.to_str().unwrap(), dev.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let text = std::fs::read_to_string(&dump).unwrap();
-    let recs: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(recs.len() >= 150, "{}", recs.len());
-    for k in ["set", "skill", "kind", "lesson", "label", "category", "rule", "features", "embedding"] {
-        assert!(recs[0].get(k).is_some(), "{k} missing from {}", recs[0]);
-    }
-    assert_eq!(recs[0]["set"], "dev");
-    assert_eq!(recs[0]["embedding"].as_array().unwrap().len(), 256);
-    assert_eq!(recs[0]["features"].as_object().unwrap().len(), skillmem::historian::features::NAMES.len());
-    assert!(recs.iter().any(|r| r["rule"] == "pass") && recs.iter().any(|r| r["rule"] == "narration"));
     // A label that is neither, or a chunk that is not there, is an error naming the line.
     let bad = w.tmp.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"type\":\"chunk\",\"id\":\"c\",\"skills\":null}\n{\"type\":\"observation\",\"chunk\":\"c\",\"line\":\"* a | fix | b\",\"label\":\"maybe\",\"category\":\"x\"}\n").unwrap();

@@ -3,10 +3,10 @@
 
 The judge would have been a final gate after the rules of src/historian/filter.rs: a line the
 rules pass promoted only when a gradient-boosted tree ensemble over the features of
-src/historian/features.rs scores it at least a threshold. docs/historian.md, "Tried: a
+xtask/measure/src/study/features.rs scores it at least a threshold. docs/historian.md, "Tried: a
 learned judge", gives the figures this prints and why it was not landed.
 
-    cargo run -q -- eval historian --features /tmp/features.jsonl bench/historian/*.jsonl
+    cargo xtask study historian-features --out /tmp/features.jsonl bench/historian/*.jsonl
     python3 -m venv /tmp/v && /tmp/v/bin/pip install numpy scikit-learn
     /tmp/v/bin/python bench/historian/judge.py /tmp/features.jsonl [PROBE_FEATURES.jsonl]
 

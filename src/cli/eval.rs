@@ -611,67 +611,7 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>, embedd
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paired_differences_table() {
-        type Case = (Vec<f64>, Vec<f64>, f64, f64, usize, usize);
-        // (a, b, diff, se, better, worse)
-        let cases: Vec<Case> = vec![
-            (vec![], vec![], 0.0, 0.0, 0, 0),
-            (vec![1.0], vec![0.5], 0.5, 0.0, 1, 0),
-            (vec![1.0, 1.0], vec![1.0, 1.0], 0.0, 0.0, 0, 0),
-            // Differences 0.5 and −0.5: mean 0, sample sd √0.5, se √0.5 / √2 = 0.5.
-            (vec![1.0, 0.5], vec![0.5, 1.0], 0.0, 0.5, 1, 1),
-            // Differences 1, 0, 0, 0: mean 0.25, sample sd 0.5, se 0.25.
-            (vec![1.0, 0.2, 0.0, 1.0], vec![0.0, 0.2, 0.0, 1.0], 0.25, 0.25, 1, 0),
-        ];
-        for (a, b, diff, se, better, worse) in cases {
-            let p = paired(&a, &b);
-            assert!((p.diff - diff).abs() < 1e-12 && (p.se - se).abs() < 1e-12, "{a:?} {b:?}: {p:?}");
-            assert_eq!((p.better, p.worse), (better, worse), "{a:?} {b:?}");
-        }
-    }
-}
-
 // ---- skillmem eval historian ---------------------------------------------------------------
-
-/// One record of a labelled historian set (JSONL, `bench/historian/`).
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
-enum HistorianRecord {
-    /// A skill: its SKILL.md (relative to the set's folder) and the notes it already has.
-    #[serde(rename_all = "camelCase")]
-    Skill {
-        name: String,
-        #[serde(default)]
-        skill_md: Option<String>,
-        #[serde(default)]
-        notes: Vec<HistorianNote>,
-    },
-    /// A rendered chunk and the skills it used; `skills: null` when no chunk was rendered.
-    /// `text`: the chunk as the historian read it, which lessons are grounded in (absent: the
-    /// grounding rule does not apply, as for a session whose chunks are unknown).
-    Chunk {
-        id: String,
-        skills: Option<Vec<String>>,
-        #[serde(default)]
-        text: Option<String>,
-    },
-    /// One observation line, its chunk, and whether it should be promoted.
-    Observation { chunk: String, line: String, label: String, category: String },
-}
-
-#[derive(Deserialize)]
-struct HistorianNote {
-    id: i64,
-    delta: String,
-}
-
-/// A skill of a set: its SKILL.md and its notes (id, lesson).
-type SkillFacts = (Option<String>, Vec<(i64, String)>);
 
 /// The verdict on one labelled line.
 struct Judged {
@@ -680,131 +620,46 @@ struct Judged {
     want: bool,
     /// `None` when promoted, else the rule and the reason.
     refused: Option<(String, String)>,
-    /// With `--features`: the line's record for the dump (see [`feature_record`]).
-    features: Option<serde_json::Value>,
     /// Whether the line's chunk has text, so that grounding applied.
     grounded: bool,
 }
 
-fn judge_set(file: &Path, with_features: bool) -> Result<Vec<Judged>> {
-    use skillmem::historian::{filter, observations};
+/// Every line of the labelled historian set `file` (`bench/historian/`) judged by the filter,
+/// with the built-in static table's cosine for restatements in other words.
+fn judge_set(file: &Path) -> Result<Vec<Judged>> {
+    use skillmem::historian::{filter, labelled::LabelledSet, observations};
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let dir = file.parent().unwrap_or(Path::new("."));
-    let mut skills: HashMap<String, SkillFacts> = HashMap::new();
-    let mut chunks: HashMap<String, Option<Vec<String>>> = HashMap::new();
-    let mut texts: HashMap<String, String> = HashMap::new();
-    let mut lines = vec![];
-    for (n, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let r: HistorianRecord = serde_json::from_str(l)
-            .with_context(|| format!("{}:{}: not a record of a historian set", file.display(), n + 1))?;
-        match r {
-            HistorianRecord::Skill { name, skill_md, notes } => {
-                let md = match skill_md {
-                    Some(p) => Some(
-                        std::fs::read_to_string(dir.join(&p))
-                            .with_context(|| format!("{}:{}: reading {p}", file.display(), n + 1))?,
-                    ),
-                    None => None,
-                };
-                skills.insert(name, (md, notes.into_iter().map(|x| (x.id, x.delta)).collect()));
-            }
-            HistorianRecord::Chunk { id, skills: s, text } => {
-                if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
-                    texts.insert(id.clone(), skillmem::historian::filter::grounded::searchable(&t));
-                }
-                chunks.insert(id, s);
-            }
-            HistorianRecord::Observation { chunk, line, label, category } => {
-                let want = match label.as_str() {
-                    "promote" => true,
-                    "reject" => false,
-                    other => {
-                        anyhow::bail!("{}:{}: label {other:?} is neither promote nor reject", file.display(), n + 1)
-                    }
-                };
-                anyhow::ensure!(chunks.contains_key(&chunk), "{}:{}: no chunk {chunk:?} above", file.display(), n + 1);
-                lines.push((chunk, line, want, category));
-            }
-        }
-    }
-    let none: SkillFacts = (None, vec![]);
+    let set = LabelledSet::parse(&file.display().to_string(), &text, &|p| std::fs::read_to_string(dir.join(p)))
+        .map_err(anyhow::Error::msg)?;
     let table = skillmem::embed::static_table::StaticEmbedder::builtin()?;
-    let cosine = skillmem::historian::filter::cosine_by(table.clone());
-    let sim = skillmem::historian::filter::Similarity(&cosine);
+    let cosine = filter::cosine_by(table);
+    let sim = filter::Similarity(&cosine);
     let mut out = vec![];
-    for (chunk, line, want, category) in lines {
-        let mut features = None;
-        let refused = match observations::parse_line(&line) {
+    for l in &set.lines {
+        let refused = match observations::parse_line(&l.line) {
             Err(e) => Some(("format".to_string(), e)),
-            Ok(o) => {
-                let (md, notes) = skills.get(&o.skill).unwrap_or(&none);
-                let used = chunks.get(&chunk).and_then(|c| c.as_deref());
-                let ctx = filter::Context {
-                    skill_md: md.as_deref(),
-                    notes,
-                    chunk_skills: used,
-                    similarity: Some(sim),
-                    chunk_text: texts.get(&chunk).map(String::as_str),
-                };
-                let refused = filter::check(&o.skill, &o.lesson, &ctx)
-                    .err()
-                    .map(|r| (r.category().to_string(), r.reason(&o.skill)));
-                if with_features {
-                    let rule = refused.as_ref().map_or("pass", |r| r.0.as_str());
-                    features = Some(feature_record(&o, &ctx, rule, table.as_ref())?);
-                }
-                refused
-            }
+            Ok(o) => filter::check(&o.skill, &o.lesson, &set.context(&o.skill, &l.chunk, Some(sim)))
+                .err()
+                .map(|r| (r.category().to_string(), r.reason(&o.skill))),
         };
-        let grounded = texts.contains_key(&chunk);
-        out.push(Judged { line, category, want, refused, features, grounded });
+        out.push(Judged {
+            line: l.line.clone(),
+            category: l.category.clone(),
+            want: l.want,
+            refused,
+            grounded: set.has_text(&l.chunk),
+        });
     }
     Ok(out)
 }
 
-/// One line of `--features`: the observation, the rules' verdict (`pass` or the refusing
-/// rule's category), [`skillmem::historian::features`] by name, and the lesson's vector by
-/// the built-in static table (what the filter's cosines are taken with). The caller adds the
-/// set's name, the label and the labelled category.
-fn feature_record(
-    o: &skillmem::historian::observations::Observation,
-    ctx: &skillmem::historian::filter::Context<'_>,
-    rule: &str,
-    table: &dyn Embedder,
-) -> Result<serde_json::Value> {
-    use skillmem::historian::features;
-    let values = features::features(&o.skill, &o.lesson, ctx);
-    let named: serde_json::Map<String, serde_json::Value> =
-        features::NAMES.iter().zip(values).map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect();
-    Ok(serde_json::json!({
-        "skill": o.skill,
-        "kind": o.kind.as_str(),
-        "lesson": o.lesson,
-        "rule": rule,
-        "features": named,
-        "embedding": table.embed_one(&o.lesson)?,
-    }))
-}
-
 /// `skillmem eval historian FILE...`: precision and recall of promotion on labelled sets, a
-/// confusion table by category, and every wrong verdict; with `features`, also a JSONL file of
-/// each parsed line's features (`feature_record`), for studying a learned judge.
-pub fn historian(g: &Global, files: &[std::path::PathBuf], features: Option<&Path>) -> Result<()> {
+/// confusion table by category, and every wrong verdict.
+pub fn historian(g: &Global, files: &[std::path::PathBuf]) -> Result<()> {
     let mut reports = vec![];
-    let mut dump = String::new();
     for f in files {
-        let judged = judge_set(f, features.is_some())?;
-        let set = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        for j in &judged {
-            if let Some(serde_json::Value::Object(r)) = &j.features {
-                let mut r = r.clone();
-                r.insert("set".into(), set.clone().into());
-                r.insert("label".into(), (if j.want { "promote" } else { "reject" }).into());
-                r.insert("category".into(), j.category.clone().into());
-                dump.push_str(&serde_json::Value::Object(r).to_string());
-                dump.push('\n');
-            }
-        }
+        let judged = judge_set(f)?;
         let promoted = judged.iter().filter(|j| j.refused.is_none()).count();
         let lessons = judged.iter().filter(|j| j.want).count();
         let right = judged.iter().filter(|j| j.want && j.refused.is_none()).count();
@@ -891,8 +746,30 @@ pub fn historian(g: &Global, files: &[std::path::PathBuf], features: Option<&Pat
     if g.json {
         out(&serde_json::to_string_pretty(&reports)?);
     }
-    if let Some(path) = features {
-        std::fs::write(path, dump).with_context(|| format!("writing {}", path.display()))?;
-    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paired_differences_table() {
+        type Case = (Vec<f64>, Vec<f64>, f64, f64, usize, usize);
+        // (a, b, diff, se, better, worse)
+        let cases: Vec<Case> = vec![
+            (vec![], vec![], 0.0, 0.0, 0, 0),
+            (vec![1.0], vec![0.5], 0.5, 0.0, 1, 0),
+            (vec![1.0, 1.0], vec![1.0, 1.0], 0.0, 0.0, 0, 0),
+            // Differences 0.5 and −0.5: mean 0, sample sd √0.5, se √0.5 / √2 = 0.5.
+            (vec![1.0, 0.5], vec![0.5, 1.0], 0.0, 0.5, 1, 1),
+            // Differences 1, 0, 0, 0: mean 0.25, sample sd 0.5, se 0.25.
+            (vec![1.0, 0.2, 0.0, 1.0], vec![0.0, 0.2, 0.0, 1.0], 0.25, 0.25, 1, 0),
+        ];
+        for (a, b, diff, se, better, worse) in cases {
+            let p = paired(&a, &b);
+            assert!((p.diff - diff).abs() < 1e-12 && (p.se - se).abs() < 1e-12, "{a:?} {b:?}: {p:?}");
+            assert_eq!((p.better, p.worse), (better, worse), "{a:?} {b:?}");
+        }
+    }
 }

@@ -164,8 +164,7 @@ Examples:
 /// `skillmem eval historian`.
 pub const EVAL_HISTORIAN: &str = "\
 Examples:
-  skillmem eval historian bench/historian/dev.jsonl bench/historian/held-out-2.jsonl
-  skillmem eval historian --features /tmp/features.jsonl bench/historian/*.jsonl";
+  skillmem eval historian bench/historian/dev.jsonl bench/historian/held-out-2.jsonl";
 
 /// `skillmem chunk`.
 pub const CHUNK: &str = "\

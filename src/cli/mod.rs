@@ -393,10 +393,6 @@ pub enum EvalCommand {
         /// Labelled historian sets (JSONL: skill, chunk and observation records; bench/historian/).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Also write each line's features (shape, cosines to SKILL.md and notes, the static
-        /// table's vector, the rules' verdict, the label) to this JSONL file.
-        #[arg(long, value_name = "OUT")]
-        features: Option<PathBuf>,
     },
 }
 
@@ -569,9 +565,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval { what: EvalCommand::Replay { sessions, seed, verbose } } => {
             eval_replay::run(g, sessions, seed, verbose)?
         }
-        Command::Eval { what: EvalCommand::Historian { files, features } } => {
-            eval::historian(g, &files, features.as_deref())?
-        }
+        Command::Eval { what: EvalCommand::Historian { files } } => eval::historian(g, &files)?,
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,
         Command::Observe { file, session, transcript, transcript_at } => {
             let origin = skillmem::memory::Origin { host: None, transcript, transcript_at };

@@ -9,8 +9,8 @@
 //! near-duplicate detection, an embedding at write time), with source `historian` and the
 //! scope `historian.promoteScope`. Knows nothing of JSON-RPC or the engine.
 
-pub mod features;
 pub mod filter;
+pub mod labelled;
 pub mod mine;
 pub mod observations;
 pub mod tool_calls;

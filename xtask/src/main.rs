@@ -1,7 +1,8 @@
 //! skillmem's tasks: `cargo xtask dist` packs the release artefacts from release binaries,
-//! with no tool beyond npm (for `npm pack`); `cargo xtask bench …` builds and runs the
-//! benchmarks (`xtask/measure`, which depends on the skillmem library, so that this crate
-//! stays std only and a cold `cargo xtask dist` builds nothing else).
+//! with no tool beyond npm (for `npm pack`); `cargo xtask bench …` and `cargo xtask study …`
+//! build and run the benchmarks and dataset studies (`xtask/measure`, which depends on the
+//! skillmem library, so that this crate stays std only and a cold `cargo xtask dist` builds
+//! nothing else).
 //!
 //! `dist`
 //! Writes to `target/dist/` (or `--out DIR`):
@@ -51,7 +52,9 @@ cargo xtask version --set X.Y.Z
 cargo xtask repository prints the repository every package names (Cargo.toml's)
 cargo xtask bench [--features F] COMMAND [ARGS]
                        builds skillmem and the benchmarks in release and runs one:
-                       recall, index, skills, ui, team (cargo xtask bench --help)";
+                       recall, index, skills, ui, team (cargo xtask bench --help)
+cargo xtask study historian-features --out OUT FILE...
+                       the same, for a dataset study (cargo xtask study --help)";
 
 /// The files in the repository that carry the version as they are (not staged by `dist`): a
 /// JSON manifest's `"version"` lines, or the script's `VERSION=`.
@@ -71,7 +74,7 @@ fn main() {
         Some("version") if args.len() == 3 && args[1] == "--set" => set_version(&root(), &args[2]),
         Some("version") => version(&root()).map(|v| println!("{v}")),
         Some("repository") => repository(&root()).map(|r| println!("{r}")),
-        Some("bench") => measure(&root(), &args),
+        Some("bench" | "study") => measure(&root(), &args),
         _ => Err(USAGE.to_string()),
     };
     if let Err(e) = r {
@@ -154,10 +157,10 @@ fn set_version(root: &Path, new: &str) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask bench [--features F] ARGS…`: builds the `skillmem` binary and the benchmarks
-/// (`xtask/measure`) in release with the cargo features `F` (e.g. `local-model`), then runs
-/// the benchmarks with `bench ARGS…`; they spawn the `skillmem` built beside them. Exits with
-/// the benchmarks' exit code.
+/// `cargo xtask bench|study [--features F] ARGS…`: builds the `skillmem` binary and the
+/// benchmarks (`xtask/measure`) in release with the cargo features `F` (e.g. `local-model`),
+/// then runs the latter with `bench ARGS…` (or `study ARGS…`); a benchmark spawns the
+/// `skillmem` built beside it. Exits with their exit code.
 fn measure(root: &Path, args: &[String]) -> Result<()> {
     let (features, rest) = split_features(&args[1..]);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -76,11 +76,11 @@ mod vague;
 
 pub use hypothesis::hypothesis;
 pub use narration::narration;
-pub(crate) use narration::IMPERATIVE;
-pub(crate) use restates::terms;
+pub use narration::IMPERATIVE;
+pub use restates::terms;
 pub use restates::PARAPHRASE_COSINE;
 pub use task_bound::task_bound;
-pub(crate) use text::{body, pairs, sentence_count, units};
+pub use text::{body, pairs, sentence_count, units};
 
 /// The longest lesson promoted, in characters. The instructions ask for one or two
 /// sentences; two full sentences of a lesson run to about 300 characters (the longest

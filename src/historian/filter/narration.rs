@@ -291,7 +291,7 @@ const PLANS: &[&str] = &[
 ];
 
 /// Verbs a clause of advice starts with.
-pub(crate) const IMPERATIVE: &[&str] = &[
+pub const IMPERATIVE: &[&str] = &[
     "use", "run", "pass", "add", "set", "put", "call", "check", "keep", "avoid", "prefer", "wrap", "quote", "escape",
     "install", "pin", "give", "write", "delete", "remove", "make", "start", "stop", "rerun", "restart", "drop",
     "convert", "strip", "guard", "read", "look", "increase", "raise", "lower", "skip", "disable", "enable",

@@ -111,7 +111,7 @@ const SYNONYMS: &[(&str, &str)] = &[
 ];
 
 /// The stemmed content words of a text, code included, synonyms counted as one word.
-pub(crate) fn terms(text: &str) -> HashSet<String> {
+pub fn terms(text: &str) -> HashSet<String> {
     words(text)
         .iter()
         .filter(|w| !is_stop(w) && !FILLER.contains(&w.as_str()) && !LINKING.contains(&w.as_str()))

@@ -8,7 +8,7 @@
 /// Each two sentences of a SKILL.md body that follow each other (headings left out), joined:
 /// a summariser that merges two instructions into one lesson restates the pair, and neither
 /// sentence alone is close enough.
-pub(crate) fn pairs(body: &str) -> Vec<String> {
+pub fn pairs(body: &str) -> Vec<String> {
     let ss: Vec<&str> = body
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
@@ -20,7 +20,7 @@ pub(crate) fn pairs(body: &str) -> Vec<String> {
 }
 
 /// A SKILL.md without its frontmatter.
-pub(crate) fn body(md: &str) -> &str {
+pub fn body(md: &str) -> &str {
     let t = md.trim_start_matches('\u{feff}');
     if let Some(rest) = t.strip_prefix("---") {
         if let Some(end) = rest.find("\n---") {
@@ -35,7 +35,7 @@ pub(crate) fn body(md: &str) -> &str {
 /// sentence (`. ` / `! ` / `? ` ends), and each clause of a sentence (split at `;` and `:`
 /// followed by a space, and `, so`). Nothing inside a code span splits, and an ellipsis
 /// (`COPY ... FROM`) ends no sentence.
-pub(crate) fn units(text: &str) -> impl Iterator<Item = &str> {
+pub fn units(text: &str) -> impl Iterator<Item = &str> {
     text.lines().flat_map(|line| {
         let ss = sentences(line);
         let whole = if ss.len() > 1 { Some(line) } else { None };
@@ -53,7 +53,7 @@ pub(super) fn sentences(line: &str) -> Vec<&str> {
 }
 
 /// How many sentences `text` holds, by the same split as [`units`].
-pub(crate) fn sentence_count(text: &str) -> usize {
+pub fn sentence_count(text: &str) -> usize {
     text.lines().map(|l| sentences(l).len()).sum()
 }
 

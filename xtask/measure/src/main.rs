@@ -1,12 +1,13 @@
-//! The benchmarks of skillmem, run as `cargo xtask bench …` (xtask builds this binary and the
-//! `skillmem` binary in release, then runs this one): programs that print figures, never
-//! assertions, and that ship in no product binary. docs/benchmarks.md has every command and
-//! its figures.
+//! The benchmarks and dataset studies of skillmem, run as `cargo xtask bench …` and `cargo
+//! xtask study …` (xtask builds this binary and the `skillmem` binary in release, then runs
+//! this one): programs that print figures or write data, never assertions, and that ship in
+//! no product binary. docs/benchmarks.md has every benchmark and its figures.
 
 mod common;
 mod index;
 mod recall;
 mod skills;
+mod study;
 mod team;
 mod ui;
 
@@ -46,6 +47,24 @@ enum Command {
     Bench {
         #[command(subcommand)]
         what: BenchCommand,
+    },
+    /// Dataset studies: what a learned model would be trained on.
+    Study {
+        #[command(subcommand)]
+        what: StudyCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum StudyCommand {
+    /// Each labelled historian line's features, verdict and static-table vector, as JSONL (bench/historian/judge.py reads it).
+    HistorianFeatures {
+        /// The JSONL file to write.
+        #[arg(long, value_name = "OUT")]
+        out: PathBuf,
+        /// Labelled historian sets (JSONL: skill, chunk and observation records; bench/historian/).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
 }
 
@@ -222,7 +241,12 @@ pub fn server_exe() -> Result<PathBuf> {
 
 fn run(cli: Cli) -> Result<()> {
     let g = &cli.global;
-    let Command::Bench { what } = cli.command;
+    let what = match cli.command {
+        Command::Bench { what } => what,
+        Command::Study { what: StudyCommand::HistorianFeatures { out, files } } => {
+            return study::historian_features(g, &files, &out)
+        }
+    };
     match what {
         BenchCommand::Skills { count, runs } => skills::run(g, count, runs),
         BenchCommand::Team { notes } => team::run(g, notes),
@@ -290,11 +314,12 @@ mod tests {
         let mut cmd = super::Cli::command();
         cmd.build();
         cmd.clone().debug_assert();
-        let bench = cmd.find_subcommand("bench").unwrap();
-        for sub in bench.get_subcommands() {
-            for a in sub.get_arguments() {
-                if a.get_id() != "help" {
-                    assert!(a.get_help().is_some(), "bench {} --{} has no help", sub.get_name(), a.get_id());
+        for family in ["bench", "study"] {
+            for sub in cmd.find_subcommand(family).unwrap().get_subcommands() {
+                for a in sub.get_arguments() {
+                    if a.get_id() != "help" {
+                        assert!(a.get_help().is_some(), "{family} {} --{} has no help", sub.get_name(), a.get_id());
+                    }
                 }
             }
         }

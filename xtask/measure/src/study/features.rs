@@ -1,6 +1,6 @@
 //! Features of one observation's lesson, for studying a learned judge of what the rules of
-//! [`super::filter`] let through (`skillmem eval historian --features OUT.jsonl`, which adds
-//! the lesson's static-table vector). Pure text work like the filter: no disk, no panics.
+//! the historian's filter let through (`cargo xtask study historian-features`, which adds the
+//! lesson's static-table vector). Pure text work like the filter: no disk, no panics.
 //!
 //! Each feature is a number with a stable name ([`NAMES`]), chosen for a kind of junk the rules
 //! miss on the blind sets (docs/historian.md, "How well it works"):
@@ -18,7 +18,7 @@
 
 use std::collections::HashSet;
 
-use super::filter::{self, Context};
+use skillmem::historian::filter::{self, Context};
 
 /// The names of [`features`]' values, in order.
 pub const NAMES: &[&str] = &[
@@ -211,7 +211,7 @@ fn containment(mine: &HashSet<String>, theirs: &HashSet<String>) -> f32 {
 /// [`Context::similarity`], and SKILL.md's and the notes' features 0 when they are unknown.
 pub fn features(skill: &str, lesson: &str, ctx: &Context<'_>) -> Vec<f32> {
     let lesson = lesson.trim();
-    let prose = crate::text::prose(lesson);
+    let prose = skillmem::text::prose(lesson);
     let ws = plain_words(lesson);
     let pws = plain_words(&prose);
     let n = ws.len().max(1) as f32;
@@ -288,7 +288,7 @@ pub fn features(skill: &str, lesson: &str, ctx: &Context<'_>) -> Vec<f32> {
         past / n,
         b(is_past(first)),
         b(passive),
-        b(super::filter::IMPERATIVE.contains(&first) || MORE_IMPERATIVE.contains(&first)),
+        b(filter::IMPERATIVE.contains(&first) || MORE_IMPERATIVE.contains(&first)),
         b(first.len() > 4 && first.ends_with("ing")),
         b(first == "now"),
         b(label_colon),
