@@ -1,5 +1,5 @@
 //! Curation: listing, scope moves, merges, export, import, and the doctor's checks
-//! (`engine/curate.rs`: the dashboard's and the CLI's `notes`, `export`, `import`, `doctor`).
+//! (`engine/curate/`: the dashboard's and the CLI's `notes`, `export`, `import`, `doctor`).
 
 use super::*;
 

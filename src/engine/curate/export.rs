@@ -1,0 +1,415 @@
+//! Export and import: every note with its metadata, content hash and embedder id as JSONL
+//! (what `import` reads) or Markdown (for reading), and an import in one transaction, each
+//! note redacted and embedded by this store's embedder.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::super::Engine;
+use crate::embed::embed_notes;
+use crate::error::{Error, Result};
+use crate::memory::evidence::Evidence;
+use crate::memory::store;
+use crate::memory::{norm_hash, Kind, Note, Origin, Scope, Source, WriteStatus};
+
+/// One note of an export (a line of JSONL): its metadata, its content hash and the embedder
+/// that made its vector; never the vector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportedNote {
+    /// Its id in the exporting store (informational: an import assigns new ids).
+    #[serde(default)]
+    pub id: Option<i64>,
+    pub skill: String,
+    pub scope: Scope,
+    /// The project a project note belongs to ('' for global).
+    #[serde(default)]
+    pub project_id: String,
+    #[serde(default)]
+    pub origin_project: String,
+    pub source: Source,
+    pub kind: Kind,
+    #[serde(default)]
+    pub intent: String,
+    pub delta: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub hits: i64,
+    #[serde(default)]
+    pub recalls: i64,
+    #[serde(default)]
+    pub pinned: bool,
+    #[serde(default)]
+    pub skill_hash: Option<String>,
+    #[serde(default)]
+    pub created_at: i64,
+    #[serde(default)]
+    pub updated_at: i64,
+    /// The hash of the lesson's normalised text; checked on import when present.
+    #[serde(default)]
+    pub content_hash: Option<String>,
+    /// The model id of the note's vector in the exporting store (null: none).
+    #[serde(default)]
+    pub embedder: Option<String>,
+    /// When it left recall (replaced or retired), for a note of the history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired_at: Option<i64>,
+    /// The `id` (of this export) of the note that replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<i64>,
+    /// Why it was replaced or retired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The host's session it was written in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The host, and for the historian the transcript and where in it.
+    #[serde(default, flatten)]
+    pub origin: Origin,
+    /// Who first wrote it, for a note that came to the exporting store by import or team pull.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_source: Option<Source>,
+    /// Waiting for review in the exporting store: imported as waiting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// Sessions shown it, that used it, that ignored it; when it was last used: an import
+    /// that inserts the note keeps them.
+    #[serde(default, flatten)]
+    pub evidence: Evidence,
+}
+
+/// The export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ExportFormat {
+    /// One JSON note a line ([`ExportedNote`]); what `import` reads.
+    #[default]
+    Jsonl,
+    /// Markdown, for reading.
+    Md,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Imported {
+    /// Notes in the file.
+    pub read: usize,
+    pub inserted: usize,
+    /// Exact or near duplicates of a stored note (or of an earlier line): its hits bumped.
+    pub duplicates: usize,
+    /// Notes whose vector was made by another embedder than this one (or none), embedded anew.
+    pub reembedded: usize,
+    pub warnings: Vec<String>,
+}
+
+impl Engine {
+    /// Every note (of one skill, of one scope), oldest first, as an export writes it.
+    pub fn export_notes(&self, skill: Option<&str>, scope: Option<Scope>) -> Result<Vec<ExportedNote>> {
+        let (rows, evidence) = {
+            let conn = self.conn();
+            let rows = store::export_rows(&conn, skill, scope)?;
+            let ids: Vec<i64> = rows.iter().map(|r| r.note.id).collect();
+            let evidence = store::evidence_of(&conn, &ids)?;
+            (rows, evidence)
+        };
+        rows.into_iter()
+            .map(|r| {
+                let n = r.note;
+                Ok(ExportedNote {
+                    evidence: evidence.get(&n.id).copied().unwrap_or_default(),
+                    id: Some(n.id),
+                    skill: n.skill,
+                    scope: n.scope,
+                    project_id: r.project_id,
+                    origin_project: n.origin_project,
+                    source: n.source,
+                    kind: n.kind,
+                    intent: n.intent,
+                    delta: n.delta,
+                    tags: n.tags,
+                    hits: n.hits,
+                    recalls: n.recalls,
+                    pinned: n.pinned,
+                    skill_hash: n.skill_hash,
+                    created_at: n.created_at,
+                    updated_at: n.updated_at,
+                    content_hash: Some(r.norm_hash),
+                    embedder: r.vector_model,
+                    retired_at: n.retired_at,
+                    superseded_by: n.superseded_by,
+                    reason: n.reason,
+                    session_id: n.session_id,
+                    origin: n.origin,
+                    origin_source: n.origin_source,
+                    pending: n.pending,
+                })
+            })
+            .collect()
+    }
+
+    /// Reads an export (JSONL) and writes its notes in one transaction. Every line is checked
+    /// first: a malformed line aborts the import with its line number, and nothing is written.
+    pub fn import_notes(&self, text: &str) -> Result<Imported> {
+        let mut notes = parse_export(text)?;
+        let mut out = Imported { read: notes.len(), ..Default::default() };
+        // Secrets are redacted before anything is embedded or stored; a note that would be
+        // left with nothing but a marker is not imported, and the warnings say which.
+        let mut redacted = 0;
+        notes.retain_mut(|n| {
+            n.intent = crate::text::redact::redact(&n.intent).0;
+            match crate::text::redact::redact_lesson(&n.delta) {
+                Ok((d, what)) => {
+                    redacted += usize::from(!what.is_empty());
+                    n.delta = d;
+                    true
+                }
+                Err(why) => {
+                    out.warnings.push(format!("a note of {} was not imported: {why}", n.skill));
+                    false
+                }
+            }
+        });
+        if redacted > 0 {
+            out.warnings.push(format!("{redacted} note(s) held secrets and were imported with them redacted"));
+        }
+        let model = self.model_id();
+        // Vectors are never exported: every note is embedded by this embedder.
+        let mut vectors: Vec<Option<Vec<f32>>> = vec![None; notes.len()];
+        if let Some(e) = self.embedder() {
+            for (chunk_i, chunk) in notes.chunks(64).enumerate() {
+                let pairs: Vec<(&str, &str)> = chunk.iter().map(|n| (n.intent.as_str(), n.delta.as_str())).collect();
+                match embed_notes(e.as_ref(), &pairs) {
+                    Ok(vs) if vs.len() == chunk.len() && vs.iter().all(|v| v.len() == e.dim()) => {
+                        for (i, v) in vs.into_iter().enumerate() {
+                            vectors[chunk_i * 64 + i] = Some(v);
+                        }
+                    }
+                    Ok(_) => out.warnings.push("the embedder returned vectors of the wrong size; some notes were stored without a vector (run skillmem distill)".into()),
+                    Err(why) => out.warnings.push(format!(
+                        "{why}; some notes were stored without a vector (found by their words; run skillmem distill later)"
+                    )),
+                }
+            }
+            out.reembedded = notes
+                .iter()
+                .zip(&vectors)
+                .filter(|(n, v)| v.is_some() && n.embedder.as_deref() != model.as_deref())
+                .count();
+        }
+        let evidence: Vec<Evidence> = notes.iter().map(|n| n.evidence).collect();
+        let rows: Vec<store::ImportRow> = notes
+            .into_iter()
+            .zip(vectors)
+            .map(|(n, vector)| store::ImportRow {
+                // A project note without its projectId (written by hand) belongs to the
+                // project it was written from.
+                project_id: if n.project_id.is_empty() { n.origin_project.clone() } else { n.project_id.clone() },
+                note: Note {
+                    // The export's id: history rows name their successor by it.
+                    id: n.id.unwrap_or(0),
+                    skill: n.skill,
+                    scope: n.scope,
+                    origin_project: if n.origin_project.is_empty() { n.project_id } else { n.origin_project },
+                    // An imported note came by import; who first wrote it is kept beside.
+                    source: Source::Import,
+                    origin_source: match n.source {
+                        Source::Agent | Source::Historian | Source::Transcript => Some(n.source),
+                        Source::Import | Source::Team => n.origin_source,
+                    },
+                    session_id: n.session_id,
+                    origin: n.origin,
+                    pending: n.pending,
+                    review_replaces: None,
+                    kind: n.kind,
+                    intent: n.intent,
+                    delta: n.delta.trim().to_string(),
+                    tags: n.tags,
+                    hits: n.hits.max(0),
+                    recalls: n.recalls.max(0),
+                    pinned: n.pinned,
+                    skill_hash: n.skill_hash,
+                    created_at: n.created_at,
+                    updated_at: n.updated_at.max(n.created_at),
+                    retired_at: n.retired_at,
+                    superseded_by: n.superseded_by,
+                    reason: n.reason,
+                },
+                vector,
+            })
+            .collect();
+        let threshold = crate::memory::sameness::Thresholds {
+            merge: self.config().memory.dedup_threshold,
+            subject: self.config().memory.conflict_threshold,
+        };
+        let written = {
+            let mut conn = self.conn();
+            let w = store::import_rows(&mut conn, &rows, model.as_deref(), threshold)?;
+            let kept: Vec<(i64, Evidence)> = w
+                .iter()
+                .zip(&evidence)
+                .filter(|((_, s), e)| *s == WriteStatus::Inserted && **e != Evidence::default())
+                .map(|((id, _), e)| (*id, *e))
+                .collect();
+            store::add_evidence(&mut conn, &kept)?;
+            self.pieces_missing();
+            self.catalog.invalidate();
+            w
+        };
+        if let Some(ix) = self.vector_index() {
+            for ((id, status), row) in written.iter().zip(&rows) {
+                if let (WriteStatus::Inserted, Some(v)) = (status, &row.vector) {
+                    ix.insert(*id, v);
+                }
+            }
+        }
+        out.inserted = written.iter().filter(|(_, s)| *s == WriteStatus::Inserted).count();
+        out.duplicates = written.len() - out.inserted;
+        Ok(out)
+    }
+}
+
+/// Parses an export: one [`ExportedNote`] a line (blank lines skipped). The first bad line is
+/// an error naming it.
+pub fn parse_export(text: &str) -> Result<Vec<ExportedNote>> {
+    let mut out = vec![];
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |why: String| Error::invalid(format!("line {n}: {why}; nothing was imported"));
+        let note: ExportedNote = serde_json::from_str(line).map_err(|e| bad(format!("not a note: {e}")))?;
+        if note.skill.trim().is_empty() {
+            return Err(bad("skill is empty".into()));
+        }
+        if note.delta.trim().is_empty() {
+            return Err(bad("delta is empty".into()));
+        }
+        if note.scope == Scope::Project && note.project_id.is_empty() && note.origin_project.is_empty() {
+            return Err(bad("a project note needs its projectId".into()));
+        }
+        if let Some(h) = &note.content_hash {
+            if *h != norm_hash(&note.delta) {
+                return Err(bad(format!(
+                    "contentHash {h} does not match the lesson (edited by hand? drop the contentHash field of that line)"
+                )));
+            }
+        }
+        out.push(note);
+    }
+    Ok(out)
+}
+
+/// Writes notes as JSONL (one [`ExportedNote`] a line).
+pub fn to_jsonl(notes: &[ExportedNote]) -> String {
+    let mut s = String::new();
+    for n in notes {
+        s.push_str(&serde_json::to_string(n).unwrap_or_default());
+        s.push('\n');
+    }
+    s
+}
+
+/// Writes notes as Markdown: a section per skill, a bullet per note with its metadata.
+pub fn to_markdown(notes: &[ExportedNote]) -> String {
+    let mut by_skill: BTreeMap<&str, Vec<&ExportedNote>> = BTreeMap::new();
+    for n in notes {
+        by_skill.entry(&n.skill).or_default().push(n);
+    }
+    let mut s = String::from("# skillmem notes\n");
+    for (skill, ns) in by_skill {
+        s.push_str(&format!("\n## {skill}\n\n"));
+        for n in ns {
+            let one_line = n.delta.replace('\n', " ");
+            s.push_str(&format!(
+                "- **{}** {}{}: {}\n",
+                n.kind.as_str(),
+                n.scope.as_str(),
+                if n.pinned { ", pinned" } else { "" },
+                one_line
+            ));
+            let mut meta = vec![
+                format!("source {}", n.source.as_str()),
+                format!("hits {}", n.hits),
+                format!("recalls {}", n.recalls),
+            ];
+            if !n.intent.is_empty() {
+                meta.insert(0, format!("intent: {}", n.intent.replace('\n', " ")));
+            }
+            if let Some(h) = &n.content_hash {
+                meta.push(format!("content hash {h}"));
+            }
+            if let Some(e) = &n.embedder {
+                meta.push(format!("embedder {e}"));
+            }
+            if !n.project_id.is_empty() {
+                meta.push(format!("project {}", n.project_id));
+            }
+            if let Some(o) = n.origin_source {
+                meta.push(format!("first written by the {}", o.as_str()));
+            }
+            if let Some(h) = &n.origin.host {
+                meta.push(format!("host {h}"));
+            }
+            if let Some(s) = &n.session_id {
+                meta.push(format!("session {s}"));
+            }
+            if let Some(t) = &n.origin.transcript {
+                let at = n.origin.transcript_at.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
+                meta.push(format!("transcript {t}{at}"));
+            }
+            if n.pending {
+                meta.push("waiting for review".into());
+            }
+            s.push_str(&format!("  - {}\n", meta.join(" · ")));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_lines_table() {
+        let good = r#"{"skill":"jq","scope":"global","source":"agent","kind":"gotcha","delta":"use -r"}"#;
+        let cases: &[(&str, Result<usize, &str>)] = &[
+            ("", Ok(0)),
+            (good, Ok(1)),
+            (&format!("{good}\n\n{good}\n"), Ok(2)),
+            (&format!("{good}\n{{not json\n"), Err("line 2: not a note")),
+            (r#"{"skill":"jq","scope":"global","source":"agent","kind":"tip","delta":"x"}"#, Err("line 1: not a note")),
+            (
+                r#"{"skill":"","scope":"global","source":"agent","kind":"fix","delta":"x"}"#,
+                Err("line 1: skill is empty"),
+            ),
+            (
+                r#"{"skill":"jq","scope":"global","source":"agent","kind":"fix","delta":"  "}"#,
+                Err("line 1: delta is empty"),
+            ),
+            (
+                r#"{"skill":"jq","scope":"project","source":"agent","kind":"fix","delta":"x"}"#,
+                Err("needs its projectId"),
+            ),
+            (
+                r#"{"skill":"jq","scope":"global","source":"agent","kind":"fix","delta":"x","contentHash":"00"}"#,
+                Err("contentHash 00 does not match"),
+            ),
+        ];
+        for (text, want) in cases {
+            match (parse_export(text), want) {
+                (Ok(v), Ok(n)) => assert_eq!(v.len(), *n, "{text:?}"),
+                (Err(e), Err(w)) => {
+                    let e = e.to_string();
+                    assert!(e.contains(w) && e.contains("nothing was imported"), "{text:?}: {e}");
+                }
+                (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+}
