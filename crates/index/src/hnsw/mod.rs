@@ -1,0 +1,465 @@
+//! The HNSW index over the note vectors of one embedder model, persisted in the data
+//! directory and rebuilt from SQLite whenever it cannot be trusted.
+//!
+//! [`HnswIndex`] keeps every current vector in memory, once: in the graph ([`Graph`], our own
+//! HNSW) for the notes it holds, as an owned copy for the others. The graph is an accelerator:
+//!
+//! - each note id maps to a *slot* (a node of the graph); an edited or forgotten note's old
+//!   slot is a tombstone, filtered out of every search; when tombstones pile up the graph is
+//!   rebuilt without them (compaction);
+//! - new vectors are *pending* until the background worker has inserted them; pending
+//!   vectors are searched exactly and merged with the graph's answer, so a write is visible
+//!   at once;
+//! - the worker inserts one vector at a time: it plans the insertion under the graph's read
+//!   lock (searches run beside it) and applies it under the write lock (microseconds), so a
+//!   search never waits for an insertion's searches;
+//! - small candidate sets (a skill with few notes, or a skill that is a small share of the
+//!   index) are scanned exactly: filtering inside HNSW is slow at low selectivity.
+//!
+//! Locks are always taken maps first, then graph.
+//!
+//! Files, under `<data dir>/index/<model id>/`: `graph.bin` ([`Graph::save`]), `slots.bin`
+//! (slot → note id, little-endian i64), and `manifest.json` (format, model id, dimension,
+//! count, highest note id, slots). They are written to a temporary folder and renamed into
+//! place, so a crash leaves the old files or the new ones. A missing, mismatched, truncated or
+//! otherwise unreadable set is ignored and the graph is rebuilt from the vectors SQLite holds,
+//! in the background.
+//!
+//! Here: the index, its maps and its searches; `scan.rs`: the exact scans of small candidate
+//! sets (by int8 codes, packed for the sets recalls repeat); `worker.rs`: the background worker
+//! (load, reload or build, insert, compact, save).
+
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::graph::Graph;
+use super::{top_k, IdMap, VectorIndex};
+
+mod scan;
+mod worker;
+
+use scan::{exact, Packs};
+use worker::{build, reload, save, worker};
+
+/// Graph parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct HnswParams {
+    /// Links per node on the upper layers (twice as many on layer 0).
+    pub m: usize,
+    /// Candidate list size while building.
+    pub ef_construction: usize,
+    /// Candidate list size while searching (at least `2k`).
+    pub ef_search: usize,
+    /// Candidate sets of at most this many ids are scanned exactly.
+    pub exact_max: usize,
+    /// Candidate sets smaller than this share of the index are scanned exactly.
+    pub min_selectivity: f32,
+}
+
+impl Default for HnswParams {
+    fn default() -> Self {
+        Self { m: 16, ef_construction: 64, ef_search: 64, exact_max: 2048, min_selectivity: 0.1 }
+    }
+}
+
+const TOMB: i64 = -1;
+/// Format 1 was hnsw_rs's dump; its files are ignored and rebuilt.
+const FORMAT: u32 = 2;
+const GRAPH_FILE: &str = "graph.bin";
+/// Inserts per worker round (between checks for compaction, saving and stopping).
+const BATCH: usize = 256;
+
+/// The manifest stored beside the graph files.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub format: u32,
+    pub model_id: String,
+    pub dim: usize,
+    /// Live notes in the graph.
+    pub count: usize,
+    /// Slots in the graph (live and tombstoned).
+    pub slots: usize,
+    /// The highest note id in the graph.
+    pub max_note_id: i64,
+}
+
+#[derive(Default)]
+struct Maps {
+    /// The current vectors not in the graph (pending; before the first build, all of them).
+    own: IdMap<Vec<f32>>,
+    /// Ids waiting for the worker, oldest first (an id no longer in `own` is skipped).
+    queue: VecDeque<i64>,
+    /// slot → note id (`TOMB` when superseded or forgotten); as long as the graph.
+    slots: Vec<i64>,
+    /// note id → its live slot.
+    slot_of: IdMap<u32>,
+    tombstones: usize,
+    /// Inserts since the files were last written.
+    dirty: usize,
+    /// Forgotten while the vectors were still loading (the loader must not bring them back).
+    removed: HashSet<i64>,
+    /// Counts the changes that may give an id another vector or none (every change of the
+    /// maps but the worker's moves of pending vectors into the graph): a [`Pack`] made at
+    /// another count is stale.
+    changes: u64,
+}
+
+impl Maps {
+    /// The current vector of `id`.
+    fn vector<'a>(&'a self, graph: Option<&'a Graph>, id: i64) -> Option<&'a [f32]> {
+        if let Some(v) = self.own.get(&id) {
+            return Some(v);
+        }
+        let slot = *self.slot_of.get(&id)?;
+        graph.filter(|g| (slot as usize) < g.len()).map(|g| g.vector(slot))
+    }
+
+    fn tombstone(&mut self, id: i64) {
+        if let Some(slot) = self.slot_of.remove(&id) {
+            self.slots[slot as usize] = TOMB;
+            self.tombstones += 1;
+        }
+    }
+}
+
+/// Streams the stored vectors into the sink it is given (run once, in the worker).
+pub type Loader = Box<dyn FnOnce(&mut dyn FnMut(i64, Vec<f32>)) -> skillmem_error::Result<usize> + Send>;
+
+struct Shared {
+    model_id: String,
+    dim: usize,
+    dir: Option<PathBuf>,
+    params: HnswParams,
+    maps: RwLock<Maps>,
+    /// None until the first build or reload.
+    graph: RwLock<Option<Graph>>,
+    /// Vectors are all loaded (before that, big candidate sets skip the vector rung).
+    loaded: AtomicBool,
+    /// The worker is building or loading the graph.
+    building: AtomicBool,
+    /// The worker failed (a bug): stay exact.
+    broken: AtomicBool,
+    wake: (Mutex<bool>, Condvar),
+    stop: AtomicBool,
+    save_requested: AtomicBool,
+    searches: AtomicUsize,
+    packs: Mutex<Packs>,
+}
+
+/// The HNSW-backed [`VectorIndex`]; see the module docs.
+pub struct HnswIndex {
+    shared: Arc<Shared>,
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// The folder of one model's index under `data_dir`.
+pub fn index_dir(data_dir: &Path, model_id: &str) -> PathBuf {
+    let safe: String =
+        model_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+    data_dir.join("index").join(safe)
+}
+
+impl HnswIndex {
+    /// An empty index for vectors of `model_id` of dimension `dim`, persisted under `dir`
+    /// (none: in memory only). Call [`HnswIndex::start`] once the vectors are inserted (or
+    /// [`HnswIndex::mark_loaded`]) to let the worker load or build the graph.
+    pub fn new(model_id: impl Into<String>, dim: usize, dir: Option<PathBuf>, params: HnswParams) -> Self {
+        let shared = Arc::new(Shared {
+            model_id: model_id.into(),
+            dim,
+            dir,
+            params,
+            maps: RwLock::new(Maps::default()),
+            graph: RwLock::new(None),
+            loaded: AtomicBool::new(false),
+            building: AtomicBool::new(false),
+            broken: AtomicBool::new(false),
+            wake: (Mutex::new(false), Condvar::new()),
+            stop: AtomicBool::new(false),
+            save_requested: AtomicBool::new(false),
+            searches: AtomicUsize::new(0),
+            packs: Mutex::new(Packs::default()),
+        });
+        HnswIndex { shared, worker: Mutex::new(None) }
+    }
+
+    /// Starts the background worker: it runs `loader` (none: the vectors are all inserted
+    /// already), reloads the persisted graph when it matches, else builds one, then keeps
+    /// inserting new vectors.
+    pub fn start(&self, loader: Option<Loader>) {
+        if loader.is_none() {
+            self.shared.loaded.store(true, Ordering::SeqCst);
+        }
+        self.shared.building.store(true, Ordering::SeqCst);
+        let shared = self.shared.clone();
+        let handle = std::thread::Builder::new().name("skillmem-index".into()).spawn(move || worker(shared, loader));
+        match handle {
+            Ok(h) => *self.worker.lock().unwrap_or_else(|e| e.into_inner()) = Some(h),
+            Err(e) => {
+                tracing::error!("vector index: cannot start the index worker ({e}); vectors are searched exactly");
+                self.shared.building.store(false, Ordering::SeqCst);
+                self.shared.broken.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Marks the vectors loaded without a worker (exact search only).
+    pub fn mark_loaded(&self) {
+        self.shared.loaded.store(true, Ordering::SeqCst);
+    }
+
+    /// Blocks until the graph holds every vector inserted so far (or the worker gave up).
+    pub fn wait_ready(&self) {
+        loop {
+            if self.is_ready() || self.shared.broken.load(Ordering::SeqCst) || self.worker_gone() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    fn worker_gone(&self) -> bool {
+        self.worker.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_none_or(|h| h.is_finished())
+    }
+
+    /// True when the graph exists and nothing is waiting to be inserted.
+    pub fn is_ready(&self) -> bool {
+        if self.shared.building.load(Ordering::SeqCst) {
+            return false;
+        }
+        let m = read(&self.shared.maps);
+        m.own.is_empty() && read(&self.shared.graph).is_some()
+    }
+
+    /// Vectors waiting for the graph.
+    pub fn pending(&self) -> usize {
+        read(&self.shared.maps).own.len()
+    }
+
+    /// Tombstoned slots in the graph.
+    pub fn tombstones(&self) -> usize {
+        read(&self.shared.maps).tombstones
+    }
+
+    /// Bytes the graph's arrays hold (none before the first build).
+    pub fn graph_bytes(&self) -> usize {
+        read(&self.shared.graph).as_ref().map_or(0, Graph::heap_bytes)
+    }
+
+    /// Writes the graph files now. Only while no worker runs (benchmarks, tests); a running
+    /// worker is asked with [`HnswIndex::flush`].
+    pub fn save(&self) -> std::io::Result<()> {
+        save(&self.shared)
+    }
+
+    /// Asks the worker to write the files when it has unsaved inserts, and waits for it at
+    /// most `wait` (a build in progress is not waited for).
+    pub fn flush(&self, wait: std::time::Duration) {
+        self.shared.save_requested.store(true, Ordering::SeqCst);
+        self.notify();
+        let t = Instant::now();
+        while t.elapsed() < wait && !self.worker_gone() && !self.shared.building.load(Ordering::SeqCst) {
+            if read(&self.shared.maps).dirty == 0 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// The manifest of the persisted files, when readable.
+    pub fn manifest(dir: &Path) -> Option<Manifest> {
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).ok()?).ok()
+    }
+
+    /// Searches the graph only (no exact merge), for benchmarks: `k` nearest note ids.
+    pub fn search_graph(&self, query: &[f32], k: usize, ef: usize) -> Option<Vec<(i64, f32)>> {
+        let maps = read(&self.shared.maps);
+        let graph = read(&self.shared.graph);
+        let g = graph.as_ref()?;
+        let slots = &maps.slots;
+        let keep = |slot: usize| slots.get(slot).is_some_and(|&id| id != TOMB);
+        let found = g.search(query, k, ef, &keep);
+        Some(found.into_iter().map(|(slot, score)| (slots[slot], score)).collect())
+    }
+
+    /// Builds the graph over the current vectors in the calling thread (benchmarks, tests).
+    pub fn build_now(&self) {
+        self.shared.loaded.store(true, Ordering::SeqCst);
+        build(&self.shared);
+    }
+
+    /// Reloads the persisted graph in the calling thread; false when it is unusable.
+    pub fn reload_now(&self) -> bool {
+        self.shared.loaded.store(true, Ordering::SeqCst);
+        reload(&self.shared)
+    }
+
+    fn notify(&self) {
+        let (lock, cv) = &self.shared.wake;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_one();
+    }
+}
+
+impl Drop for HnswIndex {
+    /// Stops the worker without waiting for it: a build in progress must not hold up the
+    /// end of a one-shot command (the files are rebuilt or completed at the next start).
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.notify();
+    }
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl VectorIndex for HnswIndex {
+    fn model_id(&self) -> &str {
+        &self.shared.model_id
+    }
+
+    fn insert(&self, id: i64, v: &[f32]) {
+        if v.len() != self.shared.dim {
+            tracing::warn!(
+                "vector index: note {id} has dimension {} instead of {}; not indexed",
+                v.len(),
+                self.shared.dim
+            );
+            return;
+        }
+        {
+            let mut m = write(&self.shared.maps);
+            {
+                let graph = read(&self.shared.graph);
+                if m.vector(graph.as_ref(), id).is_some_and(|old| old == v) {
+                    return;
+                }
+            }
+            m.tombstone(id);
+            m.own.insert(id, v.to_vec());
+            m.queue.push_back(id);
+            m.changes += 1;
+        }
+        self.notify();
+    }
+
+    fn remove(&self, id: i64) {
+        let mut m = write(&self.shared.maps);
+        if !self.shared.loaded.load(Ordering::SeqCst) {
+            m.removed.insert(id);
+        }
+        m.own.remove(&id);
+        m.tombstone(id);
+        m.changes += 1;
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        let m = read(&self.shared.maps);
+        m.own.contains_key(&id) || m.slot_of.contains_key(&id)
+    }
+
+    fn len(&self) -> usize {
+        let m = read(&self.shared.maps);
+        m.own.len() + m.slot_of.len()
+    }
+
+    fn warming(&self) -> bool {
+        !self.shared.loaded.load(Ordering::SeqCst)
+    }
+
+    fn search(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+        self.search_ef(query, candidates, k, self.shared.params.ef_search.max(2 * k), true)
+    }
+
+    fn nearest(&self, query: &[f32], candidates: &[i64], min: f32) -> Option<(i64, f32)> {
+        let (ef, margin) = super::nearest_params();
+        let first = self.search_ef(query, candidates, 1, ef, false).into_iter().next();
+        match first {
+            Some((id, s)) if s >= min => return Some((id, s)),
+            Some((_, s)) if s < min - margin => return None,
+            None if candidates.is_empty() => return None,
+            _ => {}
+        }
+        // Close below the threshold: a longer list may find one above it (a scan, for sets
+        // searched exactly, gave the answer already).
+        let s = &self.shared;
+        if self.scanned_exactly(candidates.len(), self.len()) {
+            return None;
+        }
+        self.search_ef(query, candidates, 1, s.params.ef_search, false).into_iter().next().filter(|(_, s)| *s >= min)
+    }
+
+    fn neighbours(&self, query: &[f32], candidates: &[i64], min: f32, k: usize) -> Vec<(i64, f32)> {
+        // As [`VectorIndex::nearest`]: a short list first, the longer one only when the best
+        // found is close below `min` and the set was not scanned exactly.
+        let (ef, margin) = super::nearest_params();
+        let mut v = self.search_ef(query, candidates, k, ef.max(k), false);
+        let best = v.first().map(|x| x.1);
+        if best.is_none_or(|b| b < min && b >= min - margin) && !self.scanned_exactly(candidates.len(), self.len()) {
+            v = self.search_ef(query, candidates, k, self.shared.params.ef_search.max(k), false);
+        }
+        v.retain(|(_, s)| *s >= min);
+        v
+    }
+}
+
+impl HnswIndex {
+    /// Whether a search over `n` candidates of `total` vectors scans them exactly.
+    fn scanned_exactly(&self, n: usize, total: usize) -> bool {
+        let p = &self.shared.params;
+        n <= p.exact_max || (n as f32) < p.min_selectivity * total.max(1) as f32
+    }
+
+    /// [`VectorIndex::search`] with `ef` candidates in the graph.
+    fn search_ef(&self, query: &[f32], candidates: &[i64], k: usize, ef: usize, pack: bool) -> Vec<(i64, f32)> {
+        if k == 0 || candidates.is_empty() {
+            return vec![];
+        }
+        let s = &self.shared;
+        let maps = read(&s.maps);
+        let graph = read(&s.graph);
+        let g = graph.as_ref().filter(|g| !g.is_empty());
+        let total = maps.own.len() + maps.slot_of.len();
+        let g = match g {
+            Some(g) if !self.scanned_exactly(candidates.len(), total) && query.len() == s.dim => g,
+            _ => return self.scan_packed(&maps, graph.as_ref(), query, candidates, k, pack),
+        };
+        let sorted = candidates.windows(2).all(|w| w[0] < w[1]);
+        let owned;
+        let cands: &[i64] = if sorted {
+            candidates
+        } else {
+            let mut c = candidates.to_vec();
+            c.sort_unstable();
+            c.dedup();
+            owned = c;
+            &owned
+        };
+        let slots = &maps.slots;
+        let keep = |slot: usize| {
+            let id = slots.get(slot).copied().unwrap_or(TOMB);
+            id != TOMB && cands.binary_search(&id).is_ok()
+        };
+        s.searches.fetch_add(1, Ordering::Relaxed);
+        let mut out: Vec<(i64, f32)> =
+            g.search(query, k, ef.max(k), &keep).into_iter().map(|(slot, score)| (slots[slot], score)).collect();
+        // Vectors not in the graph yet: exactly.
+        let extra = maps.own.keys().copied().filter(|id| cands.binary_search(id).is_ok());
+        out.extend(exact(&maps, Some(g), query, extra, k));
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.dedup_by_key(|x| x.0);
+        top_k(&mut out, k);
+        out
+    }
+}

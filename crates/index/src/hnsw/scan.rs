@@ -1,0 +1,214 @@
+//! The exact scans of small candidate sets: by the graph's int8 codes first, then exactly for
+//! the best few (`scan`), from a [`Pack`] of the codes side by side for the sets recalls search
+//! again (`HnswIndex::scan_packed`), and exactly over the current vectors (`exact`).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::{HnswIndex, Maps};
+use crate::graph::Graph;
+use crate::{fast_dot, top_k};
+
+/// A small candidate set's int8 codes side by side, for the recalls that search it again.
+/// A skill's notes are scattered over the graph's whole array, so a [`scan`] waits on a
+/// memory read per candidate (measured at 100k notes: 0.34–0.42 ms p50 for a 1,100-note
+/// skill, the largest part of its vector rung); read from one contiguous array the same codes
+/// take half of that (0.34 -> 0.16 ms p50 in the server's trace; the rest is the dot
+/// products). A pack is made by a recall's search (never by a write's near-duplicate check,
+/// whose candidate set changes with every write) and is used while the candidate list and
+/// [`Maps::changes`] are the same, so it ranks exactly as the scan would.
+struct Pack {
+    changes: u64,
+    candidates: Vec<i64>,
+    /// The candidates the graph held, in order, with their codes' scales and their codes.
+    ids: Vec<i64>,
+    scales: Vec<f32>,
+    codes: Vec<i8>,
+    /// The candidates that were pending (scored exactly, as a scan does).
+    pending: Vec<i64>,
+}
+
+/// Candidate sets larger than this are not packed (a set this large is a large share of the
+/// index, or is searched in the graph).
+const PACK_MAX: usize = 4096;
+/// The bytes the packs may hold together (about twenty skills of a thousand notes at 384
+/// dimensions); the least recently used go first.
+const PACKS_BYTES: usize = 8 << 20;
+
+#[derive(Default)]
+pub(super) struct Packs {
+    /// Least recently used first.
+    held: VecDeque<Arc<Pack>>,
+    bytes: usize,
+}
+
+impl Pack {
+    fn new(maps: &Maps, g: &Graph, ids: &[i64]) -> Pack {
+        let mut p = Pack {
+            changes: maps.changes,
+            candidates: ids.to_vec(),
+            ids: Vec::with_capacity(ids.len()),
+            scales: Vec::with_capacity(ids.len()),
+            codes: Vec::with_capacity(ids.len() * g.dim()),
+            pending: vec![],
+        };
+        // The candidates a scan would score from the graph, and the ones it would score exactly.
+        for &id in ids {
+            match maps.slot_of.get(&id) {
+                Some(&slot) if (slot as usize) < g.len() => {
+                    let (scale, codes) = g.codes(slot);
+                    p.ids.push(id);
+                    p.scales.push(scale);
+                    p.codes.extend_from_slice(codes);
+                }
+                _ if maps.own.contains_key(&id) => p.pending.push(id),
+                _ => {}
+            }
+        }
+        p
+    }
+
+    fn bytes(&self) -> usize {
+        self.candidates.len() * 8 + self.ids.len() * 12 + self.codes.len() + self.pending.len() * 8
+    }
+
+    /// What [`scan`] answers for the candidates packed, from the codes side by side.
+    fn scan(&self, maps: &Maps, g: &Graph, query: &[f32], k: usize) -> Vec<(i64, f32)> {
+        let want = (RESCORE * k).max(64);
+        let mut approx: Vec<(f32, usize)> = self
+            .scales
+            .iter()
+            .zip(self.codes.chunks_exact(query.len().max(1)))
+            .enumerate()
+            // As [`Graph::approx_cosine`] computes it, rounding included.
+            .map(|(j, (scale, codes))| (1.0 - (1.0 - scale * crate::graph::dot_i8(query, codes)), j))
+            .collect();
+        if approx.len() > want {
+            approx.select_nth_unstable_by(want - 1, |a, b| b.0.total_cmp(&a.0));
+            approx.truncate(want);
+        }
+        let mut scored: Vec<(i64, f32)> = Vec::with_capacity(approx.len() + self.pending.len());
+        for &(_, j) in &approx {
+            let id = self.ids[j];
+            if let Some(v) = maps.vector(Some(g), id) {
+                scored.push((id, fast_dot(query, v)));
+            }
+        }
+        scored.extend(exact(maps, Some(g), query, self.pending.iter().copied(), k));
+        top_k(&mut scored, k);
+        scored
+    }
+}
+
+impl HnswIndex {
+    /// [`scan`], from a [`Pack`] of the candidates when one is held (or made, with `pack`).
+    pub(super) fn scan_packed(
+        &self,
+        maps: &Maps,
+        graph: Option<&Graph>,
+        query: &[f32],
+        ids: &[i64],
+        k: usize,
+        pack: bool,
+    ) -> Vec<(i64, f32)> {
+        let want = (RESCORE * k).max(64);
+        let g = match graph {
+            Some(g) if g.dim() == query.len() && ids.len() > want && ids.len() <= PACK_MAX => g,
+            _ => return scan(maps, graph, query, ids, k),
+        };
+        let mut packs = self.shared.packs.lock().unwrap_or_else(|e| e.into_inner());
+        let held = packs.held.iter().position(|p| p.changes == maps.changes && p.candidates == ids);
+        let p = match held {
+            Some(i) => {
+                let p = packs.held.remove(i).expect("found above");
+                packs.held.push_back(p.clone());
+                p
+            }
+            None if pack => {
+                drop(packs);
+                let p = Arc::new(Pack::new(maps, g, ids));
+                let mut packs = self.shared.packs.lock().unwrap_or_else(|e| e.into_inner());
+                // A pack of another count can never be used again.
+                packs.held.retain(|q| q.changes == maps.changes && q.candidates != ids);
+                packs.held.push_back(p.clone());
+                packs.bytes = packs.held.iter().map(|q| q.bytes()).sum();
+                while packs.bytes > PACKS_BYTES && packs.held.len() > 1 {
+                    let gone = packs.held.pop_front().expect("more than one");
+                    packs.bytes -= gone.bytes();
+                }
+                p
+            }
+            None => {
+                drop(packs);
+                return scan(maps, graph, query, ids, k);
+            }
+        };
+        p.scan(maps, g, query, k)
+    }
+}
+
+/// The exact top `k` of `ids` for `query`. When the graph holds them, a first pass ranks them
+/// by their int8 codes and only the best [`RESCORE`] × `k` (at least 64) are scored exactly:
+/// a skill's few thousand notes are scattered over the whole array, so the scan is bound by
+/// memory reads, and the codes are a third of the float rows (measured at 100k notes: the
+/// exact scan of a 1k-note skill was a third of its recall's vector rung).
+fn scan(maps: &Maps, graph: Option<&Graph>, query: &[f32], ids: &[i64], k: usize) -> Vec<(i64, f32)> {
+    let want = (RESCORE * k).max(64);
+    let g = match graph {
+        Some(g) if g.dim() == query.len() && ids.len() > want => g,
+        _ => return exact(maps, graph, query, ids.iter().copied(), k),
+    };
+    let mut slots: Vec<(i64, u32)> = Vec::with_capacity(ids.len());
+    let mut pending = vec![];
+    for &id in ids {
+        match maps.slot_of.get(&id) {
+            Some(&slot) if (slot as usize) < g.len() => slots.push((id, slot)),
+            _ if maps.own.contains_key(&id) => pending.push(id),
+            _ => {}
+        }
+    }
+    // Blocks and rows requested a few candidates ahead: the reads overlap instead of waiting
+    // one after the other.
+    let mut approx: Vec<(f32, i64, u32)> = Vec::with_capacity(slots.len());
+    for (j, &(id, slot)) in slots.iter().enumerate() {
+        if let Some(&(_, next)) = slots.get(j + SCAN_AHEAD) {
+            g.prefetch_block(next);
+        }
+        approx.push((g.approx_cosine(query, slot), id, slot));
+    }
+    if approx.len() > want {
+        approx.select_nth_unstable_by(want - 1, |a, b| b.0.total_cmp(&a.0));
+        approx.truncate(want);
+    }
+    let mut scored: Vec<(i64, f32)> = Vec::with_capacity(approx.len() + pending.len());
+    for (j, &(_, id, slot)) in approx.iter().enumerate() {
+        if let Some(&(_, _, next)) = approx.get(j + SCAN_AHEAD) {
+            g.prefetch_vector(next);
+        }
+        scored.push((id, fast_dot(query, g.vector(slot))));
+    }
+    scored.extend(exact(maps, graph, query, pending.into_iter(), k));
+    top_k(&mut scored, k);
+    scored
+}
+
+/// Candidates whose memory [`scan`] requests ahead of the one it scores.
+const SCAN_AHEAD: usize = 6;
+
+/// See [`scan`].
+const RESCORE: usize = 4;
+
+/// Exact cosine of `query` against the current vectors of `ids`, best `k`.
+pub(super) fn exact(
+    maps: &Maps,
+    graph: Option<&Graph>,
+    query: &[f32],
+    ids: impl Iterator<Item = i64>,
+    k: usize,
+) -> Vec<(i64, f32)> {
+    let mut scored: Vec<(i64, f32)> = ids
+        .filter_map(|id| maps.vector(graph, id).filter(|v| v.len() == query.len()).map(|v| (id, fast_dot(query, v))))
+        .collect();
+    top_k(&mut scored, k);
+    scored
+}
