@@ -21,14 +21,14 @@ pub struct NotesArgs {
     /// One skill's notes (default: every skill's).
     pub skill: Option<String>,
     /// Only notes of this kind.
-    #[arg(long, value_parser = super::values::wire::<super::values::Kind>(), ignore_case = true)]
-    pub kind: Option<String>,
+    #[arg(long, value_parser = super::values::typed::<super::values::Kind, Kind>(), ignore_case = true)]
+    pub kind: Option<Kind>,
     /// Only notes of this scope.
-    #[arg(long, value_parser = super::values::wire::<super::values::Scope>())]
-    pub scope: Option<String>,
+    #[arg(long, value_parser = super::values::typed::<super::values::Scope, Scope>())]
+    pub scope: Option<Scope>,
     /// Only notes of this source.
-    #[arg(long, value_parser = super::values::wire::<super::values::Source>())]
-    pub source: Option<String>,
+    #[arg(long, value_parser = super::values::typed::<super::values::Source, Source>())]
+    pub source: Option<Source>,
     /// Only pinned notes.
     #[arg(long)]
     pub pinned: bool,
@@ -55,26 +55,8 @@ pub struct NotesArgs {
     pub session: Option<String>,
 }
 
-fn parse_scope(s: &str) -> Result<Scope> {
-    Scope::parse(s).with_context(|| format!("scope {s:?} is not a scope; use project or global"))
-}
-
 /// The filter the options say.
 pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
-    let kind = match &a.kind {
-        Some(k) => Some(
-            Kind::parse(k)
-                .with_context(|| format!("kind {k:?} is not a note kind; use gotcha, discovery, fix or workflow"))?,
-        ),
-        None => None,
-    };
-    let source = match a.source.as_deref() {
-        None => None,
-        Some(s) => Some(
-            Source::parse(s)
-                .with_context(|| format!("source {s:?} is not a source; use agent, historian, import or team"))?,
-        ),
-    };
     let sort = match a.sort.as_str() {
         "recent" => NoteSort::Recent,
         "hits" => NoteSort::Hits,
@@ -85,9 +67,9 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
         skill: a.skill.clone(),
         project_id: None,
         all_projects: a.all_projects,
-        kind,
-        scope: a.scope.as_deref().map(parse_scope).transpose()?,
-        source,
+        kind: a.kind,
+        scope: a.scope,
+        source: a.source,
         pinned: a.pinned.then_some(true),
         search: a.search.clone(),
         sort,
@@ -193,7 +175,7 @@ pub fn export(
     format: ExportFormat,
     output: Option<PathBuf>,
 ) -> Result<()> {
-    let scope = scope.as_deref().map(parse_scope).transpose()?;
+    let scope = scope.as_deref().map(str::parse::<Scope>).transpose()?;
     let notes = engine.export_notes(skill.as_deref(), scope)?;
     let text = match format {
         ExportFormat::Jsonl => to_jsonl(&notes),

@@ -529,7 +529,7 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>, embedd
             plain_vectors.insert(skill.name.clone(), labelled);
         }
         for n in &skill.notes {
-            let kind = Kind::parse(&n.kind).with_context(|| format!("note {}: unknown kind {}", n.id, n.kind))?;
+            let kind: Kind = n.kind.parse().with_context(|| format!("note {}", n.id))?;
             let new = NewNote {
                 skill: skill.name.clone(),
                 kind,

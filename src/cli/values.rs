@@ -12,6 +12,17 @@ pub fn wire<E: ValueEnum + Clone + Send + Sync + 'static>() -> impl TypedValuePa
     EnumValueParser::<E>::new().map(|v: E| v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default())
 }
 
+/// A parser that accepts the values of `E` and yields the library's value of that name, by
+/// the library's one `FromStr`: clap lists and checks the names, the library parses them.
+pub fn typed<E, T>() -> impl TypedValueParser<Value = T>
+where
+    E: ValueEnum + Clone + Send + Sync + 'static,
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    wire::<E>().try_map(|s| s.parse::<T>())
+}
+
 /// What kind of lesson a note is (`--kind`).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Kind {
@@ -93,7 +104,7 @@ mod tests {
         let kinds: Vec<String> = skillmem::memory::Kind::ALL.iter().map(|k| k.as_str().to_string()).collect();
         assert_eq!(names::<Kind>(), kinds);
         for s in names::<Scope>() {
-            assert!(skillmem::memory::Scope::parse(&s).is_some(), "{s}");
+            assert!(s.parse::<skillmem::memory::Scope>().is_ok(), "{s}");
         }
         let sources: Vec<String> = skillmem::memory::Source::ALL.iter().map(|s| s.as_str().to_string()).collect();
         assert_eq!(names::<Source>(), sources);

@@ -260,9 +260,8 @@ impl Config {
                         match k.as_str() {
                             "promoteScope" => {
                                 let s = string(x, &name)?;
-                                cfg.historian.promote_scope = Scope::parse(&s).ok_or_else(|| {
-                                    Error::invalid(format!("{name} must be \"global\" or \"project\", got {s:?}"))
-                                })?;
+                                cfg.historian.promote_scope =
+                                    s.parse().map_err(|e| Error::invalid(format!("{name}: {e}")))?;
                             }
                             "review" => {
                                 cfg.historian.review = x

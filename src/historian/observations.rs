@@ -162,9 +162,7 @@ pub fn parse_any_line(line: &str) -> Result<Line, String> {
         }
         return Ok(Line::Retirement(Retirement { skill, id, reason }));
     }
-    let kind = Kind::parse(&kind_raw).ok_or_else(|| {
-        format!("kind {kind_raw:?} is not a note kind; use one of {} (or outdated, to retire a note)", kinds_list())
-    })?;
+    let kind: Kind = kind_raw.parse().map_err(|e| format!("{e} (or outdated, to retire a note)"))?;
     let (lesson, replaces) = match lesson.rsplit_once('|') {
         Some((head, tail)) => match replaces_marker(tail) {
             Some(Ok(id)) => (head.trim().to_string(), Some(id)),

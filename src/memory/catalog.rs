@@ -483,7 +483,7 @@ mod tests {
             intent: String::new(),
             delta: delta.into(),
             tags: vec![],
-            scope: Scope::parse(scope).unwrap(),
+            scope: scope.parse().unwrap(),
             source: Source::Agent,
             session_id: None,
             skill_hash: None,

@@ -17,13 +17,17 @@ pub mod store;
 pub mod usage;
 pub mod version;
 
+use std::str::FromStr;
+
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::Error;
 
 pub use crate::config::Scope;
 
 /// What kind of lesson a note is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Kind {
     /// A trap: something that looks right and is not.
@@ -49,16 +53,30 @@ impl Kind {
             Kind::Workflow => "workflow",
         }
     }
+}
 
-    /// Parses the wire spelling (case-insensitive, surrounding space ignored).
-    pub fn parse(s: &str) -> Option<Kind> {
-        let s = s.trim().to_ascii_lowercase();
-        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+/// The one parse of a kind, from text (the CLI, the protocol, a historian line, a stored row)
+/// and from JSON (through `Deserialize`); its error lists the kinds.
+impl FromStr for Kind {
+    type Err = Error;
+
+    /// The wire spelling, case-insensitive, surrounding space ignored.
+    fn from_str(s: &str) -> Result<Kind, Error> {
+        let lower = s.trim().to_ascii_lowercase();
+        Kind::ALL.into_iter().find(|k| k.as_str() == lower).ok_or_else(|| {
+            Error::invalid(format!("kind {s:?} is not a note kind; use one of {}", names(Kind::ALL, Kind::as_str)))
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Kind, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 
 /// How a note came to this store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Source {
     /// The agent's own note tool.
@@ -88,11 +106,33 @@ impl Source {
             Source::Transcript => "transcript",
         }
     }
+}
 
-    /// Parses the stored spelling.
-    pub fn parse(s: &str) -> Option<Source> {
-        Source::ALL.into_iter().find(|x| x.as_str() == s)
+/// The one parse of a source, from text and from JSON (through `Deserialize`); its error lists
+/// the sources.
+impl FromStr for Source {
+    type Err = Error;
+
+    /// The stored and wire spelling, exactly.
+    fn from_str(s: &str) -> Result<Source, Error> {
+        Source::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| {
+            Error::invalid(format!(
+                "source {s:?} is not a note source; use one of {}",
+                names(Source::ALL, Source::as_str)
+            ))
+        })
     }
+}
+
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Source, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The spellings of `all`, comma-separated, for an error that says what is valid.
+pub(crate) fn names<T: Copy, const N: usize>(all: [T; N], name: fn(T) -> &'static str) -> String {
+    all.map(name).join(", ")
 }
 
 /// Where a note was written, besides its [`Source`]: the host, and for the historian the
@@ -258,10 +298,65 @@ mod tests {
         }
     }
 
+    /// (text, the kind; or the error)
     #[test]
     fn kinds_parse() {
-        assert_eq!(Kind::parse(" Gotcha "), Some(Kind::Gotcha));
-        assert_eq!(Kind::parse("fix"), Some(Kind::Fix));
-        assert_eq!(Kind::parse("tip"), None);
+        let cases: &[(&str, Result<Kind, &str>)] = &[
+            ("gotcha", Ok(Kind::Gotcha)),
+            ("discovery", Ok(Kind::Discovery)),
+            ("fix", Ok(Kind::Fix)),
+            ("workflow", Ok(Kind::Workflow)),
+            (" Gotcha ", Ok(Kind::Gotcha)),
+            ("FIX", Ok(Kind::Fix)),
+            ("tip", Err("kind \"tip\" is not a note kind; use one of gotcha, discovery, fix, workflow")),
+            ("", Err("kind \"\" is not a note kind; use one of gotcha, discovery, fix, workflow")),
+            ("fix,", Err("kind \"fix,\" is not a note kind")),
+        ];
+        for (text, want) in cases {
+            match (text.parse::<Kind>(), want) {
+                (Ok(k), Ok(w)) => assert_eq!(k, *w, "{text:?}"),
+                (Err(e), Err(w)) => assert!(e.to_string().starts_with(w), "{text:?}: {e}"),
+                (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
+            }
+        }
+        // JSON reads a kind by the same parse, and writes what it reads.
+        for k in Kind::ALL {
+            assert_eq!(k.as_str().parse::<Kind>().unwrap(), k);
+            let json = serde_json::to_value(k).unwrap();
+            assert_eq!(json, k.as_str());
+            assert_eq!(serde_json::from_value::<Kind>(json).unwrap(), k);
+        }
+        let e = serde_json::from_value::<Kind>(serde_json::json!("tip")).unwrap_err().to_string();
+        assert!(e.contains("use one of gotcha, discovery, fix, workflow"), "{e}");
+    }
+
+    /// (text, the source; or the error)
+    #[test]
+    fn sources_parse() {
+        let all = "use one of agent, historian, import, team, transcript";
+        let cases: &[(&str, Result<Source, String>)] = &[
+            ("agent", Ok(Source::Agent)),
+            ("historian", Ok(Source::Historian)),
+            ("import", Ok(Source::Import)),
+            ("team", Ok(Source::Team)),
+            ("transcript", Ok(Source::Transcript)),
+            ("Agent", Err(format!("source \"Agent\" is not a note source; {all}"))),
+            (" team", Err(format!("source \" team\" is not a note source; {all}"))),
+            ("person", Err(format!("source \"person\" is not a note source; {all}"))),
+        ];
+        for (text, want) in cases {
+            match (text.parse::<Source>(), want) {
+                (Ok(s), Ok(w)) => assert_eq!(s, *w, "{text:?}"),
+                (Err(e), Err(w)) => assert_eq!(e.to_string(), *w, "{text:?}"),
+                (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
+            }
+        }
+        for s in Source::ALL {
+            let json = serde_json::to_value(s).unwrap();
+            assert_eq!(json, s.as_str());
+            assert_eq!(serde_json::from_value::<Source>(json).unwrap(), s);
+        }
+        let e = serde_json::from_value::<Source>(serde_json::json!("person")).unwrap_err().to_string();
+        assert!(e.contains(all), "{e}");
     }
 }

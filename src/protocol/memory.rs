@@ -290,19 +290,11 @@ impl Method for Note {
     type Result = NoteResult;
 
     fn run(engine: &Engine, p: NoteParams, cx: &Cx<'_>) -> Result<NoteResult> {
-        let kind = Kind::parse(&p.kind).ok_or_else(|| {
-            Error::invalid(format!("kind {:?} is not a note kind; use one of gotcha, discovery, fix, workflow", p.kind))
-        })?;
+        let kind: Kind = p.kind.parse()?;
         if p.delta.trim().is_empty() {
             return Err(Error::invalid("delta is empty; say the lesson in one or two sentences"));
         }
-        let scope = match p.scope.as_deref() {
-            None => None,
-            Some(s) => Some(
-                Scope::parse(s)
-                    .ok_or_else(|| Error::invalid(format!("scope {s:?} is not a scope; use project or global")))?,
-            ),
-        };
+        let scope: Option<Scope> = p.scope.as_deref().map(str::parse).transpose()?;
         let new = NewNote {
             skill: p.skill,
             kind,

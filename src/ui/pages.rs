@@ -9,7 +9,7 @@ use axum::response::{Html, IntoResponse, Response};
 use super::{blocking, ApiError, Shared};
 use crate::engine::ListedNote;
 use crate::engine::{DayActivity, NoteFilter, NoteSort};
-use crate::memory::{Kind, Scope, Source};
+use crate::memory::Scope;
 use crate::protocol::curate::{Notes, Review, ReviewParams};
 use crate::protocol::{Cx, Method};
 
@@ -230,9 +230,9 @@ pub async fn skill(
         skill: Some(name.clone()),
         project_id: opt(&q, "project").filter(|p| *p != "*").map(str::to_string),
         all_projects: opt(&q, "project") == Some("*"),
-        kind: opt(&q, "kind").and_then(Kind::parse),
-        scope: opt(&q, "scope").and_then(Scope::parse),
-        source: opt(&q, "source").and_then(Source::parse),
+        kind: opt(&q, "kind").and_then(|k| k.parse().ok()),
+        scope: opt(&q, "scope").and_then(|s| s.parse().ok()),
+        source: opt(&q, "source").and_then(|s| s.parse().ok()),
         pinned: match opt(&q, "pinned") {
             Some("yes") => Some(true),
             Some("no") => Some(false),

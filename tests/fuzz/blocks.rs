@@ -319,7 +319,7 @@ fn mode_of(n: u8) -> RecallMode {
 
 /// A note's kind is one of the enum's: the generated text picks one.
 fn kind_of(text: &str) -> Kind {
-    Kind::parse(text).unwrap_or(Kind::ALL[text.len() % Kind::ALL.len()])
+    text.parse().unwrap_or(Kind::ALL[text.len() % Kind::ALL.len()])
 }
 
 pub fn property(input: &Input) -> Result<(), String> {

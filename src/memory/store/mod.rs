@@ -67,12 +67,12 @@ fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
     Ok(Note {
         id: r.get(0)?,
         skill: r.get(1)?,
-        scope: Scope::parse(&scope).unwrap_or(Scope::Project),
+        scope: scope.parse().unwrap_or(Scope::Project),
         origin_project: r.get(3)?,
         // Every row is written from the enums; a spelling this version does not know (a newer
         // writer) reads as the most general one rather than failing the whole recall.
-        source: Source::parse(&source).unwrap_or(Source::Agent),
-        kind: Kind::parse(&kind).unwrap_or(Kind::Discovery),
+        source: source.parse().unwrap_or(Source::Agent),
+        kind: kind.parse().unwrap_or(Kind::Discovery),
         intent: r.get(6)?,
         delta: r.get(7)?,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
@@ -87,7 +87,7 @@ fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
         reason: r.get(17)?,
         session_id: r.get(18)?,
         origin: super::Origin { host: r.get(19)?, transcript: r.get(20)?, transcript_at: r.get(21)? },
-        origin_source: r.get::<_, Option<String>>(22)?.as_deref().and_then(Source::parse),
+        origin_source: r.get::<_, Option<String>>(22)?.and_then(|s| s.parse().ok()),
         pending: r.get::<_, Option<String>>(23)?.is_some(),
         review_replaces: r.get(24)?,
     })
