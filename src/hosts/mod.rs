@@ -57,10 +57,21 @@ pub fn report_calls(
 
 /// The note id of a note tool's answer ("Saved as note 12." or "Saved as note 12, in the place
 /// of note 3."), if it saved one.
+/// Claude Code gives the model (and its transcript) the structured result instead:
+/// `{"id":12,"status":"inserted"}`, JSON-escaped or not.
 fn note_saved(output: &str) -> Option<i64> {
-    let rest = &output[output.find("Saved as note ")? + "Saved as note ".len()..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
+    let digits = |rest: &str| rest.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok();
+    if let Some(at) = output.find("Saved as note ") {
+        return digits(&output[at + "Saved as note ".len()..]);
+    }
+    let written = ["inserted", "replaced"]
+        .iter()
+        .any(|s| output.contains(&format!("\"status\":\"{s}")) || output.contains(&format!("\\\"status\\\":\\\"{s}")));
+    if !written {
+        return None;
+    }
+    let at = output.find("\"id\":").map(|i| i + 5).or_else(|| output.find("\\\"id\\\":").map(|i| i + 7))?;
+    digits(output[at..].trim_start())
 }
 
 /// A transcript record's time: its `timestamp` (Claude Code, Codex, Copilot CLI, Gemini CLI's
@@ -98,6 +109,12 @@ mod tests {
             ("Saved as note 7, in the place of note 3.", Some(7)),
             ("{\"content\":[{\"type\":\"text\",\"text\":\"Saved as note 41.\"}]}", Some(41)),
             ("Already known (note 12); its weight went up.", None),
+            ("{\"id\":5,\"status\":\"inserted\"}", Some(5)),
+            (
+                "[{\"type\":\"text\",\"text\":\"{\\\"id\\\":6,\\\"status\\\":\\\"replaced\\\",\\\"replaced\\\":2}\"}]",
+                Some(6),
+            ),
+            ("{\"id\":5,\"status\":\"duplicate\"}", None),
             ("Saved as note x.", None),
             ("", None),
         ] {

@@ -199,8 +199,14 @@ pub fn specifics(note: &str) -> Vec<Specific> {
     let errors: Vec<String> = error_texts(note).iter().map(|e| e.to_lowercase()).collect();
     // What the note says not to do: its only specific in a negated note, or a specific in a
     // negated clause.
-    let negated =
-        |s: &str| (sig.negated && sig.specifics.len() == 1) || sig.roles.contains(&("not".to_string(), s.to_string()));
+    // A negation bears on what follows it in its clause: in "jq -r prints strings without
+    // their quotes" or "pass `--arg`, never by splicing" the specific is what to do; in "never
+    // pass --no-verify" it is what not to do.
+    let lower = note.to_lowercase();
+    let negated = |s: &str| {
+        (sig.negated && sig.specifics.len() == 1 && negation_before(&lower, &s.to_lowercase()))
+            || sig.roles.contains(&("not".to_string(), s.to_string()))
+    };
     let mut out: Vec<Specific> = vec![];
     let mut push = |text: &str, step: bool| {
         let text = text.trim();
@@ -229,6 +235,20 @@ pub fn specifics(note: &str) -> Vec<Specific> {
         }
     }
     out
+}
+
+/// Words that negate what follows them.
+const NEGATING: &[&str] = &["not", "never", "no", "without", "avoid", "don't", "doesn't", "isn't", "cannot"];
+
+/// Whether a negation stands before the first place `specific` is written in `lower` (a
+/// note, lower-cased), within its clause (after the last `.`, `;`, `:`, `!` or `?` before
+/// it); `specific` not found: true (the old rule, the note's only specific is negated).
+fn negation_before(lower: &str, specific: &str) -> bool {
+    let Some(at) = lower.find(specific) else { return true };
+    let start = lower[..at].rfind(['.', ';', ':', '!', '?']).map_or(0, |i| i + 1);
+    lower[start..at]
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|w| NEGATING.contains(&w) || (w.ends_with("n't") && w.len() > 3))
 }
 
 /// The contents of the note's code spans, trimmed.
@@ -731,6 +751,14 @@ mod tests {
             ),
             ("Pin serde_yaml to 0.8 in Cargo.toml.", &[("serde_yaml", false), ("0.8", false), ("cargo.toml", false)]),
             ("Wait 30 seconds.", &[]),
+            // "without" bears on what follows it; other negations on the specific.
+            ("jq -r prints strings without their quotes; use it for shell loops.", &[("-r", false)]),
+            ("Never pass --no-verify when pushing release tags.", &[]),
+            ("Do not run it without --dry-run first.", &[("--dry-run", false)]),
+            ("Run the build without --watch in CI.", &[]),
+            ("Pass values with `jq --arg`, never by splicing them into the filter.", &[("--arg", false)]),
+            ("Never apply to prod by accident: pass `--context staging` on every apply.", &[("--context", false)]),
+            ("Don't use `--force` on the shared branch.", &[]),
         ];
         for (note, want) in cases {
             let got: Vec<(String, bool)> = specifics(note).into_iter().map(|s| (s.text, s.step)).collect();

@@ -3,8 +3,11 @@
 // server. Session 1 loads the skill through the Skill tool (args = the intent) and writes two
 // notes with the plugin's MCP `skill_note`; session 2 loads it again, and the request the model
 // gets after that load must carry the `<skill-memory>` block (hook context) with the lesson
-// that matches session 2's intent first. The Stop/SessionEnd hooks must have recorded both
-// sessions' skill use, and the hook log must be empty.
+// that matches session 2's intent first; session 2 then applies that lesson (`jq -r`) in a
+// Bash call. SessionEnd judges the calls of the transcript: the lesson, written in session 1
+// and used in session 2, is trusted, and session 3's block says `used="1"` without marking it
+// unverified, while the lesson nobody applied stays unverified. The Stop/SessionEnd hooks must
+// have recorded all three sessions' skill use, and the hook log must be empty.
 
 import { test } from "node:test"
 import { rmSync } from "node:fs"
@@ -35,6 +38,7 @@ test(`Claude Code ${HOSTS.claude.version}: a lesson noted in one session comes b
         return { text: "done" }
       }
       if (step === 0) return { text: "Loading jq.", tools: [{ name: "Skill", input: { skill: SKILL, args: LATER_INTENT } }] }
+      if (step === 1 && session === 2) return { tools: [{ name: "Bash", input: { command: "jq -r '.names[]' names.json", description: "Print the names" } }] }
       return { text: "done" }
     },
   })
@@ -54,7 +58,7 @@ test(`Claude Code ${HOSTS.claude.version}: a lesson noted in one session comes b
   const args = (prompt) => [
     "-p", prompt,
     "--plugin-dir", join(REPO, "editors/claude-code"),
-    "--allowedTools", "Skill,mcp__plugin_skillmem_skillmem",
+    "--allowedTools", "Skill,Bash,mcp__plugin_skillmem_skillmem",
     "--output-format", "json",
     "--max-turns", "6",
   ]
@@ -81,12 +85,33 @@ test(`Claude Code ${HOSTS.claude.version}: a lesson noted in one session comes b
     assert.ok(quotes > 0, block)
     assert.ok(slurp < 0 || quotes < slurp, `the lesson matching the intent comes first: ${block}`)
     assert.doesNotMatch(block, /mode=\\"recent\\"/, "ranked by the intent (Skill args)")
+    assert.equal((block.match(/ trust=\\"unverified\\">/g) ?? []).length, 2, `the agent's own notes start unverified: ${block}`)
 
-    // Stop / SessionEnd recorded both sessions' use; nothing for a person to act on was logged.
+    // Session 2 applied the quotes lesson (jq -r): at its end it was used, in another session
+    // than the one that wrote it, so it is trusted; the next load says so.
+    const notes = spawnSync(SKILLMEM, ["notes", SKILL, "--json", "--workspace", w.ws], { env, encoding: "utf8" })
+    assert.equal(notes.status, 0, notes.stderr)
+    const listed = JSON.parse(notes.stdout).notes
+    const q = listed.find((n) => n.delta === LESSONS.quotes.delta)
+    const s = listed.find((n) => n.delta === LESSONS.slurp.delta)
+    assert.deepEqual([q?.shown, q?.used, q?.trust], [1, 1, "trusted"], notes.stdout)
+    // Written through the MCP server, given Claude Code's session 1 when its transcript was read.
+    assert.match(q.sessionId, /^[0-9a-f-]{36}$/, notes.stdout)
+    assert.deepEqual([s?.shown, s?.used, s?.trust], [1, 0, "unverified"], notes.stdout)
+    session = 3
+    const mark = srv.requests.length
+    const third = await run(HOSTS.claude.bin, args("Print the names once more."), { cwd: w.ws, env, timeoutMs: 120_000 })
+    assert.equal(third.code, 0, explain(third, srv))
+    const load3 = srv.requests.slice(mark).find((r) => r.kind === "agent" && r.step === 1)
+    const block3 = requestText(load3?.body).match(/<skill-memory skill=\\"jq\\"[^]*?<\/skill-memory>/)?.[0]
+    assert.ok(block3, explain(third, srv))
+    assert.match(block3, new RegExp(`<note id=\\\\"${q.id}\\\\" [^>]*used=\\\\"1\\\\" pinned=\\\\"false\\\\" written=\\\\"[0-9-]+\\\\">`), block3)
+
+    // Stop / SessionEnd recorded every session's use; nothing for a person to act on was logged.
     const stats = spawnSync(SKILLMEM, ["stats", "--json", "--workspace", w.ws], { env, encoding: "utf8" })
     assert.equal(stats.status, 0, stats.stderr)
     const jq = JSON.parse(stats.stdout).skills.find((s) => s.skill === SKILL)
-    assert.equal(jq?.sessions, 2, stats.stdout)
+    assert.equal(jq?.sessions, 3, stats.stdout)
     assert.equal(jq?.notes, 2, stats.stdout)
     const log = join(w.data, "logs/claude-code-hook.log")
     assert.equal(existsSync(log) ? readFileSync(log, "utf8") : "", "", "the hook log stays empty")

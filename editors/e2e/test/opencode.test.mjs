@@ -3,7 +3,10 @@
 // server as a custom provider. The skill tool must reach the model with an `intent`
 // argument; session 1 loads the skill with an intent and writes two notes with
 // `ctx_skill_note`; session 2 loads it with another intent, and the request after that load
-// must carry the `<skill-memory>` block in the tool result, the matching lesson first.
+// must carry the `<skill-memory>` block in the tool result, the matching lesson first; session 2
+// then applies that lesson (`jq -r`) with the bash tool. The plugin reports every call, and the
+// session ends with the run: the lesson, written in session 1 and used in session 2, is
+// trusted, and session 3's block says `used="1"` without marking it unverified.
 
 import { test } from "node:test"
 import { rmSync } from "node:fs"
@@ -11,6 +14,7 @@ import assert from "node:assert/strict"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
+import { spawnSync } from "node:child_process"
 
 import { startModelServer } from "../lib/model-server.mjs"
 import { HOSTS, LATER_INTENT, LESSONS, REPO, SKILL, SKILLMEM, baseEnv, explain, preflight, requestText, run, world } from "../lib/world.mjs"
@@ -31,6 +35,7 @@ test(`OpenCode ${HOSTS.opencode.version}: the skill tool takes an intent, and a 
         return { text: "done" }
       }
       if (step === 0) return { text: "Loading jq.", tools: [{ name: "skill", input: { name: SKILL, intent: LATER_INTENT } }] }
+      if (step === 1 && session === 2) return { tools: [{ name: "bash", input: { command: "jq -r '.names[]' names.json", description: "Print the names" } }] }
       return { text: "done" }
     },
   })
@@ -89,6 +94,24 @@ test(`OpenCode ${HOSTS.opencode.version}: the skill tool takes an intent, and a 
     assert.ok(slurp < 0 || quotes < slurp, `the lesson matching the intent comes first: ${block}`)
     assert.doesNotMatch(block, /mode=\\"recent\\"/, "ranked by the intent the model gave")
     assert.doesNotMatch(second.stderr, /service=skillmem.*level=WARN|skillmem: .* failed/, "no plugin warnings")
+    assert.equal((block.match(/ trust=\\"unverified\\">/g) ?? []).length, 2, `the agent's own notes start unverified: ${block}`)
+
+    // Session 2 applied the quotes lesson (jq -r): trusted, and the next load says so.
+    const notes = spawnSync(SKILLMEM, ["notes", SKILL, "--json", "--workspace", w.ws], { env: { ...env, SKILLMEM_HOME: w.data }, encoding: "utf8" })
+    assert.equal(notes.status, 0, notes.stderr)
+    const listed = JSON.parse(notes.stdout).notes
+    const q = listed.find((n) => n.delta === LESSONS.quotes.delta)
+    const s = listed.find((n) => n.delta === LESSONS.slurp.delta)
+    assert.deepEqual([q?.shown, q?.used, q?.trust], [1, 1, "trusted"], notes.stdout)
+    assert.deepEqual([s?.shown, s?.used, s?.trust], [1, 0, "unverified"], notes.stdout)
+    session = 3
+    const mark = srv.requests.length
+    const third = await run(HOSTS.opencode.bin, ["run", "--print-logs", "Print the names once more."], { cwd: w.ws, env, timeoutMs: 180_000 })
+    assert.equal(third.code, 0, explain(third, srv))
+    const load3 = srv.requests.slice(mark).find((r) => r.kind === "agent" && r.step === 1)
+    const block3 = requestText(load3?.body).match(/<skill-memory skill=\\"jq\\"[^]*?<\/skill-memory>/)?.[0]
+    assert.ok(block3, explain(third, srv))
+    assert.match(block3, new RegExp(`<note id=\\\\"${q.id}\\\\" [^>]*used=\\\\"1\\\\" pinned=\\\\"false\\\\" written=\\\\"[0-9-]+\\\\">`), block3)
     rmSync(w.root, { recursive: true, force: true }) // kept when the test fails, for a look
   } finally {
     await srv.close()
