@@ -4,7 +4,8 @@
 //! once for the session.
 //!
 //! A session ends when the host says so (`skillmem/sessionEnd`), after [`IDLE_END`] without a
-//! call, and when the sidecar shuts down or its input ends (the sessions open in this process).
+//! call, and when the sidecar shuts down or its input ends (the sessions open in this process);
+//! at every end its calls are mined for error → fix lessons too ([`Engine::mine_session`]).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -57,6 +58,7 @@ impl Engine {
         let args = crate::text::redact::redact(&calls::args_text(&c.args)).0;
         let errors =
             if c.failed { crate::text::redact::redact(&calls::error_lines(&c.output)).0 } else { String::new() };
+        let (command, key_lines) = super::historian::mined_call_text(&c.tool, &c.args, c.failed, &c.output);
         let call = Call {
             session: c.session,
             position,
@@ -65,9 +67,11 @@ impl Engine {
             skill: None,
             shown: vec![],
             args,
+            command,
             failed: c.failed,
             exit_code: c.exit_code,
             errors,
+            key_lines,
             at: db::now_ms(),
         };
         lock(&self.pending_calls).push(call);
@@ -173,7 +177,9 @@ impl Engine {
     /// recorded call is a no-op.
     pub fn end_session(&self, session: &str) -> Result<()> {
         lock(&self.sessions).close(session);
-        self.account_session(session)
+        let counted = self.account_session(session);
+        self.mine_ended(session);
+        counted
     }
 
     /// Ends the sessions of this process with no call for [`IDLE_END`]; returns how many.
@@ -195,6 +201,7 @@ impl Engine {
             if let Err(e) = self.account_session(&s) {
                 tracing::warn!("session {s}: its notes' use was not counted: {e}");
             }
+            self.mine_ended(&s);
         }
         n
     }

@@ -482,14 +482,30 @@ impl Engine {
     /// one of a memory-enabled skill as an unverified `fix` note (source `transcript`, the
     /// historian's promote scope) with its evidence, through the write path every note takes:
     /// a second session meeting the same failure merges into the same note. Refusals are
-    /// logged with their reason.
+    /// logged with their reason. With the session known, a failed call judged once (a lesson
+    /// written or refused) is not judged again: a session that ends twice, or a host's turn
+    /// that ends again over the same transcript, writes nothing twice.
     pub fn mine_calls(
         &self,
         calls: &[crate::historian::mine::Call],
         session_id: Option<&str>,
         origin: Origin,
     ) -> Result<MinedLessons> {
-        let outcome = crate::historian::mine::mine(calls);
+        let mut outcome = crate::historian::mine::mine(calls);
+        let key = |p: Option<&crate::historian::mine::Position>| p.and_then(|p| serde_json::to_string(p).ok());
+        let judged: Vec<String> = outcome
+            .mined
+            .iter()
+            .map(|m| key(m.evidence.positions.first()))
+            .chain(outcome.refused.iter().map(|r| key(r.positions.first())))
+            .flatten()
+            .collect();
+        if let Some(session) = session_id {
+            let before = store::mined_positions(&self.conn(), session)?;
+            let new = |p: Option<&crate::historian::mine::Position>| key(p).is_none_or(|k| !before.contains(&k));
+            outcome.mined.retain(|m| new(m.evidence.positions.first()));
+            outcome.refused.retain(|r| new(r.positions.first()));
+        }
         let mut out = MinedLessons::default();
         for r in &outcome.refused {
             tracing::info!(
@@ -548,6 +564,71 @@ impl Engine {
                 evidence: Some(evidence),
             });
         }
+        if let Some(session) = session_id {
+            store::record_mined(&mut self.conn(), session, &judged)?;
+        }
         Ok(out)
     }
+
+    /// Mines the calls `session` reported (`skillmem/toolAfter`) for error → fix lessons, as
+    /// the hosts' transcripts are mined: each call with the skill whose load last preceded it,
+    /// its position its `callId` (its place in the session when the host gave none). Runs at
+    /// the session's end, explicit or implicit.
+    pub fn mine_session(&self, session: &str) -> Result<MinedLessons> {
+        use crate::historian::mine::{Call, Position};
+        self.write_pending_calls();
+        let log = store::session_calls(&self.conn(), session)?;
+        if !log.iter().any(|c| c.failed) {
+            return Ok(MinedLessons::default());
+        }
+        let mut skill: Option<String> = None;
+        let mut calls = Vec::with_capacity(log.len());
+        for c in log {
+            let command = match (&c.skill, c.command.is_empty()) {
+                (Some(s), _) => format!("{} {s}", c.tool),
+                // A log written before the command was kept: the arguments' first line.
+                (None, true) => c.args.lines().next().unwrap_or_default().to_string(),
+                (None, false) => c.command,
+            };
+            let id = if c.call_id.is_empty() { c.position.to_string() } else { c.call_id };
+            calls.push(Call {
+                position: Position::CallId(id),
+                tool: c.tool,
+                command,
+                failed: c.failed,
+                output: if c.key_lines.is_empty() { c.errors } else { c.key_lines },
+                skill_in_use: skill.clone(),
+            });
+            if c.skill.is_some() {
+                skill = c.skill;
+            }
+        }
+        let r = self.mine_calls(&calls, Some(session), Origin::default())?;
+        for w in &r.written {
+            tracing::info!("session {session}: mined a fix lesson of {} ({:?}): {}", w.skill, w.status, w.delta);
+        }
+        Ok(r)
+    }
+
+    /// [`Engine::mine_session`] at a session's end: a failure is logged, never the end's.
+    pub(super) fn mine_ended(&self, session: &str) {
+        if let Err(e) = self.mine_session(session) {
+            tracing::warn!("session {session}: its calls were not mined: {e}");
+        }
+    }
+}
+
+/// What a session's log keeps of a call for the miner: its command (a shell tool's line, else
+/// the tool and its arguments in one line) and, when it failed, the lines of its output the
+/// error is read from; bounded and redacted.
+pub(super) fn mined_call_text(tool: &str, args: &Value, failed: bool, output: &str) -> (String, String) {
+    use crate::memory::calls::{bound, ARGS_MAX, ERRORS_MAX};
+    use crate::text::redact::redact;
+    let command = bound(redact(&crate::historian::tool_calls::command_of(tool, args)).0, ARGS_MAX);
+    let key_lines = if failed {
+        bound(redact(&crate::historian::mine::key_output(output)).0, 4 * ERRORS_MAX)
+    } else {
+        String::new()
+    };
+    (command, key_lines)
 }

@@ -725,6 +725,47 @@ pub fn error_lines(output: &str) -> Vec<String> {
     out
 }
 
+/// The longest line [`key_output`] keeps, in bytes.
+pub const KEY_OUTPUT_LINE_MAX: usize = 1024;
+
+/// The lines of an output the miner reads its error from, as written (escape codes dropped),
+/// in their order: what a session's log keeps of a failed call, so that mining the log at
+/// the session's end reads the same error as mining the whole output would
+/// (`error_lines(&key_output(o)) == error_lines(o)` for lines of at most
+/// [`KEY_OUTPUT_LINE_MAX`] bytes). At most four lines: the three [`error_lines`] picks, or the
+/// one line it falls back to.
+pub fn key_output(output: &str) -> String {
+    let lines: Vec<String> = output.lines().map(strip_ansi).collect();
+    let mut scored: Vec<(u8, usize)> =
+        lines.iter().enumerate().map(|(i, l)| (score(l), i)).filter(|(s, _)| *s > 0).collect();
+    let mut kept: Vec<usize> = vec![];
+    if scored.is_empty() {
+        kept.extend(lines.iter().position(|l| !l.trim().is_empty() && !is_noise(l.trim())));
+    } else {
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut seen: Vec<String> = vec![];
+        for (_, i) in scored {
+            let l = cut(&redact::redact(clean_key(&lines[i])).0, MAX_ERROR_CHARS);
+            if !seen.contains(&l) {
+                seen.push(l);
+                kept.push(i);
+            }
+            if seen.len() == 3 {
+                break;
+            }
+        }
+        kept.sort_unstable();
+    }
+    let bounded = |l: &str| {
+        let mut at = l.len().min(KEY_OUTPUT_LINE_MAX);
+        while !l.is_char_boundary(at) {
+            at -= 1;
+        }
+        l[..at].to_string()
+    };
+    kept.iter().map(|i| bounded(&lines[*i])).collect::<Vec<_>>().join("\n")
+}
+
 /// The key line of an output.
 pub fn key_line(output: &str) -> String {
     error_lines(output).into_iter().next().unwrap_or_default()

@@ -2,7 +2,9 @@
 //! assistant record with its `tool_result` (matched by id; `is_error` is the host's own error
 //! status), the index of the record that made it, and the skill whose load last preceded it
 //! (a `Skill` call, or a slash command's expansion, `Base directory for this skill: …`).
-//! The other hosts' calls are read beside their skill loads, in `hosts/agent_transcripts.rs`.
+//! The other hosts' calls are read beside their skill loads, in `hosts/agent_transcripts.rs`;
+//! they, and the calls a session reports through the protocol, name a call's command as
+//! [`command_of`] does.
 //!
 //! Pure: records in, calls out; no disk, no database; a record of another shape is passed
 //! over, and no input makes it panic.
@@ -77,6 +79,26 @@ pub fn claude_code(records: &[Value]) -> Vec<Call> {
         }
     }
     out.into_iter().map(|(_, c)| c).collect()
+}
+
+/// A call's command: the shell line of a shell tool (`bash -lc LINE` unwrapped), else the
+/// tool and its arguments in one line.
+pub fn command_of(tool: &str, args: &Value) -> String {
+    let line = match args.get("cmd").or_else(|| args.get("command")) {
+        Some(Value::String(c)) => Some(c.clone()),
+        Some(Value::Array(a)) => {
+            let words: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
+            match words.as_slice() {
+                [sh, flag, line] if sh.ends_with("sh") && matches!(*flag, "-lc" | "-c") => Some(line.to_string()),
+                _ => Some(words.join(" ")),
+            }
+        }
+        _ => None,
+    };
+    match line {
+        Some(l) if is_shell_tool(tool) => l,
+        _ => format!("{tool} {}", summarize_input(args)).trim().to_string(),
+    }
 }
 
 /// The skill of an expansion `Base directory for this skill: …/<name>`.

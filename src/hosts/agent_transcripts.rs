@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::agents::skill_file_in;
-use crate::historian::mine::{is_shell_tool, Call, Position};
-use crate::historian::transcript::summarize_input;
+use crate::historian::mine::{Call, Position};
+use crate::historian::tool_calls::command_of;
 
 /// One skill load a transcript shows: the skill's name and, when the record names it, its
 /// folder (as the record spells it: relative to the session's folder when it is relative).
@@ -327,26 +327,6 @@ fn calls_in(kind: Kind, r: &Value, at: usize) -> Vec<(Option<String>, Call)> {
                 _ => vec![],
             }
         }
-    }
-}
-
-/// A call's command: the shell line of a shell tool (`bash -lc LINE` unwrapped), else the
-/// tool and its arguments in one line.
-fn command_of(tool: &str, args: &Value) -> String {
-    let line = match args.get("cmd").or_else(|| args.get("command")) {
-        Some(Value::String(c)) => Some(c.clone()),
-        Some(Value::Array(a)) => {
-            let words: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
-            match words.as_slice() {
-                [sh, flag, line] if sh.ends_with("sh") && matches!(*flag, "-lc" | "-c") => Some(line.to_string()),
-                _ => Some(words.join(" ")),
-            }
-        }
-        _ => None,
-    };
-    match line {
-        Some(l) if is_shell_tool(tool) => l,
-        _ => format!("{tool} {}", summarize_input(args)).trim().to_string(),
     }
 }
 

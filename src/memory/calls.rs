@@ -47,10 +47,17 @@ pub struct Call {
     pub shown: Vec<i64>,
     /// The arguments as text ([`args_text`]).
     pub args: String,
+    /// The command as the host ran it, for the error → fix miner: a shell tool's line, else
+    /// the tool and its arguments in one line (bounded, redacted); empty in logs written
+    /// before it was kept.
+    pub command: String,
     pub failed: bool,
     pub exit_code: Option<i64>,
     /// A failed call's error lines ([`error_lines`]); empty otherwise.
     pub errors: String,
+    /// A failed call's lines the miner reads its error from (`historian::mine::key_output`,
+    /// redacted); empty otherwise.
+    pub key_lines: String,
     /// When it arrived (ms since the epoch).
     pub at: i64,
 }
@@ -221,7 +228,7 @@ pub fn error_lines(output: &str) -> String {
 }
 
 /// `s` cut to at most `max` bytes, at a character boundary.
-fn bound(mut s: String, max: usize) -> String {
+pub fn bound(mut s: String, max: usize) -> String {
     if s.len() > max {
         let mut at = max;
         while !s.is_char_boundary(at) {

@@ -175,6 +175,17 @@ fn property(i: &Input) -> Result<(), String> {
             format!("{m:?} is not of a failed call's skill")
         })?;
     }
+    // A session's log keeps only the lines an error is read from: mining it finds the same.
+    if calls.iter().all(|c| c.output.lines().all(|l| l.len() <= mine::KEY_OUTPUT_LINE_MAX)) {
+        let kept: Vec<Call> = calls.iter().map(|c| Call { output: mine::key_output(&c.output), ..c.clone() }).collect();
+        let again = mine::mine(&kept);
+        let lessons = |o: &mine::Outcome| -> Vec<String> {
+            o.mined.iter().map(|m| format!("{} {:?}", m.delta, m.evidence)).collect()
+        };
+        ensure(lessons(&again) == lessons(&got) && again.refused == got.refused, || {
+            format!("the log's lines mine otherwise: {:?} vs {:?}", lessons(&again), lessons(&got))
+        })?;
+    }
     for p in got.mined.iter().flat_map(|m| &m.evidence.positions).chain(got.refused.iter().flat_map(|r| &r.positions)) {
         ensure(matches!(p, Position::RecordIndex(n) if *n < calls.len()), || {
             format!("position {p:?} is not a call's")

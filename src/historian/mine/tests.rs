@@ -100,6 +100,32 @@ fn the_key_line_is_the_message_not_the_noise() {
     }
     let long = format!("Error: {}", "x".repeat(500));
     assert!(key_line(&long).chars().count() <= MAX_ERROR_CHARS);
+    // What a session's log keeps of an output reads as the same error.
+    for (output, _) in cases {
+        assert_eq!(error_lines(&key_output(output)), error_lines(output), "{output:?}");
+    }
+}
+
+#[test]
+fn a_log_keeps_the_lines_the_error_is_read_from() {
+    // (output, what the log keeps of it)
+    let cases: &[(&str, &str)] = &[
+        (
+            "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\nnpm ERR! \nnpm ERR! While resolving: app@1.0.0\nnpm ERR! Found: react@18.2.0\nnpm ERR! A complete log of this run can be found in: /x.log",
+            "npm ERR! ERESOLVE unable to resolve dependency tree\nnpm ERR! While resolving: app@1.0.0\nnpm ERR! Found: react@18.2.0",
+        ),
+        // The same message three times is one line.
+        ("error: a\nerror: a\nerror: a\nwarning\nerror: b", "error: a\nerror: b"),
+        ("Downloading 45%\nall good\n", "all good"),
+        ("\u{1b}[31merror\u{1b}[0m: nope\r\n", "error: nope"),
+        ("", ""),
+    ];
+    for (output, want) in cases {
+        assert_eq!(key_output(output), *want, "{output:?}");
+        assert_eq!(error_lines(&key_output(output)), error_lines(output), "{output:?}");
+    }
+    let long = format!("error: {}", "é".repeat(2000));
+    assert!(key_output(&long).len() <= KEY_OUTPUT_LINE_MAX);
 }
 
 #[test]

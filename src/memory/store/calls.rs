@@ -34,8 +34,9 @@ pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Res
              RETURNING calls",
         )?;
         let mut insert = tx.prepare_cached(
-            "INSERT INTO call_log (session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO call_log (session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at,
+                                   command, key_lines)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )?;
         let mut count = tx.prepare_cached("UPDATE tool_sessions SET calls = calls + 1 WHERE session_id = ?1")?;
         for c in calls {
@@ -55,7 +56,9 @@ pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Res
                 c.failed,
                 c.exit_code,
                 c.errors,
-                c.at
+                c.at,
+                c.command,
+                c.key_lines
             ])?;
             count.execute([&c.session])?;
         }
@@ -67,7 +70,7 @@ pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Res
 /// The calls of `session`, in arrival order.
 pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
     let mut st = conn.prepare_cached(
-        "SELECT session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at
+        "SELECT session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at, command, key_lines
          FROM call_log WHERE session_id = ?1 ORDER BY position, id",
     )?;
     let rows = st.query_map([session], |r| {
@@ -84,9 +87,44 @@ pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
             exit_code: r.get(8)?,
             errors: r.get(9)?,
             at: r.get(10)?,
+            command: r.get(11)?,
+            key_lines: r.get(12)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How long the miner remembers the failed calls it judged (ms).
+pub const KEEP_MINED_MS: i64 = 30 * 86_400_000;
+
+/// The positions (as in a lesson's evidence, JSON) of the failed calls of `session` the miner
+/// has judged.
+pub fn mined_positions(conn: &Connection, session: &str) -> Result<std::collections::HashSet<String>> {
+    let mut st = conn.prepare_cached("SELECT position FROM mined_calls WHERE session_id = ?1")?;
+    let rows = st.query_map([session], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records failed calls of `session` the miner judged, in one transaction, and forgets those
+/// judged over [`KEEP_MINED_MS`] ago.
+pub fn record_mined(conn: &mut Connection, session: &str, positions: &[String]) -> Result<()> {
+    if positions.is_empty() {
+        return Ok(());
+    }
+    let now = now_ms();
+    let tx = write_tx(conn)?;
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT INTO mined_calls (session_id, position, at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (session_id, position) DO NOTHING",
+        )?;
+        for p in positions {
+            put.execute(params![session, p, now])?;
+        }
+    }
+    tx.execute("DELETE FROM mined_calls WHERE at < ?1", [now - KEEP_MINED_MS])?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// What a session said of one note it was shown.

@@ -145,7 +145,10 @@ mod tests {
             (&["from notes", "into notes", "update notes", "delete from notes", "notes_fts"], "src/memory/store/"),
             (&["skill_uses"], "src/memory/usage.rs"),
             (&["host_sessions"], "src/hosts/store.rs"),
-            (&["tool_sessions", "call_log", "note_sessions", "note_evidence"], "src/memory/store/calls.rs"),
+            (
+                &["tool_sessions", "call_log", "note_sessions", "note_evidence", "mined_calls"],
+                "src/memory/store/calls.rs",
+            ),
         ];
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = vec![];
