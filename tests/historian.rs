@@ -737,6 +737,9 @@ T: bash npm config set prefix ~/.npm-global\nT: bash npm install -g typescript\n
     assert_eq!(promoted.len(), 1, "{r:#}");
     assert!(promoted[0]["delta"].as_str().unwrap().contains("npm config set prefix"), "{r:#}");
     assert_eq!(promoted[0]["evidence"], "E: npm ERR! code EACCES", "{r:#}");
+    // It stays with the note, as its evidence.
+    let listed = ok(c.request("skillmem/notes", json!({ "skill": "npm" })).unwrap());
+    assert_eq!(listed["notes"][0]["evidence"], json!({ "errorLines": ["E: npm ERR! code EACCES"] }), "{listed:#}");
     let reason = r["rejected"][0]["reason"].as_str().unwrap();
     assert!(reason.starts_with("ungrounded: names `--unsafe-perm`, `npm rebuild`"), "{reason}");
     // A session whose chunks are unknown: the invented lesson is judged by the other rules.

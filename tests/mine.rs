@@ -70,6 +70,16 @@ fn a_failed_call_and_its_fix_become_one_unverified_fix_note_with_its_evidence() 
         delta,
         "`npm ci` fails with `ERESOLVE unable to resolve dependency tree`; `npm ci --legacy-peer-deps` works."
     );
+    let evidence = json!({
+        "failedCall": "npm ci",
+        "errorLines": ["ERESOLVE unable to resolve dependency tree", "While resolving: app@1.0.0", "Found: react@18.2.0"],
+        "fixedCall": "npm ci --legacy-peer-deps",
+        "positions": [{ "callId": "c2" }, { "callId": "c3" }]
+    });
+    assert_eq!(n["evidence"], evidence, "{n}");
+    // recall carries it too.
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "npm", "intent": "install dependencies" })).unwrap());
+    assert_eq!(r["notes"][0]["evidence"], evidence, "{r:#}");
     let hits = n["hits"].clone();
 
     // Ending it again writes nothing again.
@@ -84,7 +94,50 @@ fn a_failed_call_and_its_fix_become_one_unverified_fix_note_with_its_evidence() 
     assert_eq!(notes.len(), 1, "{notes:#?}");
     assert_eq!(notes[0]["id"], n["id"]);
     assert!(notes[0]["hits"].as_i64() > hits.as_i64(), "{notes:#?}");
+    // The first session's evidence stays.
+    assert_eq!(notes[0]["evidence"], evidence);
     c.shutdown().unwrap();
+
+    // An export carries it, and an import keeps it.
+    let (code, export, e) = w.cli(&["export"]);
+    assert_eq!(code, 0, "{e}");
+    let line: Value = serde_json::from_str(export.lines().next().unwrap()).unwrap();
+    assert_eq!(line["evidence"], evidence, "{line}");
+    let file = w.tmp.path().join("notes.jsonl");
+    std::fs::write(&file, &export).unwrap();
+    let w2 = World::new();
+    let (code, _, e) = w2.cli(&["--workspace", w.ws.to_str().unwrap(), "import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{e}");
+    let (code, listed, e) = w2.cli(&["--workspace", w.ws.to_str().unwrap(), "notes", "--json"]);
+    assert_eq!(code, 0, "{e}");
+    let v: Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(v["notes"][0]["evidence"], evidence, "{v:#}");
+    let (_, again, _) = w2.cli(&["--workspace", w.ws.to_str().unwrap(), "export"]);
+    let line2: Value = serde_json::from_str(again.lines().next().unwrap()).unwrap();
+    assert_eq!(line2["evidence"], evidence, "the round trip keeps it: {line2}");
+}
+
+/// An export written by hand whose evidence holds a secret is imported with it redacted.
+#[test]
+fn imported_evidence_is_redacted() {
+    let w = World::new();
+    let line = json!({
+        "skill": "gh", "scope": "global", "source": "transcript", "kind": "fix",
+        "delta": "`gh api` fails with `HTTP 401`; `GH_TOKEN=… gh api` works.",
+        "evidence": { "failedCall": "gh api /user", "fixedCall": "GH_TOKEN=ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly0123ab gh api /user",
+                      "positions": [{ "recordIndex": 3 }, { "recordIndex": 5 }] }
+    });
+    let file = w.tmp.path().join("hand.jsonl");
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let (code, _, e) = w.cli(&["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{e}");
+    let (_, listed, _) = w.cli(&["notes", "--json"]);
+    let v: Value = serde_json::from_str(&listed).unwrap();
+    let ev = &v["notes"][0]["evidence"];
+    assert_eq!(ev["positions"], json!([{ "recordIndex": 3 }, { "recordIndex": 5 }]), "{v:#}");
+    assert_eq!(ev["failedCall"], "gh api /user");
+    let fixed = ev["fixedCall"].as_str().unwrap();
+    assert!(!fixed.contains("R4nd0m") && fixed.ends_with("gh api /user"), "{fixed}");
 }
 
 #[test]

@@ -393,3 +393,46 @@ fn a_notes_page_shows_its_versions_and_what_replaced_them() {
     assert_eq!(s, 400);
     assert!(dechunk(&page).contains("no note with id 999999"), "{page}");
 }
+
+/// A lesson mined from a session's calls shows its evidence under it on the skill's page and
+/// on its own page, and the API lists it.
+#[test]
+fn a_mined_lessons_evidence_is_on_its_pages() {
+    let w = World::new();
+    let dir = w.enabled_skill("npm");
+    let mut c = w.spawn();
+    let out = "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree";
+    for (call, tool, args, exit, output) in [
+        ("c1", "skill", json!({ "name": "npm" }), 0, format!("Base directory for this skill: {}", dir.display())),
+        ("c2", "bash", json!({ "command": "npm ci" }), 1, out.to_string()),
+        ("c3", "bash", json!({ "command": "npm ci --legacy-peer-deps" }), 0, "added 3 packages".to_string()),
+    ] {
+        ok(c.request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": "s1", "callId": call, "tool": tool, "args": args, "output": output,
+                        "metadata": { "exit": exit } }),
+        )
+        .unwrap());
+    }
+    ok(c.request("skillmem/sessionEnd", json!({ "sessionId": "s1" })).unwrap());
+    assert_eq!(c.shutdown().unwrap(), 0);
+    let ui = start(&w);
+    let listed = ui.json("/api/notes?skill=npm");
+    let n = &listed["notes"][0];
+    assert_eq!(n["evidence"]["fixedCall"], "npm ci --legacy-peer-deps", "{listed:#}");
+    let id = n["id"].as_i64().unwrap();
+    for page in ["/skill/npm".to_string(), format!("/note/{id}")] {
+        let (s, _, body) = ui.get(&page);
+        assert_eq!(s, 200, "{page}: {body}");
+        let body = dechunk(&body);
+        for want in [
+            "class=\"evidence\"",
+            "<dt>failed</dt><dd><code>npm ci</code></dd>",
+            "<dd><code>ERESOLVE unable to resolve dependency tree</code></dd>",
+            "<dt>worked</dt><dd><code>npm ci --legacy-peer-deps</code></dd>",
+            "call c2, call c3",
+        ] {
+            assert!(body.contains(want), "{page} lacks {want}: {body}");
+        }
+    }
+}

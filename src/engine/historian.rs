@@ -347,6 +347,12 @@ impl Engine {
                         None => (scope, self.project_id().to_string(), false, None),
                     };
                     let evidence = known.as_ref().and_then(|k| filter::grounded::evidence(&o.lesson, &k.text));
+                    if let Some(line) = &evidence {
+                        // Kept with the note, as its evidence: the error line the lesson names.
+                        let line = crate::text::redact::redact(line).0;
+                        let b = crate::memory::Backing { error_lines: vec![line], ..Default::default() };
+                        store::set_evidence(&mut self.conn(), w.id, &serde_json::to_string(&b).unwrap_or_default())?;
+                    }
                     promoted.push(PromotedNote {
                         id: w.id,
                         skill: o.skill,
@@ -610,6 +616,11 @@ impl Engine {
         Ok(r)
     }
 
+    /// What backs the notes `ids` that have a record, by id.
+    pub fn backing(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, crate::memory::Backing>> {
+        backing_of(&self.conn(), ids)
+    }
+
     /// [`Engine::mine_session`] at a session's end: a failure is logged, never the end's.
     pub(super) fn mine_ended(&self, session: &str) {
         if let Err(e) = self.mine_session(session) {
@@ -631,4 +642,15 @@ pub(super) fn mined_call_text(tool: &str, args: &Value, failed: bool, output: &s
         String::new()
     };
     (command, key_lines)
+}
+
+/// What backs the notes `ids` that have a record ([`crate::memory::Backing`]), by id.
+pub(super) fn backing_of(
+    conn: &rusqlite::Connection,
+    ids: &[i64],
+) -> Result<std::collections::HashMap<i64, crate::memory::Backing>> {
+    Ok(store::evidence_records(conn, ids)?
+        .into_iter()
+        .filter_map(|(id, e)| crate::memory::Backing::parse(&e).map(|b| (id, b)))
+        .collect())
 }

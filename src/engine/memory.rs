@@ -117,6 +117,10 @@ pub struct RecalledNote {
     /// Sessions shown it, that used it, that ignored it; when it was last used.
     #[serde(flatten)]
     pub evidence: crate::memory::evidence::Evidence,
+    /// What backs the note (a mined lesson's failed call, error lines, the call that worked
+    /// and their positions; a historian lesson's error line); absent when nothing does.
+    #[serde(rename = "evidence", default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<crate::memory::Backing>,
 }
 
 /// What a recall found: the block a skill load would append, and its notes.
@@ -722,6 +726,7 @@ impl Engine {
         let (b, mode, ranked, _) = self.recall_block(&ctx, intent, max_tokens, limit, true)?;
         let Some(b) = b else { return Ok(Recalled { block: None, mode: RecallMode::None, notes: vec![] }) };
         let evidence = self.evidence_of(&b.note_ids)?;
+        let mut backing = super::historian::backing_of(&self.conn(), &b.note_ids)?;
         let notes = b
             .note_ids
             .iter()
@@ -737,6 +742,7 @@ impl Engine {
                 score: r.score,
                 created_at: r.note.created_at,
                 evidence: evidence.get(&r.note.id).copied().unwrap_or_default(),
+                backing: backing.remove(&r.note.id),
             })
             .collect();
         Ok(Recalled { block: Some(b.text), mode, notes })

@@ -153,6 +153,60 @@ pub struct Origin {
     pub transcript_at: Option<String>,
 }
 
+/// What backs a note, shown as its `evidence`: for a lesson mined from a session's calls
+/// (`historian::mine`), the failed call, its error's key lines, the call that worked or the
+/// step run before it, and their positions; for a historian lesson, the error line of the
+/// session's transcript it names. Every field is optional: a note the agent wrote has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Backing {
+    /// The call that failed, as it was run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_call: Option<String>,
+    /// The error's key lines (the key line first), redacted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_lines: Vec<String>,
+    /// The call that worked after the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_call: Option<String>,
+    /// The step run between them, when the call that worked was the failed one again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// The failed call's, the step's (when there is one) and the working call's positions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<CallPosition>,
+}
+
+/// Where a call is in what reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CallPosition {
+    /// The record's index (from 0) in the host's transcript.
+    RecordIndex(u64),
+    /// The `callId` the call was reported with (`skillmem/toolAfter`), or its place in the
+    /// session when it had none.
+    CallId(String),
+}
+
+impl Backing {
+    /// Reads what a note's `evidence` column holds (JSON); `None` when it is empty or unreadable.
+    pub fn parse(stored: &str) -> Option<Backing> {
+        serde_json::from_str::<Backing>(stored).ok().filter(|b| *b != Backing::default())
+    }
+
+    /// The same, with every text redacted (an import: the file may hold anything).
+    pub fn redacted(self) -> Backing {
+        let r = |s: String| crate::text::redact::redact(&s).0;
+        Backing {
+            failed_call: self.failed_call.map(r),
+            error_lines: self.error_lines.into_iter().map(r).collect(),
+            fixed_call: self.fixed_call.map(r),
+            step: self.step.map(r),
+            positions: self.positions,
+        }
+    }
+}
+
 /// One stored note.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Note {

@@ -494,6 +494,9 @@ pub struct Version {
     /// Why it was replaced or retired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What backs it (as in `skillmem/notes`); absent when nothing does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<crate::memory::Backing>,
 }
 
 /// What `skillmem/versions` answers.
@@ -521,6 +524,8 @@ impl Method for VersionsOf {
     fn run(engine: &Engine, p: IdParams, _: &Cx<'_>) -> Result<Versions> {
         let notes = engine.versions(p.id)?;
         let skill = notes.iter().find(|n| n.id == p.id).map(|n| n.skill.clone()).unwrap_or_default();
+        let ids: Vec<i64> = notes.iter().map(|n| n.id).collect();
+        let mut backing = engine.backing(&ids)?;
         let versions = notes
             .into_iter()
             .map(|n| Version {
@@ -534,6 +539,7 @@ impl Method for VersionsOf {
                 created_at: n.created_at,
                 retired_at: n.retired_at,
                 superseded_by: n.superseded_by,
+                evidence: backing.remove(&n.id),
                 reason: n.reason,
             })
             .collect();

@@ -301,7 +301,8 @@ pub async fn skill(
                 ("agent", "agent"),
                 ("historian", "historian"),
                 ("import", "import"),
-                ("team", "team")
+                ("team", "team"),
+                ("transcript", "mined from a session")
             ]
         ),
         select("pinned", opt(&q, "pinned"), &[("", "pinned or not"), ("yes", "pinned"), ("no", "not pinned")]),
@@ -455,10 +456,11 @@ pub async fn note_versions(State(ui): State<Shared>, UrlPath(id): UrlPath<i64>) 
         };
         let why = n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default();
         b.push_str(&format!(
-            "<tr id=\"version-{vid}\" class=\"{cls}\"><td>{vid}</td><td class=\"lesson\"><div class=\"delta\">{delta}</div></td><td>{kind}</td><td>{day}</td><td>{state}{why}</td></tr>",
+            "<tr id=\"version-{vid}\" class=\"{cls}\"><td>{vid}</td><td class=\"lesson\"><div class=\"delta\">{delta}</div>{ev}</td><td>{kind}</td><td>{day}</td><td>{state}{why}</td></tr>",
             vid = n.id,
             cls = if n.id == id { "this" } else if n.retired_at.is_some() { "retired" } else { "" },
             delta = esc(&n.delta),
+            ev = n.evidence.as_ref().map(|e| evidence(e, true)).unwrap_or_default(),
             kind = esc(&n.kind),
             day = day(n.created_at),
         ));
@@ -608,7 +610,46 @@ pub fn provenance(n: &ListedNote) -> String {
         let at = n.origin.transcript_at.as_deref().map(|a| format!(" ({})", esc(a))).unwrap_or_default();
         parts.push(format!("transcript <code class=\"transcript\">{}</code>{at}", esc(t)));
     }
-    format!("<div class=\"provenance\">from {}</div>", parts.join(" · "))
+    let ev = n.backing.as_ref().map(|e| evidence(e, false)).unwrap_or_default();
+    format!("<div class=\"provenance\">from {}</div>{ev}", parts.join(" · "))
+}
+
+/// What backs a note: the failed call, its error lines, the call that worked or the step,
+/// and where they are; folded under the lesson unless `open`.
+pub fn evidence(e: &crate::memory::Backing, open: bool) -> String {
+    use crate::memory::CallPosition;
+    let mut rows = vec![];
+    let mut row = |what: &str, text: &str| {
+        rows.push(format!("<dt>{what}</dt><dd><code>{}</code></dd>", esc(text)));
+    };
+    if let Some(c) = &e.failed_call {
+        row("failed", c);
+    }
+    for l in &e.error_lines {
+        row("error", l);
+    }
+    if let Some(s) = &e.step {
+        row("until", s);
+    }
+    if let Some(c) = &e.fixed_call {
+        row("worked", c);
+    }
+    if !e.positions.is_empty() {
+        let at: Vec<String> = e
+            .positions
+            .iter()
+            .map(|p| match p {
+                CallPosition::RecordIndex(i) => format!("record {i}"),
+                CallPosition::CallId(id) => format!("call {id}"),
+            })
+            .collect();
+        rows.push(format!("<dt>at</dt><dd>{}</dd>", esc(&at.join(", "))));
+    }
+    format!(
+        "<details class=\"evidence\"{}><summary>evidence</summary><dl>{}</dl></details>",
+        if open { " open" } else { "" },
+        rows.concat()
+    )
 }
 
 // ---- review ------------------------------------------------------------------------------

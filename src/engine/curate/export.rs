@@ -79,6 +79,11 @@ pub struct ExportedNote {
     /// that inserts the note keeps them.
     #[serde(default, flatten)]
     pub evidence: Evidence,
+    /// What backs the note (a mined lesson's failed call, error lines, the call that worked
+    /// and their positions; a historian lesson's error line); absent when nothing does. An import keeps it
+    /// (redacted).
+    #[serde(rename = "evidence", default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<crate::memory::Backing>,
 }
 
 /// The export formats.
@@ -109,18 +114,20 @@ pub struct Imported {
 impl Engine {
     /// Every note (of one skill, of one scope), oldest first, as an export writes it.
     pub fn export_notes(&self, skill: Option<&str>, scope: Option<Scope>) -> Result<Vec<ExportedNote>> {
-        let (rows, evidence) = {
+        let (rows, evidence, mut backing) = {
             let conn = self.conn();
             let rows = store::export_rows(&conn, skill, scope)?;
             let ids: Vec<i64> = rows.iter().map(|r| r.note.id).collect();
             let evidence = store::evidence_of(&conn, &ids)?;
-            (rows, evidence)
+            let backing = super::super::historian::backing_of(&conn, &ids)?;
+            (rows, evidence, backing)
         };
         rows.into_iter()
             .map(|r| {
                 let n = r.note;
                 Ok(ExportedNote {
                     evidence: evidence.get(&n.id).copied().unwrap_or_default(),
+                    backing: backing.remove(&n.id),
                     id: Some(n.id),
                     skill: n.skill,
                     scope: n.scope,
@@ -201,6 +208,8 @@ impl Engine {
                 .count();
         }
         let evidence: Vec<Evidence> = notes.iter().map(|n| n.evidence).collect();
+        let backing: Vec<Option<crate::memory::Backing>> =
+            notes.iter_mut().map(|n| n.backing.take().map(crate::memory::Backing::redacted)).collect();
         let rows: Vec<store::ImportRow> = notes
             .into_iter()
             .zip(vectors)
@@ -255,6 +264,12 @@ impl Engine {
                 .map(|((id, _), e)| (*id, *e))
                 .collect();
             store::add_evidence(&mut conn, &kept)?;
+            // What backs a note comes with it (a note met again keeps the record it has).
+            for ((id, _), b) in w.iter().zip(&backing) {
+                if let Some(b) = b {
+                    store::set_evidence(&mut conn, *id, &serde_json::to_string(b).unwrap_or_default())?;
+                }
+            }
             self.pieces_missing();
             self.catalog.invalidate();
             w

@@ -137,6 +137,10 @@ pub struct ListedNote {
     /// Sessions shown it, that used it, that ignored it; when it was last used.
     #[serde(flatten)]
     pub evidence: Evidence,
+    /// What backs the note (a mined lesson's failed call, error lines, the call that worked
+    /// and their positions; a historian lesson's error line); absent when nothing does.
+    #[serde(rename = "evidence", default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<crate::memory::Backing>,
 }
 
 /// A page of notes.
@@ -239,6 +243,7 @@ fn listed(l: store::Listed) -> ListedNote {
         pending: n.pending,
         review_replaces: n.review_replaces,
         evidence: Evidence::default(),
+        backing: None,
     }
 }
 
@@ -286,12 +291,14 @@ impl Engine {
         let (total, rows) = store::list(&conn, &q)?;
         let ids: Vec<i64> = rows.iter().map(|r| r.note.id).collect();
         let evidence = store::evidence_of(&conn, &ids)?;
+        let mut backing = super::historian::backing_of(&conn, &ids)?;
         drop(conn);
         let notes: Vec<ListedNote> = rows
             .into_iter()
             .map(listed)
             .map(|mut n| {
                 n.evidence = evidence.get(&n.id).copied().unwrap_or_default();
+                n.backing = backing.remove(&n.id);
                 n
             })
             .collect();

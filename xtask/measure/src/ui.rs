@@ -51,6 +51,7 @@ pub fn run(g: &Global, notes: usize, rounds: usize) -> Result<()> {
             origin_source: None,
             pending: false,
             evidence: Default::default(),
+            backing: None,
         };
         lines.push_str(&serde_json::to_string(&n)?);
         lines.push('\n');
