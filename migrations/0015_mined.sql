@@ -7,13 +7,14 @@
 ALTER TABLE call_log ADD COLUMN command TEXT NOT NULL DEFAULT '';
 ALTER TABLE call_log ADD COLUMN key_lines TEXT NOT NULL DEFAULT '';
 
--- The failed calls the miner has judged (a lesson written, or refused), by session and the
--- call's position (`{"callId": ...}` or `{"recordIndex": N}`, as in a lesson's evidence): a
--- session that ends again, or a host's turn that ends again over the same transcript, mines
--- only what is new. Rows older than 30 days are dropped.
-CREATE TABLE mined_calls (
+-- The pairs the miner has judged in a session (a lesson written, or refused): a digest of
+-- the skill in use, the failed call and the call that worked, as the lesson's evidence
+-- quotes them. A session that ends again, a host's turn that ends again over the same
+-- transcript, or a door that mines the transcript whose calls the session's log also holds,
+-- judges each pair once. Rows older than 30 days are dropped.
+CREATE TABLE mined_pairs (
     session_id  TEXT    NOT NULL,
-    position    TEXT    NOT NULL,
+    pair        TEXT    NOT NULL,
     at          INTEGER NOT NULL,
-    PRIMARY KEY (session_id, position)
+    PRIMARY KEY (session_id, pair)
 ) WITHOUT ROWID;

@@ -317,3 +317,84 @@ fn codex_compaction_promotes_the_summarys_observations_and_gives_the_blocks_back
         std::fs::read_to_string(w.data.join("logs/codex-hook.log")).unwrap_or_default()
     );
 }
+
+/// Each host's session end (Gemini CLI's `SessionEnd`, Copilot CLI's `sessionEnd`) or turn
+/// end (Codex's `Stop`), fed the recorded end event and a transcript in that host's format
+/// (bench/mine, scripted) where a memory-enabled skill is loaded, a command fails and works
+/// changed, or after a step: one unverified `fix` note of that skill, with its evidence in the
+/// transcript's record indexes; the same end again (Codex's next turn) writes nothing again.
+#[test]
+fn each_hosts_session_end_mines_a_failed_call_and_its_fix() {
+    // (host, the recorded end event, the transcript, the skill, the failed call, the call that worked)
+    let cases = [
+        (
+            "gemini-cli",
+            "gemini-cli/recorded-0.61.0/session-end.json",
+            "dev/docker-socket-permission.jsonl",
+            "docker",
+            "docker ps",
+            "sudo docker ps",
+        ),
+        (
+            "codex",
+            "codex/recorded-0.171.0/stop.json",
+            "dev/pip-externally-managed.jsonl",
+            "python",
+            "pip install requests",
+            ".venv/bin/pip install requests",
+        ),
+        (
+            "copilot",
+            "copilot/recorded-1.0.102/session-end.json",
+            "dev/git-push-no-upstream.jsonl",
+            "git",
+            "git push",
+            "git push --set-upstream origin feature/login",
+        ),
+    ];
+    for (host, end, transcript, skill, failed, fixed) in cases {
+        let w = World::new();
+        w.enabled_skill(skill);
+        let mut e = recorded(end);
+        e["cwd"] = json!(w.ws);
+        let session = e.get("session_id").or_else(|| e.get("sessionId")).and_then(Value::as_str).unwrap().to_string();
+        let at = match host {
+            "copilot" => w.home.join(".copilot/session-state").join(&session).join("events.jsonl"),
+            _ => w.tmp.path().join("transcript.jsonl"),
+        };
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/mine").join(transcript), &at).unwrap();
+        if host != "copilot" {
+            e["transcript_path"] = json!(at);
+        }
+        let (code, out, err) = hook(&w, host, &e.to_string());
+        assert_eq!((code, out.as_str()), (0, ""), "{host}: {err}");
+        let notes = |w: &World| -> Vec<Value> {
+            let (code, listed, e) = w.cli(&["notes", "--json"]);
+            assert_eq!(code, 0, "{e}");
+            serde_json::from_str::<Value>(&listed).unwrap()["notes"].as_array().unwrap().clone()
+        };
+        let got = notes(&w);
+        assert_eq!(got.len(), 1, "{host}: {got:#?}");
+        let n = &got[0];
+        assert_eq!(
+            (n["skill"].as_str(), n["kind"].as_str(), n["source"].as_str(), n["trust"].as_str()),
+            (Some(skill), Some("fix"), Some("transcript"), Some("unverified")),
+            "{host}: {n}"
+        );
+        assert_eq!((n["host"].as_str(), n["sessionId"].as_str()), (Some(host), Some(session.as_str())), "{n}");
+        assert_eq!(n["transcript"], json!(at), "{host}: {n}");
+        let ev = &n["evidence"];
+        assert_eq!((ev["failedCall"].as_str(), ev["fixedCall"].as_str()), (Some(failed), Some(fixed)), "{host}: {n}");
+        assert!(ev["errorLines"].as_array().is_some_and(|l| !l.is_empty()), "{host}: {n}");
+        let positions = ev["positions"].as_array().unwrap();
+        assert!(
+            (2..=3).contains(&positions.len()) && positions.iter().all(|p| p["recordIndex"].is_u64()),
+            "{host}: {n}"
+        );
+        // Again (Codex's next turn, a repeated event): nothing written again.
+        hook(&w, host, &e.to_string());
+        let again = notes(&w);
+        assert_eq!((again.len(), &again[0]["hits"]), (1, &n["hits"]), "{host}: {again:#?}");
+    }
+}

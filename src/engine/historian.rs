@@ -488,9 +488,10 @@ impl Engine {
     /// one of a memory-enabled skill as an unverified `fix` note (source `transcript`, the
     /// historian's promote scope) with its evidence, through the write path every note takes:
     /// a second session meeting the same failure merges into the same note. Refusals are
-    /// logged with their reason. With the session known, a failed call judged once (a lesson
-    /// written or refused) is not judged again: a session that ends twice, or a host's turn
-    /// that ends again over the same transcript, writes nothing twice.
+    /// logged with their reason. With the session known, a pair judged once in it (a lesson
+    /// written or refused) is not judged again: a session that ends twice, a host's turn that
+    /// ends again over the same transcript, or the session's log holding the calls a door
+    /// mined from the transcript, writes nothing twice.
     pub fn mine_calls(
         &self,
         calls: &[crate::historian::mine::Call],
@@ -498,19 +499,30 @@ impl Engine {
         origin: Origin,
     ) -> Result<MinedLessons> {
         let mut outcome = crate::historian::mine::mine(calls);
-        let key = |p: Option<&crate::historian::mine::Position>| p.and_then(|p| serde_json::to_string(p).ok());
-        let judged: Vec<String> = outcome
-            .mined
-            .iter()
-            .map(|m| key(m.evidence.positions.first()))
-            .chain(outcome.refused.iter().map(|r| key(r.positions.first())))
-            .flatten()
-            .collect();
+        // A pair is the skill in use, the failed call and the call that worked, as evidence
+        // quotes them: the same pair read from a transcript and from the session's log (or
+        // from the transcript again) is one.
+        let pair = |at: Option<&crate::historian::mine::Position>, failed: &str, fixed: &str| -> String {
+            use sha2::{Digest, Sha256};
+            let skill = at
+                .and_then(|p| calls.iter().find(|c| &c.position == p))
+                .and_then(|c| c.skill_in_use.as_deref())
+                .unwrap_or_default();
+            let red = |s: &str| crate::text::redact::redact(s).0;
+            let text = format!("{skill}\u{1f}{}\u{1f}{}", red(failed), red(fixed));
+            Sha256::digest(text.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect()
+        };
+        let mined_pair = |m: &crate::historian::mine::Mined| {
+            pair(m.evidence.positions.first(), &m.evidence.failed_call, &m.evidence.fixed_call)
+        };
+        let refused_pair =
+            |r: &crate::historian::mine::Refused| pair(r.positions.first(), &r.failed_call, &r.fixed_call);
+        let judged: Vec<String> =
+            outcome.mined.iter().map(mined_pair).chain(outcome.refused.iter().map(refused_pair)).collect();
         if let Some(session) = session_id {
-            let before = store::mined_positions(&self.conn(), session)?;
-            let new = |p: Option<&crate::historian::mine::Position>| key(p).is_none_or(|k| !before.contains(&k));
-            outcome.mined.retain(|m| new(m.evidence.positions.first()));
-            outcome.refused.retain(|r| new(r.positions.first()));
+            let before = store::mined_pairs(&self.conn(), session)?;
+            outcome.mined.retain(|m| !before.contains(&mined_pair(m)));
+            outcome.refused.retain(|r| !before.contains(&refused_pair(r)));
         }
         let mut out = MinedLessons::default();
         for r in &outcome.refused {

@@ -192,6 +192,8 @@ pub fn mine(calls: &[Call]) -> Outcome {
         let errors = error_lines(&call.output);
         // Quoted in a code span, so without backticks of its own.
         let key = errors.first().map(|k| k.replace('`', "'")).unwrap_or_default();
+        // An output with no line to quote: the lesson says that it fails, not with what.
+        let with = |k: &str| if k.is_empty() { String::new() } else { format!(" with `{k}`") };
         let mut positions = vec![call.position.clone()];
         // Secrets are redacted before a command is cut, so that no part of one is left.
         let show = |s: &str| cut(&redact::redact(s).0, MAX_COMMAND_CHARS);
@@ -210,7 +212,7 @@ pub fn mine(calls: &[Call]) -> Outcome {
                     out.refused.push(refuse(Reason::OwnTestOrBuild, positions));
                     continue;
                 }
-                (format!("`{}` fails with `{}`; `{}` works.", show(&failed.render()), key, show(&fixed.render())), None)
+                (format!("`{}` fails{}; `{}` works.", show(&failed.render()), with(&key), show(&fixed.render())), None)
             }
             Change::PathOrId => {
                 positions.push(calls[j].position.clone());
@@ -218,14 +220,14 @@ pub fn mine(calls: &[Call]) -> Outcome {
                 continue;
             }
             Change::StepOnLine(s) => (
-                format!("`{}` fails with `{}` until `{}` is run.", show(&failed.render()), key, show(&s)),
+                format!("`{}` fails{} until `{}` is run.", show(&failed.render()), with(&key), show(&s)),
                 Some(s.clone()),
             ),
             Change::None => match step {
                 Some((c, s)) if !(is_test_or_build(failed) && is_code_failure(&key) && edited) => {
                     positions.push(c.position.clone());
                     (
-                        format!("`{}` fails with `{}` until `{}` is run.", show(&failed.render()), key, show(&s)),
+                        format!("`{}` fails{} until `{}` is run.", show(&failed.render()), with(&key), show(&s)),
                         Some(c.command.clone()),
                     )
                 }
@@ -840,8 +842,19 @@ fn is_noise(l: &str) -> bool {
         || lower.contains("to see the full")
         || lower.contains("--verbose")
         || lower.contains("re-run with")
-        || t.contains('%') && t.chars().any(|c| c.is_ascii_digit()) && !lower.contains("error")
+        || is_progress(t) && !lower.contains("error")
         || t.chars().all(|c| !c.is_alphanumeric())
+}
+
+/// A progress line: a percentage (`45%`, `12.5 %`), not a `%` of an escaped URL (`%2F`).
+fn is_progress(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'%' && {
+            let before = t[..i].trim_end();
+            before.ends_with(|d: char| d.is_ascii_digit())
+        }
+    })
 }
 
 /// How surely a line carries the error's message: 0 none, 1 a summary, up to 5 an

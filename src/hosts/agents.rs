@@ -15,7 +15,8 @@
 //! A skill named without a folder is found by name in the host's skill folders (project up to
 //! the repository root, then the user's). Each load is recorded as a skill use of the session;
 //! at the session's end (Gemini `SessionEnd`, Copilot `sessionEnd`) or each turn's (Codex
-//! `Stop`) the transcript's loads that the session has no use of yet are recorded too.
+//! `Stop`) the transcript's loads that the session has no use of yet are recorded too, and its
+//! failed calls and their fixes are mined for lessons, as Claude Code's `SessionEnd` does.
 //!
 //! Codex also: `PostCompact` promotes the `<skill_observations>` of the compaction's summary
 //! (asked for by the `compact_prompt` setup writes) through the historian's filter, and
@@ -237,6 +238,11 @@ fn session_end(agent: Agent, event: &Value, ws: &Path, opts: &HookOptions, log: 
     if let Err(e) = read_uses(agent, &engine, &session, &path) {
         log.push(format!("session {session}: transcript {}: {e}", path.display()));
     }
+    // The failed calls of the whole transcript and their fixes become lessons (each pair once
+    // a session, however many turns end).
+    if let Err(e) = mine_transcript(agent, &engine, &session, &path, log) {
+        log.push(format!("session {session}: mining {}: {e}", path.display()));
+    }
     // A session's end (not Codex's turn end): the notes its loads showed are judged by the
     // calls it reported.
     if str_field(event, "hook_event_name") != Some("Stop") {
@@ -275,6 +281,33 @@ fn read_uses(agent: Agent, engine: &crate::engine::Engine, session: &str, path: 
         at: db::now_ms(),
     };
     store::record_unseen_read(&mut conn, &read)?;
+    Ok(())
+}
+
+/// Mines the whole transcript of a session for error → fix lessons (`historian::mine`), as
+/// the Claude Code hook does at `SessionEnd`.
+fn mine_transcript(
+    agent: Agent,
+    engine: &crate::engine::Engine,
+    session: &str,
+    path: &Path,
+    log: &mut Vec<String>,
+) -> crate::Result<()> {
+    let (lines, _) = read_from(path, 0)?;
+    let records: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let calls = transcripts::calls(kind(agent), &records);
+    if !calls.iter().any(|c| c.failed) {
+        return Ok(());
+    }
+    let origin = crate::memory::Origin {
+        host: Some(agent.host.to_string()),
+        transcript: Some(path.display().to_string()),
+        transcript_at: None,
+    };
+    let r = engine.mine_calls(&calls, Some(session), origin)?;
+    for w in &r.written {
+        log.push(format!("session {session}: mined a fix lesson of {} ({:?}): {}", w.skill, w.status, w.delta));
+    }
     Ok(())
 }
 

@@ -89,6 +89,12 @@ fn the_key_line_is_the_message_not_the_noise() {
         ("fatal: not a git repository (or any of the parent directories): .git", "fatal: not a git repository (or any of the parent directories): .git"),
         ("Reading package lists...\nE: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: Permission denied)", "E: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: Permission denied)"),
         ("Downloading 45%\nbash: tsc: command not found", "bash: tsc: command not found"),
+        // A URL's escapes are no progress.
+        (
+            "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2Fdocker.sock/v1.24/containers/json\": dial unix /var/run/docker.sock: connect: permission denied",
+            "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2Fdocker.soc…",
+        ),
+        ("Receiving objects:  12.5 % (10/80)\nfatal: early EOF", "fatal: early EOF"),
         ("Exit code 1\n\u{1b}[31merror\u{1b}[0m: unexpected argument '--frozen' found", "error: unexpected argument '--frozen' found"),
         // A tool's prefix with nothing after it is no message.
         ("npm ERR! code EUSAGE\nnpm ERR! \nnpm ERR! `npm ci` can only install packages when your package.json and package-lock.json are in sync.", "`npm ci` can only install packages when your package.json and package-lock.json are in sync."),
@@ -331,4 +337,15 @@ fn no_input_makes_it_panic() {
         let _ = parse_all(a);
         let _ = error_lines(a);
     }
+}
+
+#[test]
+fn a_failure_with_nothing_to_quote_says_only_that_it_fails() {
+    let calls = session(
+        Some("docker"),
+        &[("Bash", "docker ps", true, ""), ("Bash", "sudo docker ps", false, "CONTAINER ID   IMAGE")],
+    );
+    let got = mine(&calls);
+    assert_eq!(got.mined.len(), 1, "{got:?}");
+    assert_eq!(got.mined[0].delta, "`docker ps` fails; `sudo docker ps` works.");
 }

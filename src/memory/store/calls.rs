@@ -94,35 +94,34 @@ pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// How long the miner remembers the failed calls it judged (ms).
+/// How long the miner remembers the pairs it judged (ms).
 pub const KEEP_MINED_MS: i64 = 30 * 86_400_000;
 
-/// The positions (as in a lesson's evidence, JSON) of the failed calls of `session` the miner
-/// has judged.
-pub fn mined_positions(conn: &Connection, session: &str) -> Result<std::collections::HashSet<String>> {
-    let mut st = conn.prepare_cached("SELECT position FROM mined_calls WHERE session_id = ?1")?;
+/// The pairs (digests) the miner has judged in `session`.
+pub fn mined_pairs(conn: &Connection, session: &str) -> Result<std::collections::HashSet<String>> {
+    let mut st = conn.prepare_cached("SELECT pair FROM mined_pairs WHERE session_id = ?1")?;
     let rows = st.query_map([session], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Records failed calls of `session` the miner judged, in one transaction, and forgets those
-/// judged over [`KEEP_MINED_MS`] ago.
-pub fn record_mined(conn: &mut Connection, session: &str, positions: &[String]) -> Result<()> {
-    if positions.is_empty() {
+/// Records pairs of `session` the miner judged, in one transaction, and forgets those judged
+/// over [`KEEP_MINED_MS`] ago.
+pub fn record_mined(conn: &mut Connection, session: &str, pairs: &[String]) -> Result<()> {
+    if pairs.is_empty() {
         return Ok(());
     }
     let now = now_ms();
     let tx = write_tx(conn)?;
     {
         let mut put = tx.prepare_cached(
-            "INSERT INTO mined_calls (session_id, position, at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (session_id, position) DO NOTHING",
+            "INSERT INTO mined_pairs (session_id, pair, at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (session_id, pair) DO NOTHING",
         )?;
-        for p in positions {
+        for p in pairs {
             put.execute(params![session, p, now])?;
         }
     }
-    tx.execute("DELETE FROM mined_calls WHERE at < ?1", [now - KEEP_MINED_MS])?;
+    tx.execute("DELETE FROM mined_pairs WHERE at < ?1", [now - KEEP_MINED_MS])?;
     tx.commit()?;
     Ok(())
 }

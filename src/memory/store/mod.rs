@@ -146,7 +146,7 @@ mod tests {
             (&["skill_uses"], "src/memory/usage.rs"),
             (&["host_sessions"], "src/hosts/store.rs"),
             (
-                &["tool_sessions", "call_log", "note_sessions", "note_evidence", "mined_calls"],
+                &["tool_sessions", "call_log", "note_sessions", "note_evidence", "mined_pairs"],
                 "src/memory/store/calls.rs",
             ),
         ];
