@@ -204,7 +204,8 @@ test("every tool call is reported and a deleted session counts the notes it used
     await bash("c4", "aws s3 sync dist s3://site --exact-timestamps", 0, "upload: dist/index.html")
     await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_use" } } } })
     const r = await sidecar.request("skillmem/notes", { skill: "aws-deploy" }, 5000)
-    const n = r.notes[0]
+    // The agent's note (the session's end also mined c3 → c4 into a fix note of its own).
+    const n = r.notes.find((x) => x.source === "agent")
     assert.deepEqual([n.shown, n.used, n.ignored], [1, 1, 0])
     assert.ok(n.usedAt > 0)
     // Used in another session than the one that wrote it (ses_1): trusted.
@@ -214,6 +215,40 @@ test("every tool call is reported and a deleted session counts the notes it used
     assert.equal(said, `Noted: note ${n.id} helped (used in 2 sessions; trusted).`)
     const wrong = await hooks.tool.ctx_skill_feedback.execute({ id: n.id, verdict: "wrong", reason: "gone in v2" }, ctx)
     assert.match(wrong, /retired as wrong/)
+    assert.deepEqual(lines.filter((l) => l.level !== "info"), [])
+  } finally {
+    await hooks.dispose()
+  }
+})
+
+test("a bash call that fails after a skill load and works changed leaves a fix note when the session ends", async () => {
+  const w = world()
+  const dir = w.skill("npm")
+  const { lines, log } = logger()
+  const { hooks, sidecar } = createHooks({ directory: w.ws }, { bin: BIN, env: w.env, log, timeoutMs: 2000 })
+  try {
+    const input = { tool: "skill", sessionID: "ses_mine", callID: "c1" }
+    const loaded = { title: "", output: `# npm\n\nBase directory for this skill: ${dir}\n`, metadata: { name: "npm", dir } }
+    await hooks["tool.execute.after"]({ ...input, args: { name: "npm" } }, loaded)
+    const bash = async (callID, command, exit, output) => {
+      const out = { title: command, output, metadata: { output, exit, description: "install" } }
+      await hooks["tool.execute.after"]({ tool: "bash", sessionID: "ses_mine", callID, args: { command, description: "install" } }, out)
+    }
+    await bash("c2", "npm ci", 1, "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\nnpm ERR! Found: react@18.2.0")
+    await bash("c3", "npm ci --legacy-peer-deps", 0, "added 312 packages in 9s")
+    assert.deepEqual((await sidecar.request("skillmem/notes", { skill: "npm" }, 5000)).notes, [], "nothing before the end")
+    await hooks.event({ event: { type: "session.deleted", properties: { info: { id: "ses_mine" } } } })
+    const { notes } = await sidecar.request("skillmem/notes", { skill: "npm" }, 5000)
+    assert.equal(notes.length, 1)
+    const n = notes[0]
+    assert.deepEqual([n.kind, n.source, n.trust, n.sessionId], ["fix", "transcript", "unverified", "ses_mine"])
+    assert.equal(n.delta, "`npm ci` fails with `ERESOLVE unable to resolve dependency tree`; `npm ci --legacy-peer-deps` works.")
+    assert.deepEqual(n.evidence, {
+      failedCall: "npm ci",
+      errorLines: ["ERESOLVE unable to resolve dependency tree", "Found: react@18.2.0", "code ERESOLVE"],
+      fixedCall: "npm ci --legacy-peer-deps",
+      positions: [{ callId: "c2" }, { callId: "c3" }],
+    })
     assert.deepEqual(lines.filter((l) => l.level !== "info"), [])
   } finally {
     await hooks.dispose()

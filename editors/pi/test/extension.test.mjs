@@ -207,13 +207,46 @@ test("every tool call is reported, and at shutdown the session counts the notes 
   t.after(() => ext2.sidecar()?.stop())
   await again.fire("session_start", { reason: "startup" })
   const r = await ext2.sidecar().request("skillmem/notes", { skill: "jq" }, 5000)
-  const n = r.notes[0]
+  // The agent's note (the session's end also mined b2 → b3 into a fix note of its own).
+  const n = r.notes.find((x) => x.source === "agent")
   assert.deepEqual([n.shown, n.used, n.ignored], [1, 1, 1], JSON.stringify(n))
   // The note was written in the session that used it: counted, not yet trusted.
   assert.equal(n.trust, "unverified")
   // The next session's agent says it helped: a use there, so trusted.
   const said = await again.tools.get("skill_feedback").execute("f", { id: n.id, verdict: "useful" }, undefined, undefined, again.ctx)
   assert.match(said.content[0].text, /used in 2 sessions; trusted/, said.content[0].text)
+  await again.fire("session_shutdown", {})
+  assert.deepEqual(logs, [])
+})
+
+test("a bash call that fails after a SKILL.md read and works changed leaves a fix note when the session ends", async (t) => {
+  const w = world()
+  const logs = []
+  const log = (level, msg) => level !== "debug" && logs.push(msg)
+  const h = fakePi(w.ws, [], "pi-mine")
+  const ext = createExtension(h.pi, { Type, StringEnum }, { bin: BIN, env: w.env, timeoutMs: 5000, log })
+  t.after(() => ext.sidecar()?.stop())
+  await h.fire("session_start", { reason: "startup" })
+  const bash = (id, command, isError, text) =>
+    h.fire("tool_result", { toolName: "bash", toolCallId: id, input: { command }, content: [{ type: "text", text }], isError, details: undefined })
+  const input = { path: ".pi/skills/jq/SKILL.md" }
+  await h.fire("tool_result", { toolName: "read", toolCallId: "r1", input, content: [{ type: "text", text: "# jq" }], isError: false })
+  await bash("b1", "jq -r .name data/a.json", true, "jq: error: Could not open data/a.json: No such file or directory\nCommand exited with code 2")
+  await bash("b2", "jq -r .name data/a.json", true, "jq: error (at data/a.json:3): Cannot index array with string \"name\"\nCommand exited with code 5")
+  await bash("b3", "jq -r --slurp 'map(.name)[]' data/a.json", false, "a\nb")
+  await h.fire("session_shutdown", { reason: "quit" })
+
+  const again = fakePi(w.ws, [], "pi-mine-2")
+  const ext2 = createExtension(again.pi, { Type, StringEnum }, { bin: BIN, env: w.env, timeoutMs: 5000, log })
+  t.after(() => ext2.sidecar()?.stop())
+  await again.fire("session_start", { reason: "startup" })
+  const { notes } = await ext2.sidecar().request("skillmem/notes", { skill: "jq" }, 5000)
+  assert.equal(notes.length, 1, JSON.stringify(notes))
+  const n = notes[0]
+  assert.deepEqual([n.kind, n.source, n.trust, n.sessionId], ["fix", "transcript", "unverified", "pi-mine"])
+  assert.match(n.delta, /Cannot index array with string/)
+  assert.deepEqual(n.evidence.positions, [{ callId: "b2" }, { callId: "b3" }], JSON.stringify(n))
+  assert.equal(n.evidence.fixedCall, "jq -r --slurp 'map(.name)[]' data/a.json")
   await again.fire("session_shutdown", {})
   assert.deepEqual(logs, [])
 })
