@@ -398,6 +398,7 @@ fn a_batch_sent_twice_applies_once() {
         retired_at: None,
         superseded_by: None,
         reason: None,
+        evidence: None,
     };
     let events = vec![
         Event { id: 1, kind: EventKind::Note, uid: "u1".into(), note: Some(note.clone()), hits: 0 },
@@ -574,7 +575,8 @@ fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
     // Back to schema 1, as an older skillmem left it.
     pg.admin_sql(
         "skillmem",
-        "ALTER TABLE skillmem.notes DROP COLUMN retired_at, DROP COLUMN superseded_by, DROP COLUMN reason;
+        "ALTER TABLE skillmem.notes DROP COLUMN retired_at, DROP COLUMN superseded_by, DROP COLUMN reason,
+             DROP COLUMN evidence;
          UPDATE skillmem.version SET version = 1",
     )
     .unwrap();
@@ -582,7 +584,7 @@ fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
     let r = b.sync();
     assert_eq!(r["inserted"], 1, "{r}");
     assert_eq!(b.deltas(), vec![lesson.to_string()]);
-    assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 2);
+    assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 3);
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE retired_at IS NULL"), 1);
 }
 
@@ -645,4 +647,57 @@ fn lessons_that_differ_only_in_a_sign_are_two_notes_on_the_team() {
         assert_eq!(m.deltas(), vec![minus.to_string(), plus.to_string()]);
     }
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 2);
+}
+
+/// What backs a note travels with it: a note imported with its evidence reaches the other
+/// machine with it; evidence recorded after a note was first pushed (as the miner records it
+/// just after the write) follows it as an edit; the first evidence a note gets stays.
+#[test]
+fn a_notes_evidence_travels_with_it() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let import = |m: &Machine, delta: &str, evidence: Value| {
+        let line = serde_json::json!({
+            "skill": "deploy", "scope": "global", "source": "transcript", "kind": "fix", "delta": delta,
+            "evidence": evidence,
+        });
+        let file = m.w.tmp.path().join("in.jsonl");
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let (code, _, e) = m.cli(&["import", file.to_str().unwrap()]);
+        assert_eq!(code, 0, "{e}");
+    };
+    let mined = serde_json::json!({
+        "failedCall": "kubectl apply -f deploy.yaml", "errorLines": ["error: You must be logged in to the server (Unauthorized)"],
+        "fixedCall": "kubectl --context staging apply -f deploy.yaml", "positions": [{ "callId": "c2" }, { "callId": "c3" }]
+    });
+    let lesson = "`kubectl apply -f deploy.yaml` fails with `Unauthorized`; `kubectl --context staging apply -f deploy.yaml` works.";
+    import(&a, lesson, mined.clone());
+    a.sync();
+    b.sync();
+    let listed = |m: &Machine| -> Vec<Value> { m.json(&["notes"])["notes"].as_array().cloned().unwrap_or_default() };
+    let on_b = listed(&b);
+    let n = on_b.iter().find(|n| n["delta"] == lesson).unwrap_or_else(|| panic!("{on_b:#?}"));
+    assert_eq!(n["evidence"], mined, "{n}");
+
+    // Written and shared first, its evidence recorded later: it follows.
+    let later = "The deploy skill needs --wait on the staging cluster.";
+    a.note(later);
+    a.sync();
+    b.sync();
+    let grounded = serde_json::json!({ "errorLines": ["error: timed out waiting for the condition"] });
+    import(&a, later, grounded.clone());
+    a.sync();
+    b.sync();
+    let on_b = listed(&b);
+    let n = on_b.iter().find(|n| n["delta"] == later).unwrap_or_else(|| panic!("{on_b:#?}"));
+    assert_eq!(n["evidence"], grounded, "{n}");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE evidence IS NOT NULL"), 2);
+
+    // Other evidence for the same lesson later does not replace it.
+    import(&b, later, serde_json::json!({ "errorLines": ["another line"] }));
+    b.sync();
+    a.sync();
+    let n = listed(&a).into_iter().find(|n| n["delta"] == later).unwrap();
+    assert_eq!(n["evidence"], grounded, "{n}");
 }

@@ -31,6 +31,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0013_transcript", include_str!("../../migrations/0013_transcript.sql")),
     ("0014_trust", include_str!("../../migrations/0014_trust.sql")),
     ("0015_mined", include_str!("../../migrations/0015_mined.sql")),
+    ("0016_team_evidence", include_str!("../../migrations/0016_team_evidence.sql")),
 ];
 
 /// The file name of the database inside the data directory.

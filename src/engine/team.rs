@@ -443,6 +443,7 @@ mod tests {
             retired_at: None,
             superseded_by: None,
             reason: None,
+            evidence: None,
         }
     }
 

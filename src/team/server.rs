@@ -17,6 +17,7 @@ use crate::memory::store::TeamNote;
 pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_team", include_str!("../../migrations/team/0001_team.sql")),
     ("0002_history", include_str!("../../migrations/team/0002_history.sql")),
+    ("0003_evidence", include_str!("../../migrations/team/0003_evidence.sql")),
 ];
 
 /// The server schema version this binary writes.
@@ -264,12 +265,15 @@ impl Remote {
         let insert = tx
             .prepare(
                 "INSERT INTO skillmem.notes (team, uid, seq, origin, skill, scope, project_id, origin_project, source, kind,
-                     intent, delta, tags, pinned, hits, norm_hash, created_at, updated_at, retired_at, superseded_by, reason)
+                     intent, delta, tags, pinned, hits, norm_hash, created_at, updated_at, retired_at, superseded_by, reason,
+                     evidence)
                  VALUES ($1, $2, nextval('skillmem.seq'), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                         $18, $19, $20)
+                         $18, $19, $20, $21)
                  ON CONFLICT (team, uid) DO UPDATE
                      SET hits = skillmem.notes.hits + excluded.hits
                              + CASE WHEN skillmem.notes.origin <> excluded.origin THEN 1 ELSE 0 END,
+                         -- The first evidence a note gets stays.
+                         evidence = COALESCE(skillmem.notes.evidence, excluded.evidence),
                          seq = excluded.seq,
                          -- The lesson written again as a current note brings a retired row back.
                          retired_at = CASE WHEN excluded.retired_at IS NULL THEN NULL ELSE skillmem.notes.retired_at END,
@@ -317,9 +321,9 @@ impl Remote {
                 (EventKind::Edit, Some(n)) => tx
                     .execute(
                         "UPDATE skillmem.notes SET delta = $3, intent = $4, norm_hash = $5, tags = $6, updated_at = $7,
-                             seq = nextval('skillmem.seq')
+                             evidence = COALESCE(evidence, $8), seq = nextval('skillmem.seq')
                          WHERE team = $1 AND uid = $2 AND NOT deleted",
-                        &[&team, uid, &n.delta, &n.intent, &n.norm_hash, &n.tags, &n.updated_at],
+                        &[&team, uid, &n.delta, &n.intent, &n.norm_hash, &n.tags, &n.updated_at, &n.evidence],
                     )
                     .map_err(err)?,
                 (EventKind::Retire, Some(n)) => tx
@@ -379,7 +383,7 @@ impl Remote {
             .client
             .query(
                 "SELECT seq, uid, deleted, skill, scope, project_id, origin_project, source, kind, intent, delta, tags,
-                        pinned, hits, norm_hash, created_at, updated_at, retired_at, superseded_by, reason
+                        pinned, hits, norm_hash, created_at, updated_at, retired_at, superseded_by, reason, evidence
                  FROM skillmem.notes WHERE team = $1 AND seq > $2 ORDER BY seq LIMIT $3",
                 &[&self.team, &cursor, &limit],
             )
@@ -408,6 +412,7 @@ impl Remote {
                     retired_at: r.get(17),
                     superseded_by: r.get(18),
                     reason: r.get(19),
+                    evidence: r.get(20),
                 },
             })
             .collect())
@@ -456,6 +461,7 @@ fn insert_note(
             &n.retired_at,
             &n.superseded_by,
             &n.reason,
+            &n.evidence,
         ],
     )
     .map_err(|e| server_error(e, "push failed"))

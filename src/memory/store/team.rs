@@ -41,6 +41,8 @@ pub struct TeamNote {
     pub superseded_by: Option<String>,
     /// Why it was retired or replaced.
     pub reason: Option<String>,
+    /// What backs it (JSON, as the note's `evidence` column); `None` when nothing does.
+    pub evidence: Option<String>,
 }
 
 /// One pending local change, with the note's current state (`None` once it is deleted).
@@ -87,7 +89,8 @@ pub struct TeamApplied {
 // `origin_source`), so that an edit made here does not tell the team it came from the team.
 const TEAM_NOTE_COLUMNS: &str = "n.skill, n.scope, n.project_id, n.origin_project,
      CASE WHEN n.source IN ('import', 'team') THEN COALESCE(n.origin_source, n.source) ELSE n.source END, n.kind, n.intent, n.delta, n.tags, n.pinned, n.hits, n.norm_hash, n.created_at, n.updated_at,
-     n.retired_at, (SELECT s.uid FROM team_notes s WHERE s.note_id = n.superseded_by AND s.held IS NULL), n.reason, n.superseded_by";
+     n.retired_at, (SELECT s.uid FROM team_notes s WHERE s.note_id = n.superseded_by AND s.held IS NULL), n.reason, n.superseded_by,
+     n.evidence";
 
 fn team_note_at(r: &Row, i: usize) -> rusqlite::Result<Option<TeamNote>> {
     let Some(skill) = r.get::<_, Option<String>>(i)? else { return Ok(None) };
@@ -109,6 +112,8 @@ fn team_note_at(r: &Row, i: usize) -> rusqlite::Result<Option<TeamNote>> {
         retired_at: r.get(i + 14)?,
         superseded_by: r.get(i + 15)?,
         reason: r.get(i + 16)?,
+        // (i + 17 is the local successor, read by the outbox)
+        evidence: r.get(i + 18)?,
     }))
 }
 
@@ -335,8 +340,8 @@ pub fn team_apply(
             tx.execute(
                 "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags, hits,
                                     pinned, norm_hash, created_at, updated_at, vector, vector_model,
-                                    retired_at, superseded_by, reason)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                                    retired_at, superseded_by, reason, evidence)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
                 params![
                     n.skill,
                     n.scope,
@@ -357,6 +362,7 @@ pub fn team_apply(
                     n.retired_at,
                     successor,
                     n.reason,
+                    n.evidence,
                 ],
             )?;
             let id = tx.last_insert_rowid();
@@ -381,6 +387,11 @@ pub fn team_apply(
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
         tx.execute("UPDATE notes SET hits = ?2 WHERE id = ?1", params![id, n.hits + pending_hits])?;
+        // The first evidence a note gets stays, here as on the server.
+        tx.execute(
+            "UPDATE notes SET evidence = ?2 WHERE id = ?1 AND evidence IS NULL AND ?2 IS NOT NULL",
+            params![id, n.evidence],
+        )?;
         if pin == 0 {
             tx.execute(
                 "UPDATE notes SET pinned = ?2 WHERE id = ?1 AND pinned IS NOT ?2",
