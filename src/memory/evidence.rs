@@ -107,11 +107,13 @@ impl Evidence {
 
 /// Why a note decays, if it does: it names specifics (so a use of it can be seen), it was
 /// shown in at least `after` sessions (0: never decays) and used in none, and neither a pin
-/// nor a person's act keeps it. Notes with no specifics stay unverified until feedback or a
+/// nor a person's act keeps it, and no error it names came back. Notes with no specifics stay unverified until feedback or a
 /// person says more.
 pub fn decay_reason(e: &Evidence, pinned: bool, delta: &str, after: u32) -> Option<String> {
     let due = after > 0 && e.shown >= i64::from(after) && e.used == 0;
-    if !due || pinned || e.vouched || e.used_elsewhere > 0 || specifics(delta).is_empty() {
+    // An error the note names came back (ignored): the lesson bears on what happens here, even
+    // though no session applied it yet; junk never meets its error.
+    if !due || pinned || e.vouched || e.used_elsewhere > 0 || e.ignored > 0 || specifics(delta).is_empty() {
         return None;
     }
     Some(format!("unused: shown in {} sessions, never used", e.shown))
@@ -223,18 +225,35 @@ pub fn specifics(note: &str) -> Vec<Specific> {
             continue;
         }
         if spans.iter().any(|span| span == s) {
+            // "Run `A` before `B`": B is where the step goes, not a step the note adds.
+            let anchor = anchored(&lower, &s.to_lowercase());
             for (text, step) in span_specifics(s) {
-                push(&text, step);
+                if !(step && anchor) {
+                    push(&text, step);
+                }
             }
         } else {
             push(s, false);
-            // `--max-old-space-size=4096`: the flag with another value is the note applied too.
-            if let Some((name, _)) = s.split_once('=').filter(|(n, _)| n.starts_with('-') && n.len() > 2) {
+            // `--max-old-space-size=4096`, or `NODE_OPTIONS=--max-old-space-size=6144`: the
+            // flag with another value is the note applied too.
+            let flag = s.find("=-").map_or(s.as_str(), |i| &s[i + 1..]);
+            if let Some((name, _)) = flag.split_once('=').filter(|(n, _)| n.starts_with('-') && n.len() > 2) {
                 push(name, false);
             }
         }
     }
     out
+}
+
+/// Words after which a command in a note is where its step goes, not the step.
+const ANCHORS: &[&str] = &["before", "after", "until", "than", "unlike"];
+
+/// Whether the code span `span` (lower-cased) stands right after one of [`ANCHORS`] in
+/// `lower` (the note, lower-cased).
+fn anchored(lower: &str, span: &str) -> bool {
+    let Some(at) = lower.find(&format!("`{span}`")) else { return false };
+    let word = lower[..at].split_whitespace().next_back().unwrap_or("");
+    ANCHORS.contains(&word.trim_matches(|c: char| !c.is_alphanumeric()))
 }
 
 /// Words that negate what follows them.
@@ -515,6 +534,7 @@ mod tests {
             (ev(6, 0, false, 0), false, prose, 6, false),
             (ev(6, 0, false, 0), false, flag, 0, false),
             (ev(2, 0, false, 0), false, flag, 2, true),
+            (Evidence { shown: 6, ignored: 1, ..Default::default() }, false, flag, 6, false),
         ];
         for (e, pinned, delta, after, want) in cases {
             let got = decay_reason(&e, pinned, delta, after);
@@ -759,6 +779,12 @@ mod tests {
             ("Pass values with `jq --arg`, never by splicing them into the filter.", &[("--arg", false)]),
             ("Never apply to prod by accident: pass `--context staging` on every apply.", &[("--context", false)]),
             ("Don't use `--force` on the shared branch.", &[]),
+            ("Run `npm run prebuild` before `npm run build`.", &[("npm run prebuild", true)]),
+            ("After pulling, run `npm ci` again.", &[("npm ci", true)]),
+            (
+                "Raise the heap with NODE_OPTIONS=--max-old-space-size=6144.",
+                &[("node_options=--max-old-space-size=6144", false), ("--max-old-space-size", false)],
+            ),
         ];
         for (note, want) in cases {
             let got: Vec<(String, bool)> = specifics(note).into_iter().map(|s| (s.text, s.step)).collect();
