@@ -197,3 +197,88 @@ fn a_session_that_ends_with_the_input_or_shutdown_is_mined() {
     assert!(delta.contains("until `sudo systemctl start docker` is run"), "{delta}");
     c.shutdown().unwrap();
 }
+
+/// Mining a session's log finds what mining its transcript finds: each labelled session of
+/// bench/mine (scripted, in the four hosts' formats) replayed through `toolAfter` (a skill
+/// load wherever the skill in use changes, every call with its command, output and failure)
+/// and ended, against the miner run over the transcript's own calls. The log keeps only the
+/// lines of a failed output the error is read from, so this is the check that they are enough.
+#[test]
+fn the_log_mines_what_the_transcript_mines_on_the_bench_sessions() {
+    use skillmem::historian::{mine, tool_calls, transcript};
+    use skillmem::hosts::agent_transcripts::{self, Kind};
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/mine");
+    let (mut sessions, mut lessons) = (0, 0);
+    for set in ["dev.labels.jsonl", "held-out.labels.jsonl"] {
+        let text = std::fs::read_to_string(bench.join(set)).unwrap();
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("//")) {
+            let label: Value = serde_json::from_str(line).unwrap();
+            let path = bench.join(label["transcript"].as_str().unwrap());
+            let records = transcript::records_from_jsonl(&std::fs::read_to_string(&path).unwrap());
+            let calls = match label["host"].as_str().unwrap() {
+                "claude-code" => tool_calls::claude_code(&records),
+                "codex" => agent_transcripts::calls(Kind::Codex, &records),
+                "gemini-cli" => agent_transcripts::calls(Kind::Gemini, &records),
+                "copilot" => agent_transcripts::calls(Kind::Copilot, &records),
+                h => panic!("{h}"),
+            };
+            let enabled: Vec<&str> = label["enabled"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+            let mut want: Vec<(String, String)> = mine::mine(&calls)
+                .mined
+                .into_iter()
+                .filter(|m| enabled.contains(&m.skill.as_str()))
+                .map(|m| (m.skill, m.delta))
+                .collect();
+            want.sort();
+            want.dedup();
+
+            let w = World::new();
+            let mut dirs = std::collections::HashMap::new();
+            for s in calls.iter().filter_map(|c| c.skill_in_use.clone()) {
+                dirs.entry(s.clone()).or_insert_with(|| {
+                    let memory = if enabled.contains(&s.as_str()) { "skill-memory:\n  enabled: true\n" } else { "" };
+                    w.skill(&s, &format!("---\nname: NAME\ndescription: a skill\n{memory}---\n# NAME\n"))
+                });
+            }
+            let mut c = w.spawn();
+            let mut in_use: Option<&str> = None;
+            for (k, call) in calls.iter().enumerate() {
+                if let Some(s) = call.skill_in_use.as_deref().filter(|s| in_use != Some(*s)) {
+                    load_in(&mut c, "s", &format!("load{k}"), s, &dirs[s]);
+                    in_use = Some(s);
+                }
+                // The transcript's own skill tool call is the load sent above.
+                if call.tool.eq_ignore_ascii_case("skill") {
+                    continue;
+                }
+                ok(c.request(
+                    "skillmem/toolAfter",
+                    json!({ "sessionId": "s", "callId": format!("c{k}"), "tool": call.tool,
+                            "args": { "command": call.command }, "output": call.output, "isError": call.failed }),
+                )
+                .unwrap());
+            }
+            end(&mut c, "s");
+            let all = ok(c.request("skillmem/notes", json!({})).unwrap());
+            let mut got: Vec<(String, String)> = all["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| (n["skill"].as_str().unwrap().to_string(), n["delta"].as_str().unwrap().to_string()))
+                .collect();
+            got.sort();
+            assert_eq!(got, want, "{}", path.display());
+            c.shutdown().unwrap();
+            // What the log kept holds no secret (gh-token, curl-self-signed-with-token plant some).
+            let db = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+            let mut st = db.prepare("SELECT command || ' ' || key_lines || ' ' || args FROM call_log").unwrap();
+            for kept in st.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+                let kept = kept.unwrap();
+                assert_eq!(skillmem_text::redact::find_secret(&kept), None, "{}: {kept}", path.display());
+            }
+            sessions += 1;
+            lessons += want.len();
+        }
+    }
+    assert_eq!((sessions, lessons), (58, 39), "every bench session replayed");
+}

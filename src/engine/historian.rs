@@ -647,7 +647,9 @@ impl Engine {
 pub(super) fn mined_call_text(tool: &str, args: &Value, failed: bool, output: &str) -> (String, String) {
     use crate::memory::calls::{bound, ARGS_MAX, ERRORS_MAX};
     use crate::text::redact::redact;
-    let command = bound(redact(&crate::historian::tool_calls::command_of(tool, args)).0, ARGS_MAX);
+    // Secrets out, each marker one word of the line, so that the line parses as it ran.
+    let command =
+        bound(crate::historian::mine::redact_line(&crate::historian::tool_calls::command_of(tool, args)), ARGS_MAX);
     let key_lines = if failed {
         bound(redact(&crate::historian::mine::key_output(output)).0, 4 * ERRORS_MAX)
     } else {

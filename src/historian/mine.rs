@@ -277,6 +277,46 @@ pub fn mine(calls: &[Call]) -> Outcome {
 
 // ---- the shell line --------------------------------------------------------------------
 
+/// A shell line with its secrets redacted as every write path redacts them, each marker kept
+/// one word of the line (quoted where it stands outside quotes), so that the line parses into
+/// the same commands as before: what a session's log keeps of a call's command, mined at the
+/// session's end. (`GH_TOKEN=ghp_… gh pr list` → `GH_TOKEN='[redacted: a GitHub token]' gh
+/// pr list`, which still runs `gh` with `GH_TOKEN` set.)
+pub fn redact_line(line: &str) -> String {
+    let spans = redact::spans(line);
+    let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for s in &spans {
+        out.push_str(&line[at..s.start]);
+        let marker = redact::marker(s.what);
+        if quoted_at(line, s.start) {
+            out.push_str(&marker);
+        } else {
+            out.push('\'');
+            out.push_str(&marker);
+            out.push('\'');
+        }
+        at = s.end;
+    }
+    out.push_str(&line[at..]);
+    out
+}
+
+/// Whether byte `at` of a shell line stands inside quotes.
+fn quoted_at(line: &str, at: usize) -> bool {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for c in line[..at].chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ => {}
+        }
+    }
+    single || double
+}
+
 /// One command of a shell line: what runs, under what.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Parsed {

@@ -349,3 +349,30 @@ fn a_failure_with_nothing_to_quote_says_only_that_it_fails() {
     assert_eq!(got.mined.len(), 1, "{got:?}");
     assert_eq!(got.mined[0].delta, "`docker ps` fails; `sudo docker ps` works.");
 }
+
+#[test]
+fn a_redacted_line_parses_as_it_ran() {
+    // (line, the line redacted)
+    let cases: &[(&str, &str)] = &[
+        (
+            "GH_TOKEN=ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly0123ab gh pr list",
+            "GH_TOKEN='[redacted: a GitHub token]' gh pr list",
+        ),
+        (
+            "curl -H \"Authorization: Bearer sk_live_51HqLyjWDarjtT1zdp7dcXYZ0123456789abcdefGHIJ\" https://x.dev",
+            "curl -H \"Authorization: Bearer [redacted: a Stripe secret key]\" https://x.dev",
+        ),
+        ("npm ci", "npm ci"),
+    ];
+    for (line, want) in cases {
+        let got = redact_line(line);
+        assert_eq!(got, *want, "{line}");
+        let (a, b) = (parse(line).unwrap(), parse(&got).unwrap());
+        assert_eq!(
+            (&a.program, &a.subcommand, a.env.len(), a.rest.len()),
+            (&b.program, &b.subcommand, b.env.len(), b.rest.len()),
+            "{line}"
+        );
+        assert_eq!(redact::redact(&a.render()).0, b.render(), "{line}");
+    }
+}
