@@ -167,6 +167,9 @@ fn measure(root: &Path, args: &[String]) -> Result<()> {
     for (package, bin) in [("skillmem", "skillmem"), ("xtask-measure", "xtask-measure")] {
         let mut build = Command::new(&cargo);
         build.args(["build", "--release", "--package", package, "--bin", bin]).current_dir(root);
+        for k in run_env() {
+            build.env_remove(k);
+        }
         if let Some(f) = &features {
             build.args(["--features", f]);
         }
@@ -185,6 +188,26 @@ fn measure(root: &Path, args: &[String]) -> Result<()> {
         std::process::exit(status.code().unwrap_or(1));
     }
     Ok(())
+}
+
+/// The variables `cargo run` sets for xtask itself (its package's name, version and
+/// folder). A build script that reruns when one of them changes (ring's does) is fingerprinted
+/// by the value in cargo's own environment, so a nested `cargo build` that kept them would
+/// rebuild ring, rustls and skillmem, and so would the next plain `cargo build` after it.
+fn run_env() -> Vec<std::ffi::OsString> {
+    const SET_BY_RUN: [&str; 7] = [
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_MANIFEST_LINKS",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_RUSTC_CURRENT_DIR",
+    ];
+    std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| k.to_str().is_some_and(|k| k.starts_with("CARGO_PKG_") || SET_BY_RUN.contains(&k)))
+        .collect()
 }
 
 /// A leading `--features F` (or `--features=F`) taken off the arguments.
