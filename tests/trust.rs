@@ -206,3 +206,30 @@ fn a_note_shown_in_enough_sessions_and_never_used_decays_restorably() {
     assert_eq!(retired.len(), 1, "{v}");
     assert_eq!(retired[0]["id"], unused);
 }
+
+/// The listing filters and sorts by trust and use, on the protocol, the CLI and the dashboard.
+#[test]
+fn notes_filter_by_trust_and_sort_by_use_on_every_door() {
+    let w = World::new();
+    let dir = w.enabled_skill("aws-deploy");
+    let mut c = w.spawn();
+    let used = note_in(&mut c, "s0", "aws-deploy", AWS);
+    let other = note_in(&mut c, "s0", "aws-deploy", NPM);
+    load_in(&mut c, "s1", "1", "aws-deploy", &dir);
+    bash(&mut c, "s1", "2", "aws s3 sync dist s3://site --exact-timestamps");
+    end(&mut c, "s1");
+    let ids = |r: Value| r["notes"].as_array().unwrap().iter().map(|n| n["id"].as_i64().unwrap()).collect::<Vec<_>>();
+    let q = |c: &mut Client, p: Value| ok(c.request("skillmem/notes", p).unwrap());
+    assert_eq!(ids(q(&mut c, json!({ "skill": "aws-deploy", "trust": "trusted" }))), [used]);
+    assert_eq!(ids(q(&mut c, json!({ "skill": "aws-deploy", "trust": "unverified" }))), [other]);
+    assert_eq!(ids(q(&mut c, json!({ "skill": "aws-deploy", "sort": "used" }))), [used, other]);
+    let bad = c.request("skillmem/notes", json!({ "trust": "maybe" })).unwrap();
+    assert!(bad["error"]["message"].as_str().unwrap().contains("trusted"), "{bad}");
+    c.shutdown().unwrap();
+    let (code, out, e) = w.cli(&["notes", "aws-deploy", "--trust", "unverified"]);
+    assert_eq!(code, 0, "{e}");
+    assert!(out.contains("agent unverified  used 0/1") && !out.contains("exact-timestamps"), "{out}");
+    let (code, out, _) = w.cli(&["notes", "aws-deploy", "--sort", "used"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("agent trusted  used 1/1"), "{out}");
+}

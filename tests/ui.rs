@@ -282,6 +282,24 @@ fn pages_render_and_the_preview_counts_no_recall() {
     let (_, _, body) = ui.get("/skill/jq");
     let body = dechunk(&body);
     assert!(body.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more") && !body.contains("<script>alert"));
+    // The dashboard's edit is a person's act: that note is trusted, the agent's others are not;
+    // each row shows its use, and the list filters by trust.
+    assert!(body.contains("title=\"sessions that used it / sessions shown it\">Used</th>"), "{body}");
+    assert!(body.contains("<span class=\"uses\" title=\"used in 0 of 0 sessions shown it\">0 / 0</span>"), "{body}");
+    let (_, _, trusted) = ui.get("/skill/jq?trust=trusted");
+    let trusted = dechunk(&trusted);
+    assert!(
+        trusted.contains(&format!("id=\"note-{}\"", ids[0])) && !trusted.contains(&format!("id=\"note-{}\"", ids[1])),
+        "{trusted}"
+    );
+    assert!(trusted.contains("<option value=\"trusted\" selected>"), "{trusted}");
+    let (_, _, unverified) = ui.get("/skill/jq?trust=unverified");
+    let unverified = dechunk(&unverified);
+    assert!(
+        !unverified.contains(&format!("id=\"note-{}\"", ids[0]))
+            && unverified.contains(&format!("id=\"note-{}\"", ids[1]))
+    );
+    assert!(unverified.contains("<span class=\"badge unverified\""), "{unverified}");
 
     let (s, _, page) = ui.get("/preview?skill=jq&intent=iterate+over+null");
     assert_eq!(s, 200);

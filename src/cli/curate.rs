@@ -53,6 +53,9 @@ pub struct NotesArgs {
     /// Only the notes written in this host session (its id, as `--json` shows it).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Only trusted or only unverified notes.
+    #[arg(long, value_parser = ["trusted", "unverified"])]
+    pub trust: Option<String>,
 }
 
 /// The filter the options say.
@@ -61,7 +64,8 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
         "recent" => NoteSort::Recent,
         "hits" => NoteSort::Hits,
         "recalls" => NoteSort::Recalls,
-        s => anyhow::bail!("sort {s:?}: use recent, hits or recalls"),
+        "used" => NoteSort::Used,
+        s => anyhow::bail!("sort {s:?}: use recent, used, hits or recalls"),
     };
     Ok(NoteFilter {
         skill: a.skill.clone(),
@@ -78,6 +82,7 @@ pub fn filter_of(a: &NotesArgs) -> Result<NoteFilter> {
         include_superseded: a.all_versions,
         pending: false,
         session_id: a.session.clone(),
+        trust: a.trust.as_deref().and_then(skillmem::memory::evidence::Trust::parse),
     })
 }
 
@@ -95,13 +100,16 @@ fn human_notes(p: &NotePage) -> String {
     let mut t = String::new();
     for n in &p.notes {
         t.push_str(&format!(
-            "{:>6}  {:<16} {:<9} {:<7} {}{}  hits {} recalls {}  {}\n        {}\n",
+            "{:>6}  {:<16} {:<9} {:<7} {}{} {}  used {}/{} hits {} recalls {}  {}\n        {}\n",
             n.id,
             n.skill,
             n.kind,
             n.scope.as_str(),
             if n.pinned { "pinned " } else { "" },
             n.source,
+            n.evidence.trust.as_str(),
+            n.evidence.used,
+            n.evidence.shown,
             n.hits,
             n.recalls,
             day_of(n.created_at),

@@ -69,6 +69,8 @@ pub enum Sort {
     Hits,
     /// Most recalls first.
     Recalls,
+    /// Most sessions that used it first.
+    Used,
 }
 
 /// The format of `skillmem export`.

@@ -242,6 +242,7 @@ pub async fn skill(
         sort: match opt(&q, "sort") {
             Some("hits") => NoteSort::Hits,
             Some("recalls") => NoteSort::Recalls,
+            Some("used") => NoteSort::Used,
             _ => NoteSort::Recent,
         },
         offset: Some((page - 1) * PAGE),
@@ -249,6 +250,7 @@ pub async fn skill(
         include_superseded: opt(&q, "history").is_some_and(|h| !h.is_empty()),
         pending: false,
         session_id: opt(&q, "session").map(str::to_string),
+        trust: opt(&q, "trust").and_then(crate::memory::evidence::Trust::parse),
     };
     let want_dups = opt(&q, "dups").is_some();
     let engine = ui.engine.clone();
@@ -276,7 +278,7 @@ pub async fn skill(
     let project_opts: Vec<(&str, &str)> = project_opts.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     b.push_str(&format!(
         "<form class=\"filters\" method=\"get\" action=\"/skill/{}\">\
-<input type=\"search\" name=\"q\" placeholder=\"search the notes\" value=\"{}\" aria-label=\"search\">{}{}{}{}{}{}{}\
+<input type=\"search\" name=\"q\" placeholder=\"search the notes\" value=\"{}\" aria-label=\"search\">{}{}{}{}{}{}{}{}\
 <button type=\"submit\">Apply</button></form>",
         enc(&name),
         esc(opt(&q, "q").unwrap_or("")),
@@ -306,7 +308,16 @@ pub async fn skill(
             ]
         ),
         select("pinned", opt(&q, "pinned"), &[("", "pinned or not"), ("yes", "pinned"), ("no", "not pinned")]),
-        select("sort", opt(&q, "sort"), &[("", "newest first"), ("hits", "most hits"), ("recalls", "most recalls")]),
+        select(
+            "trust",
+            opt(&q, "trust"),
+            &[("", "trusted or not"), ("trusted", "trusted"), ("unverified", "unverified")]
+        ),
+        select(
+            "sort",
+            opt(&q, "sort"),
+            &[("", "newest first"), ("used", "most used"), ("hits", "most hits"), ("recalls", "most recalls")]
+        ),
         select("history", opt(&q, "history"), &[("", "current notes"), ("yes", "with replaced and retired notes")]),
     ));
     let pages = (notes.total as usize).div_ceil(PAGE).max(1);
@@ -315,7 +326,7 @@ pub async fn skill(
         notes.total,
         enc(&name)
     ));
-    b.push_str("<table id=\"notes\"><thead><tr><th>#</th><th>Lesson</th><th>Kind</th><th>Scope</th><th>Source</th><th>Hits</th><th>Recalls</th><th>Written</th><th>Actions</th></tr></thead><tbody>");
+    b.push_str("<table id=\"notes\"><thead><tr><th>#</th><th>Lesson</th><th>Kind</th><th>Scope</th><th>Source</th><th title=\"sessions that used it / sessions shown it\">Used</th><th>Hits</th><th>Recalls</th><th>Written</th><th>Actions</th></tr></thead><tbody>");
     for n in &notes.notes {
         let id = n.id;
         let pin = if n.pinned {
@@ -332,7 +343,7 @@ pub async fn skill(
             let why = n.reason.as_deref().map(|r| format!(": {}", esc(r))).unwrap_or_default();
             b.push_str(&format!(
                 "<tr id=\"note-{id}\" class=\"retired\"><td><a href=\"/note/{id}\" title=\"its versions\">{id}</a></td><td class=\"lesson\"><div class=\"delta\">{delta}</div>\
-<div class=\"intent\">{state}{why}</div>{prov}</td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
+<div class=\"intent\">{state}{why}</div>{prov}</td><td>{kind}</td><td>{scope}</td><td>{source}</td><td>{uses}</td><td>{hits}</td><td>{recalls}</td><td>{written}</td>\
 <td class=\"actions\"><button data-act=\"/api/restore\" data-body='{{\"id\":{id}}}'>Restore</button>\
 <button class=\"danger\" data-act=\"/api/purge\" data-body='{{\"id\":{id}}}' data-confirm=\"Delete note {id} and its older versions for good? This cannot be undone.\">Delete for good</button></td></tr>",
                 delta = esc(&n.delta),
@@ -340,6 +351,7 @@ pub async fn skill(
                 kind = esc(&n.kind),
                 scope = n.scope.as_str(),
                 source = esc(&n.source),
+                uses = uses_cell(n),
                 hits = n.hits,
                 recalls = n.recalls,
                 written = day(n.created_at),
@@ -351,12 +363,12 @@ pub async fn skill(
             "<tr id=\"note-{id}\" class=\"{cls}\"><td><a href=\"/note/{id}\" title=\"its versions\">{id}</a></td><td class=\"lesson\"><div class=\"delta\">{pinmark}{delta}</div>{intent}{prov}\
 <details class=\"edit\"><summary>Edit</summary><form data-act=\"/api/edit\" data-body='{{\"id\":{id}}}'>\
 <textarea name=\"delta\" rows=\"3\">{delta}</textarea><button type=\"submit\">Save</button></form></details></td>\
-<td>{kind}</td><td>{scope}</td><td>{source}</td><td>{hits}</td><td>{recalls}</td><td>{day}{vec}</td>\
+<td>{kind}</td><td>{scope}</td><td>{source}</td><td>{uses}</td><td>{hits}</td><td>{recalls}</td><td>{day}{vec}</td>\
 <td class=\"actions\">{pin}<button data-act=\"/api/move\" data-body='{{\"id\":{id},\"scope\":\"{other}\"}}'>Make {other}</button>\
 <button class=\"danger\" data-act=\"/api/forget\" data-body='{{\"id\":{id}}}' data-confirm=\"Retire note {id}? It leaves recall and can be restored from the history.\">Forget</button>\
 <button class=\"danger\" data-act=\"/api/purge\" data-body='{{\"id\":{id}}}' data-confirm=\"Delete note {id} and its older versions for good? This cannot be undone.\">Delete for good</button></td></tr>",
             cls = if n.pinned { "pinned" } else { "" },
-            pinmark = if n.pinned { "<span class=\"badge\">pinned</span> " } else { "" },
+            pinmark = badges(n),
             delta = esc(&n.delta),
             prov = provenance(n),
             intent = if n.intent.is_empty() {
@@ -367,6 +379,7 @@ pub async fn skill(
             kind = esc(&n.kind),
             scope = n.scope.as_str(),
             source = esc(&n.source),
+            uses = uses_cell(n),
             hits = n.hits,
             recalls = n.recalls,
             day = day(n.created_at),
@@ -588,6 +601,30 @@ pub async fn session_skills(State(ui): State<Shared>) -> Response {
 }
 
 // ---- provenance --------------------------------------------------------------------------
+
+/// The badges before a current note's lesson: pinned, unverified.
+fn badges(n: &ListedNote) -> String {
+    let mut s = String::new();
+    if n.pinned {
+        s.push_str("<span class=\"badge\">pinned</span> ");
+    }
+    if n.evidence.trust == crate::memory::evidence::Trust::Unverified {
+        s.push_str("<span class=\"badge unverified\" title=\"no person has checked it and no other session used it yet\">unverified</span> ");
+    }
+    s
+}
+
+/// A note's use, as its row shows it: sessions that used it of those shown it, and the ones
+/// where the error it names came back.
+fn uses_cell(n: &ListedNote) -> String {
+    let e = &n.evidence;
+    let ignored =
+        if e.ignored > 0 { format!(" <span class=\"muted\">({} ignored)</span>", e.ignored) } else { String::new() };
+    format!(
+        "<span class=\"uses\" title=\"used in {} of {} sessions shown it\">{} / {}</span>{ignored}",
+        e.used, e.shown, e.used, e.shown
+    )
+}
 
 /// Where a note came from, as a line under its lesson: its source, host, session (a link to
 /// the session's other notes) and, for the historian, the transcript and where in it.

@@ -38,6 +38,8 @@ pub enum NoteSort {
     Hits,
     /// Most recalls first.
     Recalls,
+    /// Most sessions that used it first.
+    Used,
 }
 
 /// Which notes to list; every field is optional.
@@ -83,6 +85,9 @@ pub struct NoteFilter {
     /// Only the notes written in this host session.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// Only trusted or only unverified notes.
+    #[serde(default)]
+    pub trust: Option<crate::memory::evidence::Trust>,
 }
 
 /// One listed note.
@@ -279,6 +284,7 @@ impl Engine {
                 NoteSort::Recent => ListOrder::Recent,
                 NoteSort::Hits => ListOrder::Hits,
                 NoteSort::Recalls => ListOrder::Recalls,
+                NoteSort::Used => ListOrder::Used,
             },
             offset,
             limit,
@@ -286,6 +292,7 @@ impl Engine {
             include_history: f.include_superseded,
             pending: f.pending,
             session: f.session_id.as_deref().filter(|s| !s.is_empty()),
+            trusted: f.trust.map(|t| t == crate::memory::evidence::Trust::Trusted),
         };
         let conn = self.conn();
         let (total, rows) = store::list(&conn, &q)?;

@@ -336,6 +336,15 @@ pub(super) fn uses_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Uses> 
     Ok(Uses::of(&e))
 }
 
+/// A condition on `notes` that holds for trusted notes (a person's act, or a use in another
+/// session: docs/protocol.md, "Trust"), for the listing's filter.
+pub(super) const TRUSTED_NOTES: &str =
+    "notes.id IN (SELECT note_id FROM note_evidence WHERE vouched = 1 OR used_elsewhere > 0)";
+
+/// The listing's order by use: most sessions that used it first.
+pub(super) const MOST_USED_FIRST: &str =
+    "coalesce((SELECT used FROM note_evidence WHERE note_id = notes.id), 0) DESC, notes.created_at DESC, notes.id DESC";
+
 /// The notes shown in at least `shown` sessions and never used: those that may decay.
 pub fn unused_after(conn: &Connection, shown: i64) -> Result<Vec<i64>> {
     let mut st =

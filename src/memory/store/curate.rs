@@ -13,6 +13,8 @@ pub enum ListOrder {
     Hits,
     /// Most recalls first.
     Recalls,
+    /// Most sessions that used it first.
+    Used,
 }
 
 /// What [`list`] selects: every filter is optional.
@@ -39,6 +41,8 @@ pub struct ListQuery<'a> {
     pub pending: bool,
     /// Only the notes written in this session.
     pub session: Option<&'a str>,
+    /// Only trusted (`Some(true)`) or only unverified (`Some(false)`) notes.
+    pub trusted: Option<bool>,
 }
 
 /// A listed note: the note, the project it is stored under (`''` for global), and whether it
@@ -110,6 +114,11 @@ fn list_where(q: &ListQuery<'_>, args: &mut Vec<rusqlite::types::Value>) -> Stri
         let a = arg(args, V::Integer(p as i64));
         w.push(format!("notes.pinned = {a}"));
     }
+    if let Some(t) = q.trusted {
+        // Trusted: a person's act, or a use in another session (docs/protocol.md, "Trust").
+        let trusted = super::calls::TRUSTED_NOTES;
+        w.push(if t { trusted.to_string() } else { format!("NOT {trusted}") });
+    }
     if let Some(fq) = q.search.and_then(search_query) {
         let fq = match q.skill {
             Some(s) => within_skill(s, &fq),
@@ -134,6 +143,7 @@ pub fn list(conn: &Connection, q: &ListQuery<'_>) -> Result<(i64, Vec<Listed>)> 
         ListOrder::Recent => "notes.created_at DESC, notes.id DESC",
         ListOrder::Hits => "notes.hits DESC, notes.created_at DESC, notes.id DESC",
         ListOrder::Recalls => "notes.recalls DESC, notes.created_at DESC, notes.id DESC",
+        ListOrder::Used => super::calls::MOST_USED_FIRST,
     };
     args.push(rusqlite::types::Value::Text(q.model.unwrap_or("").into()));
     let model_arg = args.len();
