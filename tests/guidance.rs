@@ -31,6 +31,23 @@ fn a_mistyped_command_gets_the_right_one_suggested() {
     assert!(e.contains("'install'"), "{e}");
 }
 
+/// The product's commands are what a user runs: the benchmarks and dataset studies are
+/// `cargo xtask bench|study` in a checkout.
+#[test]
+fn help_lists_no_benchmark() {
+    let w = World::new();
+    let (code, out, e) = w.cli(&["--help"]);
+    assert_eq!(code, 0, "{e}");
+    assert!(out.contains("  eval ") && out.contains("  demo "), "{out}");
+    assert!(!out.lines().any(|l| l.trim_start().starts_with("bench")), "{out}");
+    let (code, _, e) = w.cli(&["bench", "recall"]);
+    assert_eq!(code, 2);
+    assert!(e.contains("unrecognized subcommand 'bench'"), "{e}");
+    let (code, _, e) = w.cli(&["eval", "historian", "--features", "x", "set.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(e.contains("--features"), "{e}");
+}
+
 #[test]
 fn help_lists_the_values_of_an_enumeration_and_shows_an_example() {
     let w = World::new();
