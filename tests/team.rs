@@ -577,6 +577,7 @@ fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
         "skillmem",
         "ALTER TABLE skillmem.notes DROP COLUMN retired_at, DROP COLUMN superseded_by, DROP COLUMN reason,
              DROP COLUMN evidence;
+         DROP TABLE skillmem.note_counts;
          UPDATE skillmem.version SET version = 1",
     )
     .unwrap();
@@ -584,7 +585,7 @@ fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
     let r = b.sync();
     assert_eq!(r["inserted"], 1, "{r}");
     assert_eq!(b.deltas(), vec![lesson.to_string()]);
-    assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 3);
+    assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 4);
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE retired_at IS NULL"), 1);
 }
 
@@ -700,4 +701,108 @@ fn a_notes_evidence_travels_with_it() {
     a.sync();
     let n = listed(&a).into_iter().find(|n| n["delta"] == later).unwrap();
     assert_eq!(n["evidence"], grounded, "{n}");
+}
+
+/// `skillmem serve` on machine `m`, initialized in its workspace.
+fn serve(m: &Machine) -> skillmem::client::Client {
+    let envs = m.envs();
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut c =
+        skillmem::client::Client::spawn(std::path::Path::new(env!("CARGO_BIN_EXE_skillmem")), &envs, true).unwrap();
+    c.initialize(&m.w.ws, json!({})).unwrap();
+    c
+}
+
+/// One agent session on `m`: the `deploy` skill loaded, a call applying `command`, the end.
+fn session(m: &Machine, id: &str, command: &str) {
+    let mut c = serve(m);
+    let dir = m.w.ws.join(".claude/skills/deploy");
+    common::ok(
+        c.request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": id, "callId": "1", "tool": "skill", "args": { "name": "deploy" },
+                    "output": format!("# deploy\n\nBase directory for this skill: {}\n", dir.display()) }),
+        )
+        .unwrap(),
+    );
+    common::ok(
+        c.request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": id, "callId": "2", "tool": "bash", "args": { "command": command },
+                    "output": "upload: ...", "metadata": { "exit": 0, "output": "upload: ..." } }),
+        )
+        .unwrap(),
+    );
+    common::ok(c.request("skillmem/sessionEnd", json!({ "sessionId": id })).unwrap());
+    c.shutdown().unwrap();
+}
+
+#[test]
+fn use_counts_of_every_machine_add_up_once_and_a_persons_vouch_travels() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "");
+    let used = "aws s3 sync skips files whose size did not change; pass `--exact-timestamps` after a rebuild.";
+    let other = "The deploy skill's staging bucket lives in eu-west-1.";
+    // Written by an agent (no person vouches for them).
+    let mut c = serve(&a);
+    for delta in [used, other] {
+        common::ok(
+            c.request(
+                "skillmem/note",
+                json!({ "skill": "deploy", "kind": "gotcha", "scope": "global", "intent": "deploy to staging",
+                        "delta": delta }),
+            )
+            .unwrap(),
+        );
+    }
+    c.shutdown().unwrap();
+    let counts = |m: &Machine| -> Vec<(String, i64, i64, String)> {
+        let mut v: Vec<_> = m.json(&["notes", "deploy"])["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["delta"].as_str().unwrap().to_string(),
+                    n["shown"].as_i64().unwrap_or(0),
+                    n["used"].as_i64().unwrap_or(0),
+                    n["trust"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let row = |delta: &str, shown: i64, used: i64, trust: &str| (delta.to_string(), shown, used, trust.to_string());
+
+    // A's session uses one note; B, after a sync, sees A's counts and the trust they earned.
+    session(&a, "a1", "aws s3 sync dist s3://site --exact-timestamps");
+    let on_a = counts(&a);
+    assert_eq!(on_a, vec![row(other, 1, 0, "unverified"), row(used, 1, 1, "trusted")]);
+    a.sync();
+    b.sync();
+    assert_eq!(counts(&b), on_a);
+
+    // B's own session adds to them; after both sync (again and again) both agree, nothing twice.
+    session(&b, "b1", "aws s3 sync dist s3://site --exact-timestamps");
+    assert_eq!(counts(&b), vec![row(other, 2, 0, "unverified"), row(used, 2, 2, "trusted")]);
+    for _ in 0..2 {
+        b.sync();
+        a.sync();
+    }
+    b.sync();
+    assert_eq!(counts(&a), counts(&b));
+    assert_eq!(counts(&a), vec![row(other, 2, 0, "unverified"), row(used, 2, 2, "trusted")]);
+    // One row per note and machine on the server, each machine's own counts.
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.note_counts"), 4);
+    assert_eq!(count(&pg, "SELECT sum(used)::bigint FROM skillmem.note_counts"), 2);
+
+    // A person pins the other note on A: it is trusted on B too.
+    let id = a.find(other)["id"].as_i64().unwrap();
+    a.json(&["pin", &id.to_string()]);
+    a.sync();
+    b.sync();
+    assert_eq!(counts(&b), vec![row(other, 2, 0, "trusted"), row(used, 2, 2, "trusted")]);
+    assert_eq!(counts(&a), counts(&b));
 }

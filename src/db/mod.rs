@@ -32,6 +32,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0014_trust", include_str!("../../migrations/0014_trust.sql")),
     ("0015_mined", include_str!("../../migrations/0015_mined.sql")),
     ("0016_team_evidence", include_str!("../../migrations/0016_team_evidence.sql")),
+    ("0017_team_counts", include_str!("../../migrations/0017_team_counts.sql")),
 ];
 
 /// The file name of the database inside the data directory.

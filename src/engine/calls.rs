@@ -238,6 +238,8 @@ impl Engine {
         self.catalog.after_write(&conn, before, &touched);
         written?;
         drop(conn);
+        // The counts moved: the team gets this machine's new counts at the next sync.
+        self.poke_team();
         for d in self.decay(Some(&touched))? {
             tracing::info!("note {} retired: {}", d.id, d.reason);
         }

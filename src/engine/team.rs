@@ -153,8 +153,43 @@ impl Engine {
         let mut remote = Remote::connect(cfg)?;
         let mut report = SyncReport { team: cfg.team.clone(), cursor: local.cursor, ..Default::default() };
         self.team_push(cfg, &local.machine, &mut remote, &mut report)?;
+        self.team_push_counts(&local.machine, &mut remote)?;
         self.team_pull(cfg, local.cursor, &mut remote, &mut report)?;
+        self.team_pull_counts(&local.machine, &mut remote)?;
         Ok(report)
+    }
+
+    /// Pushes this machine's own counts of the shared notes whose counts changed since their
+    /// last push (after the notes themselves, so the server has every note they name).
+    fn team_push_counts(&self, machine: &str, remote: &mut Remote) -> Result<()> {
+        let rows = store::counts_to_push(&self.conn())?;
+        for chunk in rows.chunks(PUSH_BATCH) {
+            let counts: Vec<_> = chunk.iter().map(|(_, c)| c.clone()).collect();
+            remote.push_counts(machine, &counts)?;
+            store::counts_sent(&mut self.conn(), chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Pulls the other machines' counts changed since the counts cursor (after the notes, so
+    /// that the notes they name are here), and keeps them beside this machine's own.
+    fn team_pull_counts(&self, machine: &str, remote: &mut Remote) -> Result<()> {
+        let mut cursor = store::counts_cursor(&self.conn())?;
+        loop {
+            let rows = remote.pull_counts(machine, cursor, PULL_BATCH)?;
+            let Some(last) = rows.last().map(|r| r.0) else { return Ok(()) };
+            let n = rows.len();
+            let counts: Vec<_> = rows.into_iter().map(|r| r.1).collect();
+            let mut conn = self.conn();
+            let before = self.catalog.before_write(&conn);
+            let touched = store::counts_apply(&mut conn, machine, &counts, last);
+            self.catalog.after_write(&conn, before, touched.as_deref().unwrap_or(&[]));
+            touched?;
+            cursor = last;
+            if n < PULL_BATCH as usize {
+                return Ok(());
+            }
+        }
     }
 
     fn team_push(&self, cfg: &TeamConfig, machine: &str, remote: &mut Remote, report: &mut SyncReport) -> Result<()> {

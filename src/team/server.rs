@@ -11,13 +11,14 @@ use postgres::{Client, NoTls};
 
 use crate::config::team::TeamConfig;
 use crate::error::{Error, Result};
-use crate::memory::store::TeamNote;
+use crate::memory::store::{NoteCounts, TeamNote};
 
 /// The server schema's migrations, in order. Append only.
 pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_team", include_str!("../../migrations/team/0001_team.sql")),
     ("0002_history", include_str!("../../migrations/team/0002_history.sql")),
     ("0003_evidence", include_str!("../../migrations/team/0003_evidence.sql")),
+    ("0004_counts", include_str!("../../migrations/team/0004_counts.sql")),
 ];
 
 /// The server schema version this binary writes.
@@ -414,6 +415,90 @@ impl Remote {
                     reason: r.get(19),
                     evidence: r.get(20),
                 },
+            })
+            .collect())
+    }
+
+    /// Replaces this machine's counts of the notes in `rows` (each row whole: a push sent twice
+    /// counts once), and wakes the team's listeners when any changed.
+    pub fn push_counts(&mut self, machine: &str, rows: &[NoteCounts]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let team = self.team.clone();
+        let mut tx = self.client.transaction().map_err(|e| server_error(e, "cannot start a push of counts"))?;
+        let err = |e| server_error(e, "push of counts failed");
+        // Serialised with the team's other pushes, so that a pull's cursor never steps over a
+        // sequence number that commits later.
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext('skillmem:' || $1))", &[&team]).map_err(err)?;
+        let put = tx
+            .prepare(
+                "INSERT INTO skillmem.note_counts (team, uid, machine, seq, shown, used, ignored, used_elsewhere, used_at, vouched)
+                 VALUES ($1, $2, $3, nextval('skillmem.seq'), $4, $5, $6, $7, $8, $9)
+                 ON CONFLICT (team, uid, machine) DO UPDATE
+                     SET shown = excluded.shown, used = excluded.used, ignored = excluded.ignored,
+                         used_elsewhere = excluded.used_elsewhere, used_at = excluded.used_at,
+                         vouched = excluded.vouched, seq = excluded.seq
+                     WHERE (skillmem.note_counts.shown, skillmem.note_counts.used, skillmem.note_counts.ignored,
+                            skillmem.note_counts.used_elsewhere, skillmem.note_counts.vouched)
+                           IS DISTINCT FROM (excluded.shown, excluded.used, excluded.ignored,
+                                             excluded.used_elsewhere, excluded.vouched)
+                        OR skillmem.note_counts.used_at IS DISTINCT FROM excluded.used_at",
+            )
+            .map_err(err)?;
+        let mut changed = 0;
+        for c in rows {
+            changed += tx
+                .execute(
+                    &put,
+                    &[
+                        &team,
+                        &c.uid,
+                        &machine,
+                        &c.shown,
+                        &c.used,
+                        &c.ignored,
+                        &c.used_elsewhere,
+                        &c.used_at,
+                        &c.vouched,
+                    ],
+                )
+                .map_err(err)?;
+        }
+        if changed > 0 {
+            tx.execute("SELECT pg_notify($1, '')", &[&channel(&team)]).map_err(err)?;
+        }
+        tx.commit().map_err(|e| server_error(e, "push of counts failed at commit"))?;
+        Ok(())
+    }
+
+    /// The other machines' counts changed after `cursor`, in server order, at most `limit`,
+    /// each with its sequence number.
+    pub fn pull_counts(&mut self, machine: &str, cursor: i64, limit: i64) -> Result<Vec<(i64, NoteCounts)>> {
+        let rows = self
+            .client
+            .query(
+                "SELECT seq, uid, machine, shown, used, ignored, used_elsewhere, used_at, vouched
+                 FROM skillmem.note_counts WHERE team = $1 AND seq > $2 AND machine <> $3 ORDER BY seq LIMIT $4",
+                &[&self.team, &cursor, &machine, &limit],
+            )
+            .map_err(|e| server_error(e, "pull of counts failed"))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    NoteCounts {
+                        uid: r.get(1),
+                        machine: r.get(2),
+                        shown: r.get(3),
+                        used: r.get(4),
+                        ignored: r.get(5),
+                        used_elsewhere: r.get(6),
+                        used_at: r.get(7),
+                        vouched: r.get(8),
+                    },
+                )
             })
             .collect())
     }

@@ -252,7 +252,7 @@ pub fn evidence_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Eviden
     const COLUMNS: &str = "note_id, shown, used, ignored, used_at, vouched, used_elsewhere";
     if ids.len() > 256 {
         let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
-        let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence"))?;
+        let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence_all"))?;
         for r in st.query_map([], row)? {
             let (id, e) = r?;
             if wanted.contains(&id) {
@@ -261,7 +261,7 @@ pub fn evidence_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Eviden
         }
         return Ok(out);
     }
-    let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence WHERE note_id = ?1"))?;
+    let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence_all WHERE note_id = ?1"))?;
     for id in ids {
         if let Some((id, e)) = st.query_row([id], row).optional()? {
             out.insert(id, e);
@@ -294,12 +294,123 @@ pub fn add_evidence(conn: &mut Connection, notes: &[(i64, Evidence)]) -> Result<
     Ok(())
 }
 
+/// One machine's own counts of a shared note, as the team server keeps them (team schema
+/// 0004): replaced whole by each push of that machine, summed with the local row here.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NoteCounts {
+    pub uid: String,
+    /// The machine they are of (empty in a push: the pushing machine).
+    pub machine: String,
+    pub shown: i64,
+    pub used: i64,
+    pub ignored: i64,
+    pub used_elsewhere: i64,
+    pub used_at: Option<i64>,
+    pub vouched: bool,
+}
+
+/// This machine's counts of shared notes that changed since they were last pushed, with the
+/// local note ids (for [`counts_sent`]).
+pub fn counts_to_push(conn: &Connection) -> Result<Vec<(i64, NoteCounts)>> {
+    let mut st = conn.prepare_cached(
+        "SELECT e.note_id, t.uid, e.shown, e.used, e.ignored, e.used_elsewhere, e.used_at, e.vouched
+         FROM note_evidence e JOIN team_notes t ON t.note_id = e.note_id AND t.held IS NULL
+         LEFT JOIN note_evidence_sent s ON s.note_id = e.note_id
+         WHERE s.note_id IS NULL OR s.shown IS NOT e.shown OR s.used IS NOT e.used OR s.ignored IS NOT e.ignored
+            OR s.used_elsewhere IS NOT e.used_elsewhere OR s.used_at IS NOT e.used_at OR s.vouched IS NOT e.vouched
+         ORDER BY e.note_id",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok((
+            r.get(0)?,
+            NoteCounts {
+                uid: r.get(1)?,
+                machine: String::new(),
+                shown: r.get(2)?,
+                used: r.get(3)?,
+                ignored: r.get(4)?,
+                used_elsewhere: r.get(5)?,
+                used_at: r.get(6)?,
+                vouched: r.get::<_, i64>(7)? != 0,
+            },
+        ))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Records the counts the server committed, so that they are not pushed again unchanged.
+pub fn counts_sent(conn: &mut Connection, rows: &[(i64, NoteCounts)]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT OR REPLACE INTO note_evidence_sent (note_id, shown, used, ignored, used_elsewhere, used_at, vouched)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
+        )?;
+        for (id, c) in rows {
+            put.execute(params![id, c.shown, c.used, c.ignored, c.used_elsewhere, c.used_at, c.vouched as i64])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Where the counts pull stands (0 before the first).
+pub fn counts_cursor(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT counts_cursor FROM team_state WHERE id = 1", [], |r| r.get(0)).optional()?.unwrap_or(0))
+}
+
+/// Stores the other machines' counts a pull brought (each replaces that machine's row of the
+/// note; rows of `own` machine and of notes not here are skipped) and moves the counts cursor
+/// to `cursor`. Returns the local ids of the notes whose counts changed.
+pub fn counts_apply(conn: &mut Connection, own: &str, rows: &[NoteCounts], cursor: i64) -> Result<Vec<i64>> {
+    let tx = write_tx(conn)?;
+    let mut touched = vec![];
+    {
+        let mut id_of = tx.prepare_cached("SELECT note_id FROM team_notes WHERE uid = ?1")?;
+        let mut put = tx.prepare_cached(
+            "INSERT OR REPLACE INTO note_evidence_remote
+                 (note_id, machine, shown, used, ignored, used_elsewhere, used_at, vouched)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
+        )?;
+        for c in rows.iter().filter(|c| c.machine != own) {
+            let Some(id) = id_of.query_row([&c.uid], |r| r.get::<_, i64>(0)).optional()? else { continue };
+            let n = put.execute(params![
+                id,
+                c.machine,
+                c.shown,
+                c.used,
+                c.ignored,
+                c.used_elsewhere,
+                c.used_at,
+                c.vouched as i64
+            ])?;
+            if n > 0 {
+                touched.push(id);
+            }
+        }
+    }
+    tx.execute("UPDATE team_state SET counts_cursor = max(counts_cursor, ?1) WHERE id = 1", [cursor])?;
+    tx.commit()?;
+    Ok(touched)
+}
+
+/// Forgets the team's counts and what was pushed (the sync target changed: a new team, or a
+/// server that starts over).
+pub(super) fn counts_forget(tx: &Connection) -> Result<()> {
+    tx.execute("DELETE FROM note_evidence_remote", [])?;
+    tx.execute("DELETE FROM note_evidence_sent", [])?;
+    Ok(())
+}
+
 /// Every note of `skill` visible from `project` (its own plus global), with its uses (here,
 /// beside the other statements over `note_evidence`).
 pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT id, pinned, created_at, e.shown, e.used, e.ignored, e.vouched, e.used_elsewhere
-         FROM notes LEFT JOIN note_evidence e ON e.note_id = notes.id WHERE skill = ?1 AND {} ORDER BY id",
+         FROM notes LEFT JOIN note_evidence_all e ON e.note_id = notes.id WHERE skill = ?1 AND {} ORDER BY id",
         super::visible_from(2)
     ))?;
     let rows = stmt.query_map(params![skill, project], |r| {
@@ -310,7 +421,7 @@ pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<C
 
 /// The uses and trust of the note `only`, or of every note with evidence (`None`).
 pub fn scan_uses(conn: &Connection, only: Option<i64>) -> Result<Vec<(i64, Uses)>> {
-    const COLUMNS: &str = "SELECT note_id, shown, used, ignored, vouched, used_elsewhere FROM note_evidence";
+    const COLUMNS: &str = "SELECT note_id, shown, used, ignored, vouched, used_elsewhere FROM note_evidence_all";
     let row = |r: &rusqlite::Row| -> rusqlite::Result<(i64, Uses)> { Ok((r.get(0)?, uses_from(r, 1)?)) };
     Ok(match only {
         Some(id) => conn
@@ -339,16 +450,16 @@ pub(super) fn uses_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Uses> 
 /// A condition on `notes` that holds for trusted notes (a person's act, or a use in another
 /// session: docs/protocol.md, "Trust"), for the listing's filter.
 pub(super) const TRUSTED_NOTES: &str =
-    "notes.id IN (SELECT note_id FROM note_evidence WHERE vouched = 1 OR used_elsewhere > 0)";
+    "notes.id IN (SELECT note_id FROM note_evidence_all WHERE vouched = 1 OR used_elsewhere > 0)";
 
 /// The listing's order by use: most sessions that used it first.
 pub(super) const MOST_USED_FIRST: &str =
-    "coalesce((SELECT used FROM note_evidence WHERE note_id = notes.id), 0) DESC, notes.created_at DESC, notes.id DESC";
+    "coalesce((SELECT used FROM note_evidence_all WHERE note_id = notes.id), 0) DESC, notes.created_at DESC, notes.id DESC";
 
 /// The notes shown in at least `shown` sessions and never used: those that may decay.
 pub fn unused_after(conn: &Connection, shown: i64) -> Result<Vec<i64>> {
     let mut st =
-        conn.prepare_cached("SELECT note_id FROM note_evidence WHERE shown >= ?1 AND used = 0 ORDER BY note_id")?;
+        conn.prepare_cached("SELECT note_id FROM note_evidence_all WHERE shown >= ?1 AND used = 0 ORDER BY note_id")?;
     let ids = st.query_map([shown], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     Ok(ids)
 }

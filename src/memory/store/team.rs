@@ -159,6 +159,7 @@ pub fn team_begin(conn: &mut Connection, machine: &str, target: &str) -> Result<
         )?;
         tx.execute("DELETE FROM team_notes", [])?;
         tx.execute("DELETE FROM team_outbox", [])?;
+        super::calls::counts_forget(&tx)?;
         // Current notes only: history rows (an edit's old text) share the uid of the note they
         // are a version of, and travel with the events that made them.
         tx.execute(
