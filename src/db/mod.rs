@@ -33,6 +33,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0015_mined", include_str!("../../migrations/0015_mined.sql")),
     ("0016_team_evidence", include_str!("../../migrations/0016_team_evidence.sql")),
     ("0017_team_counts", include_str!("../../migrations/0017_team_counts.sql")),
+    ("0018_team_counts_lookup", include_str!("../../migrations/0018_team_counts_lookup.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -316,8 +316,10 @@ pub fn counts_to_push(conn: &Connection) -> Result<Vec<(i64, NoteCounts)>> {
         "SELECT e.note_id, t.uid, e.shown, e.used, e.ignored, e.used_elsewhere, e.used_at, e.vouched
          FROM note_evidence e JOIN team_notes t ON t.note_id = e.note_id AND t.held IS NULL
          LEFT JOIN note_evidence_sent s ON s.note_id = e.note_id
-         WHERE s.note_id IS NULL OR s.shown IS NOT e.shown OR s.used IS NOT e.used OR s.ignored IS NOT e.ignored
-            OR s.used_elsewhere IS NOT e.used_elsewhere OR s.used_at IS NOT e.used_at OR s.vouched IS NOT e.vouched
+         WHERE CASE WHEN s.note_id IS NULL THEN e.shown > 0 OR e.used > 0 OR e.ignored > 0 OR e.vouched > 0
+                    ELSE s.shown IS NOT e.shown OR s.used IS NOT e.used OR s.ignored IS NOT e.ignored
+                         OR s.used_elsewhere IS NOT e.used_elsewhere OR s.used_at IS NOT e.used_at
+                         OR s.vouched IS NOT e.vouched END
          ORDER BY e.note_id",
     )?;
     let rows = st.query_map([], |r| {
@@ -375,8 +377,12 @@ pub fn counts_apply(conn: &mut Connection, own: &str, rows: &[NoteCounts], curso
                  (note_id, machine, shown, used, ignored, used_elsewhere, used_at, vouched)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
         )?;
+        // The summed view reads from the local row: the note has one, at zero if never shown here.
+        let mut local =
+            tx.prepare_cached("INSERT INTO note_evidence (note_id) VALUES (?1) ON CONFLICT (note_id) DO NOTHING")?;
         for c in rows.iter().filter(|c| c.machine != own) {
             let Some(id) = id_of.query_row([&c.uid], |r| r.get::<_, i64>(0)).optional()? else { continue };
+            local.execute([id])?;
             let n = put.execute(params![
                 id,
                 c.machine,
