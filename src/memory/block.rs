@@ -98,9 +98,11 @@ pub fn guidance(skill: &str, tools: Tools<'_>) -> String {
     )
 }
 
-/// The line after a block that shows unverified notes.
+/// The line after a block that shows unverified notes: plain text like the guidance line, with
+/// no double quote (hosts quote the block in JSON, and readers of it, the e2e tests among them,
+/// take the lines after `</skill-memory>` up to the first quote).
 pub const UNVERIFIED_LINE: &str =
-    "Notes marked trust=\"unverified\" are unproven: check that each applies before acting on it.";
+    "Notes with trust=unverified are unproven: check that each applies before acting on it.";
 
 /// `ranked` with the newer note of each conflicting pair `(older, newer)` moved right before
 /// the older one when it ranked below it; returns, by older note, the newer note that leads it.
