@@ -35,6 +35,7 @@ use crate::memory::sameness::Thresholds;
 use crate::memory::stash;
 use crate::memory::store::{self, Embedded};
 use crate::memory::usage;
+use crate::memory::write::NoteWrite;
 use crate::memory::{NewNote, RecallMode, Scope, WriteStatus};
 use crate::skillmd::frontmatter::Ranking;
 
@@ -315,7 +316,7 @@ impl Engine {
         let t0 = Instant::now();
         let (vector, pieces) = self.embed_note(&new.intent, &new.delta)?;
         let t_embed = t0.elapsed();
-        let threshold = Thresholds {
+        let thresholds = Thresholds {
             merge: ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold),
             subject: self.config.memory.conflict_threshold,
         };
@@ -326,52 +327,12 @@ impl Engine {
         };
         let mut conn = self.conn();
         let t_lock = t0.elapsed();
-        // Near duplicates are looked for among the partition's notes the catalog knows, once
-        // the index is known to hold their vectors; otherwise the store asks SQLite.
-        let pkey = store::partition(new.scope, &self.project_id).to_string();
-        let part = self.catalog.partition_ids(&conn, &new.skill, new.scope, &pkey)?;
-        // Check the skill's vectors against the index once, as a recall does: otherwise every
-        // write until the first recall asks SQLite for the partition's rows (every row of a
-        // 90k-note partition, per write: writes into a fresh store slowed as it filled).
-        let ready = self.index.as_deref().filter(|ix| !ix.warming());
-        if let (Some(ix), false) = (ready, part.vectors_checked) {
-            let all = self.catalog.candidates(&conn, &new.skill, &self.project_id)?;
-            let all: Vec<i64> = all.candidates.iter().map(|c| c.id).collect();
-            store::ensure_vectors(&conn, ix, &all)?;
-            self.catalog.mark_checked(&new.skill);
-        }
-        let ids = ready.map(|_| part.ids);
-        let t_ids = t0.elapsed();
-        let before = self.catalog.before_write(&conn);
-        let o = store::write_among(
-            &mut conn,
-            &self.project_id,
-            &new,
-            embedded,
-            threshold,
-            self.index.as_deref(),
-            ids.as_ref().map(|v| v.as_slice()),
-            replaces,
-        )?;
-        let (id, status) = (o.id, o.status);
-        // Released before the catalog appends the new id to the same list (no copy).
-        drop(ids);
-        let fresh = status == WriteStatus::Inserted || (status == WriteStatus::Replaced && o.replaced != Some(id));
-        if let (Some(p), Some(m), true) = (&pieces, &model, fresh) {
-            store::set_pieces(&mut conn, m, &[(id, &new.intent, &new.delta, p)])?;
-        }
-        let t_write = t0.elapsed();
-        let touched: Vec<i64> = std::iter::once(id).chain(o.replaced).collect();
-        self.catalog.after_write(&conn, before, &touched);
+        let w =
+            NoteWrite { project: &self.project_id, new: &new, embedded, pieces: pieces.as_ref(), thresholds, replaces };
+        let o = crate::memory::write::write_note(&mut conn, &self.catalog, self.index.as_deref(), w)?;
         drop(conn);
-        tracing::trace!(
-            "write {id}: embed {:?}, lock {:?}, ids {:?}, write {:?}, catalog {:?}",
-            t_embed,
-            t_lock - t_embed,
-            t_ids - t_lock,
-            t_write - t_ids,
-            t0.elapsed() - t_write
-        );
+        let (id, status) = (o.id, o.status);
+        tracing::trace!("write {id}: embed {:?}, lock {:?}", t_embed, t_lock - t_embed);
         self.poke_team();
         Ok(Written { id, status, replaced: o.replaced, conflicts_with: o.conflicts_with, redacted: vec![] })
     }
@@ -445,12 +406,16 @@ impl Engine {
             _ => None,
         };
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
-        store::edit(&mut conn, id, delta, embedded, self.index.as_deref())?;
-        if let (Some(p), Some(m)) = (&pieces, &model) {
-            store::set_pieces(&mut conn, m, &[(id, &intent, delta, p)])?;
-        }
-        self.catalog.after_write(&conn, before, &[id]);
+        let index = self.index.as_deref();
+        crate::memory::write::edit_note(
+            &mut conn,
+            &self.catalog,
+            index,
+            id,
+            (&intent, delta),
+            embedded,
+            pieces.as_ref(),
+        )?;
         drop(conn);
         self.poke_team();
         Ok(())

@@ -16,6 +16,7 @@ pub mod stash;
 pub mod store;
 pub mod usage;
 pub mod version;
+pub mod write;
 
 use std::str::FromStr;
 
