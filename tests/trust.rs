@@ -233,3 +233,46 @@ fn notes_filter_by_trust_and_sort_by_use_on_every_door() {
     assert_eq!(code, 0);
     assert!(out.contains("agent trusted  used 1/1"), "{out}");
 }
+
+/// A file the note names, only read (a read tool's call), is no use; the same file written is;
+/// the warned-about flag of a clause that says it does harm is none either.
+#[test]
+fn a_read_or_the_warned_flag_is_no_use_and_the_advised_change_is() {
+    let w = World::new();
+    let dir = w.enabled_skill("release");
+    let mut c = w.spawn();
+    let strip =
+        note_in(&mut c, "w", "release", "Set `strip = true` under `[profile.release]` in Cargo.toml to shrink it.");
+    let its = note_in(
+        &mut c,
+        "w",
+        "release",
+        "Skip the slow ITs with `-DskipITs`; `-DskipTests` skips the unit tests as well.",
+    );
+    let call = |c: &mut Client, session: &str, id: &str, tool: &str, args: Value| {
+        ok(c.request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": session, "callId": id, "tool": tool, "args": args, "output": "ok" }),
+        )
+        .unwrap());
+    };
+    load_in(&mut c, "s1", "1", "release", &dir);
+    call(&mut c, "s1", "2", "read", json!({ "filePath": "/ws/Cargo.toml" }));
+    call(&mut c, "s1", "3", "bash", json!({ "command": "mvn -q verify -DskipTests" }));
+    end(&mut c, "s1");
+    assert_eq!(trust(&by_id(&mut c, "release", strip)), (1, 0, "unverified"), "only read");
+    assert_eq!(trust(&by_id(&mut c, "release", its)), (1, 0, "unverified"), "the flag the note warns about");
+    load_in(&mut c, "s2", "1", "release", &dir);
+    call(
+        &mut c,
+        "s2",
+        "2",
+        "edit",
+        json!({ "filePath": "/ws/Cargo.toml", "oldString": "[profile.release]", "newString": "[profile.release]\nstrip = true" }),
+    );
+    call(&mut c, "s2", "3", "bash", json!({ "command": "mvn -q verify -DskipITs" }));
+    end(&mut c, "s2");
+    assert_eq!(trust(&by_id(&mut c, "release", strip)), (2, 1, "trusted"), "written");
+    assert_eq!(trust(&by_id(&mut c, "release", its)), (2, 1, "trusted"), "the advised flag");
+    c.shutdown().unwrap();
+}

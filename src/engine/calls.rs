@@ -226,9 +226,12 @@ impl Engine {
         let mut verdicts = Vec::with_capacity(first.len());
         for (id, load) in first {
             let Some(note) = store::get(&conn, id)? else { continue };
-            let before: Vec<&str> = log[..load].iter().filter(|c| c.skill.is_none()).map(|c| c.args.as_str()).collect();
+            fn judged(c: &Call) -> Later<'_> {
+                Later { args: &c.args, errors: &c.errors, read_only: calls::reads_only(&c.tool) }
+            }
+            let before: Vec<Later<'_>> = log[..load].iter().filter(|c| c.skill.is_none()).map(judged).collect();
             let after: Vec<&Call> = log[load + 1..].iter().filter(|c| c.skill.is_none()).collect();
-            let later: Vec<Later<'_>> = after.iter().map(|c| Later { args: &c.args, errors: &c.errors }).collect();
+            let later: Vec<Later<'_>> = after.iter().map(|c| judged(c)).collect();
             let v = evidence::judge(&note.delta, &before, &later);
             verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
         }

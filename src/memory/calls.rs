@@ -201,7 +201,31 @@ pub const ERROR_MARKS: &[&str] = &[
     "unable",
     "timed out",
     "backoff",
+    "undefined reference",
 ];
+
+/// Tools that only read (files, listings, searches), in the hosts' own names: Claude Code's
+/// `Read`, `Grep`, `Glob`, `LS`; OpenCode's and Pi's `read`, `grep`, `glob`, `list`, `ls`;
+/// Gemini CLI's `read_file`, `read_many_files`, `list_directory`, `search_file_content`,
+/// `glob`; Copilot CLI's `view`.
+const READ_ONLY: &[&str] = &[
+    "read",
+    "grep",
+    "glob",
+    "ls",
+    "list",
+    "read_file",
+    "read_many_files",
+    "list_directory",
+    "search_file_content",
+    "view",
+    "notebookread",
+];
+
+/// Whether a call of `tool` only reads: what it names is looked at, not applied.
+pub fn reads_only(tool: &str) -> bool {
+    READ_ONLY.contains(&tool.to_ascii_lowercase().as_str())
+}
 
 /// The error lines of a failed call's output: the lines that say error (see [`ERROR_MARKS`]),
 /// else its last lines; at most [`ERRORS_MAX`] bytes, each line at most 300.
@@ -312,6 +336,12 @@ mod tests {
         let out = "collecting ...\nE   ModuleNotFoundError: No module named 'yaml'\n1 failed in 0.2s\n";
         assert_eq!(error_lines(out), "E   ModuleNotFoundError: No module named 'yaml'\n1 failed in 0.2s");
         assert_eq!(error_lines("a\nb\nc\nd\ne\nf\ng"), "c\nd\ne\nf\ng");
+        // A linker's message says no "error" on its own line.
+        let ld = "   Compiling api v0.3.1\n  = note: /usr/bin/ld: undefined reference to `SSL_CTX_new'\nerror: could not compile `api`";
+        assert_eq!(
+            error_lines(ld),
+            "= note: /usr/bin/ld: undefined reference to `SSL_CTX_new'\nerror: could not compile `api`"
+        );
         assert!(error_lines(&"error x\n".repeat(10_000)).len() <= ERRORS_MAX);
     }
 }

@@ -8,9 +8,11 @@
 //! span adds to the command (`aws s3 sync --exact-timestamps`: `--exact-timestamps`), or the
 //! whole command when it adds nothing else (`npx prisma generate`: a step). The program a
 //! call runs and its subcommands (the first words of each command) are not a use by
-//! themselves, nor is what the note says not to do. A shown note is ignored when an error
-//! text the note names (a quoted message, an error code, an exception name) comes back in the
-//! errors of a failed call after the load, before any use.
+//! themselves, nor is what the note says not to do or warns about (a clause's subject that
+//! does harm, [`Subject`]). A call of a tool that only reads applies nothing unless the note
+//! says to look at what it names. A shown note is ignored when an error text the note names (a
+//! quoted message, a message a failure comes with, an error code, an exception name) comes
+//! back in the errors of a failed call after the load, before any use.
 //!
 //! Pure text: the calls come in as text; which session, which load, and counting a session
 //! once are the engine's.
@@ -158,12 +160,21 @@ fn is_zero(n: &i64) -> bool {
     *n == 0
 }
 
-/// A call after the load, as judged: its arguments as text, and its error lines when it
-/// failed (empty otherwise).
-#[derive(Debug, Clone, Copy)]
+/// A call of the session, as judged: its arguments as text, its error lines when it failed
+/// (empty otherwise), and whether its tool only reads ([`super::calls::reads_only`]).
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Later<'a> {
     pub args: &'a str,
     pub errors: &'a str,
+    pub read_only: bool,
+}
+
+impl Later<'_> {
+    /// Whether the call carries `s` as a use: a call that only reads applies nothing, unless
+    /// the note says to look at what it names ("see `tests/schemas.rs`").
+    fn carries(&self, s: &Specific) -> bool {
+        (!self.read_only || s.look) && occurs(self.args, s)
+    }
 }
 
 /// What a session's calls say of a note shown there.
@@ -181,13 +192,16 @@ pub struct Specific {
     pub text: String,
     /// A command the note adds as a step: found where a program's name stands, too.
     pub step: bool,
+    /// The note says to look at it (`see`, `read`, `check`, `open` right before it): reading
+    /// it is applying the note.
+    pub look: bool,
 }
 
 /// Judges a note (its lesson's text) shown in a session, by the session's calls before the
-/// load (their arguments as text) and after it.
-pub fn judge(note: &str, before: &[&str], after: &[Later<'_>]) -> Verdict {
-    let new: Vec<Specific> = specifics(note).into_iter().filter(|s| !before.iter().any(|b| occurs(b, s))).collect();
-    let used = if new.is_empty() { None } else { after.iter().position(|c| new.iter().any(|s| occurs(c.args, s))) };
+/// load and after it.
+pub fn judge(note: &str, before: &[Later<'_>], after: &[Later<'_>]) -> Verdict {
+    let new: Vec<Specific> = specifics(note).into_iter().filter(|s| !before.iter().any(|b| b.carries(s))).collect();
+    let used = if new.is_empty() { None } else { after.iter().position(|c| new.iter().any(|s| c.carries(s))) };
     let errors = error_texts(note);
     let until = used.unwrap_or(after.len());
     let ignored = after[..until].iter().any(|c| !c.errors.is_empty() && errors.iter().any(|e| mentions(c.errors, e)));
@@ -210,39 +224,175 @@ pub fn specifics(note: &str) -> Vec<Specific> {
             || sig.roles.contains(&("not".to_string(), s.to_string()))
     };
     let mut out: Vec<Specific> = vec![];
-    let mut push = |text: &str, step: bool| {
+    let mut push = |text: &str, step: bool, look: bool| {
         let text = text.trim();
         let plain_number = text.chars().all(|c| c.is_ascii_digit()) && text.len() <= 2;
         if text.chars().count() < 2 || plain_number || errors.contains(&text.to_lowercase()) {
             return;
         }
         if !out.iter().any(|s| s.text == text) {
-            out.push(Specific { text: text.to_string(), step });
+            out.push(Specific { text: text.to_string(), step, look });
         }
     };
     for s in &sig.specifics {
         if negated(s) {
             continue;
         }
-        if spans.iter().any(|span| span == s) {
-            // "Run `A` before `B`": B is where the step goes, not a step the note adds.
-            let anchor = anchored(&lower, &s.to_lowercase());
+        let span = spans.iter().any(|span| span == s);
+        let needle = if span { format!("`{}`", s.to_lowercase()) } else { s.to_lowercase() };
+        let subject = subject_role(&lower, &needle);
+        if subject == Some(Subject::Harm) {
+            continue;
+        }
+        let look = looked_at(&lower, &needle);
+        if span {
+            // "Run `A` before `B`": B is where the step goes, not a step the note adds; nor is
+            // the command a clause is about ("`aws s3 sync` needs `--exact-timestamps`").
+            let anchor = anchored(&lower, &s.to_lowercase()) || subject == Some(Subject::Context);
             for (text, step) in span_specifics(s) {
                 if !(step && anchor) {
-                    push(&text, step);
+                    push(&text, step, look);
                 }
             }
         } else {
-            push(s, false);
+            push(s, false, look);
             // `--max-old-space-size=4096`, or `NODE_OPTIONS=--max-old-space-size=6144`: the
             // flag with another value is the note applied too.
             let flag = s.find("=-").map_or(s.as_str(), |i| &s[i + 1..]);
             if let Some((name, _)) = flag.split_once('=').filter(|(n, _)| n.starts_with('-') && n.len() > 2) {
-                push(name, false);
+                push(name, false, look);
             }
         }
     }
     out
+}
+
+/// What a specific is to the clause it begins (after [`SUBJECT_LEAD`] words at most).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Subject {
+    /// The clause says it does harm or is to be avoided (`` `-DskipTests` skips the unit tests
+    /// as well ``, `` plain `uv sync` rewrites uv.lock ``, `` `-k` is against policy ``): what the
+    /// note warns about, not what it adds.
+    Harm,
+    /// The clause says it needs another code span (`` `aws s3 sync` needs
+    /// `--exact-timestamps` ``): the command is where the note's addition goes, not a step.
+    Context,
+}
+
+/// Words that may stand before a clause's subject.
+const SUBJECT_LEAD: &[&str] = &[
+    "a", "an", "the", "plain", "bare", "unquoted", "default", "old", "older", "stock", "but", "and", "while",
+    "whereas", "even", "only", "so",
+];
+/// Verbs that say a clause's subject does harm.
+const HARM: &[&str] = &[
+    "deletes",
+    "removes",
+    "wipes",
+    "drops",
+    "skips",
+    "rewrites",
+    "overwrites",
+    "truncates",
+    "flattens",
+    "breaks",
+    "fails",
+    "hangs",
+    "mangles",
+    "loses",
+    "ignores",
+    "misses",
+    "leaks",
+    "corrupts",
+    "clobbers",
+    "resets",
+    "crashes",
+    "dies",
+    "races",
+    "stalls",
+    "hides",
+    "swallows",
+    "nests",
+];
+/// What a clause's subject is said to be (`is …`) when it is to be avoided.
+const BAD: &[&str] = &[
+    "deprecated",
+    "against",
+    "not",
+    "too",
+    "unsafe",
+    "broken",
+    "slow",
+    "wrong",
+    "banned",
+    "forbidden",
+    "removed",
+    "insecure",
+    "flaky",
+    "disallowed",
+    "blocked",
+    "dangerous",
+    "obsolete",
+    "outdated",
+    "stale",
+    "buggy",
+    "unsupported",
+];
+/// Verbs by which a clause's subject needs what follows.
+const NEED: &[&str] = &["needs", "need", "requires", "require", "wants", "expects"];
+
+/// Where the clause holding byte `at` of `lower` starts: after the last `;`, `:`, `!`, `?`,
+/// `—` or sentence's `.` before it.
+fn clause_start(lower: &str, at: usize) -> usize {
+    let head = &lower[..at];
+    let mark = head.rfind([';', ':', '!', '?', '—']).map(|i| i + head[i..].chars().next().map_or(1, char::len_utf8));
+    let stop = head.rfind(". ").map(|i| i + 1);
+    mark.max(stop).unwrap_or(0)
+}
+
+/// What the specific written as `needle` in `lower` (the note, lower-cased) is to the clause
+/// it begins, if it begins one: its subject, followed within six words (before any other code
+/// span) by a verb of [`HARM`], `is`/`are` and a word of [`BAD`], or a verb of [`NEED`] and
+/// another code span.
+fn subject_role(lower: &str, needle: &str) -> Option<Subject> {
+    let at = lower.find(needle)?;
+    let word = |w: &str| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '-')).to_string();
+    if !lower[clause_start(lower, at)..at].split_whitespace().all(|w| SUBJECT_LEAD.contains(&word(w).as_str())) {
+        return None;
+    }
+    let rest = &lower[at + needle.len()..];
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, ';' | ':' | '!' | '?' | '—')
+                || (c == '.' && rest[i + 1..].chars().next().is_none_or(char::is_whitespace))
+        })
+        .map_or(rest.len(), |(i, _)| i);
+    let clause = &rest[..end];
+    let (text, another_span) = clause.find('`').map_or((clause, false), |i| (&clause[..i], true));
+    let words: Vec<String> = text.split_whitespace().map(word).take(6).collect();
+    for (i, w) in words.iter().enumerate() {
+        if HARM.contains(&w.as_str())
+            || (matches!(w.as_str(), "is" | "are") && words.get(i + 1).is_some_and(|n| BAD.contains(&n.as_str())))
+        {
+            return Some(Subject::Harm);
+        }
+        if NEED.contains(&w.as_str()) && another_span {
+            return Some(Subject::Context);
+        }
+    }
+    None
+}
+
+/// Words right before a specific that tell the reader to look at it.
+const LOOK: &[&str] = &["see", "read", "check", "open", "consult", "inspect"];
+
+/// Whether the word right before the specific written as `needle` in `lower` is one of
+/// [`LOOK`].
+fn looked_at(lower: &str, needle: &str) -> bool {
+    let Some(at) = lower.find(needle) else { return false };
+    let word = lower[..at].split_whitespace().next_back().unwrap_or("");
+    LOOK.contains(&word.trim_matches(|c: char| !c.is_alphanumeric()))
 }
 
 /// Words after which a command in a note is where its step goes, not the step.
@@ -433,9 +583,11 @@ pub fn error_texts(note: &str) -> Vec<String> {
             rest = &after[b + close.len_utf8()..];
         }
     }
+    let lower_note = note.to_lowercase();
     for span in code_spans(note) {
         let lower = span.to_lowercase();
-        if span.chars().count() >= 6 && super::calls::ERROR_MARKS.iter().any(|m| lower.contains(m)) {
+        let marked = super::calls::ERROR_MARKS.iter().any(|m| lower.contains(m));
+        if span.chars().count() >= 6 && (marked || failure_object(&lower_note, &lower)) {
             push(&span);
         }
     }
@@ -447,6 +599,26 @@ pub fn error_texts(note: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Verbs of failing that a message follows with `with` ("fails with `…`").
+const FAILING: &[&str] = &[
+    "fail", "fails", "failed", "failing", "die", "dies", "died", "crash", "crashes", "crashed", "abort", "aborts",
+    "aborted", "error", "errors", "errored", "exit", "exits", "exited", "stop", "stops", "stopped", "reject",
+    "rejects", "rejected", "refuse", "refuses", "refused",
+];
+
+/// Whether the code span `span` (lower-cased) is what a failure comes with in `lower` (the
+/// note, lower-cased): right after "fails with" (or another of [`FAILING`]), a message of
+/// several words that is no flag (`` or it fails with `NOAUTH Authentication required` ``).
+fn failure_object(lower: &str, span: &str) -> bool {
+    if !span.contains(' ') || span.starts_with(['-', '$']) {
+        return false;
+    }
+    let Some(at) = lower.find(&format!("`{span}`")) else { return false };
+    let mut words = lower[..at].split_whitespace().rev();
+    words.next() == Some("with")
+        && words.next().is_some_and(|w| FAILING.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())))
 }
 
 /// `ENOENT`, `ERR_REQUIRE_ESM`, `E0502`, `TS2307`, `SQLITE_BUSY`.
@@ -480,10 +652,13 @@ fn is_failure_name(w: &str) -> bool {
         && ENDS.iter().any(|e| w.len() > e.len() && w.ends_with(e))
 }
 
-/// Whether a failed call's errors carry an error text: a message as a substring (case aside),
+/// Whether a failed call's errors carry an error text: a message as a substring (case, quotes
+/// and runs of spaces aside: psql's `FATAL:  no pg_hba.conf entry`, ld's
+/// ``undefined reference to `SSL_CTX_new'``),
 /// a code or name as a whole word.
 fn mentions(errors: &str, e: &str) -> bool {
-    let (hay, needle) = (errors.to_lowercase(), e.to_lowercase());
+    let plain = |s: &str| collapse(&s.to_lowercase().replace(['`', '\'', '"', '\u{2018}', '\u{2019}'], ""));
+    let (hay, needle) = (plain(errors), plain(e));
     if e.contains(' ') {
         return hay.contains(&needle);
     }
@@ -736,6 +911,84 @@ mod tests {
                 None,
                 true,
             ),
+            (
+                "a clause's subject that does harm is what the note warns about",
+                "Skip the slow integration tests with `-DskipITs`; `-DskipTests` skips the unit tests as well.",
+                &[],
+                &[("mvn -q verify -DskipTests", ""), ("mvn -q verify -DskipITs", "")],
+                Some(1),
+                false,
+            ),
+            (
+                "a plain command that does harm",
+                "Use `uv sync --frozen` in CI; plain `uv sync` rewrites uv.lock.",
+                &[],
+                &[("uv sync", "")],
+                None,
+                false,
+            ),
+            (
+                "a subject said to be against policy",
+                "Calls to the internal API need `--cacert /etc/corp/ca.pem`; `-k` is against policy.",
+                &[],
+                &[
+                    ("curl -k https://internal.api/health", ""),
+                    ("curl --cacert /etc/corp/ca.pem https://internal.api", ""),
+                ],
+                Some(1),
+                false,
+            ),
+            (
+                "a command that needs a flag is where the flag goes, not a step",
+                "`aws s3 sync` of the static site needs `--exact-timestamps`; size-only misses edits.",
+                &[],
+                &[("aws s3 sync dist/ s3://site --delete", "")],
+                None,
+                false,
+            ),
+            (
+                "a command that does something good is still a step",
+                "`pdftotext -layout` keeps the two columns apart.",
+                &[],
+                &[("pdftotext -layout report.pdf -", "")],
+                Some(0),
+                false,
+            ),
+            (
+                "a version that breaks is no use of the pin",
+                "Pin yamlparse to 0.8; 0.9 breaks the loader.",
+                &["pip list"],
+                &[("pip install yamlparse==0.9", ""), ("pip install yamlparse==0.8", "")],
+                Some(1),
+                false,
+            ),
+            (
+                "a message a failure comes with, and runs of spaces",
+                "psql against the replica needs `sslmode=require`, or it fails with `FATAL: no pg_hba.conf entry`.",
+                &[],
+                &[
+                    ("psql postgres://ro@replica/app", "FATAL:  no pg_hba.conf entry for host"),
+                    ("psql 'postgres://ro@replica/app?sslmode=require'", ""),
+                ],
+                Some(1),
+                true,
+            ),
+            (
+                "a message the tool quotes otherwise",
+                "The musl build fails with `undefined reference to SSL_CTX_new` without the feature.",
+                &[],
+                &[("cargo build --release", "  = note: /usr/bin/ld: undefined reference to `SSL_CTX_new'")],
+                None,
+                true,
+            ),
+            (
+                "a message without an error word, after fails with",
+                "Connect with `--user app`, or commands fail with `NOAUTH Authentication required`.",
+                &[],
+                &[("redis-cli info", "NOAUTH Authentication required.")],
+                None,
+                true,
+            ),
             ("no calls after the load", "Pass `--exact-timestamps`.", &[], &[], None, false),
             (
                 "a note without specifics is never used",
@@ -747,8 +1000,10 @@ mod tests {
             ),
         ];
         for (what, note, before, after, used, ignored) in cases {
-            let later: Vec<Later> = after.iter().map(|(args, errors)| Later { args, errors }).collect();
-            let v = judge(note, before, &later);
+            let before: Vec<Later> = before.iter().map(|args| Later { args, ..Default::default() }).collect();
+            let later: Vec<Later> =
+                after.iter().map(|(args, errors)| Later { args, errors, read_only: false }).collect();
+            let v = judge(note, &before, &later);
             assert_eq!(
                 v,
                 Verdict { used: *used, ignored: *ignored },
@@ -758,12 +1013,62 @@ mod tests {
         }
     }
 
+    /// A call that only reads applies nothing, unless the note says to look at what it names;
+    /// nor does a read before the load make a specific old.
+    #[test]
+    fn reads_table() {
+        let read = |args| Later { args, errors: "", read_only: true };
+        let run = |args| Later { args, errors: "", read_only: false };
+        let strip = "Set `strip = true` under `[profile.release]` in Cargo.toml to shrink the binary.";
+        let see = "The schema test rewrites schemas with UPDATE_SCHEMAS=1; see tests/schemas.rs.";
+        // (what, note, before, after, used at)
+        type ReadCase<'a> = (&'a str, &'a str, Vec<Later<'a>>, Vec<Later<'a>>, Option<usize>);
+        let cases: &[ReadCase] = &[
+            ("a file the note names only read", strip, vec![], vec![read("/w/Cargo.toml")], None),
+            (
+                "the file then edited",
+                strip,
+                vec![],
+                vec![read("/w/Cargo.toml"), run("/w/Cargo.toml\nstrip = true")],
+                Some(1),
+            ),
+            (
+                "read before the load, edited after",
+                strip,
+                vec![read("/w/Cargo.toml")],
+                vec![run("/w/Cargo.toml")],
+                Some(0),
+            ),
+            ("a file the note says to see, read", see, vec![], vec![read("/w/tests/schemas.rs")], Some(0)),
+            ("a shell read is a call like any other", strip, vec![], vec![run("cat Cargo.toml")], Some(0)),
+        ];
+        for (what, note, before, after, used) in cases {
+            assert_eq!(judge(note, before, after).used, *used, "{what}: {:?}", specifics(note));
+        }
+        assert!(calls_reads_only("Read") && calls_reads_only("read_file") && calls_reads_only("view"));
+        assert!(!calls_reads_only("Bash") && !calls_reads_only("edit") && !calls_reads_only("write"));
+    }
+
+    fn calls_reads_only(tool: &str) -> bool {
+        super::super::calls::reads_only(tool)
+    }
+
     #[test]
     fn specifics_table() {
         let cases: &[(&str, &[(&str, bool)])] = &[
             ("Use `aws s3 sync --exact-timestamps`.", &[("--exact-timestamps", false)]),
             ("Run `npx prisma generate` first.", &[("npx prisma generate", true)]),
             ("Run `pytest` from the root.", &[]),
+            ("`kubectl rollout status` hangs when paused; add `--timeout=120s`.", &[("--timeout=120s", false)]),
+            (
+                "`go mod tidy` drops the imports unless tools.go has `//go:build tools`.",
+                &[("tools.go", false), ("//go:build", false)],
+            ),
+            (
+                "Free disk with `docker builder prune`; `docker system prune -a` also deletes the base images.",
+                &[("docker builder prune", true)],
+            ),
+            ("`aws s3 sync` needs `--exact-timestamps`.", &[("--exact-timestamps", false)]),
             ("Set RUST_LOG=debug to see frames.", &[("rust_log=debug", false)]),
             (
                 "Use node --max-old-space-size=4096.",
@@ -802,6 +1107,13 @@ mod tests {
             ("rustc says E0502 here; TS2307 in the web part", &["E0502", "TS2307"]),
             ("`EACCES: permission denied` on ~/.npm", &["EACCES: permission denied", "EACCES"]),
             ("EVERY run is slow; ERROR is a word", &[]),
+            (
+                "The musl build fails with `undefined reference to SSL_CTX_new` without the feature.",
+                &["undefined reference to SSL_CTX_new"],
+            ),
+            ("It dies with `exec format error` on arm.", &["exec format error"]),
+            // A flag after "fails with" is the call that fails, not its message.
+            ("pnpm install fails with `--frozen-lockfile` in CI.", &[]),
         ];
         for (note, want) in cases {
             assert_eq!(error_texts(note), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{note:?}");
