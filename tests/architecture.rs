@@ -78,6 +78,33 @@ fn config_is_a_leaf() {
     );
 }
 
+/// The engine is a struct of a few parts (ARCHITECTURE.md, "engine/"): its fields stay few,
+/// and each is in the document's table of parts, so that a newcomer finds what owns a piece of
+/// state there.
+#[test]
+fn the_engine_is_a_few_parts_each_in_the_architecture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(root.join("src/engine/mod.rs")).unwrap();
+    let start = src.find("pub struct Engine {").expect("src/engine/mod.rs defines `pub struct Engine`");
+    let body = &src[start..start + src[start..].find("\n}").unwrap()];
+    let fields: Vec<&str> = body
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//"))
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name.trim()))
+        .collect();
+    assert!(!fields.is_empty(), "no field of Engine read");
+    assert!(fields.len() <= 12, "Engine has {} fields ({fields:?}): group state into a part", fields.len());
+    let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let engine = &doc[doc.find("### `engine/`").expect("ARCHITECTURE.md has an engine/ section")..];
+    let engine = &engine[..engine[4..].find("\n### ").map_or(engine.len(), |i| i + 4)];
+    for f in fields {
+        let named = engine.contains(&format!("`{f}:")) || engine.contains(&format!("`{f}`"));
+        assert!(named, "Engine's field {f} is not in ARCHITECTURE.md's table of parts");
+    }
+}
+
 /// Each crate under `crates/` and the workspace crates it may depend on (ARCHITECTURE.md,
 /// "Crates"): an edge added to a manifest without adding it here, and to the document, fails.
 const CRATE_EDGES: &[(&str, &[&str])] =

@@ -8,6 +8,7 @@
 //! at every end its calls are mined for error → fix lessons too ([`Engine::mine_session`]).
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -17,6 +18,7 @@ use crate::db;
 use crate::error::Result;
 use crate::memory::calls::{self, Call, IDLE_END};
 use crate::memory::evidence::{self, Evidence, Later};
+use crate::memory::stash::{self, IntentStash};
 use crate::memory::store::{self, SessionVerdict};
 
 /// Prefix of the session ids a door makes up when its host names none (the MCP door): a hook
@@ -39,12 +41,64 @@ pub struct ToolCall {
     pub output: String,
 }
 
+/// The engine's part that holds the sessions this process serves: the intents stashed
+/// between a skill call's `toolBefore` and its `toolAfter`, the sessions seen and not ended
+/// with each call's position, and the calls reported and not written yet (written after the
+/// answer). All of it is taken in the handlers' prologues, before their first `.await`.
+#[derive(Default)]
+pub(super) struct OpenSessions {
+    stash: Mutex<IntentStash>,
+    open: Mutex<calls::Sessions>,
+    pending: Mutex<Vec<Call>>,
+}
+
+impl OpenSessions {
+    pub(super) fn stash_intent(&self, session_id: &str, call_id: &str, intent: &str) {
+        lock(&self.stash).put(stash::key(session_id, call_id), intent.to_string(), Instant::now());
+    }
+
+    pub(super) fn take_intent(&self, session_id: &str, call_id: &str) -> Option<String> {
+        lock(&self.stash).take(&stash::key(session_id, call_id), Instant::now())
+    }
+
+    /// A call of `session` arrived: its position in the session.
+    fn arrive(&self, session: &str) -> i64 {
+        lock(&self.open).arrive(session, db::now_ms(), Instant::now())
+    }
+
+    fn queue(&self, call: Call) {
+        lock(&self.pending).push(call);
+    }
+
+    fn any_pending(&self) -> bool {
+        !lock(&self.pending).is_empty()
+    }
+
+    fn take_pending(&self) -> Vec<Call> {
+        std::mem::take(&mut *lock(&self.pending))
+    }
+
+    fn close(&self, session: &str) {
+        lock(&self.open).close(session);
+    }
+
+    /// Closes the sessions with no call for [`IDLE_END`] and returns them.
+    fn close_idle(&self) -> Vec<String> {
+        lock(&self.open).idle(Instant::now(), IDLE_END)
+    }
+
+    /// Closes every open session and returns them.
+    fn close_all(&self) -> Vec<String> {
+        lock(&self.open).take_all()
+    }
+}
+
 impl Engine {
     /// A call of `session` arrived: its position in the session. Synchronous and quick: the
     /// server calls it in the handler's prologue, so that concurrent handlers keep the order
     /// calls arrived in.
     pub fn call_arrived(&self, session: &str) -> i64 {
-        lock(&self.sessions).arrive(session, db::now_ms(), Instant::now())
+        self.sessions.arrive(session)
     }
 
     /// Records a call that is not a skill load: its arguments as text and, when it failed, its
@@ -74,7 +128,7 @@ impl Engine {
             key_lines,
             at: db::now_ms(),
         };
-        lock(&self.pending_calls).push(call);
+        self.sessions.queue(call);
     }
 
     /// Records the calls a hook door read from the host's transcript at the session's end
@@ -115,9 +169,9 @@ impl Engine {
             return Ok(0);
         }
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         let n = store::claim_for_session(&mut conn, session, ids, OWN_SESSION_PREFIX);
-        self.catalog.after_write(&conn, before, ids);
+        self.store.catalog.after_write(&conn, before, ids);
         n
     }
 
@@ -145,38 +199,39 @@ impl Engine {
             at: db::now_ms(),
             ..Default::default()
         };
-        lock(&self.pending_calls).push(call);
+        self.sessions.queue(call);
     }
 
     /// Calls wait to be written.
     pub(crate) fn calls_pending(&self) -> bool {
-        !lock(&self.pending_calls).is_empty()
+        self.sessions.any_pending()
     }
 
     /// Writes the queued calls in one transaction; a failure is logged (the log is evidence,
     /// never a reason to fail a host's call).
     ///
     /// The connection is locked before the queue is taken: a session's end that finds the
-    /// queue empty then knows every call taken before it is committed (a writer that took the
-    /// queue and had not yet written it made an end read a log without its last calls).
+    /// queue empty then knows every call taken before it is committed (otherwise a writer that
+    /// has taken the queue and not yet written it lets an end read a log without its last
+    /// calls).
     pub fn write_pending_calls(&self) {
-        let mut conn = lock(&self.conn);
-        let queued = std::mem::take(&mut *lock(&self.pending_calls));
+        let mut conn = self.store.conn_as_is();
+        let queued = self.sessions.take_pending();
         if queued.is_empty() {
             return;
         }
         // No note changes: the catalog stays as it is (it would reload every note otherwise).
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         if let Err(e) = store::record_calls(&mut conn, &self.project_id, &queued) {
             tracing::warn!("{} tool calls were not recorded: {e}", queued.len());
         }
-        self.catalog.after_write(&conn, before, &[]);
+        self.store.catalog.after_write(&conn, before, &[]);
     }
 
     /// Ends `session`: its accounting is written when this returns. A session with no
     /// recorded call is a no-op.
     pub fn end_session(&self, session: &str) -> Result<()> {
-        lock(&self.sessions).close(session);
+        self.sessions.close(session);
         let counted = self.account_session(session);
         self.mine_ended(session);
         counted
@@ -184,13 +239,13 @@ impl Engine {
 
     /// Ends the sessions of this process with no call for [`IDLE_END`]; returns how many.
     pub fn end_idle_sessions(&self) -> usize {
-        let idle = lock(&self.sessions).idle(Instant::now(), IDLE_END);
+        let idle = self.sessions.close_idle();
         self.account_all(idle)
     }
 
     /// Ends every session open in this process (shutdown, end of input); returns how many.
     pub fn end_open_sessions(&self) -> usize {
-        let open = lock(&self.sessions).take_all();
+        let open = self.sessions.close_all();
         self.write_pending_calls();
         self.account_all(open)
     }
@@ -235,10 +290,10 @@ impl Engine {
             let v = evidence::judge(&note.delta, &before, &later);
             verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
         }
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         let written = store::account(&mut conn, session, &verdicts);
         let touched: Vec<i64> = verdicts.iter().map(|v| v.note).collect();
-        self.catalog.after_write(&conn, before, &touched);
+        self.store.catalog.after_write(&conn, before, &touched);
         written?;
         drop(conn);
         // The counts moved: the team gets this machine's new counts at the next sync.
@@ -287,9 +342,9 @@ impl Engine {
     /// on (docs/protocol.md, "Use and trust").
     pub fn vouch(&self, ids: &[i64]) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         let written = store::vouch(&mut conn, ids);
-        self.catalog.after_write(&conn, before, ids);
+        self.store.catalog.after_write(&conn, before, ids);
         drop(conn);
         self.poke_team();
         written
@@ -316,9 +371,9 @@ impl Engine {
                 match (session, f.person) {
                     (Some(s), _) => {
                         let mut conn = self.conn();
-                        let before = self.catalog.before_write(&conn);
+                        let before = self.store.catalog.before_write(&conn);
                         let counted = store::count_use(&mut conn, s, id, db::now_ms());
-                        self.catalog.after_write(&conn, before, &[id]);
+                        self.store.catalog.after_write(&conn, before, &[id]);
                         counted?;
                     }
                     (None, false) => {

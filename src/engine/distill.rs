@@ -161,28 +161,26 @@ impl Engine {
     /// every request: the notes without the model's pieces (a scan of the model's notes) are
     /// counted once, and again after an import or a team sync stored notes without them.
     pub fn other_model_count(&self) -> Result<usize> {
-        use std::sync::atomic::Ordering::SeqCst;
         let Some(e) = self.embedder() else { return Ok(0) };
         // Reads no recall count: the pending ones stay batched (see `conn_for_recall`).
         let conn = self.conn_for_recall();
         // Nothing changed since a count found none (a recall changes no note): none now.
-        let generation = self.catalog.generation(&conn)?;
-        let pieces_known = !e.has_pieces() || self.pieces_counted.load(SeqCst);
-        if pieces_known && self.none_to_reembed_at.load(SeqCst) == generation + 1 {
+        let generation = self.store.catalog.generation(&conn)?;
+        if self.embedding.none_to_reembed(generation, e.has_pieces()) {
             return Ok(0);
         }
         let mut n = store::count_stale(&conn, Stale::OtherModel, e.model_id(), e.dim())?;
-        if e.has_pieces() && !self.pieces_counted.swap(true, SeqCst) {
+        if e.has_pieces() && self.embedding.count_pieces() {
             n += store::count_stale(&conn, Stale::Pieceless, e.model_id(), e.dim())?;
         }
-        self.none_to_reembed_at.store(if n == 0 { generation + 1 } else { 0 }, SeqCst);
+        self.embedding.counted(generation, n);
         Ok(n)
     }
 
     /// Notes were stored without the model's pieces: the next [`Engine::other_model_count`]
     /// counts them.
     pub(super) fn pieces_missing(&self) {
-        self.pieces_counted.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.embedding.pieces_missing();
     }
 
     fn reembed(&self, batch: usize, which: Stale, pace: &Pace, progress: &mut dyn FnMut(Progress)) -> Result<usize> {

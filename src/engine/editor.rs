@@ -26,7 +26,7 @@ impl Engine {
     /// The memory of `skill` (whose folder is `dir`, when known) as seen from this project.
     pub fn skill_overview(&self, skill: &str, dir: Option<PathBuf>, top: usize) -> Result<SkillOverview> {
         let ctx = self.skill_context(skill, dir)?;
-        let by_glob = self.enabled_globs.is_match(skill);
+        let by_glob = self.skill_folders.enabled_by_config(skill);
         let why = match (&ctx.problem, ctx.enabled, by_glob) {
             (Some(problem), false, _) => format!("memory is off because {problem}"),
             (_, true, true) => "memory is on by the configuration (memory.enabledSkills)".to_string(),

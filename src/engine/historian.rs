@@ -12,7 +12,7 @@ use crate::memory::{store, NewNote, Origin, Scope, Source, WriteStatus};
 
 /// What the chunks rendered for one session showed.
 #[derive(Debug, Clone, Default)]
-pub(super) struct SessionChunks {
+struct SessionChunks {
     /// The skills they used, in first-use order.
     pub skills: Vec<String>,
     /// Their text, as rendered (the newest [`SESSION_TEXT_MAX`] bytes).
@@ -95,6 +95,69 @@ pub struct Promotion {
     pub grounded: bool,
 }
 
+/// The engine's part that holds what the transcript chunks rendered for each session showed:
+/// the skills they used and their text (what the promotion filter checks a session's
+/// observations against), and the transcript the last one came from (the provenance of what
+/// the historian promotes for that session).
+#[derive(Default)]
+pub(super) struct ChunkSessions {
+    chunks: std::sync::Mutex<std::collections::HashMap<String, SessionChunks>>,
+    origins: std::sync::Mutex<std::collections::HashMap<String, Origin>>,
+}
+
+impl ChunkSessions {
+    /// Records what a chunk rendered for `session` showed (`transcriptChunk`, or a hook that
+    /// read the session's transcript): the skills it used, so that the promotion filter
+    /// refuses observations about skills the session did not use, and its text, so that it
+    /// refuses lessons whose specifics the session never saw (`filter::grounded`). Kept in
+    /// memory for the last 64 sessions, the newest [`SESSION_TEXT_MAX`] bytes of text each.
+    fn rendered(&self, session: &str, skills: &[String], text: &str) {
+        let mut m = super::lock(&self.chunks);
+        if !m.contains_key(session) && m.len() >= 64 {
+            m.clear(); // a cap, not a cache policy: an unknown session only skips two rules
+        }
+        let known = m.entry(session.to_string()).or_default();
+        for s in skills {
+            if !known.skills.contains(s) {
+                known.skills.push(s.clone());
+            }
+        }
+        if !text.trim().is_empty() {
+            known.text.push_str(text);
+            known.text.push('\n');
+            if known.text.len() > SESSION_TEXT_MAX {
+                let mut cut = known.text.len() - SESSION_TEXT_MAX;
+                while !known.text.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                known.text.drain(..cut);
+            }
+        }
+    }
+
+    /// Records where the chunk rendered for `session` came from (the transcript, where in it):
+    /// what `historianResult` for that session records on the notes it promotes, unless it
+    /// names a transcript itself. Kept in memory for the last 256 sessions.
+    fn origin(&self, session: &str, origin: Origin) {
+        if origin.transcript.is_none() && origin.transcript_at.is_none() {
+            return;
+        }
+        let mut m = super::lock(&self.origins);
+        if !m.contains_key(session) && m.len() >= 256 {
+            m.clear();
+        }
+        m.insert(session.to_string(), origin);
+    }
+
+    fn origin_of(&self, session: &str) -> Option<Origin> {
+        super::lock(&self.origins).get(session).cloned()
+    }
+
+    fn chunks_of(&self, session: &str) -> Option<SessionChunks> {
+        super::lock(&self.chunks).get(session).cloned()
+    }
+}
+
 impl Engine {
     /// Renders a transcript chunk, lists the skills used and, when one of them has memory
     /// enabled, the instructions for the historian. An empty chunk (no messages, no text)
@@ -135,46 +198,15 @@ impl Engine {
     }
 
     /// Records what a chunk rendered for `session` showed (`transcriptChunk`, or a hook that
-    /// read the session's transcript): the skills it used, so that the promotion filter
-    /// refuses observations about skills the session did not use, and its text, so that it
-    /// refuses lessons whose specifics the session never saw (`filter::grounded`). Kept in
-    /// memory for the last 64 sessions, the newest [`SESSION_TEXT_MAX`] bytes of text each.
+    /// read the session's transcript): see [`ChunkSessions::rendered`].
     pub fn chunk_rendered(&self, session: &str, skills: &[String], text: &str) {
-        let mut m = super::lock(&self.chunk_skills);
-        if !m.contains_key(session) && m.len() >= 64 {
-            m.clear(); // a cap, not a cache policy: an unknown session only skips two rules
-        }
-        let known = m.entry(session.to_string()).or_default();
-        for s in skills {
-            if !known.skills.contains(s) {
-                known.skills.push(s.clone());
-            }
-        }
-        if !text.trim().is_empty() {
-            known.text.push_str(text);
-            known.text.push('\n');
-            if known.text.len() > SESSION_TEXT_MAX {
-                let mut cut = known.text.len() - SESSION_TEXT_MAX;
-                while !known.text.is_char_boundary(cut) {
-                    cut += 1;
-                }
-                known.text.drain(..cut);
-            }
-        }
+        self.historian.rendered(session, skills, text);
     }
 
-    /// Records where the chunk rendered for `session` came from (the transcript, where in it):
-    /// what `historianResult` for that session records on the notes it promotes, unless it
-    /// names a transcript itself. Kept in memory for the last 256 sessions.
+    /// Records where the chunk rendered for `session` came from: see
+    /// [`ChunkSessions::origin`].
     pub fn chunk_origin(&self, session: &str, origin: Origin) {
-        if origin.transcript.is_none() && origin.transcript_at.is_none() {
-            return;
-        }
-        let mut m = super::lock(&self.chunk_origins);
-        if !m.contains_key(session) && m.len() >= 256 {
-            m.clear();
-        }
-        m.insert(session.to_string(), origin);
+        self.historian.origin(session, origin);
     }
 
     /// What the promotion filter knows of a skill: its SKILL.md and its current notes (the
@@ -220,7 +252,7 @@ impl Engine {
     ) -> Result<Promotion> {
         let session_id = session_id.filter(|s| !s.trim().is_empty());
         if origin.transcript.is_none() {
-            if let Some(known) = session_id.as_ref().and_then(|s| super::lock(&self.chunk_origins).get(s).cloned()) {
+            if let Some(known) = session_id.as_ref().and_then(|s| self.historian.origin_of(s)) {
                 origin.transcript = known.transcript;
                 origin.transcript_at = origin.transcript_at.or(known.transcript_at);
             }
@@ -233,7 +265,7 @@ impl Engine {
         let review = self.config().historian.review;
         let mut seen = std::collections::HashSet::new();
         // What the session's chunks showed: the skills they used and their text.
-        let known = session_id.as_ref().and_then(|s| super::lock(&self.chunk_skills).get(s).cloned());
+        let known = session_id.as_ref().and_then(|s| self.historian.chunks_of(s));
         let used = known.as_ref().map(|k| k.skills.clone());
         let chunk_text = known.as_ref().filter(|k| !k.text.is_empty()).map(|k| filter::grounded::searchable(&k.text));
         let grounded = chunk_text.is_some();

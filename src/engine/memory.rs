@@ -8,7 +8,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{lock, Engine, SkillContext};
+use super::{Engine, SkillContext};
 use crate::db;
 use crate::embed::{embed_notes_with_pieces, Pieces};
 use crate::error::{Error, Result};
@@ -32,7 +32,6 @@ struct HeadAsk<'a> {
 /// [`Engine::recall_block`]).
 const LOAD_FIRST: usize = 48;
 use crate::memory::sameness::Thresholds;
-use crate::memory::stash;
 use crate::memory::store::{self, Embedded};
 use crate::memory::usage;
 use crate::memory::write::NoteWrite;
@@ -200,13 +199,13 @@ impl Engine {
     /// quick: the server calls it before its first `.await`.
     pub fn stash_intent(&self, session_id: &str, call_id: &str, intent: &str) {
         if !intent.trim().is_empty() {
-            lock(&self.stash).put(stash::key(session_id, call_id), intent.to_string(), Instant::now());
+            self.sessions.stash_intent(session_id, call_id, intent);
         }
     }
 
     /// Takes the stashed intent of a call (synchronous, for the server's handler prologue).
     pub fn take_stashed_intent(&self, session_id: &str, call_id: &str) -> Option<String> {
-        lock(&self.stash).take(&stash::key(session_id, call_id), Instant::now())
+        self.sessions.take_intent(session_id, call_id)
     }
 
     /// A skill was loaded: the `<skill-memory>` block to append to the tool result, ranked for
@@ -239,7 +238,7 @@ impl Engine {
 
     /// The note's vector, and its pieces when the embedder has them.
     fn embed_note(&self, intent: &str, delta: &str) -> Result<(Option<Vec<f32>>, Option<Pieces>)> {
-        match &self.embedder {
+        match &self.embedding.embedder {
             // A failing embedder never loses a note: it is stored without a vector, found by
             // its words, and embedded by `distill` later.
             Some(e) => match embed_notes_with_pieces(e.as_ref(), &[(intent, delta)]).map(|mut v| v.pop()) {
@@ -320,7 +319,7 @@ impl Engine {
             merge: ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold),
             subject: self.config.memory.conflict_threshold,
         };
-        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let model = self.embedding.model_id();
         let embedded = match (&vector, &model) {
             (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
             _ => None,
@@ -329,7 +328,7 @@ impl Engine {
         let t_lock = t0.elapsed();
         let w =
             NoteWrite { project: &self.project_id, new: &new, embedded, pieces: pieces.as_ref(), thresholds, replaces };
-        let o = crate::memory::write::write_note(&mut conn, &self.catalog, self.index.as_deref(), w)?;
+        let o = crate::memory::write::write_note(&mut conn, &self.store.catalog, self.embedding.index.as_deref(), w)?;
         drop(conn);
         let (id, status) = (o.id, o.status);
         tracing::trace!("write {id}: embed {:?}, lock {:?}", t_embed, t_lock - t_embed);
@@ -340,9 +339,9 @@ impl Engine {
     /// Pins a note (every load shows it) or unpins it.
     pub fn pin(&self, id: i64, pinned: bool) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         store::set_pinned(&mut conn, id, pinned)?;
-        self.catalog.after_write(&conn, before, &[id]);
+        self.store.catalog.after_write(&conn, before, &[id]);
         drop(conn);
         self.poke_team();
         Ok(())
@@ -351,9 +350,9 @@ impl Engine {
     /// Retires a note (out of recall, kept as history, restorable), with why.
     pub fn forget(&self, id: i64, reason: Option<&str>) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
-        store::retire(&mut conn, id, &self.project_id, reason, self.index.as_deref())?;
-        self.catalog.after_write(&conn, before, &[id]);
+        let before = self.store.catalog.before_write(&conn);
+        store::retire(&mut conn, id, &self.project_id, reason, self.embedding.index.as_deref())?;
+        self.store.catalog.after_write(&conn, before, &[id]);
         drop(conn);
         self.poke_team();
         Ok(())
@@ -362,9 +361,9 @@ impl Engine {
     /// Brings a retired or replaced note back into recall.
     pub fn restore(&self, id: i64) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
-        store::restore(&mut conn, id, &self.project_id, self.index.as_deref())?;
-        self.catalog.after_write(&conn, before, &[id]);
+        let before = self.store.catalog.before_write(&conn);
+        store::restore(&mut conn, id, &self.project_id, self.embedding.index.as_deref())?;
+        self.store.catalog.after_write(&conn, before, &[id]);
         drop(conn);
         self.poke_team();
         Ok(())
@@ -373,9 +372,9 @@ impl Engine {
     /// Deletes a note and the older versions it replaced, for good. Returns their ids.
     pub fn purge(&self, id: i64) -> Result<Vec<i64>> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
-        let ids = store::purge(&mut conn, id, &self.project_id, self.index.as_deref())?;
-        self.catalog.after_write(&conn, before, &ids);
+        let before = self.store.catalog.before_write(&conn);
+        let ids = store::purge(&mut conn, id, &self.project_id, self.embedding.index.as_deref())?;
+        self.store.catalog.after_write(&conn, before, &ids);
         drop(conn);
         self.poke_team();
         Ok(ids)
@@ -400,16 +399,16 @@ impl Engine {
         let (delta, _) = crate::text::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
         let delta = delta.as_str();
         let (vector, pieces) = self.embed_note(&intent, delta)?;
-        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let model = self.embedding.model_id();
         let embedded = match (&vector, &model) {
             (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
             _ => None,
         };
         let mut conn = self.conn();
-        let index = self.index.as_deref();
+        let index = self.embedding.index.as_deref();
         crate::memory::write::edit_note(
             &mut conn,
-            &self.catalog,
+            &self.store.catalog,
             index,
             id,
             (&intent, delta),
@@ -430,48 +429,39 @@ impl Engine {
     /// write has replaced since is not built (the next recall asks for the new one). Returns
     /// how many were built; 0 at once while another call builds (it takes what is wanted).
     pub fn build_lexicons(&self, all: bool) -> Result<usize> {
-        let Some(_building) = self.lexicons.begin_building() else { return Ok(0) };
-        let before = self.lexicons.builds();
-        let mut own = lock(&self.lexicon_conn);
-        if own.is_none() {
-            let path = self.conn_for_recall().path().map(str::to_string);
-            let Some(path) = path.filter(|p| !p.is_empty()) else { return Ok(0) };
-            let c = rusqlite::Connection::open_with_flags(
-                &path,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )?;
-            c.busy_timeout(std::time::Duration::from_secs(5))?;
-            *own = Some(c);
-        }
+        let Some(_building) = self.caches.lexicons.begin_building() else { return Ok(0) };
+        let before = self.caches.lexicons.builds();
+        let own = self.caches.lexicon_conn(|| self.conn_for_recall().path().map(str::to_string))?;
+        let Some(own) = own else { return Ok(0) };
         let own = own.as_ref().expect("opened above");
-        let mut todo: Vec<String> = if all { self.catalog.skills(&self.conn_for_recall())? } else { vec![] };
+        let mut todo: Vec<String> = if all { self.store.catalog.skills(&self.conn_for_recall())? } else { vec![] };
         // Token matching's pieces of the notes read, so that their recalls find them held
         // (at most half of what it holds, per call; the skills recalls asked for come first,
         // taken from the end of the list).
         let mut room = crate::embed::tokens::NOTES_HELD / 2;
         loop {
-            todo.extend(self.lexicons.take_wanted().into_iter().map(|(skill, _)| skill));
+            todo.extend(self.caches.lexicons.take_wanted().into_iter().map(|(skill, _)| skill));
             let Some(skill) = todo.pop() else { break };
             let cands = {
                 let conn = self.conn_for_recall();
-                self.catalog.candidates(&conn, &skill, &self.project_id)?.candidates
+                self.store.catalog.candidates(&conn, &skill, &self.project_id)?.candidates
             };
             if cands.is_empty() {
                 continue;
             }
             let mut texts: Vec<String> = vec![];
             let mut also = |intent: &str, delta: &str| {
-                if self.tokens.is_some() && texts.len() < room {
+                if self.embedding.tokens.is_some() && texts.len() < room {
                     texts.push(crate::embed::note_text(intent, delta));
                 }
             };
-            self.lexicons.warm(own, (&skill, &self.project_id), &cands, &mut also)?;
-            if let Some(t) = &self.tokens {
+            self.caches.lexicons.warm(own, (&skill, &self.project_id), &cands, &mut also)?;
+            if let Some(t) = &self.embedding.tokens {
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 room -= t.prepare(&refs, room);
             }
         }
-        Ok(self.lexicons.builds() - before)
+        Ok(self.caches.lexicons.builds() - before)
     }
 
     fn ranking_of(&self, ctx: &SkillContext) -> Ranking {
@@ -496,20 +486,20 @@ impl Engine {
             now_ms: db::now_ms(),
         };
         let rungs = Rungs {
-            embedder: self.embedder.as_deref(),
-            index: self.index.as_deref(),
-            second: self.second.as_deref(),
-            tokens: self.tokens.as_deref(),
+            embedder: self.embedding.embedder.as_deref(),
+            index: self.embedding.index.as_deref(),
+            second: self.embedding.second.as_deref(),
+            tokens: self.embedding.tokens.as_deref(),
             query_pieces,
-            held_pieces: Some(&self.held_pieces),
+            held_pieces: Some(&self.caches.held_pieces),
             use_vectors,
             use_fts: true,
             query,
         };
         let t0 = Instant::now();
-        let read = self.catalog.candidates(conn, &ctx.name, &self.project_id)?;
+        let read = self.store.catalog.candidates(conn, &ctx.name, &self.project_id)?;
         let t_catalog = t0.elapsed();
-        let warming = self.index.as_ref().is_some_and(|ix| ix.warming());
+        let warming = self.embedding.index.as_ref().is_some_and(|ix| ix.warming());
         let prepared = recall::Prepared {
             candidates: read.candidates,
             vectors_checked: read.vectors_checked,
@@ -518,13 +508,13 @@ impl Engine {
             keep: max_tokens / 16 + 32,
             load_first,
             corpus: read.corpus,
-            rest_cache: Some(&self.rest_cache),
-            held: Some(&self.catalog),
-            lexicons: Some(&self.lexicons),
+            rest_cache: Some(&self.caches.rest),
+            held: Some(&self.store.catalog),
+            lexicons: Some(&self.caches.lexicons),
         };
         let out = recall::rank_prepared(conn, &q, &rungs, prepared)?;
         if !read.vectors_checked && !warming {
-            self.catalog.mark_checked(&ctx.name);
+            self.store.catalog.mark_checked(&ctx.name);
         }
         Ok((out, t_catalog))
     }
@@ -558,13 +548,15 @@ impl Engine {
     /// pieces come from the same run.
     fn query_vector(&self, ctx: &SkillContext, intent: Option<&str>) -> Result<Option<(Vec<f32>, Option<Pieces>)>> {
         let Some(intent) = intent.map(str::trim).filter(|s| !s.is_empty()) else { return Ok(None) };
-        let (Some(e), Some(ix)) = (self.embedder.as_deref(), self.index.as_deref()) else { return Ok(None) };
+        let (Some(e), Some(ix)) = (self.embedding.embedder.as_deref(), self.embedding.index.as_deref()) else {
+            return Ok(None);
+        };
         if e.model_id() != ix.model_id() {
             return Ok(None);
         }
         let empty = {
             let conn = self.conn_for_recall();
-            self.catalog.candidates(&conn, &ctx.name, &self.project_id)?.candidates.is_empty()
+            self.store.catalog.candidates(&conn, &ctx.name, &self.project_id)?.candidates.is_empty()
         };
         if empty {
             return Ok(None);
@@ -591,9 +583,9 @@ impl Engine {
     /// duplicate writes and `pin`.
     pub fn set_note_facts(&self, id: i64, hits: i64, created_at: i64, pinned: bool) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         store::set_facts(&mut conn, id, hits, created_at, pinned)?;
-        self.catalog.after_write(&conn, before, &[id]);
+        self.store.catalog.after_write(&conn, before, &[id]);
         Ok(())
     }
 
@@ -638,7 +630,7 @@ impl Engine {
         // the whole head, loaded or not, asked once (a pair whose other note is not loaded
         // waits for it).
         let head: Vec<i64> = out.notes.iter().map(|r| r.note.id).chain(out.unloaded.iter().map(|u| u.0)).collect();
-        let pairs = self.catalog.conflicts_among(&conn, &head)?;
+        let pairs = self.store.catalog.conflicts_among(&conn, &head)?;
         let lead = |out: &mut recall::Outcome| block::lead_newer(&mut out.notes, &pairs);
         let mut newer_of = lead(&mut out);
         let t_lead = t0.elapsed();
@@ -650,7 +642,7 @@ impl Engine {
         });
         let t_first = t0.elapsed();
         if !full && !out.unloaded.is_empty() {
-            out.load_rest(&conn, Some(&self.catalog))?;
+            out.load_rest(&conn, Some(&self.store.catalog))?;
             tracing::trace!(
                 "recall {}: pairs {:?}, render {:?}, the rest loaded {:?}",
                 ctx.name,
@@ -664,7 +656,7 @@ impl Engine {
         let t_render = t0.elapsed();
         if let (Some(b), true) = (&b, count) {
             // Written by the next user of the connection, or right after the answer.
-            lock(&self.pending_recalls).extend_from_slice(&b.note_ids);
+            self.store.recalled(&b.note_ids);
         }
         tracing::debug!(
             "recall {}: catalog {:?}, rank {:?}, render {:?}, rest {:?}, total {:?}",
@@ -719,7 +711,7 @@ impl Engine {
         let project = project.unwrap_or_else(|| self.project_id.clone());
         let conn = self.conn();
         let counts = store::counts(&conn, &project)?;
-        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let model = self.embedding.model_id();
         let stale = store::stale_vectors(&conn, &project, model.as_deref())?;
         let mut skills: Vec<SkillStats> = counts
             .into_iter()
@@ -758,7 +750,7 @@ impl Engine {
             notes: skills.iter().map(|c| c.notes).sum(),
             pinned: skills.iter().map(|c| c.pinned).sum(),
             skills,
-            embedding: EmbeddingStats { model, dim: self.embedder.as_ref().map(|e| e.dim()), stale },
+            embedding: EmbeddingStats { model, dim: self.embedding.embedder.as_ref().map(|e| e.dim()), stale },
             uses_by_day,
         })
     }
@@ -791,9 +783,9 @@ mod tests {
             pending: false,
         };
         let mut conn = e.conn();
-        let before = e.catalog.before_write(&conn);
+        let before = e.store.catalog.before_write(&conn);
         let (id, _) = store::write(&mut conn, "p", &new, None, 0.92, None).unwrap();
-        e.catalog.after_write(&conn, before, &[id]);
+        e.store.catalog.after_write(&conn, before, &[id]);
     }
 
     /// A recall's counts wait (a ranking reads none): written by the delayed write claimed
@@ -812,7 +804,7 @@ mod tests {
             problem: None,
         };
         let id = e.recall_block(&ctx, None, None, None, true).unwrap().0.unwrap().note_ids[0];
-        let recalls = |e: &Engine| store::get(&lock(&e.conn), id).unwrap().unwrap().recalls;
+        let recalls = |e: &Engine| store::get(&e.store.conn_as_is(), id).unwrap().unwrap().recalls;
         assert_eq!(recalls(&e), 0, "not written on the recall's path");
         assert!(!e.after_answer_pending(), "not due yet");
         assert!(e.schedule_recall_counts());
@@ -857,18 +849,18 @@ mod tests {
         };
         let by_fts = ranked(&e);
         assert!(by_fts.iter().all(|r| !r.is_empty()));
-        assert_eq!(e.lexicons.builds(), 0, "a recall never builds");
+        assert_eq!(e.caches.lexicons.builds(), 0, "a recall never builds");
         assert!(e.after_answer_pending());
         e.after_answer();
-        assert_eq!(e.lexicons.builds(), 1, "jq's index, the one wanted");
+        assert_eq!(e.caches.lexicons.builds(), 1, "jq's index, the one wanted");
         assert!(!e.after_answer_pending());
         assert_eq!(ranked(&e), by_fts, "the index ranks as FTS5");
-        assert_eq!(e.lexicons.builds(), 1, "and is kept");
+        assert_eq!(e.caches.lexicons.builds(), 1, "and is kept");
         // A write to the skill: FTS5 again until the new list's index is built, same ranking.
         write(&e, "jq", "csv fields again, one more lesson");
         let by_fts = ranked(&e);
         e.after_answer();
-        assert_eq!(e.lexicons.builds(), 2);
+        assert_eq!(e.caches.lexicons.builds(), 2);
         assert_eq!(ranked(&e), by_fts);
     }
 }

@@ -68,9 +68,9 @@ impl Engine {
                     ));
                 }
                 let mut conn = self.conn();
-                let before = self.catalog.before_write(&conn);
+                let before = self.store.catalog.before_write(&conn);
                 store::reject(&mut conn, id, &self.project_id, reason)?;
-                self.catalog.after_write(&conn, before, &[id]);
+                self.store.catalog.after_write(&conn, before, &[id]);
             }
             Decision::Accept => {
                 if reason.is_some_and(|r| !r.trim().is_empty()) {
@@ -86,10 +86,10 @@ impl Engine {
                     }
                 }
                 let mut conn = self.conn();
-                let before = self.catalog.before_write(&conn);
-                let a = store::accept(&mut conn, id, &self.project_id, self.index.as_deref())?;
+                let before = self.store.catalog.before_write(&conn);
+                let a = store::accept(&mut conn, id, &self.project_id, self.embedding.index.as_deref())?;
                 let touched: Vec<i64> = std::iter::once(id).chain(a.replaced).collect();
-                self.catalog.after_write(&conn, before, &touched);
+                self.store.catalog.after_write(&conn, before, &touched);
                 out.replaced = a.replaced;
                 if let Some(gone) = a.replaces_gone {
                     out.warnings.push(format!(

@@ -68,7 +68,7 @@ pub struct Seeded {
 impl Engine {
     /// Session skills over this engine's data directory and connection.
     pub fn skills(&self) -> crate::skills::Skills<'_> {
-        crate::skills::Skills { data_dir: &self.config.data_dir, conn: &self.conn, home: dirs::home_dir() }
+        crate::skills::Skills { data_dir: &self.config.data_dir, conn: self.store.mutex(), home: dirs::home_dir() }
     }
 
     /// Installs every skill of a git repository, pinned to `rref` (default its HEAD).

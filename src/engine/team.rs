@@ -7,6 +7,7 @@
 //! down (the triggers of migration 0007 queue the change in the same transaction).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -100,6 +101,24 @@ fn hold_reason(note: &store::TeamNote, share: Share, skill_opted_out: bool) -> O
     None
 }
 
+/// The engine's part that tells the server's background sync of each local write.
+#[derive(Default)]
+pub(super) struct TeamHook {
+    poke: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+}
+
+impl TeamHook {
+    fn set(&self, poke: Box<dyn Fn() + Send + Sync>) {
+        *lock(&self.poke) = Some(poke);
+    }
+
+    fn poke(&self) {
+        if let Some(p) = lock(&self.poke).as_ref() {
+            p();
+        }
+    }
+}
+
 impl Engine {
     /// The `[team]` configuration, if any.
     pub fn team_config(&self) -> Option<&TeamConfig> {
@@ -116,14 +135,12 @@ impl Engine {
 
     /// Sets what is called after each local write (the server's background sync, debounced).
     pub fn on_team_write(&self, poke: Box<dyn Fn() + Send + Sync>) {
-        *lock(&self.team_poke) = Some(poke);
+        self.team.set(poke);
     }
 
     /// Tells the background sync that a write happened (no-op without one).
     pub(crate) fn poke_team(&self) {
-        if let Some(p) = lock(&self.team_poke).as_ref() {
-            p();
-        }
+        self.team.poke();
     }
 
     /// Syncs once with the team server: pushes every local change, then pulls every change
@@ -133,18 +150,18 @@ impl Engine {
         let cfg = self.require_team()?.clone();
         let out = self.team_sync_with(&cfg);
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         let recorded = store::team_record_error(&mut conn, out.as_ref().err().map(|e| e.to_string()).as_deref());
-        self.catalog.after_write(&conn, before, &[]);
+        self.store.catalog.after_write(&conn, before, &[]);
         recorded?;
         out
     }
 
     fn team_begin(&self, cfg: &TeamConfig) -> Result<store::TeamLocal> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         let local = store::team_begin(&mut conn, &team::new_machine_id(&self.config.data_dir), &cfg.target());
-        self.catalog.after_write(&conn, before, &[]);
+        self.store.catalog.after_write(&conn, before, &[]);
         local
     }
 
@@ -181,9 +198,9 @@ impl Engine {
             let n = rows.len();
             let counts: Vec<_> = rows.into_iter().map(|r| r.1).collect();
             let mut conn = self.conn();
-            let before = self.catalog.before_write(&conn);
+            let before = self.store.catalog.before_write(&conn);
             let touched = store::counts_apply(&mut conn, machine, &counts, last);
-            self.catalog.after_write(&conn, before, touched.as_deref().unwrap_or(&[]));
+            self.store.catalog.after_write(&conn, before, touched.as_deref().unwrap_or(&[]));
             touched?;
             cursor = last;
             if n < PULL_BATCH as usize {
@@ -227,10 +244,10 @@ impl Engine {
                     None => forgotten.extend(store::team_note_id(&conn, uid)?),
                 }
             }
-            let before = self.catalog.before_write(&conn);
+            let before = self.store.catalog.before_write(&conn);
             let removed = store::team_ack(&mut conn, upto, &assigned, &forgotten)?;
-            self.catalog.after_write(&conn, before, &removed);
-            if let Some(ix) = self.index.as_deref() {
+            self.store.catalog.after_write(&conn, before, &removed);
+            if let Some(ix) = self.embedding.index.as_deref() {
                 for id in &removed {
                     ix.remove(*id);
                 }
@@ -241,7 +258,7 @@ impl Engine {
 
     fn team_pull(&self, cfg: &TeamConfig, mut cursor: i64, remote: &mut Remote, report: &mut SyncReport) -> Result<()> {
         let with_project = cfg.share == Share::GlobalAndProject;
-        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let model = self.embedding.model_id();
         loop {
             let mut rows = remote.pull(cursor, PULL_BATCH)?;
             let Some(last) = rows.last().map(|r| r.seq) else { break };
@@ -275,7 +292,7 @@ impl Engine {
                 .into_iter()
                 .map(|r| TeamIncoming { uid: r.uid, deleted: r.deleted, note: r.note, vector: None })
                 .collect();
-            if let Some(e) = &self.embedder {
+            if let Some(e) = &self.embedding.embedder {
                 let which: Vec<usize> = (0..incoming.len()).filter(|i| needs[*i] && !incoming[*i].deleted).collect();
                 for chunk_i in which.chunks(64) {
                     let pairs: Vec<(&str, &str)> = chunk_i
@@ -296,7 +313,7 @@ impl Engine {
                 }
             }
             let mut conn = self.conn();
-            let before = self.catalog.before_write(&conn);
+            let before = self.store.catalog.before_write(&conn);
             let applied = store::team_apply(&mut conn, &incoming, last, model.as_deref(), with_project)?;
             self.pieces_missing();
             let touched: Vec<i64> = applied
@@ -307,9 +324,9 @@ impl Engine {
                 .chain(&applied.retired)
                 .copied()
                 .collect();
-            self.catalog.after_write(&conn, before, &touched);
+            self.store.catalog.after_write(&conn, before, &touched);
             drop(conn);
-            if let Some(ix) = self.index.as_deref() {
+            if let Some(ix) = self.embedding.index.as_deref() {
                 for id in applied.removed.iter().chain(&applied.retired) {
                     ix.remove(*id);
                 }
@@ -327,9 +344,10 @@ impl Engine {
                     subject: self.config.memory.conflict_threshold,
                 };
                 let mut conn = self.conn();
-                let before = self.catalog.before_write(&conn);
-                let pairs = store::pair_written_elsewhere(&mut conn, &applied.reembedded, t, self.index.as_deref());
-                self.catalog.after_write(&conn, before, &[]);
+                let before = self.store.catalog.before_write(&conn);
+                let pairs =
+                    store::pair_written_elsewhere(&mut conn, &applied.reembedded, t, self.embedding.index.as_deref());
+                self.store.catalog.after_write(&conn, before, &[]);
                 let pairs = pairs?;
                 if pairs > 0 {
                     tracing::debug!("team sync: {pairs} conflicting pair(s) with notes pulled");

@@ -271,7 +271,7 @@ impl Engine {
                 }
             }
             self.pieces_missing();
-            self.catalog.invalidate();
+            self.store.catalog.invalidate();
             w
         };
         if let Some(ix) = self.vector_index() {

@@ -362,7 +362,7 @@ impl Engine {
                 }
             }
         };
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         let moved = store::move_scope(&mut conn, id, scope, &project, self.vector_index().map(|v| v.as_ref()))?;
         let (out, touched) = match moved {
             store::Moved::Moved(i) => (MoveResult { id: i, status: MoveStatus::Moved }, vec![i]),
@@ -370,9 +370,9 @@ impl Engine {
             store::Moved::Unchanged(i) => (MoveResult { id: i, status: MoveStatus::Unchanged }, vec![]),
         };
         // A scope change moves a note between the catalog's partitions: reload it.
-        self.catalog.after_write(&conn, before, &touched);
+        self.store.catalog.after_write(&conn, before, &touched);
         if moved != store::Moved::Unchanged(id) {
-            self.catalog.invalidate();
+            self.store.catalog.invalidate();
         }
         Ok(out)
     }
@@ -381,9 +381,9 @@ impl Engine {
     /// pin; `drop` is deleted.
     pub fn merge_notes(&self, keep: i64, drop: i64) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.catalog.before_write(&conn);
+        let before = self.store.catalog.before_write(&conn);
         store::merge(&mut conn, keep, drop, self.vector_index().map(|v| v.as_ref()))?;
-        self.catalog.after_write(&conn, before, &[keep, drop]);
+        self.store.catalog.after_write(&conn, before, &[keep, drop]);
         Ok(())
     }
 
