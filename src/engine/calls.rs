@@ -169,10 +169,8 @@ impl Engine {
             return Ok(0);
         }
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        let n = store::claim_for_session(&mut conn, session, ids, OWN_SESSION_PREFIX);
-        self.store.catalog.after_write(&conn, before, ids);
-        n
+        let claim = |c: &mut rusqlite::Connection| store::claim_for_session(c, session, ids, OWN_SESSION_PREFIX);
+        self.store.catalog.write_always(&mut conn, claim, |_| ids.to_vec())
     }
 
     /// Queues a skill load for the session's log: the load later calls are compared against,
@@ -221,11 +219,10 @@ impl Engine {
             return;
         }
         // No note changes: the catalog stays as it is (it would reload every note otherwise).
-        let before = self.store.catalog.before_write(&conn);
-        if let Err(e) = store::record_calls(&mut conn, &self.project_id, &queued) {
+        let record = |c: &mut rusqlite::Connection| store::record_calls(c, &self.project_id, &queued);
+        if let Err(e) = self.store.catalog.write_always(&mut conn, record, |_| vec![]) {
             tracing::warn!("{} tool calls were not recorded: {e}", queued.len());
         }
-        self.store.catalog.after_write(&conn, before, &[]);
     }
 
     /// Ends `session`: its accounting is written when this returns. A session with no
@@ -290,11 +287,9 @@ impl Engine {
             let v = evidence::judge(&note.delta, &before, &later);
             verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
         }
-        let before = self.store.catalog.before_write(&conn);
-        let written = store::account(&mut conn, session, &verdicts);
         let touched: Vec<i64> = verdicts.iter().map(|v| v.note).collect();
-        self.store.catalog.after_write(&conn, before, &touched);
-        written?;
+        let account = |c: &mut rusqlite::Connection| store::account(c, session, &verdicts);
+        self.store.catalog.write_always(&mut conn, account, |_| touched.clone())?;
         drop(conn);
         // The counts moved: the team gets this machine's new counts at the next sync.
         self.poke_team();
@@ -342,9 +337,7 @@ impl Engine {
     /// on (docs/protocol.md, "Use and trust").
     pub fn vouch(&self, ids: &[i64]) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        let written = store::vouch(&mut conn, ids);
-        self.store.catalog.after_write(&conn, before, ids);
+        let written = self.store.catalog.write_always(&mut conn, |c| store::vouch(c, ids), |_| ids.to_vec());
         drop(conn);
         self.poke_team();
         written
@@ -371,10 +364,8 @@ impl Engine {
                 match (session, f.person) {
                     (Some(s), _) => {
                         let mut conn = self.conn();
-                        let before = self.store.catalog.before_write(&conn);
-                        let counted = store::count_use(&mut conn, s, id, db::now_ms());
-                        self.store.catalog.after_write(&conn, before, &[id]);
-                        counted?;
+                        let count = |c: &mut rusqlite::Connection| store::count_use(c, s, id, db::now_ms());
+                        self.store.catalog.write_always(&mut conn, count, |_| vec![id])?;
                     }
                     (None, false) => {
                         return Err(crate::error::Error::invalid(

@@ -339,9 +339,7 @@ impl Engine {
     /// Pins a note (every load shows it) or unpins it.
     pub fn pin(&self, id: i64, pinned: bool) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        store::set_pinned(&mut conn, id, pinned)?;
-        self.store.catalog.after_write(&conn, before, &[id]);
+        self.store.catalog.write(&mut conn, |c| store::set_pinned(c, id, pinned), |_| vec![id])?;
         drop(conn);
         self.poke_team();
         Ok(())
@@ -350,9 +348,8 @@ impl Engine {
     /// Retires a note (out of recall, kept as history, restorable), with why.
     pub fn forget(&self, id: i64, reason: Option<&str>) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        store::retire(&mut conn, id, &self.project_id, reason, self.embedding.index.as_deref())?;
-        self.store.catalog.after_write(&conn, before, &[id]);
+        let index = self.embedding.index.as_deref();
+        self.store.catalog.write(&mut conn, |c| store::retire(c, id, &self.project_id, reason, index), |_| vec![id])?;
         drop(conn);
         self.poke_team();
         Ok(())
@@ -361,9 +358,8 @@ impl Engine {
     /// Brings a retired or replaced note back into recall.
     pub fn restore(&self, id: i64) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        store::restore(&mut conn, id, &self.project_id, self.embedding.index.as_deref())?;
-        self.store.catalog.after_write(&conn, before, &[id]);
+        let index = self.embedding.index.as_deref();
+        self.store.catalog.write(&mut conn, |c| store::restore(c, id, &self.project_id, index), |_| vec![id])?;
         drop(conn);
         self.poke_team();
         Ok(())
@@ -372,9 +368,8 @@ impl Engine {
     /// Deletes a note and the older versions it replaced, for good. Returns their ids.
     pub fn purge(&self, id: i64) -> Result<Vec<i64>> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        let ids = store::purge(&mut conn, id, &self.project_id, self.embedding.index.as_deref())?;
-        self.store.catalog.after_write(&conn, before, &ids);
+        let index = self.embedding.index.as_deref();
+        let ids = self.store.catalog.write(&mut conn, |c| store::purge(c, id, &self.project_id, index), Vec::clone)?;
         drop(conn);
         self.poke_team();
         Ok(ids)
@@ -583,10 +578,7 @@ impl Engine {
     /// duplicate writes and `pin`.
     pub fn set_note_facts(&self, id: i64, hits: i64, created_at: i64, pinned: bool) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        store::set_facts(&mut conn, id, hits, created_at, pinned)?;
-        self.store.catalog.after_write(&conn, before, &[id]);
-        Ok(())
+        self.store.catalog.write(&mut conn, |c| store::set_facts(c, id, hits, created_at, pinned), |_| vec![id])
     }
 
     /// Ranks and renders; marks the surfaced notes as recalled when `count` (a preview does
@@ -783,9 +775,8 @@ mod tests {
             pending: false,
         };
         let mut conn = e.conn();
-        let before = e.store.catalog.before_write(&conn);
-        let (id, _) = store::write(&mut conn, "p", &new, None, 0.92, None).unwrap();
-        e.store.catalog.after_write(&conn, before, &[id]);
+        let write = |c: &mut rusqlite::Connection| store::write(c, "p", &new, None, 0.92, None);
+        e.store.catalog.write(&mut conn, write, |(id, _)| vec![*id]).unwrap();
     }
 
     /// A recall's counts wait (a ranking reads none): written by the delayed write claimed

@@ -68,9 +68,8 @@ impl Engine {
                     ));
                 }
                 let mut conn = self.conn();
-                let before = self.store.catalog.before_write(&conn);
-                store::reject(&mut conn, id, &self.project_id, reason)?;
-                self.store.catalog.after_write(&conn, before, &[id]);
+                let reject = |c: &mut rusqlite::Connection| store::reject(c, id, &self.project_id, reason);
+                self.store.catalog.write(&mut conn, reject, |_| vec![id])?;
             }
             Decision::Accept => {
                 if reason.is_some_and(|r| !r.trim().is_empty()) {
@@ -86,10 +85,10 @@ impl Engine {
                     }
                 }
                 let mut conn = self.conn();
-                let before = self.store.catalog.before_write(&conn);
-                let a = store::accept(&mut conn, id, &self.project_id, self.embedding.index.as_deref())?;
-                let touched: Vec<i64> = std::iter::once(id).chain(a.replaced).collect();
-                self.store.catalog.after_write(&conn, before, &touched);
+                let index = self.embedding.index.as_deref();
+                let accept = |c: &mut rusqlite::Connection| store::accept(c, id, &self.project_id, index);
+                let touched = |a: &store::Accepted| std::iter::once(id).chain(a.replaced).collect();
+                let a = self.store.catalog.write(&mut conn, accept, touched)?;
                 out.replaced = a.replaced;
                 if let Some(gone) = a.replaces_gone {
                     out.warnings.push(format!(

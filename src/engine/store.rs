@@ -91,10 +91,7 @@ impl Store {
             return;
         }
         *lock(&self.counts_written) = Instant::now();
-        let before = self.catalog.before_write(conn);
-        let written = store::mark_recalled(conn, &ids);
-        self.catalog.after_write(conn, before, &[]);
-        match written {
+        match self.catalog.write_always(conn, |c| store::mark_recalled(c, &ids), |_| vec![]) {
             Ok(()) => self.catalog.recalled(&ids),
             Err(e) => tracing::warn!("the recall counts of {} notes were not written: {e}", ids.len()),
         }

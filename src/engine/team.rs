@@ -150,19 +150,17 @@ impl Engine {
         let cfg = self.require_team()?.clone();
         let out = self.team_sync_with(&cfg);
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        let recorded = store::team_record_error(&mut conn, out.as_ref().err().map(|e| e.to_string()).as_deref());
-        self.store.catalog.after_write(&conn, before, &[]);
-        recorded?;
+        let error = out.as_ref().err().map(|e| e.to_string());
+        let record = |c: &mut rusqlite::Connection| store::team_record_error(c, error.as_deref());
+        self.store.catalog.write_always(&mut conn, record, |_| vec![])?;
         out
     }
 
     fn team_begin(&self, cfg: &TeamConfig) -> Result<store::TeamLocal> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        let local = store::team_begin(&mut conn, &team::new_machine_id(&self.config.data_dir), &cfg.target());
-        self.store.catalog.after_write(&conn, before, &[]);
-        local
+        let machine = team::new_machine_id(&self.config.data_dir);
+        let begin = |c: &mut rusqlite::Connection| store::team_begin(c, &machine, &cfg.target());
+        self.store.catalog.write_always(&mut conn, begin, |_| vec![])
     }
 
     fn team_sync_with(&self, cfg: &TeamConfig) -> Result<SyncReport> {
@@ -198,10 +196,9 @@ impl Engine {
             let n = rows.len();
             let counts: Vec<_> = rows.into_iter().map(|r| r.1).collect();
             let mut conn = self.conn();
-            let before = self.store.catalog.before_write(&conn);
-            let touched = store::counts_apply(&mut conn, machine, &counts, last);
-            self.store.catalog.after_write(&conn, before, touched.as_deref().unwrap_or(&[]));
-            touched?;
+            let apply = |c: &mut rusqlite::Connection| store::counts_apply(c, machine, &counts, last);
+            let touched = |t: &Result<Vec<i64>>| t.as_deref().unwrap_or(&[]).to_vec();
+            self.store.catalog.write_always(&mut conn, apply, touched)?;
             cursor = last;
             if n < PULL_BATCH as usize {
                 return Ok(());
@@ -244,9 +241,8 @@ impl Engine {
                     None => forgotten.extend(store::team_note_id(&conn, uid)?),
                 }
             }
-            let before = self.store.catalog.before_write(&conn);
-            let removed = store::team_ack(&mut conn, upto, &assigned, &forgotten)?;
-            self.store.catalog.after_write(&conn, before, &removed);
+            let ack = |c: &mut rusqlite::Connection| store::team_ack(c, upto, &assigned, &forgotten);
+            let removed = self.store.catalog.write(&mut conn, ack, Vec::clone)?;
             if let Some(ix) = self.embedding.index.as_deref() {
                 for id in &removed {
                     ix.remove(*id);
@@ -313,18 +309,13 @@ impl Engine {
                 }
             }
             let mut conn = self.conn();
-            let before = self.store.catalog.before_write(&conn);
-            let applied = store::team_apply(&mut conn, &incoming, last, model.as_deref(), with_project)?;
+            let apply =
+                |c: &mut rusqlite::Connection| store::team_apply(c, &incoming, last, model.as_deref(), with_project);
+            let touched = |a: &store::TeamApplied| {
+                a.inserted.iter().chain(&a.updated).chain(&a.removed).chain(&a.retired).copied().collect()
+            };
+            let applied = self.store.catalog.write(&mut conn, apply, touched)?;
             self.pieces_missing();
-            let touched: Vec<i64> = applied
-                .inserted
-                .iter()
-                .chain(&applied.updated)
-                .chain(&applied.removed)
-                .chain(&applied.retired)
-                .copied()
-                .collect();
-            self.store.catalog.after_write(&conn, before, &touched);
             drop(conn);
             if let Some(ix) = self.embedding.index.as_deref() {
                 for id in applied.removed.iter().chain(&applied.retired) {
@@ -344,11 +335,10 @@ impl Engine {
                     subject: self.config.memory.conflict_threshold,
                 };
                 let mut conn = self.conn();
-                let before = self.store.catalog.before_write(&conn);
-                let pairs =
-                    store::pair_written_elsewhere(&mut conn, &applied.reembedded, t, self.embedding.index.as_deref());
-                self.store.catalog.after_write(&conn, before, &[]);
-                let pairs = pairs?;
+                let index = self.embedding.index.as_deref();
+                let pair =
+                    |c: &mut rusqlite::Connection| store::pair_written_elsewhere(c, &applied.reembedded, t, index);
+                let pairs = self.store.catalog.write_always(&mut conn, pair, |_| vec![])?;
                 if pairs > 0 {
                     tracing::debug!("team sync: {pairs} conflicting pair(s) with notes pulled");
                 }

@@ -5,8 +5,8 @@
 //! SQLite stays the source of truth. The catalog is valid only while nothing it has not seen
 //! has written to the database: it remembers `PRAGMA data_version` (which moves when another
 //! connection commits) and this connection's `total_changes()` (which moves on every write
-//! through it). The engine reports its own writes with [`Catalog::after_write`], which
-//! re-reads the touched rows and accepts the new change count; any other write (another
+//! through it). The engine makes its writes through [`Catalog::write`] and
+//! [`Catalog::write_always`], which re-read the touched rows and accept the new change count; any other write (another
 //! process, another module writing through the same connection) makes the catalog reload
 //! in full at the next read.
 
@@ -433,14 +433,14 @@ impl Catalog {
     }
 
     /// The current change count of `conn`, to pass to [`Catalog::after_write`].
-    pub fn before_write(&self, conn: &Connection) -> u64 {
+    pub(super) fn before_write(&self, conn: &Connection) -> u64 {
         conn.total_changes()
     }
 
     /// Records a write through `conn` that touched `ids` (written, pinned, edited, deleted):
     /// when the catalog was in step before it (`before` from [`Catalog::before_write`]), the
     /// rows are re-read and the new change count accepted; otherwise it reloads later.
-    pub fn after_write(&self, conn: &Connection, before: u64, ids: &[i64]) {
+    pub(super) fn after_write(&self, conn: &Connection, before: u64, ids: &[i64]) {
         if !ids.is_empty() {
             self.bump();
         }
@@ -454,6 +454,36 @@ impl Catalog {
         } else {
             *g = None;
         }
+    }
+
+    /// Runs `write`, a store write through `conn`, and when it succeeds records the notes
+    /// `touched` names of its outcome ([`Catalog::after_write`]). After a failure the catalog
+    /// is not told: the connection's change count may have moved, and its next read reloads.
+    pub fn write<T>(
+        &self,
+        conn: &mut Connection,
+        write: impl FnOnce(&mut Connection) -> Result<T>,
+        touched: impl FnOnce(&T) -> Vec<i64>,
+    ) -> Result<T> {
+        let before = self.before_write(conn);
+        let out = write(conn)?;
+        self.after_write(conn, before, &touched(&out));
+        Ok(out)
+    }
+
+    /// Runs `write` through `conn` and records the notes `touched` names of its outcome,
+    /// whatever it is: for writes that change no note's text (the catalog stays in step
+    /// instead of reloading every note) or whose notes are known before the write.
+    pub fn write_always<T>(
+        &self,
+        conn: &mut Connection,
+        write: impl FnOnce(&mut Connection) -> T,
+        touched: impl FnOnce(&T) -> Vec<i64>,
+    ) -> T {
+        let before = self.before_write(conn);
+        let out = write(conn);
+        self.after_write(conn, before, &touched(&out));
+        out
     }
 
     /// Forgets everything, so the next read rebuilds from the store (after a bulk change such

@@ -98,11 +98,12 @@ pub fn edit_note(
     pieces: Option<&Pieces>,
 ) -> Result<()> {
     let model = embedded.as_ref().map(|e| e.model);
-    let before = catalog.before_write(conn);
-    store::edit(conn, id, delta, embedded, index)?;
-    if let (Some(p), Some(m)) = (pieces, model) {
-        store::set_pieces(conn, m, &[(id, intent, delta, p)])?;
-    }
-    catalog.after_write(conn, before, &[id]);
-    Ok(())
+    let edit = |c: &mut Connection| {
+        store::edit(c, id, delta, embedded, index)?;
+        if let (Some(p), Some(m)) = (pieces, model) {
+            store::set_pieces(c, m, &[(id, intent, delta, p)])?;
+        }
+        Ok(())
+    };
+    catalog.write(conn, edit, |_| vec![id])
 }

@@ -362,15 +362,20 @@ impl Engine {
                 }
             }
         };
-        let before = self.store.catalog.before_write(&conn);
-        let moved = store::move_scope(&mut conn, id, scope, &project, self.vector_index().map(|v| v.as_ref()))?;
-        let (out, touched) = match moved {
-            store::Moved::Moved(i) => (MoveResult { id: i, status: MoveStatus::Moved }, vec![i]),
-            store::Moved::MergedInto(k) => (MoveResult { id: k, status: MoveStatus::Merged }, vec![k, id]),
-            store::Moved::Unchanged(i) => (MoveResult { id: i, status: MoveStatus::Unchanged }, vec![]),
+        let index = self.vector_index().map(|v| v.as_ref());
+        let touched = |moved: &store::Moved| match *moved {
+            store::Moved::Moved(i) => vec![i],
+            store::Moved::MergedInto(k) => vec![k, id],
+            store::Moved::Unchanged(_) => vec![],
+        };
+        let moved =
+            self.store.catalog.write(&mut conn, |c| store::move_scope(c, id, scope, &project, index), touched)?;
+        let out = match moved {
+            store::Moved::Moved(i) => MoveResult { id: i, status: MoveStatus::Moved },
+            store::Moved::MergedInto(k) => MoveResult { id: k, status: MoveStatus::Merged },
+            store::Moved::Unchanged(i) => MoveResult { id: i, status: MoveStatus::Unchanged },
         };
         // A scope change moves a note between the catalog's partitions: reload it.
-        self.store.catalog.after_write(&conn, before, &touched);
         if moved != store::Moved::Unchanged(id) {
             self.store.catalog.invalidate();
         }
@@ -381,10 +386,8 @@ impl Engine {
     /// pin; `drop` is deleted.
     pub fn merge_notes(&self, keep: i64, drop: i64) -> Result<()> {
         let mut conn = self.conn();
-        let before = self.store.catalog.before_write(&conn);
-        store::merge(&mut conn, keep, drop, self.vector_index().map(|v| v.as_ref()))?;
-        self.store.catalog.after_write(&conn, before, &[keep, drop]);
-        Ok(())
+        let index = self.vector_index().map(|v| v.as_ref());
+        self.store.catalog.write(&mut conn, |c| store::merge(c, keep, drop, index), |_| vec![keep, drop])
     }
 
     /// Near-duplicate pairs of one skill's notes visible from this project (as `distill`
