@@ -147,3 +147,64 @@ export function explain(r, srv) {
   const reqs = srv.requests.map((q) => `${q.method} ${q.url} ${q.kind ?? ""} step ${q.step ?? ""}`).join("\n")
   return `exit ${r.code}${r.timedOut ? " (killed: took too long)" : ""}\n--- requests\n${reqs}\n--- stdout\n${r.stdout.slice(-3000)}\n--- stderr\n${r.stderr.slice(-5000)}`
 }
+
+/** The error → fix tests' skill and the made-up CLI it is about: `deployctl push` fails with
+ * a realistic error line unless a region is given (`--region` or DEPLOY_REGION). The scripted
+ * agent runs the failing call, then the one with `--region`; the host really runs both. */
+export const DEPLOY = {
+  skill: "deploy",
+  skillMd: `---
+name: deploy
+description: Ship the web app to the staging cluster with deployctl.
+skill-memory:
+  enabled: true
+---
+
+# deploy
+
+Push a build with \`deployctl push web\`.
+`,
+  intent: "ship the web app to staging",
+  failing: "deployctl push web",
+  fixed: "deployctl push web --region eu-west-1",
+  error: "error: no region configured (set --region or DEPLOY_REGION)",
+}
+
+/** `fixWorld(host, skillsDir)`: a world whose workspace holds the deploy skill (memory on) and
+ * whose `bin` holds `deployctl`; its `env(extra)` puts that `bin` first on PATH. */
+export function fixWorld(host, skillsDir) {
+  const w = world(host, skillsDir)
+  const dir = join(w.ws, skillsDir, DEPLOY.skill)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, "SKILL.md"), DEPLOY.skillMd)
+  const bin = join(w.root, "bin")
+  mkdirSync(bin)
+  writeFileSync(
+    join(bin, "deployctl"),
+    [
+      "#!/bin/sh",
+      "# A made-up deploy CLI: `push` needs a region.",
+      'cmd="$1"; shift',
+      'region="$DEPLOY_REGION"',
+      'while [ $# -gt 0 ]; do case "$1" in --region) region="$2"; shift 2 ;; --region=*) region="${1#--region=}"; shift ;; *) app="$1"; shift ;; esac; done',
+      'if [ -z "$region" ]; then',
+      `  echo "${DEPLOY.error}" >&2`,
+      "  exit 1",
+      "fi",
+      'echo "pushed $app to $region (release 42)"',
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  )
+  return { ...w, bin, path: `${bin}:${baseEnv(w).PATH}` }
+}
+
+/** The mined lesson of DEPLOY, as the miner words it. */
+export const DEPLOY_LESSON = `\`${DEPLOY.failing}\` fails with \`${DEPLOY.error}\`; \`${DEPLOY.fixed}\` works.`
+
+/** The notes of `skill` in the world's workspace (`skillmem notes --json`). */
+export function notesOf(w, env, skill) {
+  const r = spawnSync(SKILLMEM, ["notes", skill, "--json", "--workspace", w.ws], { env, encoding: "utf8" })
+  if (r.status !== 0) throw new Error(`skillmem notes failed: ${r.stderr}`)
+  return JSON.parse(r.stdout).notes
+}
