@@ -332,9 +332,20 @@ fn calls_in(kind: Kind, r: &Value, at: usize) -> Vec<(Option<String>, Call)> {
 
 /// What a Gemini CLI shell call printed: its `Output:` and `Error:` sections without the
 /// report around them (`Command:`, `Directory:`, `Exit Code:`, `Signal:`, …, and `(none)`);
-/// any other output as it is.
+/// any other output as it is. Gemini CLI 0.61 wraps a tool's output in
+/// `<untrusted_context>` … `</untrusted_context>` and starts a shell report at `Output:`
+/// (`recorded-0.61.0/session-fix.jsonl`); the wrapper is dropped too.
 fn gemini_shell_output(output: &str) -> String {
-    if !output.starts_with("Command: ") {
+    let output = output
+        .trim()
+        .strip_prefix("<untrusted_context>")
+        .and_then(|s| s.strip_suffix("</untrusted_context>"))
+        .map_or(output, str::trim);
+    // A report starts with its command or its output and ends with what the process did.
+    const ENDS: &[&str] = &["Exit Code:", "Signal:", "Background PIDs:", "Process Group PGID:"];
+    let report = (output.starts_with("Command: ") || output.starts_with("Output:"))
+        && output.lines().skip(1).any(|l| ENDS.iter().any(|e| l.starts_with(e)));
+    if !report {
         return output.to_string();
     }
     const FIELDS: &[&str] = &[
@@ -575,6 +586,27 @@ mod tests {
             "a\nb\n"
         );
         assert_eq!(gemini_shell_output("plain"), "plain");
+        // (a shell call's output as Gemini CLI wrote it, what it printed)
+        let outputs = [
+            // 0.61.0, as recorded (session-fix.jsonl): wrapped, no `Command:` line.
+            (
+                "<untrusted_context>\nOutput: error: no region configured (set --region or DEPLOY_REGION)\nExit Code: 1\nProcess Group PGID: 23249\n</untrusted_context>",
+                "error: no region configured (set --region or DEPLOY_REGION)\n",
+            ),
+            (
+                "<untrusted_context>\nOutput: pushed web\nsecond line\nProcess Group PGID: 7\n</untrusted_context>",
+                "pushed web\nsecond line\n",
+            ),
+            ("<untrusted_context>\nOutput: (none)\nExit Code: 2\n</untrusted_context>", ""),
+            // Another tool's wrapped output: unwrapped, kept whole.
+            ("<untrusted_context>\nOutput: of a file\n</untrusted_context>", "Output: of a file"),
+            ("<untrusted_context>\nfile text\n</untrusted_context>", "file text"),
+            ("<untrusted_context>", "<untrusted_context>"),
+            ("Output: words\nmore words", "Output: words\nmore words"),
+        ];
+        for (output, want) in outputs {
+            assert_eq!(gemini_shell_output(output), want, "{output:?}");
+        }
     }
 
     #[test]
@@ -596,11 +628,45 @@ mod tests {
                 "gemini-cli/recorded-0.61.0/session-at-end.jsonl",
                 vec![row("activate_skill", "activate_skill jq", false, None, 6)],
             ),
+            (
+                Kind::Gemini,
+                "gemini-cli/recorded-0.61.0/session-fix.jsonl",
+                vec![
+                    row("activate_skill", "activate_skill deploy", false, None, 6),
+                    row("run_shell_command", "deployctl push web", true, Some("deploy"), 11),
+                    row("run_shell_command", "deployctl push web --region eu-west-1", false, Some("deploy"), 16),
+                ],
+            ),
         ];
         for (kind, path, want) in cases {
             let got = calls(kind, &fixture(path));
             assert_eq!(rows(&got), want, "{path}");
             assert!(got.iter().all(|c| !c.output.is_empty()), "{path}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn lessons_mined_from_the_recorded_failures() {
+        // (dialect, a real session where a call failed and a changed one then worked, the
+        // failed call's output as read, the lesson mined). Scripted model, real host and shell.
+        let cases = [(
+            Kind::Gemini,
+            "gemini-cli/recorded-0.61.0/session-fix.jsonl",
+            "error: no region configured (set --region or DEPLOY_REGION)\n",
+        )];
+        let lesson = "`deployctl push web` fails with `error: no region configured (set --region or DEPLOY_REGION)`; \
+                      `deployctl push web --region eu-west-1` works.";
+        for (kind, path, error) in cases {
+            let got = calls(kind, &fixture(path));
+            let failed: Vec<&Call> = got.iter().filter(|c| c.failed).collect();
+            assert_eq!(failed.iter().map(|c| c.output.as_str()).collect::<Vec<_>>(), vec![error], "{path}");
+            let out = crate::historian::mine::mine(&got);
+            assert_eq!(
+                out.mined.iter().map(|m| (m.skill.as_str(), m.delta.as_str())).collect::<Vec<_>>(),
+                vec![("deploy", lesson)],
+                "{path}"
+            );
+            assert!(out.refused.is_empty(), "{path}: {:?}", out.refused);
         }
     }
 }
