@@ -398,3 +398,66 @@ fn each_hosts_session_end_mines_a_failed_call_and_its_fix() {
         assert_eq!((again.len(), &again[0]["hits"]), (1, &n["hits"]), "{host}: {again:#?}");
     }
 }
+
+/// Copilot CLI writes a session's events file behind the session: at `sessionEnd` it held only
+/// the session's start (the first eight records of `events-fix.jsonl`, as a real run's hook
+/// found them). The next session's skill load reads on in that file once it is complete and
+/// mines it before its block is built, so the block carries the lesson; the next end writes
+/// nothing again.
+#[test]
+fn copilot_sessions_written_after_their_end_are_mined_by_the_next_hook() {
+    let w = World::new();
+    let dir = w.ws.join(".github/skills/deploy");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), ENABLED.replace("NAME", "deploy")).unwrap();
+    let events = |session: &str| w.home.join(".copilot/session-state").join(session).join("events.jsonl");
+    let full = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/copilot/recorded-1.0.102/events-fix.jsonl"),
+    )
+    .unwrap();
+    let first = "e32096c5-a8a6-476c-86f2-7c3cc4c82057";
+    std::fs::create_dir_all(events(first).parent().unwrap()).unwrap();
+    let at_end: String = full.lines().take(8).map(|l| format!("{l}\n")).collect();
+    std::fs::write(events(first), at_end).unwrap();
+    let mut end = recorded("copilot/recorded-1.0.102/session-end.json");
+    end["cwd"] = json!(w.ws);
+    end["sessionId"] = json!(first);
+    let (code, out, err) = hook(&w, "copilot", &end.to_string());
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    let notes = |w: &World| -> Vec<Value> {
+        let (code, listed, e) = w.cli(&["notes", "--json"]);
+        assert_eq!(code, 0, "{e}");
+        serde_json::from_str::<Value>(&listed).unwrap()["notes"].as_array().unwrap().clone()
+    };
+    assert_eq!(notes(&w), Vec::<Value>::new(), "nothing failed yet in what the end read");
+
+    // Copilot writes the rest; the next session loads the skill.
+    std::fs::write(events(first), &full).unwrap();
+    let mut load = recorded("copilot/recorded-1.0.102/post-tool-use-skill.json");
+    load["cwd"] = json!(w.ws);
+    load["toolArgs"] = json!({"skill": "deploy"});
+    let second = load["sessionId"].as_str().unwrap().to_string();
+    let (code, out, err) = hook(&w, "copilot", &load.to_string());
+    assert_eq!(code, 0, "{err}");
+    let a: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("not JSON: {out:?} {err}"));
+    let ctx = a["additionalContext"].as_str().unwrap();
+    let lesson = "`deployctl push web` fails with `error: no region configured (set --region or DEPLOY_REGION)`; \
+                  `deployctl push web --region eu-west-1` works.";
+    assert!(ctx.contains(lesson) && ctx.contains("trust=\"unverified\""), "{ctx}");
+    let got = notes(&w);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(
+        (got[0]["source"].as_str(), got[0]["sessionId"].as_str(), got[0]["host"].as_str()),
+        (Some("transcript"), Some(first), Some("copilot")),
+        "{}",
+        got[0]
+    );
+    // The second session's end reads the first's file again: it has not grown, nothing more.
+    end["sessionId"] = json!(second);
+    hook(&w, "copilot", &end.to_string());
+    hook(&w, "copilot", &load.to_string());
+    let again = notes(&w);
+    assert_eq!((again.len(), &again[0]["hits"]), (1, &got[0]["hits"]), "{again:#?}");
+    let log = std::fs::read_to_string(w.data.join("logs/copilot-hook.log")).unwrap();
+    assert_eq!(log.lines().filter(|l| l.contains("mined a fix lesson of deploy")).count(), 1, "{log}");
+}

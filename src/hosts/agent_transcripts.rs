@@ -318,11 +318,18 @@ fn calls_in(kind: Kind, r: &Value, at: usize) -> Vec<(Option<String>, Call)> {
                         .pointer("/result/content")
                         .or_else(|| d.pointer("/error/message"))
                         .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    let failed = d.get("success").and_then(Value::as_bool) == Some(false)
-                        || exit_code_after(&output, "<exited with exit code").is_some_and(|n| n != 0);
-                    vec![(id, new("", String::new(), failed, output))]
+                        .unwrap_or("");
+                    // A shell call that ran and exited non-zero is `success: true`; its exit
+                    // code is in `shellExecution` and in the output's last line (1.0.102:
+                    // `<shellId: 0 completed with exit code 1>`, `recorded-1.0.102/events-fix.jsonl`).
+                    let code = d
+                        .pointer("/shellExecution/exitCode")
+                        .and_then(Value::as_i64)
+                        .or_else(|| exit_code_after(output, "<exited with exit code"))
+                        .or_else(|| exit_code_after(output, "completed with exit code"));
+                    let failed =
+                        d.get("success").and_then(Value::as_bool) == Some(false) || code.is_some_and(|n| n != 0);
+                    vec![(id, new("", String::new(), failed, copilot_shell_output(output)))]
                 }
                 _ => vec![],
             }
@@ -378,6 +385,20 @@ fn gemini_shell_output(output: &str) -> String {
         }
     }
     kept
+}
+
+/// What a Copilot CLI shell call printed, without the line it ends with to say how the process
+/// ended (`<shellId: 0 completed with exit code 1>`, `<exited with exit code 1>`); any other
+/// output as it is.
+fn copilot_shell_output(output: &str) -> String {
+    let body = output.trim_end();
+    let (rest, last) = body.rsplit_once('\n').unwrap_or(("", body));
+    let trailer = last.starts_with('<') && last.ends_with('>') && last.contains("exit code");
+    if trailer {
+        rest.to_string()
+    } else {
+        output.to_string()
+    }
 }
 
 /// The number after `label` in an output (`Exit Code: 1`, `Process exited with code 2`).
@@ -567,11 +588,25 @@ mod tests {
                     json!({"type":"tool.execution_complete","data":{"toolCallId":"c2","success":true,"result":{"content":"fatal: no upstream\n<exited with exit code 128>"}}}),
                     json!({"type":"tool.execution_start","data":{"toolCallId":"c3","toolName":"bash","arguments":"{\"command\":\"git push -u origin main\"}"}}),
                     json!({"type":"tool.execution_complete","data":{"toolCallId":"c3","success":false,"error":{"message":"denied"}}}),
+                    // 1.0.102 as recorded (events-fix.jsonl): the exit code in `shellExecution`.
+                    json!({"type":"tool.execution_start","data":{"toolCallId":"c4","toolName":"bash","arguments":{"command":"git fetch"}}}),
+                    json!({"type":"tool.execution_complete","data":{"toolCallId":"c4","success":true,"shellExecution":{"exitCode":128},
+                        "result":{"content":"fatal: not a remote\n<shellId: 0 completed with exit code 128>"}}}),
+                    json!({"type":"tool.execution_start","data":{"toolCallId":"c5","toolName":"bash","arguments":{"command":"git fetch origin"}}}),
+                    json!({"type":"tool.execution_complete","data":{"toolCallId":"c5","success":true,"shellExecution":{"exitCode":0},
+                        "result":{"content":"done\n<shellId: 1 completed with exit code 0>"}}}),
+                    // The exit code only in the output's last line.
+                    json!({"type":"tool.execution_start","data":{"toolCallId":"c6","toolName":"bash","arguments":{"command":"git gc"}}}),
+                    json!({"type":"tool.execution_complete","data":{"toolCallId":"c6","success":true,
+                        "result":{"content":"fatal: locked\n<shellId: 2 completed with exit code 1>"}}}),
                 ],
                 vec![
                     row("skill", r#"skill {"skill":"git"}"#, false, None, 0),
                     row("bash", "git push", true, Some("git"), 2),
                     row("bash", "git push -u origin main", true, Some("git"), 4),
+                    row("bash", "git fetch", true, Some("git"), 6),
+                    row("bash", "git fetch origin", false, Some("git"), 8),
+                    row("bash", "git gc", true, Some("git"), 10),
                 ],
             ),
             (Kind::Copilot, vec![json!(null), json!({"type":"tool.execution_complete"}), json!("x")], vec![]),
@@ -586,6 +621,20 @@ mod tests {
             "a\nb\n"
         );
         assert_eq!(gemini_shell_output("plain"), "plain");
+        // Copilot's shell output is read without the line that says how the process ended.
+        let copilot = calls(Kind::Copilot, &cases[2].1);
+        assert_eq!(
+            [copilot[1].output.as_str(), copilot[3].output.as_str(), copilot[4].output.as_str()],
+            ["fatal: no upstream", "fatal: not a remote", "done"]
+        );
+        for (output, want) in [
+            ("a\n<exited with exit code 1>\n", "a"),
+            ("<shellId: 0 completed with exit code 0>", ""),
+            ("a\n<b>", "a\n<b>"),
+            ("plain", "plain"),
+        ] {
+            assert_eq!(copilot_shell_output(output), want, "{output:?}");
+        }
         // (a shell call's output as Gemini CLI wrote it, what it printed)
         let outputs = [
             // 0.61.0, as recorded (session-fix.jsonl): wrapped, no `Command:` line.
@@ -629,6 +678,15 @@ mod tests {
                 vec![row("activate_skill", "activate_skill jq", false, None, 6)],
             ),
             (
+                Kind::Copilot,
+                "copilot/recorded-1.0.102/events-fix.jsonl",
+                vec![
+                    row("skill", r#"skill {"skill":"deploy"}"#, false, None, 6),
+                    row("bash", "deployctl push web", true, Some("deploy"), 16),
+                    row("bash", "deployctl push web --region eu-west-1", false, Some("deploy"), 24),
+                ],
+            ),
+            (
                 Kind::Gemini,
                 "gemini-cli/recorded-0.61.0/session-fix.jsonl",
                 vec![
@@ -649,11 +707,18 @@ mod tests {
     fn lessons_mined_from_the_recorded_failures() {
         // (dialect, a real session where a call failed and a changed one then worked, the
         // failed call's output as read, the lesson mined). Scripted model, real host and shell.
-        let cases = [(
-            Kind::Gemini,
-            "gemini-cli/recorded-0.61.0/session-fix.jsonl",
-            "error: no region configured (set --region or DEPLOY_REGION)\n",
-        )];
+        let cases = [
+            (
+                Kind::Gemini,
+                "gemini-cli/recorded-0.61.0/session-fix.jsonl",
+                "error: no region configured (set --region or DEPLOY_REGION)\n",
+            ),
+            (
+                Kind::Copilot,
+                "copilot/recorded-1.0.102/events-fix.jsonl",
+                "error: no region configured (set --region or DEPLOY_REGION)",
+            ),
+        ];
         let lesson = "`deployctl push web` fails with `error: no region configured (set --region or DEPLOY_REGION)`; \
                       `deployctl push web --region eu-west-1` works.";
         for (kind, path, error) in cases {

@@ -164,6 +164,9 @@ fn handle(agent: Agent, stdin: &str, opts: &HookOptions, log: &mut Vec<String>) 
         }
     };
     let Some(engine) = open_or_log(&ws, opts, log) else { return (None, data_dir) };
+    // Before the block is built: a lesson of an earlier session that could not be mined at its
+    // end is in it.
+    catch_up(agent, &engine, session_of(&event).as_deref().unwrap_or_default(), log);
     let block = match engine.skill_loaded(SkillLoad {
         skill: loaded.skill.clone(),
         dir: loaded.dir.clone(),
@@ -235,6 +238,7 @@ fn session_end(agent: Agent, event: &Value, ws: &Path, opts: &HookOptions, log: 
         return;
     };
     let Some(engine) = open_or_log(ws, opts, log) else { return };
+    catch_up(agent, &engine, &session, log);
     if let Err(e) = read_uses(agent, &engine, &session, &path) {
         log.push(format!("session {session}: transcript {}: {e}", path.display()));
     }
@@ -282,6 +286,46 @@ fn read_uses(agent: Agent, engine: &crate::engine::Engine, session: &str, path: 
     };
     store::record_unseen_read(&mut conn, &read)?;
     Ok(())
+}
+
+/// How far back, and how many, earlier sessions [`catch_up`] looks at.
+const CATCH_UP_WINDOW_MS: i64 = 7 * 24 * 3600 * 1000;
+const CATCH_UP_SESSIONS: usize = 8;
+
+/// Copilot CLI writes a session's events file behind the session: at `sessionEnd` it may hold
+/// only the session's start (`recorded-1.0.102/events-fix.jsonl` is the same session's file
+/// once Copilot had exited), so the calls to mine and the skill loads to record arrive after
+/// the hook has run. Every later Copilot hook in the project reads on in the files of the
+/// project's recent sessions that grew past where their end read them: the skill uses there
+/// are recorded and the whole transcript is mined again (a pair judged once in a session is
+/// not judged twice).
+fn catch_up(agent: Agent, engine: &crate::engine::Engine, current: &str, log: &mut Vec<String>) {
+    if agent.dialect != Dialect::Copilot {
+        return;
+    }
+    let since = db::now_ms() - CATCH_UP_WINDOW_MS;
+    let sessions = db::open(&engine.config().data_dir)
+        .and_then(|c| store::read_sessions(&c, agent.host, engine.project_id(), current, since, CATCH_UP_SESSIONS));
+    let sessions = match sessions {
+        Ok(s) => s,
+        Err(e) => {
+            log.push(format!("earlier sessions not read on: {e}"));
+            return;
+        }
+    };
+    for (session, transcript, offset) in sessions {
+        let path = PathBuf::from(&transcript);
+        let grew = std::fs::metadata(&path).is_ok_and(|m| m.len() > offset.max(0) as u64);
+        if !grew {
+            continue;
+        }
+        if let Err(e) = read_uses(agent, engine, &session, &path) {
+            log.push(format!("session {session}: transcript {transcript}: {e}"));
+        }
+        if let Err(e) = mine_transcript(agent, engine, &session, &path, log) {
+            log.push(format!("session {session}: mining {transcript}: {e}"));
+        }
+    }
 }
 
 /// Mines the whole transcript of a session for error → fix lessons (`historian::mine`), as

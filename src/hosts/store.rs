@@ -77,3 +77,25 @@ pub fn record_use(
     tx.commit()?;
     Ok(())
 }
+
+/// The sessions of `host` that used a skill in `project` and whose transcript was read since
+/// `since` (ms), other than `but`: each with its transcript and the offset reached, the most
+/// recently read first, at most `limit`.
+pub fn read_sessions(
+    conn: &Connection,
+    host: &str,
+    project: &str,
+    but: &str,
+    since: i64,
+    limit: usize,
+) -> Result<Vec<(String, String, i64)>> {
+    let mut st = conn.prepare_cached(
+        "SELECT h.session_id, h.transcript, h.offset FROM host_sessions h
+         WHERE h.host = ?1 AND h.session_id != ?3 AND h.updated_at >= ?4
+           AND EXISTS (SELECT 1 FROM skill_uses u WHERE u.host = h.host AND u.session_id = h.session_id AND u.project_id = ?2)
+         ORDER BY h.updated_at DESC LIMIT ?5",
+    )?;
+    let rows =
+        st.query_map(params![host, project, but, since, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
