@@ -168,4 +168,33 @@ mod tests {
         assert_eq!(got[0].output, "Launching skill: jq");
         assert_eq!(got[0].position, Position::RecordIndex(8));
     }
+
+    #[test]
+    fn the_recorded_failure_and_its_fix() {
+        // editors/e2e/test/claude-code-mine.test.mjs's first session: the deploy skill loaded,
+        // `deployctl push web` really failed (no region), then worked with `--region`.
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-code/recorded-2.1.197/session-fix.jsonl");
+        let records = super::super::transcript::records_from_jsonl(&std::fs::read_to_string(p).unwrap());
+        let got = claude_code(&records);
+        let shell: Vec<(&str, bool, Option<&str>)> = got
+            .iter()
+            .filter(|c| c.tool == "Bash")
+            .map(|c| (c.command.as_str(), c.failed, c.skill_in_use.as_deref()))
+            .collect();
+        assert_eq!(
+            shell,
+            vec![
+                ("deployctl push web", true, Some("deploy")),
+                ("deployctl push web --region eu-west-1", false, Some("deploy"))
+            ]
+        );
+        let out = super::super::mine::mine(&got);
+        let mined: Vec<(&str, &[String])> =
+            out.mined.iter().map(|m| (m.delta.as_str(), m.evidence.error_lines.as_slice())).collect();
+        let error = "error: no region configured (set --region or DEPLOY_REGION)";
+        let lesson =
+            format!("`deployctl push web` fails with `{error}`; `deployctl push web --region eu-west-1` works.");
+        assert_eq!(mined, vec![(lesson.as_str(), &[error.to_string()][..])]);
+    }
 }

@@ -678,6 +678,15 @@ mod tests {
                 vec![row("activate_skill", "activate_skill jq", false, None, 6)],
             ),
             (
+                Kind::Codex,
+                "codex/recorded-0.171.0/rollout-fix.jsonl",
+                vec![
+                    row("exec_command", "cat .agents/skills/deploy/SKILL.md", false, None, 11),
+                    row("exec_command", "deployctl push web", true, Some("deploy"), 16),
+                    row("exec_command", "deployctl push web --region eu-west-1", false, Some("deploy"), 21),
+                ],
+            ),
+            (
                 Kind::Copilot,
                 "copilot/recorded-1.0.102/events-fix.jsonl",
                 vec![
@@ -705,33 +714,33 @@ mod tests {
 
     #[test]
     fn lessons_mined_from_the_recorded_failures() {
-        // (dialect, a real session where a call failed and a changed one then worked, the
-        // failed call's output as read, the lesson mined). Scripted model, real host and shell.
+        // (dialect, a real session where a shell call failed and a changed one then worked).
+        // Scripted model; the host ran the calls and wrote the transcript
+        // (editors/e2e/isolated/*-mine.test.mjs).
         let cases = [
-            (
-                Kind::Gemini,
-                "gemini-cli/recorded-0.61.0/session-fix.jsonl",
-                "error: no region configured (set --region or DEPLOY_REGION)\n",
-            ),
-            (
-                Kind::Copilot,
-                "copilot/recorded-1.0.102/events-fix.jsonl",
-                "error: no region configured (set --region or DEPLOY_REGION)",
-            ),
+            (Kind::Gemini, "gemini-cli/recorded-0.61.0/session-fix.jsonl"),
+            (Kind::Copilot, "copilot/recorded-1.0.102/events-fix.jsonl"),
+            (Kind::Codex, "codex/recorded-0.171.0/rollout-fix.jsonl"),
         ];
-        let lesson = "`deployctl push web` fails with `error: no region configured (set --region or DEPLOY_REGION)`; \
-                      `deployctl push web --region eu-west-1` works.";
-        for (kind, path, error) in cases {
+        let error = "error: no region configured (set --region or DEPLOY_REGION)";
+        let lesson =
+            format!("`deployctl push web` fails with `{error}`; `deployctl push web --region eu-west-1` works.");
+        for (kind, path) in cases {
             let got = calls(kind, &fixture(path));
-            let failed: Vec<&Call> = got.iter().filter(|c| c.failed).collect();
-            assert_eq!(failed.iter().map(|c| c.output.as_str()).collect::<Vec<_>>(), vec![error], "{path}");
+            let failed: Vec<&str> = got.iter().filter(|c| c.failed).map(|c| c.command.as_str()).collect();
+            assert_eq!(failed, vec!["deployctl push web"], "{path}");
             let out = crate::historian::mine::mine(&got);
-            assert_eq!(
-                out.mined.iter().map(|m| (m.skill.as_str(), m.delta.as_str())).collect::<Vec<_>>(),
-                vec![("deploy", lesson)],
-                "{path}"
-            );
+            let mined: Vec<(&str, &str, &[String])> = out
+                .mined
+                .iter()
+                .map(|m| (m.skill.as_str(), m.delta.as_str(), m.evidence.error_lines.as_slice()))
+                .collect();
+            assert_eq!(mined, vec![("deploy", lesson.as_str(), &[error.to_string()][..])], "{path}");
             assert!(out.refused.is_empty(), "{path}: {:?}", out.refused);
         }
+        // What Gemini's and Copilot's shell calls printed, read out of the report around it.
+        let printed = |kind, path| calls(kind, &fixture(path)).into_iter().find(|c| c.failed).unwrap().output;
+        assert_eq!(printed(Kind::Gemini, "gemini-cli/recorded-0.61.0/session-fix.jsonl"), format!("{error}\n"));
+        assert_eq!(printed(Kind::Copilot, "copilot/recorded-1.0.102/events-fix.jsonl"), error);
     }
 }
