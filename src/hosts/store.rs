@@ -90,12 +90,19 @@ pub fn read_sessions(
     limit: usize,
 ) -> Result<Vec<(String, String, i64)>> {
     let mut st = conn.prepare_cached(
-        "SELECT h.session_id, h.transcript, h.offset FROM host_sessions h
-         WHERE h.host = ?1 AND h.session_id != ?3 AND h.updated_at >= ?4
-           AND EXISTS (SELECT 1 FROM skill_uses u WHERE u.host = h.host AND u.session_id = h.session_id AND u.project_id = ?2)
-         ORDER BY h.updated_at DESC LIMIT ?5",
+        "SELECT session_id, transcript, offset FROM host_sessions
+         WHERE host = ?1 AND session_id != ?2 AND updated_at >= ?3 ORDER BY updated_at DESC",
     )?;
-    let rows =
-        st.query_map(params![host, project, but, since, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
+    let rows = st.query_map(params![host, but, since], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let mut out = vec![];
+    for row in rows {
+        let row: (String, String, i64) = row?;
+        if usage::used_in(conn, host, &row.0, project)? {
+            out.push(row);
+            if out.len() == limit {
+                break;
+            }
+        }
+    }
+    Ok(out)
 }

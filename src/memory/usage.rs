@@ -27,6 +27,14 @@ pub fn of_session(conn: &Connection, host: &str, session: &str) -> Result<Vec<St
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
+/// Whether `session` of `host` used a skill in `project`.
+pub fn used_in(conn: &Connection, host: &str, session: &str, project: &str) -> Result<bool> {
+    let mut st = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM skill_uses WHERE host = ?1 AND session_id = ?2 AND project_id = ?3)",
+    )?;
+    Ok(st.query_row(params![host, session, project], |r| r.get(0))?)
+}
+
 /// The uses of one skill in a project.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkillUses {
