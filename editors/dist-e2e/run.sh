@@ -31,7 +31,8 @@ check() { # NAME COMMAND...: runs it, counts it
 # A debug binary carries ~10x its code in debug info: packed without it.
 cp "$bin" "$tmp/skillmem"
 objcopy --strip-debug "$tmp/skillmem" 2>/dev/null || true
-(cd "$repo" && cargo xtask dist --bin "linux-x64=$tmp/skillmem" --out "$tmp/dist" >/dev/null)
+# --out relative to where xtask runs, as the release workflow passes it (`--out dist`).
+(cd "$repo" && cargo xtask dist --bin "linux-x64=$tmp/skillmem" --out "$(realpath --relative-to="$repo" "$tmp/dist")" >/dev/null)
 dist="$tmp/dist"
 
 no_checkout_in() { # DIR: no file under it names the checkout

@@ -295,6 +295,9 @@ fn dist(args: &[String]) -> Result<()> {
             _ => return Err(format!("unknown argument {a}\n\n{USAGE}")),
         }
     }
+    // npm pack runs in each staged folder: a relative --out (the release workflow's `--out
+    // dist`) must name the same folder from there.
+    let out = std::env::current_dir().map_err(|e| format!("the current folder: {e}"))?.join(out);
     if bins.is_empty() {
         let p = host_platform().ok_or("no release build for this platform: pass --bin PLATFORM=FILE")?;
         let exe = if p.starts_with("win32") { "skillmem.exe" } else { "skillmem" };
