@@ -1,0 +1,418 @@
+//! What a note adds, as a call would carry it: its specifics, and which of them are a step,
+//! what to look at, or what the note warns about (the module docs of [`super`]).
+
+use super::errors::error_texts;
+use crate::memory::sameness;
+
+/// One thing a note adds, as a call would carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specific {
+    pub text: String,
+    /// A command the note adds as a step: found where a program's name stands, too.
+    pub step: bool,
+    /// The note says to look at it (`see`, `read`, `check`, `open` right before it): reading
+    /// it is applying the note.
+    pub look: bool,
+}
+
+/// What a note adds (see the module docs), each once.
+pub fn specifics(note: &str) -> Vec<Specific> {
+    let sig = sameness::signature(note);
+    let spans = code_spans(note);
+    let errors: Vec<String> = error_texts(note).iter().map(|e| e.to_lowercase()).collect();
+    // What the note says not to do: its only specific in a negated note, or a specific in a
+    // negated clause.
+    // A negation bears on what follows it in its clause: in "jq -r prints strings without
+    // their quotes" or "pass `--arg`, never by splicing" the specific is what to do; in "never
+    // pass --no-verify" it is what not to do.
+    let lower = note.to_lowercase();
+    let negated = |s: &str| {
+        (sig.negated && sig.specifics.len() == 1 && negation_before(&lower, &s.to_lowercase()))
+            || sig.roles.contains(&("not".to_string(), s.to_string()))
+    };
+    let mut out: Vec<Specific> = vec![];
+    let mut push = |text: &str, step: bool, look: bool| {
+        let text = text.trim();
+        let plain_number = text.chars().all(|c| c.is_ascii_digit()) && text.len() <= 2;
+        if text.chars().count() < 2 || plain_number || errors.contains(&text.to_lowercase()) {
+            return;
+        }
+        if !out.iter().any(|s| s.text == text) {
+            out.push(Specific { text: text.to_string(), step, look });
+        }
+    };
+    for s in &sig.specifics {
+        if negated(s) {
+            continue;
+        }
+        let span = spans.iter().any(|span| span == s);
+        let needle = if span { format!("`{}`", s.to_lowercase()) } else { s.to_lowercase() };
+        let subject = subject_role(&lower, &needle);
+        if subject == Some(Subject::Harm) {
+            continue;
+        }
+        let look = looked_at(&lower, &needle);
+        if span {
+            // "Run `A` before `B`": B is where the step goes, not a step the note adds; nor is
+            // the command a clause is about ("`aws s3 sync` needs `--exact-timestamps`").
+            let anchor = anchored(&lower, &s.to_lowercase()) || subject == Some(Subject::Context);
+            for (text, step) in span_specifics(s) {
+                if !(step && anchor) {
+                    push(&text, step, look);
+                }
+            }
+        } else {
+            push(s, false, look);
+            // `--max-old-space-size=4096`, or `NODE_OPTIONS=--max-old-space-size=6144`: the
+            // flag with another value is the note applied too.
+            let flag = s.find("=-").map_or(s.as_str(), |i| &s[i + 1..]);
+            if let Some((name, _)) = flag.split_once('=').filter(|(n, _)| n.starts_with('-') && n.len() > 2) {
+                push(name, false, look);
+            }
+        }
+    }
+    out
+}
+
+/// What a specific is to the clause it begins (after [`SUBJECT_LEAD`] words at most).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Subject {
+    /// The clause says it does harm or is to be avoided (`` `-DskipTests` skips the unit tests
+    /// as well ``, `` plain `uv sync` rewrites uv.lock ``, `` `-k` is against policy ``): what the
+    /// note warns about, not what it adds.
+    Harm,
+    /// The clause says it needs another code span (`` `aws s3 sync` needs
+    /// `--exact-timestamps` ``): the command is where the note's addition goes, not a step.
+    Context,
+}
+
+/// Words that may stand before a clause's subject.
+const SUBJECT_LEAD: &[&str] = &[
+    "a", "an", "the", "plain", "bare", "unquoted", "default", "old", "older", "stock", "but", "and", "while",
+    "whereas", "even", "only", "so",
+];
+/// Verbs that say a clause's subject does harm.
+const HARM: &[&str] = &[
+    "deletes",
+    "removes",
+    "wipes",
+    "drops",
+    "skips",
+    "rewrites",
+    "overwrites",
+    "truncates",
+    "flattens",
+    "breaks",
+    "fails",
+    "hangs",
+    "mangles",
+    "loses",
+    "ignores",
+    "misses",
+    "leaks",
+    "corrupts",
+    "clobbers",
+    "resets",
+    "crashes",
+    "dies",
+    "races",
+    "stalls",
+    "hides",
+    "swallows",
+    "nests",
+];
+/// What a clause's subject is said to be (`is …`) when it is to be avoided.
+const BAD: &[&str] = &[
+    "deprecated",
+    "against",
+    "not",
+    "too",
+    "unsafe",
+    "broken",
+    "slow",
+    "wrong",
+    "banned",
+    "forbidden",
+    "removed",
+    "insecure",
+    "flaky",
+    "disallowed",
+    "blocked",
+    "dangerous",
+    "obsolete",
+    "outdated",
+    "stale",
+    "buggy",
+    "unsupported",
+];
+/// Verbs by which a clause's subject needs what follows.
+const NEED: &[&str] = &["needs", "need", "requires", "require", "wants", "expects"];
+
+/// Where the clause holding byte `at` of `lower` starts: after the last `;`, `:`, `!`, `?`,
+/// `—` or sentence's `.` before it.
+fn clause_start(lower: &str, at: usize) -> usize {
+    let head = &lower[..at];
+    let mark = head.rfind([';', ':', '!', '?', '—']).map(|i| i + head[i..].chars().next().map_or(1, char::len_utf8));
+    let stop = head.rfind(". ").map(|i| i + 1);
+    mark.max(stop).unwrap_or(0)
+}
+
+/// What the specific written as `needle` in `lower` (the note, lower-cased) is to the clause
+/// it begins, if it begins one: its subject, followed within six words (before any other code
+/// span) by a verb of [`HARM`], `is`/`are` and a word of [`BAD`], or a verb of [`NEED`] and
+/// another code span.
+fn subject_role(lower: &str, needle: &str) -> Option<Subject> {
+    let at = lower.find(needle)?;
+    let word = |w: &str| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '-')).to_string();
+    if !lower[clause_start(lower, at)..at].split_whitespace().all(|w| SUBJECT_LEAD.contains(&word(w).as_str())) {
+        return None;
+    }
+    let rest = &lower[at + needle.len()..];
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, ';' | ':' | '!' | '?' | '—')
+                || (c == '.' && rest[i + 1..].chars().next().is_none_or(char::is_whitespace))
+        })
+        .map_or(rest.len(), |(i, _)| i);
+    let clause = &rest[..end];
+    let (text, another_span) = clause.find('`').map_or((clause, false), |i| (&clause[..i], true));
+    let words: Vec<String> = text.split_whitespace().map(word).take(6).collect();
+    for (i, w) in words.iter().enumerate() {
+        if HARM.contains(&w.as_str())
+            || (matches!(w.as_str(), "is" | "are") && words.get(i + 1).is_some_and(|n| BAD.contains(&n.as_str())))
+        {
+            return Some(Subject::Harm);
+        }
+        if NEED.contains(&w.as_str()) && another_span {
+            return Some(Subject::Context);
+        }
+    }
+    None
+}
+
+/// Words right before a specific that tell the reader to look at it.
+const LOOK: &[&str] = &["see", "read", "check", "open", "consult", "inspect"];
+
+/// Whether the word right before the specific written as `needle` in `lower` is one of
+/// [`LOOK`].
+fn looked_at(lower: &str, needle: &str) -> bool {
+    let Some(at) = lower.find(needle) else { return false };
+    let word = lower[..at].split_whitespace().next_back().unwrap_or("");
+    LOOK.contains(&word.trim_matches(|c: char| !c.is_alphanumeric()))
+}
+
+/// Words after which a command in a note is where its step goes, not the step.
+const ANCHORS: &[&str] = &["before", "after", "until", "than", "unlike"];
+
+/// Whether the code span `span` (lower-cased) stands right after one of [`ANCHORS`] in
+/// `lower` (the note, lower-cased).
+fn anchored(lower: &str, span: &str) -> bool {
+    let Some(at) = lower.find(&format!("`{span}`")) else { return false };
+    let word = lower[..at].split_whitespace().next_back().unwrap_or("");
+    ANCHORS.contains(&word.trim_matches(|c: char| !c.is_alphanumeric()))
+}
+
+/// Words that negate what follows them.
+const NEGATING: &[&str] = &["not", "never", "no", "without", "avoid", "don't", "doesn't", "isn't", "cannot"];
+
+/// Whether a negation stands before the first place `specific` is written in `lower` (a
+/// note, lower-cased), within its clause (after the last `.`, `;`, `:`, `!` or `?` before
+/// it); `specific` not found: true (the old rule, the note's only specific is negated).
+fn negation_before(lower: &str, specific: &str) -> bool {
+    let Some(at) = lower.find(specific) else { return true };
+    let start = lower[..at].rfind(['.', ';', ':', '!', '?']).map_or(0, |i| i + 1);
+    lower[start..at]
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|w| NEGATING.contains(&w) || (w.ends_with("n't") && w.len() > 3))
+}
+
+/// The contents of the note's code spans, trimmed.
+pub(super) fn code_spans(text: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = text;
+    while let Some(a) = rest.find('`') {
+        let after = &rest[a + 1..];
+        let Some(b) = after.find('`') else { break };
+        out.push(after[..b].trim().to_string());
+        rest = &after[b + 1..];
+    }
+    out
+}
+
+/// A word a program's name could be: lower-case letters, digits, `_` and `-`, starting with a
+/// letter.
+fn is_plain(w: &str) -> bool {
+    w.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// An environment assignment before a command (`RUST_LOG=debug cargo run`).
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(n, _)| {
+        !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !n.starts_with('-')
+    })
+}
+
+/// How many words of a command are its program and subcommands: up to three plain words,
+/// after any environment assignments and `sudo`.
+fn head_len(words: &[&str]) -> (usize, usize) {
+    let mut start = 0;
+    while start < words.len() && (is_assignment(words[start]) || words[start] == "sudo") {
+        start += 1;
+    }
+    let n = words[start..].iter().take(3).take_while(|w| is_plain(w)).count();
+    (start, n)
+}
+
+/// What a code span adds: a single word that is more than a program's name; of a command,
+/// the specifics after its program and subcommands, else the whole command as a step.
+fn span_specifics(span: &str) -> Vec<(String, bool)> {
+    let words: Vec<&str> = span.split_whitespace().collect();
+    if words.len() <= 1 {
+        let specific = !is_plain(span) || span.chars().any(|c| c.is_ascii_digit()) || span.contains(['_', '-']);
+        return if specific { vec![(span.to_string(), false)] } else { vec![] };
+    }
+    let (start, n) = head_len(&words);
+    let mut out: Vec<(String, bool)> = words[..start].iter().map(|w| (w.to_string(), false)).collect();
+    let tail = words[start + n..].join(" ");
+    let inner = sameness::signature(&tail).specifics;
+    if inner.is_empty() {
+        if n >= 2 || !tail.is_empty() {
+            out.push((words[start..].join(" "), true));
+        }
+    } else {
+        out.extend(inner.into_iter().map(|s| (s, false)));
+    }
+    out
+}
+
+/// Whether `s` occurs in a call's text: as a whole word (a version is not part of a longer
+/// one, a flag not of a longer flag, a name not of a URL), case-insensitively except for flags
+/// (`-l` is not `-L`); not where a command's program and subcommands stand, unless it is a
+/// step.
+pub fn occurs(call: &str, s: &Specific) -> bool {
+    let flag = s.text.starts_with('-');
+    let (hay, needle) =
+        if flag { (call.to_string(), s.text.clone()) } else { (call.to_lowercase(), s.text.to_lowercase()) };
+    let hay = collapse(&hay);
+    let needle = collapse(&needle);
+    if needle.is_empty() {
+        return false;
+    }
+    let heads = if s.step || flag { vec![] } else { head_ranges(&hay) };
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(&needle) {
+        let at = from + i;
+        let end = at + needle.len();
+        let before = hay[..at].chars().next_back();
+        let after = hay[end..].chars().next();
+        let open = matches!(needle.chars().next(), Some('/' | '~' | '.'))
+            || before.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')));
+        let close = needle.ends_with('/')
+            || after.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@')));
+        if open && close && !heads.iter().any(|(a, b)| at >= *a && end <= *b) {
+            return true;
+        }
+        from = at + needle.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// Runs of spaces and tabs as one space.
+pub(super) fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for c in s.chars() {
+        if c == ' ' || c == '\t' {
+            if !space {
+                out.push(' ');
+            }
+            space = true;
+        } else {
+            out.push(c);
+            space = false;
+        }
+    }
+    out
+}
+
+/// The byte ranges of each command's program and subcommands in a call's text (commands are
+/// separated by new lines, `;`, `|`, `&` and brackets).
+fn head_ranges(hay: &str) -> Vec<(usize, usize)> {
+    let mut out = vec![];
+    let mut start = 0;
+    for (i, c) in hay.char_indices().chain(std::iter::once((hay.len(), '\n'))) {
+        if matches!(c, '\n' | ';' | '|' | '&' | '(' | ')') {
+            let seg = &hay[start..i];
+            let words: Vec<(usize, &str)> = seg
+                .split(' ')
+                .scan(0usize, |pos, w| {
+                    let at = *pos;
+                    *pos += w.len() + 1;
+                    Some((at, w))
+                })
+                .filter(|(_, w)| !w.is_empty())
+                .collect();
+            let plain: Vec<&str> = words.iter().map(|(_, w)| *w).collect();
+            let (skip, n) = head_len(&plain);
+            if n > 0 {
+                let (a, _) = words[skip];
+                let (b, last) = words[skip + n - 1];
+                out.push((start + a, start + b + last.len()));
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specifics_table() {
+        let cases: &[(&str, &[(&str, bool)])] = &[
+            ("Use `aws s3 sync --exact-timestamps`.", &[("--exact-timestamps", false)]),
+            ("Run `npx prisma generate` first.", &[("npx prisma generate", true)]),
+            ("Run `pytest` from the root.", &[]),
+            ("`kubectl rollout status` hangs when paused; add `--timeout=120s`.", &[("--timeout=120s", false)]),
+            (
+                "`go mod tidy` drops the imports unless tools.go has `//go:build tools`.",
+                &[("tools.go", false), ("//go:build", false)],
+            ),
+            (
+                "Free disk with `docker builder prune`; `docker system prune -a` also deletes the base images.",
+                &[("docker builder prune", true)],
+            ),
+            ("`aws s3 sync` needs `--exact-timestamps`.", &[("--exact-timestamps", false)]),
+            ("Set RUST_LOG=debug to see frames.", &[("rust_log=debug", false)]),
+            (
+                "Use node --max-old-space-size=4096.",
+                &[("--max-old-space-size=4096", false), ("--max-old-space-size", false)],
+            ),
+            ("Pin serde_yaml to 0.8 in Cargo.toml.", &[("serde_yaml", false), ("0.8", false), ("cargo.toml", false)]),
+            ("Wait 30 seconds.", &[]),
+            // "without" bears on what follows it; other negations on the specific.
+            ("jq -r prints strings without their quotes; use it for shell loops.", &[("-r", false)]),
+            ("Never pass --no-verify when pushing release tags.", &[]),
+            ("Do not run it without --dry-run first.", &[("--dry-run", false)]),
+            ("Run the build without --watch in CI.", &[]),
+            ("Pass values with `jq --arg`, never by splicing them into the filter.", &[("--arg", false)]),
+            ("Never apply to prod by accident: pass `--context staging` on every apply.", &[("--context", false)]),
+            ("Don't use `--force` on the shared branch.", &[]),
+            ("Run `npm run prebuild` before `npm run build`.", &[("npm run prebuild", true)]),
+            ("After pulling, run `npm ci` again.", &[("npm ci", true)]),
+            (
+                "Raise the heap with NODE_OPTIONS=--max-old-space-size=6144.",
+                &[("node_options=--max-old-space-size=6144", false), ("--max-old-space-size", false)],
+            ),
+        ];
+        for (note, want) in cases {
+            let got: Vec<(String, bool)> = specifics(note).into_iter().map(|s| (s.text, s.step)).collect();
+            let want: Vec<(String, bool)> = want.iter().map(|(t, s)| (t.to_string(), *s)).collect();
+            assert_eq!(got, want, "{note:?}");
+        }
+    }
+}
