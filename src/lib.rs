@@ -10,7 +10,6 @@
 //! crates; `tests/architecture.rs` checks it within this one.
 
 pub mod client;
-pub mod config;
 pub mod db;
 pub mod engine;
 pub mod historian;
@@ -39,3 +38,6 @@ pub use skillmem_index as index;
 
 /// Reading a SKILL.md (`crates/skillmd`).
 pub use skillmem_skillmd as skillmd;
+
+/// The configuration (`crates/config`).
+pub use skillmem_config as config;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use skillmem_error::{Error, Result};
 
 mod scope;
 pub mod team;

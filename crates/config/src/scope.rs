@@ -7,7 +7,7 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::error::Error;
+use skillmem_error::Error;
 
 /// Where a note is visible: under its project identity only, or from every project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]

@@ -1,10 +1,10 @@
 //! The `[team]` section: which PostgreSQL server and team this data directory shares its notes
-//! with. Read by [`crate::config`] (one merge of defaults ← `skillmem.toml` ←
+//! with. Read by [`crate::Config`] (one merge of defaults ← `skillmem.toml` ←
 //! `initializationOptions`), checked here key by key; used by `team` to reach the server.
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use skillmem_error::{Error, Result};
 
 /// What a machine shares with its team.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +95,6 @@ pub fn from_value(v: &Value, warnings: &mut Vec<String>) -> Result<TeamConfig> {
 }
 
 /// A PostgreSQL URL, with no password in it.
-/// A PostgreSQL URL, with no password in it.
 fn check_url(url: &str) -> Result<()> {
     let rest = url
         .strip_prefix("postgres://")
@@ -114,7 +113,21 @@ fn check_url(url: &str) -> Result<()> {
             "team.url holds a password parameter; remove it and name the environment variable that holds it in team.passwordEnv",
         ));
     }
-    url.parse::<postgres::Config>().map_err(|e| Error::invalid(format!("team.url is not a PostgreSQL URL: {e}")))?;
+    // The full parse is the client's (the team crate, at connect, with the same message); the
+    // one mistake caught here beyond the above is a port that is not a number.
+    for host in authority.rsplit('@').next().unwrap_or("").split(',') {
+        let port = if host.starts_with('[') {
+            host.rsplit_once("]:").map(|(_, p)| p)
+        } else {
+            host.rsplit_once(':').map(|(_, p)| p)
+        };
+        if port.is_some_and(|p| p.parse::<u16>().is_err()) {
+            return Err(Error::invalid(format!(
+                "team.url is not a PostgreSQL URL: invalid port {:?}",
+                port.unwrap_or("")
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -132,6 +145,9 @@ mod tests {
                 json!({"url": "postgresql://a@h:5433/db", "team": "core", "share": "global+project"}),
                 Ok(Share::GlobalAndProject),
             ),
+            (json!({"url": "postgres://a@h1:5432,h2:5433/db", "team": "core"}), Ok(Share::Global)),
+            (json!({"url": "postgres://a@[::1]:5432/db", "team": "core"}), Ok(Share::Global)),
+            (json!({"url": "postgres://a@h:port/db", "team": "core"}), Err("invalid port")),
             (json!({"url": "postgres://a:secret@h/db", "team": "core"}), Err("holds a password")),
             (json!({"url": "postgres://h/db?password=x", "team": "core"}), Err("password parameter")),
             (json!({"url": "mysql://h/db", "team": "core"}), Err("must start with postgres://")),
