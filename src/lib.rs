@@ -10,11 +10,9 @@
 //! crates; `tests/architecture.rs` checks it within this one.
 
 pub mod client;
-pub mod db;
 pub mod engine;
 pub mod historian;
 pub mod hosts;
-pub mod memory;
 pub mod progress;
 pub mod project;
 pub mod protocol;
@@ -41,3 +39,6 @@ pub use skillmem_skillmd as skillmd;
 
 /// The configuration (`crates/config`).
 pub use skillmem_config as config;
+
+/// The store: the SQLite file and skill memory over it (`crates/store`).
+pub use skillmem_store::{db, memory};

@@ -1,4 +1,4 @@
-//! The `<skill-memory>` block renderer round trip (src/memory/block.rs).
+//! The `<skill-memory>` block renderer round trip (crates/store/src/memory/block.rs).
 //!
 //! Notes with any text (controls, every line end, XML punctuation, entity look-alikes,
 //! `]]>`, non-characters, astral planes) in every field, any skill name, any budget: the block

@@ -1,4 +1,4 @@
-//! Provenance lines (src/memory/provenance.rs).
+//! Provenance lines (crates/store/src/memory/provenance.rs).
 //!
 //! Tool outputs with `Base directory for this skill:` and `**Base directory**:` lines among
 //! noise: the directory found is the last one written (new spelling first), `file://` URLs

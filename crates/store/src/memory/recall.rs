@@ -151,7 +151,7 @@ pub struct Rungs<'a> {
     pub use_vectors: bool,
     pub use_fts: bool,
     /// The intent's vector by `embedder`, when the caller embedded it before taking the
-    /// database lock (see [`crate::engine::Engine`]'s recall: a model takes milliseconds a
+    /// database lock (see the engine's recall: a model takes milliseconds a
     /// text, and writes and other recalls wait for that lock); `None`: embedded here.
     pub query: Option<&'a [f32]>,
 }

@@ -301,7 +301,7 @@ mod tests {
     /// skills (and inflections of them).
     #[test]
     fn stems_as_fts5_does() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut text = String::new();
         for f in ["bench/recall-set-b.json", "bench/recall-set-c.json", "bench/recall-set-d.json"] {
             text.push_str(&std::fs::read_to_string(root.join(f)).unwrap());
