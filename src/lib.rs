@@ -11,14 +11,9 @@
 
 pub mod client;
 pub mod engine;
-pub mod historian;
 pub mod hosts;
-pub mod progress;
-pub mod project;
 pub mod protocol;
 pub mod server;
-pub mod skills;
-pub mod team;
 pub mod ui;
 
 pub use error::{Error, Result};
@@ -42,3 +37,13 @@ pub use skillmem_config as config;
 
 /// The store: the SQLite file and skill memory over it (`crates/store`).
 pub use skillmem_store::{db, memory};
+
+/// The historian: transcripts in, observations out (`crates/historian`).
+pub use skillmem_historian as historian;
+
+/// Session skills, project identity and the progress type (`crates/skills`).
+pub use skillmem_skills as skills;
+pub use skillmem_skills::{progress, project};
+
+/// Team memory through PostgreSQL (`crates/team`).
+pub use skillmem_team as team;

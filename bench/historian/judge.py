@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The learned judge that was tried and not landed: its leave-one-set-out figures.
 
-The judge would have been a final gate after the rules of src/historian/filter.rs: a line the
+The judge would have been a final gate after the rules of crates/historian/src/filter.rs: a line the
 rules pass promoted only when a gradient-boosted tree ensemble over the features of
 xtask/measure/src/study/features.rs scores it at least a threshold. docs/historian.md, "Tried: a
 learned judge", gives the figures this prints and why it was not landed.

@@ -1,4 +1,4 @@
-//! The historian's promotion filter (src/historian/filter/).
+//! The historian's promotion filter (crates/historian/src/filter/).
 //!
 //! Arbitrary lessons, SKILL.md texts, notes and chunk skills: nothing panics; every refusal
 //! has a reason; what passes holds no secret, is not empty and is no longer than a lesson,

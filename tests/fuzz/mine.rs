@@ -1,4 +1,4 @@
-//! The error → fix miner (src/historian/mine.rs) and its shell-line parser.
+//! The error → fix miner (crates/historian/src/mine.rs) and its shell-line parser.
 //!
 //! Sessions of generated calls (shell lines of shell-ish words and operators, outputs of
 //! error-ish lines, failures, skills, secrets planted in commands): nothing panics; every

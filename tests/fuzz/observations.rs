@@ -1,4 +1,4 @@
-//! `<skill_observations>` parsing (src/historian/observations.rs).
+//! `<skill_observations>` parsing (crates/historian/src/observations.rs).
 //!
 //! Arbitrary outputs: every line of the first block is either a valid observation or rejected
 //! with a reason, nothing outside it counts, and no observation carries an invalid skill

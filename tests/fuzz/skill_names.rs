@@ -1,4 +1,4 @@
-//! Skill names, sources, refs and seed targets (src/skills/{validate,fetch,seed}.rs): the
+//! Skill names, sources, refs and seed targets (crates/skills/src/{validate,fetch,seed}.rs): the
 //! strings a user or a repository gives that become paths or git lookups.
 //!
 //! Properties: `check_name` accepts exactly the Agent Skills rule (checked here against an

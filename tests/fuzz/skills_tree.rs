@@ -1,4 +1,4 @@
-//! Skill names and paths from git trees (src/skills/{validate,layout,fetch,store,seed}.rs).
+//! Skill names and paths from git trees (crates/skills/src/{validate,layout,fetch,store,seed}.rs).
 //!
 //! Real git repositories in a temporary folder whose trees are written object by object, so
 //! that they hold what `git add` would refuse: `..`, `.git` in every case and with trailing

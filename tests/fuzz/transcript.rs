@@ -1,4 +1,4 @@
-//! Transcript chunks in each format (src/historian/transcript.rs).
+//! Transcript chunks in each format (crates/historian/src/transcript.rs).
 //!
 //! Claude Code records and OpenCode messages from a grammar of what hosts send (skill calls,
 //! expansions, slash commands, tool results and errors, texts that try to forge markers) mixed

@@ -13,6 +13,11 @@
 //! sync: push the outbox in batches, then pull from the cursor, embedding pulled notes with
 //! its own embedder. Knows nothing of the engine, the server or the wire.
 
+// The crates below, under the module names the code has always used (`crate::memory::…`).
+use skillmem_config as config;
+use skillmem_error as error;
+use skillmem_store::memory;
+
 pub mod backoff;
 pub mod server;
 

@@ -164,7 +164,7 @@ pub fn task_bound(lesson: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::historian::filter::table_of;
+    use crate::filter::table_of;
 
     #[test]
     fn things_of_this_task_are_task_bound() {

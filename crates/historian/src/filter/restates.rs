@@ -198,7 +198,7 @@ fn negations(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::historian::filter::check;
+    use crate::filter::check;
 
     #[test]
     fn restatements_that_reword_a_note() {
@@ -288,7 +288,7 @@ mod tests {
             - See how long a key has left with `TTL key` (-1: no expiry, -2: no such key).\n\
             - Never edit the state file by hand; use `terraform state mv` and `terraform state rm`.\n";
         let table = crate::embed::static_table::StaticEmbedder::builtin().unwrap();
-        let cos = crate::historian::filter::cosine_by(table);
+        let cos = crate::filter::cosine_by(table);
         let ctx = Context { skill_md: Some(md), similarity: Some(Similarity(&cos)), ..Default::default() };
         let cases: &[(&str, bool)] = &[
             // a shorter quote of the source's command

@@ -793,7 +793,7 @@ mod tests {
     /// record type is known, and both skill uses (a slash command, a Skill call) are found.
     #[test]
     fn a_recorded_2_1_197_transcript_renders_without_skips() {
-        let text = include_str!("../../tests/fixtures/claude-code/recorded-2.1.197/session.jsonl");
+        let text = include_str!("../../../tests/fixtures/claude-code/recorded-2.1.197/session.jsonl");
         let r = render(Format::ClaudeCode, &records_from_jsonl(text), None);
         assert_eq!(r.skills, ["pdf", "jq"], "{}", r.rendered);
         assert_eq!((r.skipped.clone(), r.missed.clone()), (vec![], vec![]), "{}", r.rendered);

@@ -142,7 +142,7 @@ pub fn hypothesis(lesson: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::historian::filter::table_of;
+    use crate::filter::table_of;
 
     #[test]
     fn guesses_are_not_findings() {

@@ -445,7 +445,7 @@ pub fn narration(lesson: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::historian::filter::table_of;
+    use crate::filter::table_of;
 
     #[test]
     fn reports_of_this_run_are_narration() {

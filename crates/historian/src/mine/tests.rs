@@ -287,7 +287,7 @@ fn failures_followed_by_a_changed_call_that_worked_are_mined() {
         assert_eq!(why, reasons, "{calls:#?}");
         for m in &got.mined {
             assert_eq!(m.skill, "node");
-            assert!(m.delta.chars().count() <= crate::historian::filter::MAX_LESSON_CHARS, "{}", m.delta);
+            assert!(m.delta.chars().count() <= crate::filter::MAX_LESSON_CHARS, "{}", m.delta);
         }
     }
 }

@@ -9,6 +9,12 @@
 //! near-duplicate detection, an embedding at write time), with source `historian` and the
 //! scope `historian.promoteScope`. Knows nothing of JSON-RPC or the engine.
 
+// The crates below, under the module names the code has always used (`crate::memory::…`).
+use skillmem_embed as embed;
+use skillmem_skillmd as skillmd;
+use skillmem_store::memory;
+use skillmem_text as text;
+
 pub mod filter;
 pub mod labelled;
 pub mod mine;

@@ -15,10 +15,10 @@ use crate::memory::store::{NoteCounts, TeamNote};
 
 /// The server schema's migrations, in order. Append only.
 pub const MIGRATIONS: &[(&str, &str)] = &[
-    ("0001_team", include_str!("../../migrations/team/0001_team.sql")),
-    ("0002_history", include_str!("../../migrations/team/0002_history.sql")),
-    ("0003_evidence", include_str!("../../migrations/team/0003_evidence.sql")),
-    ("0004_counts", include_str!("../../migrations/team/0004_counts.sql")),
+    ("0001_team", include_str!("../migrations/0001_team.sql")),
+    ("0002_history", include_str!("../migrations/0002_history.sql")),
+    ("0003_evidence", include_str!("../migrations/0003_evidence.sql")),
+    ("0004_counts", include_str!("../migrations/0004_counts.sql")),
 ];
 
 /// The server schema version this binary writes.

@@ -209,7 +209,7 @@ fn definition(ws: &[String]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::historian::filter::table_of;
+    use crate::filter::table_of;
 
     #[test]
     fn truisms_and_definitions_are_vague() {

@@ -9,6 +9,14 @@
 //! (staged, then renamed), then record the source in one transaction (a collision aborts it),
 //! then drop the store folders nothing refers to any more.
 
+pub mod progress;
+pub mod project;
+
+// The crates below, under the module names the code has always used (`crate::memory::…`).
+use skillmem_error as error;
+use skillmem_skillmd as skillmd;
+use skillmem_store::db;
+
 pub mod fetch;
 pub mod layout;
 pub mod lock;
@@ -25,7 +33,6 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::db;
 use crate::error::{Error, Result};
 use crate::skillmd::{frontmatter, name as skill_name, warnings};
 

@@ -158,6 +158,7 @@ mod tests {
     #[test]
     fn the_recorded_session() {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
             .join("tests/fixtures/claude-code/recorded-2.1.197/session.jsonl");
         let records = super::super::transcript::records_from_jsonl(&std::fs::read_to_string(p).unwrap());
         let got = claude_code(&records);
@@ -174,6 +175,7 @@ mod tests {
         // editors/e2e/test/claude-code-mine.test.mjs's first session: the deploy skill loaded,
         // `deployctl push web` really failed (no region), then worked with `--region`.
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
             .join("tests/fixtures/claude-code/recorded-2.1.197/session-fix.jsonl");
         let records = super::super::transcript::records_from_jsonl(&std::fs::read_to_string(p).unwrap());
         let got = claude_code(&records);
