@@ -1,18 +1,15 @@
 //! skillmem: skill memory and session skills for AI coding agents, as a stdio JSON-RPC
-//! sidecar. The wire contract is docs/protocol.md; the map of this crate, with the invariant
-//! that governs each folder, is ARCHITECTURE.md (the one copy of them).
+//! sidecar. The wire contract is docs/protocol.md; the map of the workspace, with each crate's
+//! invariant and API boundary, is ARCHITECTURE.md (the one copy of them).
 //!
-//! Layers, outside in: the doors (`server/`, `hosts/`, the binary's `cli/`) speak to hosts;
-//! `protocol/` is the method table they share; `engine/` is the one room every door calls,
-//! in domain types; the core domains (`memory/`, `historian/`, `skills/`, `index/`, `embed/`,
-//! `db/`, the leaves `skillmd/`, `project`, `progress`, `config`, and the crates under
-//! `crates/`) know nothing of the engine or the doors. Cargo's edges hold the layering between
-//! crates; `tests/architecture.rs` checks it within this one.
+//! This package holds the doors (`server/`, `hosts/`, `ui/`, `client.rs`, and the binary's
+//! `cli/`), which speak to hosts and people. Everything below them is a crate under `crates/`,
+//! re-exported here under the module names the doors and the tests use: the method table
+//! (`protocol`), the engine (`engine`), the domains (`memory` and `db` in the store,
+//! `historian`, `skills`, `team`) and the layers under them. Cargo's edges hold the layering.
 
 pub mod client;
-pub mod engine;
 pub mod hosts;
-pub mod protocol;
 pub mod server;
 pub mod ui;
 
@@ -47,3 +44,9 @@ pub use skillmem_skills::{progress, project};
 
 /// Team memory through PostgreSQL (`crates/team`).
 pub use skillmem_team as team;
+
+/// The engine: every operation, synchronous, domain types in and out (`crates/engine`).
+pub use skillmem_engine as engine;
+
+/// The method table every door shares (`crates/protocol`).
+pub use skillmem_protocol as protocol;

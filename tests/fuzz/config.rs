@@ -1,4 +1,4 @@
-//! Config merge (src/config.rs): defaults ← `skillmem.toml` ← `initializationOptions`.
+//! Config merge (crates/config/src/lib.rs): defaults ← `skillmem.toml` ← `initializationOptions`.
 //!
 //! Settings written in either layer (snake_case in TOML, camelCase in the options) resolve to
 //! the value of the upper layer, else the lower, else the default; unknown keys are warnings

@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::error::Result;
-use crate::progress::Progress;
-use crate::skills::{SeedAction, SkillInfo};
+use skillmem_error::Result;
+use skillmem_skills::progress::Progress;
+use skillmem_skills::{SeedAction, SkillInfo};
 
 /// What an install or an update left in the store.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -67,8 +67,8 @@ pub struct Seeded {
 
 impl Engine {
     /// Session skills over this engine's data directory and connection.
-    pub fn skills(&self) -> crate::skills::Skills<'_> {
-        crate::skills::Skills { data_dir: &self.config.data_dir, conn: self.store.mutex(), home: dirs::home_dir() }
+    pub fn skills(&self) -> skillmem_skills::Skills<'_> {
+        skillmem_skills::Skills { data_dir: &self.config.data_dir, conn: self.store.mutex(), home: dirs::home_dir() }
     }
 
     /// Installs every skill of a git repository, pinned to `rref` (default its HEAD).

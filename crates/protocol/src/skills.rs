@@ -7,14 +7,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Cx, Method, ProgressToken};
-use crate::engine::Engine;
-use crate::error::Result;
+use skillmem_engine::Engine;
+use skillmem_error::Result;
 
-pub use crate::engine::{
+pub use skillmem_engine::{
     Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult, Resolved as ResolveResult,
     Seeded as SeedResult, SourceInfo, Sources as ListResult,
 };
-pub use crate::skills::{SeedAction, SeedOp, SkillInfo};
+pub use skillmem_skills::{SeedAction, SeedOp, SkillInfo};
 
 /// `skillmem/skills/install` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

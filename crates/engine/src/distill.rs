@@ -12,10 +12,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::embed::{dot, embed_notes_with_pieces};
-use crate::error::{Error, Result};
-use crate::memory::store::{self, Stale};
-use crate::progress::Progress;
+use skillmem_embed::{dot, embed_notes_with_pieces};
+use skillmem_error::{Error, Result};
+use skillmem_skills::progress::Progress;
+use skillmem_store::memory::store::{self, Stale};
 
 /// Notes embedded per batch when the caller does not say.
 pub const DEFAULT_BATCH: usize = 64;
@@ -207,7 +207,7 @@ impl Engine {
                     "re-embedding failed after {done} of {total} notes: {why}; the other notes keep their old vectors (still found by their words); fix the embedder and run distill again"
                 ))
             };
-            let (vectors, pieces): (Vec<Vec<f32>>, Vec<Option<crate::embed::Pieces>>) =
+            let (vectors, pieces): (Vec<Vec<f32>>, Vec<Option<skillmem_embed::Pieces>>) =
                 embed_notes_with_pieces(embedder.as_ref(), &notes)
                     .map_err(|e| fail(e.to_string()))?
                     .into_iter()
@@ -221,7 +221,7 @@ impl Engine {
             }
             // A note edited meanwhile got its vector from the edit, and is left alone.
             let written_at = store::set_vectors(&mut self.conn(), &model, &rows, &vectors)?;
-            let with_pieces: Vec<(i64, &str, &str, &crate::embed::Pieces)> = written_at
+            let with_pieces: Vec<(i64, &str, &str, &skillmem_embed::Pieces)> = written_at
                 .iter()
                 .filter_map(|&i| pieces[i].as_ref().map(|p| (rows[i].0, rows[i].1.as_str(), rows[i].2.as_str(), p)))
                 .collect();
@@ -250,7 +250,7 @@ impl Engine {
             .filter_map(|n| {
                 let mut what: Vec<String> = vec![];
                 for text in [&n.delta, &n.intent] {
-                    for w in crate::text::redact::redact(text).1 {
+                    for w in skillmem_text::redact::redact(text).1 {
                         if !what.iter().any(|x| x == w) {
                             what.push(w.to_string());
                         }
@@ -369,11 +369,11 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::config::Config;
-    use crate::embed::hash::HashEmbedder;
-    use crate::embed::Embedder;
-    use crate::memory::store;
-    use crate::memory::{Kind, NewNote, Scope, Source};
+    use skillmem_config::Config;
+    use skillmem_embed::hash::HashEmbedder;
+    use skillmem_embed::Embedder;
+    use skillmem_store::memory::store;
+    use skillmem_store::memory::{Kind, NewNote, Scope, Source};
 
     /// An embedder that fails after `ok_batches` batches.
     struct Flaky {
@@ -398,7 +398,7 @@ mod tests {
     }
 
     fn engine_with(dir: &std::path::Path, e: Option<Arc<dyn Embedder>>) -> Engine {
-        let conn = crate::db::open(dir).unwrap();
+        let conn = skillmem_store::db::open(dir).unwrap();
         let cfg = Config { data_dir: dir.to_path_buf(), project_id: Some("p".into()), ..Config::default() };
         Engine::with_embedder(conn, cfg, None, e).unwrap()
     }

@@ -13,11 +13,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{lock, Engine};
-use crate::embed::embed_notes;
-use crate::error::{Error, Result};
-use crate::memory::store::{self, TeamIncoming, TeamOutboxRow};
-use crate::team::server::{Event, EventKind, Remote};
-use crate::team::{self, Share, TeamConfig};
+use skillmem_embed::embed_notes;
+use skillmem_error::{Error, Result};
+use skillmem_store::memory::store::{self, TeamIncoming, TeamOutboxRow};
+use skillmem_team::server::{Event, EventKind, Remote};
+use skillmem_team::{self as team, Share, TeamConfig};
 
 /// Local changes sent per push transaction.
 pub const PUSH_BATCH: usize = 500;
@@ -94,7 +94,7 @@ fn hold_reason(note: &store::TeamNote, share: Share, skill_opted_out: bool) -> O
         return Some(PROJECT_HOLD.into());
     }
     for text in [&note.delta, &note.intent, &note.tags] {
-        if let Some(what) = crate::text::redact::find_secret(text) {
+        if let Some(what) = skillmem_text::redact::find_secret(text) {
             return Some(format!("looks like it holds a secret ({what}); edit it out to share the note"));
         }
     }
@@ -262,9 +262,9 @@ impl Engine {
             // A teammate's secret never reaches this store: redacted, or not applied when
             // nothing but the secret would be left (it stays on the server, where it came from).
             for r in rows.iter_mut().filter(|r| !r.deleted) {
-                let (intent, _) = crate::text::redact::redact(&r.note.intent);
+                let (intent, _) = skillmem_text::redact::redact(&r.note.intent);
                 r.note.intent = intent;
-                match crate::text::redact::redact_lesson(&r.note.delta) {
+                match skillmem_text::redact::redact_lesson(&r.note.delta) {
                     Ok((delta, what)) => {
                         if !what.is_empty() {
                             tracing::warn!(
@@ -330,7 +330,7 @@ impl Engine {
             // A lesson that reads as another version of one of this machine's notes forms a
             // conflicting pair with it here too, so the newer leads in this machine's blocks.
             if !applied.reembedded.is_empty() {
-                let t = crate::memory::sameness::Thresholds {
+                let t = skillmem_store::memory::sameness::Thresholds {
                     merge: self.config.memory.dedup_threshold,
                     subject: self.config.memory.conflict_threshold,
                 };
@@ -465,7 +465,7 @@ fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::store::TeamNote;
+    use skillmem_store::memory::store::TeamNote;
 
     fn note(delta: &str, scope: &str, hits: i64) -> TeamNote {
         TeamNote {
@@ -480,7 +480,7 @@ mod tests {
             tags: "[]".into(),
             pinned: false,
             hits,
-            norm_hash: crate::memory::norm_hash(delta),
+            norm_hash: skillmem_store::memory::norm_hash(delta),
             created_at: 1,
             updated_at: 1,
             retired_at: None,

@@ -11,21 +11,21 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use crate::config::{Config, EmbeddingConfig};
-use crate::db;
-use crate::embed::{self, Embedder};
-use crate::error::{Error, Result};
-use crate::index::{ExactIndex, HnswIndex, VectorIndex};
-use crate::memory::store;
+use skillmem_config::{Config, EmbeddingConfig};
+use skillmem_embed::{self as embed, Embedder};
+use skillmem_error::{Error, Result};
+use skillmem_index::{ExactIndex, HnswIndex, VectorIndex};
+use skillmem_store::db;
+use skillmem_store::memory::store;
 
 /// The embedder in use and what goes with it.
 pub(super) struct Embedding {
     pub(super) embedder: Option<Arc<dyn Embedder>>,
     /// The static table when `embedder` is another semantic embedder: recall's second
-    /// opinion (see [`crate::memory::recall::SECOND_WEIGHT`]).
+    /// opinion (see [`skillmem_store::memory::recall::SECOND_WEIGHT`]).
     pub(super) second: Option<Arc<dyn Embedder>>,
     /// Token matching, when `embedder` is the static table (see
-    /// [`crate::memory::recall::TOKEN_WEIGHT`]).
+    /// [`skillmem_store::memory::recall::TOKEN_WEIGHT`]).
     pub(super) tokens: Option<Arc<embed::tokens::TokenMatch>>,
     pub(super) index: Option<Arc<dyn VectorIndex>>,
     /// The same index when it is the HNSW one (readiness, flushing).
@@ -160,7 +160,7 @@ fn open_index(conn: &Connection, config: &Config, embedder: Option<&dyn Embedder
     }
     let data_dir = config.data_dir.clone();
     let model = e.model_id().to_string();
-    let loader: crate::index::hnsw::Loader = Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
+    let loader: skillmem_index::hnsw::Loader = Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
         let c = db::open(&data_dir)?;
         store::stream_vectors(&c, &model, sink)
     });
@@ -168,15 +168,15 @@ fn open_index(conn: &Connection, config: &Config, embedder: Option<&dyn Embedder
     // The hash embedder's vectors are hashed words: nearly orthogonal, no neighbourhoods for
     // a graph to walk, and sparse queries; they get the column-major exact index.
     if choice == "columns" || (choice != "hnsw" && e.lexical()) {
-        let ix = Arc::new(crate::index::ColumnIndex::new(e.model_id(), e.dim()));
+        let ix = Arc::new(skillmem_index::ColumnIndex::new(e.model_id(), e.dim()));
         ix.start(Some(loader));
         if std::env::var("SKILLMEM_INDEX_BLOCKING").is_ok_and(|v| v == "1") {
             ix.wait_ready();
         }
         return Ok((Some(ix), None));
     }
-    let dir = crate::index::hnsw::index_dir(&config.data_dir, e.model_id());
-    let mut params = crate::index::HnswParams::default();
+    let dir = skillmem_index::hnsw::index_dir(&config.data_dir, e.model_id());
+    let mut params = skillmem_index::HnswParams::default();
     if let Some(n) = std::env::var("SKILLMEM_INDEX_EXACT_MAX").ok().and_then(|v| v.parse().ok()) {
         // Tests set 0 to send every search through the graph.
         params.exact_max = n;

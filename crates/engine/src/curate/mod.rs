@@ -17,10 +17,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::error::{Error, Result};
-use crate::memory::evidence::Evidence;
-use crate::memory::store::{self, ListOrder, ListQuery};
-use crate::memory::{Kind, Origin, RecallMode, Scope, Source};
+use skillmem_error::{Error, Result};
+use skillmem_store::memory::evidence::Evidence;
+use skillmem_store::memory::store::{self, ListOrder, ListQuery};
+use skillmem_store::memory::{Kind, Origin, RecallMode, Scope, Source};
 
 /// Notes per page when the caller does not say.
 pub const DEFAULT_PAGE: usize = 50;
@@ -87,7 +87,7 @@ pub struct NoteFilter {
     pub session_id: Option<String>,
     /// Only trusted or only unverified notes.
     #[serde(default)]
-    pub trust: Option<crate::memory::evidence::Trust>,
+    pub trust: Option<skillmem_store::memory::evidence::Trust>,
 }
 
 /// One listed note.
@@ -145,7 +145,7 @@ pub struct ListedNote {
     /// What backs the note (a mined lesson's failed call, error lines, the call that worked
     /// and their positions; a historian lesson's error line); absent when nothing does.
     #[serde(rename = "evidence", default, skip_serializing_if = "Option::is_none")]
-    pub backing: Option<crate::memory::Backing>,
+    pub backing: Option<skillmem_store::memory::Backing>,
 }
 
 /// A page of notes.
@@ -292,7 +292,7 @@ impl Engine {
             include_history: f.include_superseded,
             pending: f.pending,
             session: f.session_id.as_deref().filter(|s| !s.is_empty()),
-            trusted: f.trust.map(|t| t == crate::memory::evidence::Trust::Trusted),
+            trusted: f.trust.map(|t| t == skillmem_store::memory::evidence::Trust::Trusted),
         };
         let conn = self.conn();
         let (total, rows) = store::list(&conn, &q)?;

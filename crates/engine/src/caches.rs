@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OpenFlags};
 
 use super::lock;
-use crate::error::Result;
-use crate::memory::lexicon::LexiconCache;
-use crate::memory::recall;
+use skillmem_error::Result;
+use skillmem_store::memory::lexicon::LexiconCache;
+use skillmem_store::memory::recall;
 
 /// Recall's caches (see the module docs).
 pub(super) struct RecallCaches {

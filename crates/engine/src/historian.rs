@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Engine;
-use crate::error::{Error, Result};
-use crate::historian::{filter, observations, transcript, Format};
-use crate::memory::{store, NewNote, Origin, Scope, Source, WriteStatus};
+use skillmem_error::{Error, Result};
+use skillmem_historian::{filter, observations, transcript, Format};
+use skillmem_store::memory::{store, NewNote, Origin, Scope, Source, WriteStatus};
 
 /// What the chunks rendered for one session showed.
 #[derive(Debug, Clone, Default)]
@@ -277,13 +277,13 @@ impl Engine {
         let mut facts: std::collections::HashMap<String, (Option<String>, Vec<super::ListedNote>)> = Default::default();
         // Restatements in other words are judged by the built-in static table whatever the
         // embedder (its cosine is what the threshold was chosen on).
-        let table = crate::embed::static_table::StaticEmbedder::builtin().ok();
+        let table = skillmem_embed::static_table::StaticEmbedder::builtin().ok();
         let cosine = table.map(|t| filter::cosine_by(t));
         let similarity = cosine.as_ref().map(|c| filter::Similarity(c));
         for o in parsed.observations {
             let line = format!("* {} | {} | {}", o.skill, o.kind.as_str(), o.lesson);
             // The same lesson twice in one output is one observation, not two hits.
-            if !seen.insert((o.skill.clone(), crate::memory::norm_hash(&o.lesson))) {
+            if !seen.insert((o.skill.clone(), skillmem_store::memory::norm_hash(&o.lesson))) {
                 rejected.push(RejectedObservation { line, reason: "repeats an earlier line of this block".into() });
                 continue;
             }
@@ -334,7 +334,7 @@ impl Engine {
                     let reason = refusal.reason(&o.skill);
                     // The lesson is not logged when it holds a secret: the log would keep it.
                     let shown = if matches!(refusal, filter::Refusal::Secret(_)) {
-                        crate::text::redact::redact(&line).0
+                        skillmem_text::redact::redact(&line).0
                     } else {
                         line.clone()
                     };
@@ -381,8 +381,8 @@ impl Engine {
                     let evidence = known.as_ref().and_then(|k| filter::grounded::evidence(&o.lesson, &k.text));
                     if let Some(line) = &evidence {
                         // Kept with the note, as its evidence: the error line the lesson names.
-                        let line = crate::text::redact::redact(line).0;
-                        let b = crate::memory::Backing { error_lines: vec![line], ..Default::default() };
+                        let line = skillmem_text::redact::redact(line).0;
+                        let b = skillmem_store::memory::Backing { error_lines: vec![line], ..Default::default() };
                         store::set_evidence(&mut self.conn(), w.id, &serde_json::to_string(&b).unwrap_or_default())?;
                     }
                     promoted.push(PromotedNote {
@@ -526,29 +526,29 @@ impl Engine {
     /// mined from the transcript, writes nothing twice.
     pub fn mine_calls(
         &self,
-        calls: &[crate::historian::mine::Call],
+        calls: &[skillmem_historian::mine::Call],
         session_id: Option<&str>,
         origin: Origin,
     ) -> Result<MinedLessons> {
-        let mut outcome = crate::historian::mine::mine(calls);
+        let mut outcome = skillmem_historian::mine::mine(calls);
         // A pair is the skill in use, the failed call and the call that worked, as evidence
         // quotes them: the same pair read from a transcript and from the session's log (or
         // from the transcript again) is one.
-        let pair = |at: Option<&crate::historian::mine::Position>, failed: &str, fixed: &str| -> String {
+        let pair = |at: Option<&skillmem_historian::mine::Position>, failed: &str, fixed: &str| -> String {
             use sha2::{Digest, Sha256};
             let skill = at
                 .and_then(|p| calls.iter().find(|c| &c.position == p))
                 .and_then(|c| c.skill_in_use.as_deref())
                 .unwrap_or_default();
-            let red = |s: &str| crate::text::redact::redact(s).0;
+            let red = |s: &str| skillmem_text::redact::redact(s).0;
             let text = format!("{skill}\u{1f}{}\u{1f}{}", red(failed), red(fixed));
             Sha256::digest(text.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect()
         };
-        let mined_pair = |m: &crate::historian::mine::Mined| {
+        let mined_pair = |m: &skillmem_historian::mine::Mined| {
             pair(m.evidence.positions.first(), &m.evidence.failed_call, &m.evidence.fixed_call)
         };
         let refused_pair =
-            |r: &crate::historian::mine::Refused| pair(r.positions.first(), &r.failed_call, &r.fixed_call);
+            |r: &skillmem_historian::mine::Refused| pair(r.positions.first(), &r.failed_call, &r.fixed_call);
         let judged: Vec<String> =
             outcome.mined.iter().map(mined_pair).chain(outcome.refused.iter().map(refused_pair)).collect();
         if let Some(session) = session_id {
@@ -578,7 +578,7 @@ impl Engine {
             };
             let new = NewNote {
                 skill: m.skill.clone(),
-                kind: crate::memory::Kind::Fix,
+                kind: skillmem_store::memory::Kind::Fix,
                 intent: String::new(),
                 delta: m.delta.clone(),
                 tags: vec![],
@@ -625,7 +625,7 @@ impl Engine {
     /// its position its `callId` (its place in the session when the host gave none). Runs at
     /// the session's end, explicit or implicit.
     pub fn mine_session(&self, session: &str) -> Result<MinedLessons> {
-        use crate::historian::mine::{Call, Position};
+        use skillmem_historian::mine::{Call, Position};
         self.write_pending_calls();
         let log = store::session_calls(&self.conn(), session)?;
         if !log.iter().any(|c| c.failed) {
@@ -661,7 +661,7 @@ impl Engine {
     }
 
     /// What backs the notes `ids` that have a record, by id.
-    pub fn backing(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, crate::memory::Backing>> {
+    pub fn backing(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, skillmem_store::memory::Backing>> {
         backing_of(&self.conn(), ids)
     }
 
@@ -677,26 +677,26 @@ impl Engine {
 /// the tool and its arguments in one line) and, when it failed, the lines of its output the
 /// error is read from; bounded and redacted.
 pub(super) fn mined_call_text(tool: &str, args: &Value, failed: bool, output: &str) -> (String, String) {
-    use crate::memory::calls::{bound, ARGS_MAX, ERRORS_MAX};
-    use crate::text::redact::redact;
+    use skillmem_store::memory::calls::{bound, ARGS_MAX, ERRORS_MAX};
+    use skillmem_text::redact::redact;
     // Secrets out, each marker one word of the line, so that the line parses as it ran.
     let command =
-        bound(crate::historian::mine::redact_line(&crate::historian::tool_calls::command_of(tool, args)), ARGS_MAX);
+        bound(skillmem_historian::mine::redact_line(&skillmem_historian::tool_calls::command_of(tool, args)), ARGS_MAX);
     let key_lines = if failed {
-        bound(redact(&crate::historian::mine::key_output(output)).0, 4 * ERRORS_MAX)
+        bound(redact(&skillmem_historian::mine::key_output(output)).0, 4 * ERRORS_MAX)
     } else {
         String::new()
     };
     (command, key_lines)
 }
 
-/// What backs the notes `ids` that have a record ([`crate::memory::Backing`]), by id.
+/// What backs the notes `ids` that have a record ([`skillmem_store::memory::Backing`]), by id.
 pub(super) fn backing_of(
     conn: &rusqlite::Connection,
     ids: &[i64],
-) -> Result<std::collections::HashMap<i64, crate::memory::Backing>> {
+) -> Result<std::collections::HashMap<i64, skillmem_store::memory::Backing>> {
     Ok(store::evidence_records(conn, ids)?
         .into_iter()
-        .filter_map(|(id, e)| crate::memory::Backing::parse(&e).map(|b| (id, b)))
+        .filter_map(|(id, e)| skillmem_store::memory::Backing::parse(&e).map(|b| (id, b)))
         .collect())
 }

@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::memory::IdResult;
 use super::{Cx, Method};
-use crate::engine::Engine;
-use crate::error::Result;
-use crate::memory::Scope;
+use skillmem_engine::Engine;
+use skillmem_error::Result;
+use skillmem_store::memory::Scope;
 
-pub use crate::engine::{
+pub use skillmem_engine::{
     Decided, Decision, ListedNote, MoveResult, MoveStatus, NoteFilter as NotesParams, NotePage as NotesResult,
     NoteSort, Preview as PreviewResult, PreviewNote,
 };
@@ -206,7 +206,7 @@ impl Method for ReviewDecide {
     fn run(engine: &Engine, p: ReviewDecideParams, cx: &Cx<'_>) -> Result<Decided> {
         let d = engine.review_decide(p.id, p.decision, p.delta.as_deref(), p.reason.as_deref())?;
         // An accepted note is a person's (the review queue is theirs; an agent's shell is not).
-        if p.decision == Decision::Accept && cx.actor == crate::protocol::Actor::Person {
+        if p.decision == Decision::Accept && cx.actor == crate::Actor::Person {
             engine.vouch(&[p.id])?;
         }
         Ok(d)

@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Actor, Cx, Method, Notification};
-use crate::engine::{Engine, FeedbackResult, SkillLoad, ToolCall, Verdict, INTENT_DESCRIPTION};
-use crate::error::{Error, Result};
-use crate::memory::calls;
-use crate::memory::provenance::{self, is_skill_tool, skill_name_of};
-use crate::memory::{Kind, NewNote, Scope, Source};
+use skillmem_engine::{Engine, FeedbackResult, SkillLoad, ToolCall, Verdict, INTENT_DESCRIPTION};
+use skillmem_error::{Error, Result};
+use skillmem_store::memory::calls;
+use skillmem_store::memory::provenance::{self, is_skill_tool, skill_name_of};
+use skillmem_store::memory::{Kind, NewNote, Scope, Source};
 
-pub use crate::engine::{
+pub use skillmem_engine::{
     DayUses, EmbeddingStats, LoadRecall as ToolAfterResult, Recalled as RecallResult, RecalledNote, SkillStats,
     Stats as StatsResult, Written as NoteResult,
 };
@@ -305,7 +305,10 @@ impl Method for Note {
             source: Source::Agent,
             session_id: p.session_id,
             skill_hash: None,
-            origin: crate::memory::Origin { host: p.host.filter(|h| !h.trim().is_empty()), ..Default::default() },
+            origin: skillmem_store::memory::Origin {
+                host: p.host.filter(|h| !h.trim().is_empty()),
+                ..Default::default()
+            },
             pending: false,
         };
         let written = match p.replaces {
@@ -496,7 +499,7 @@ pub struct Version {
     pub reason: Option<String>,
     /// What backs it (as in `skillmem/notes`); absent when nothing does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<crate::memory::Backing>,
+    pub evidence: Option<skillmem_store::memory::Backing>,
 }
 
 /// What `skillmem/versions` answers.
@@ -606,7 +609,7 @@ impl Method for Feedback {
     type Result = FeedbackResult;
 
     fn run(engine: &Engine, p: FeedbackParams, cx: &Cx<'_>) -> Result<FeedbackResult> {
-        engine.feedback(crate::engine::Feedback {
+        engine.feedback(skillmem_engine::Feedback {
             id: p.id,
             verdict: p.verdict,
             session: p.session_id.as_deref(),

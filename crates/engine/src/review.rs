@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Engine, NoteFilter, NotePage};
-use crate::error::{Error, Result};
-use crate::memory::store;
+use skillmem_error::{Error, Result};
+use skillmem_store::memory::store;
 
 /// A person's decision on a note waiting for review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

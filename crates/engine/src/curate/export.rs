@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::super::Engine;
-use crate::embed::embed_notes;
-use crate::error::{Error, Result};
-use crate::memory::evidence::Evidence;
-use crate::memory::store;
-use crate::memory::{norm_hash, Kind, Note, Origin, Scope, Source, WriteStatus};
+use skillmem_embed::embed_notes;
+use skillmem_error::{Error, Result};
+use skillmem_store::memory::evidence::Evidence;
+use skillmem_store::memory::store;
+use skillmem_store::memory::{norm_hash, Kind, Note, Origin, Scope, Source, WriteStatus};
 
 /// One note of an export (a line of JSONL): its metadata, its content hash and the embedder
 /// that made its vector; never the vector.
@@ -83,7 +83,7 @@ pub struct ExportedNote {
     /// and their positions; a historian lesson's error line); absent when nothing does. An import keeps it
     /// (redacted).
     #[serde(rename = "evidence", default, skip_serializing_if = "Option::is_none")]
-    pub backing: Option<crate::memory::Backing>,
+    pub backing: Option<skillmem_store::memory::Backing>,
 }
 
 /// The export formats.
@@ -167,8 +167,8 @@ impl Engine {
         // left with nothing but a marker is not imported, and the warnings say which.
         let mut redacted = 0;
         notes.retain_mut(|n| {
-            n.intent = crate::text::redact::redact(&n.intent).0;
-            match crate::text::redact::redact_lesson(&n.delta) {
+            n.intent = skillmem_text::redact::redact(&n.intent).0;
+            match skillmem_text::redact::redact_lesson(&n.delta) {
                 Ok((d, what)) => {
                     redacted += usize::from(!what.is_empty());
                     n.delta = d;
@@ -208,8 +208,8 @@ impl Engine {
                 .count();
         }
         let evidence: Vec<Evidence> = notes.iter().map(|n| n.evidence).collect();
-        let backing: Vec<Option<crate::memory::Backing>> =
-            notes.iter_mut().map(|n| n.backing.take().map(crate::memory::Backing::redacted)).collect();
+        let backing: Vec<Option<skillmem_store::memory::Backing>> =
+            notes.iter_mut().map(|n| n.backing.take().map(skillmem_store::memory::Backing::redacted)).collect();
         let rows: Vec<store::ImportRow> = notes
             .into_iter()
             .zip(vectors)
@@ -250,7 +250,7 @@ impl Engine {
                 vector,
             })
             .collect();
-        let threshold = crate::memory::sameness::Thresholds {
+        let threshold = skillmem_store::memory::sameness::Thresholds {
             merge: self.config().memory.dedup_threshold,
             subject: self.config().memory.conflict_threshold,
         };

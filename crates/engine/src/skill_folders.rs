@@ -10,9 +10,9 @@ use std::sync::Mutex;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use super::{lock, Engine};
-use crate::error::{Error, Result};
-use crate::memory::{provenance, version};
-use crate::skillmd::frontmatter::{self, MemorySettings};
+use skillmem_error::{Error, Result};
+use skillmem_skillmd::frontmatter::{self, MemorySettings};
+use skillmem_store::memory::{provenance, version};
 
 /// What the engine knows about one skill at the moment of a call.
 #[derive(Debug, Clone)]

@@ -6,12 +6,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Cx, Method, ProgressToken};
-use crate::engine::Engine;
-use crate::error::{Error, Result};
-use crate::historian::Format;
-use crate::memory::Origin;
+use skillmem_engine::Engine;
+use skillmem_error::{Error, Result};
+use skillmem_historian::Format;
+use skillmem_store::memory::Origin;
 
-pub use crate::engine::{
+pub use skillmem_engine::{
     CorpusReport, Distilled as DistillResult, DuplicatePair, PromotedNote, Promotion as HistorianResultResult,
     RejectedObservation, RenderedChunk as TranscriptChunkResult,
 };
@@ -60,7 +60,7 @@ impl Method for TranscriptChunk {
         if let Some(s) = p.session_id.as_deref().filter(|s| !s.is_empty()) {
             engine.chunk_rendered(s, &r.skills, &r.rendered);
             let at = p.transcript_at.filter(|a| !a.trim().is_empty()).or_else(|| {
-                crate::engine::chunk_span(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())
+                skillmem_engine::chunk_span(format, p.messages.as_deref().unwrap_or_default(), p.text.as_deref())
             });
             let transcript = p.transcript.filter(|t| !t.trim().is_empty());
             engine.chunk_origin(s, Origin { host: None, transcript, transcript_at: at });

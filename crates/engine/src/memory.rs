@@ -9,11 +9,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Engine, SkillContext};
-use crate::db;
-use crate::embed::{embed_notes_with_pieces, Pieces};
-use crate::error::{Error, Result};
-use crate::memory::block::{self, Budget};
-use crate::memory::recall::{self, Query, Rungs};
+use skillmem_embed::{embed_notes_with_pieces, Pieces};
+use skillmem_error::{Error, Result};
+use skillmem_store::db;
+use skillmem_store::memory::block::{self, Budget};
+use skillmem_store::memory::recall::{self, Query, Rungs};
 
 /// What [`Engine::rank_head`] ranks: the intent, the block's budget, whether the vector rung
 /// runs, how many notes of the head to load at first (see [`LOAD_FIRST`]), and the intent's
@@ -31,12 +31,12 @@ struct HeadAsk<'a> {
 /// The notes of a ranked head loaded before the block is rendered (see
 /// [`Engine::recall_block`]).
 const LOAD_FIRST: usize = 48;
-use crate::memory::sameness::Thresholds;
-use crate::memory::store::{self, Embedded};
-use crate::memory::usage;
-use crate::memory::write::NoteWrite;
-use crate::memory::{NewNote, RecallMode, Scope, WriteStatus};
-use crate::skillmd::frontmatter::Ranking;
+use skillmem_skillmd::frontmatter::Ranking;
+use skillmem_store::memory::sameness::Thresholds;
+use skillmem_store::memory::store::{self, Embedded};
+use skillmem_store::memory::usage;
+use skillmem_store::memory::write::NoteWrite;
+use skillmem_store::memory::{NewNote, RecallMode, Scope, WriteStatus};
 
 /// A skill the agent just loaded: what the doors know of it.
 #[derive(Debug, Clone, Default)]
@@ -116,11 +116,11 @@ pub struct RecalledNote {
     pub created_at: i64,
     /// Sessions shown it, that used it, that ignored it; when it was last used.
     #[serde(flatten)]
-    pub evidence: crate::memory::evidence::Evidence,
+    pub evidence: skillmem_store::memory::evidence::Evidence,
     /// What backs the note (a mined lesson's failed call, error lines, the call that worked
     /// and their positions; a historian lesson's error line); absent when nothing does.
     #[serde(rename = "evidence", default, skip_serializing_if = "Option::is_none")]
-    pub backing: Option<crate::memory::Backing>,
+    pub backing: Option<skillmem_store::memory::Backing>,
 }
 
 /// What a recall found: the block a skill load would append, and its notes.
@@ -274,8 +274,8 @@ impl Engine {
     /// [`Engine::write_note_in`] after the lesson and intent are redacted (the note tool's
     /// and a replacement's write): what was redacted is said in the result.
     fn write_note_redacted(&self, ctx: &SkillContext, mut new: NewNote, replaces: Option<i64>) -> Result<Written> {
-        let (delta, mut redacted) = crate::text::redact::redact_lesson(&new.delta).map_err(Error::invalid)?;
-        let (intent, in_intent) = crate::text::redact::redact(&new.intent);
+        let (delta, mut redacted) = skillmem_text::redact::redact_lesson(&new.delta).map_err(Error::invalid)?;
+        let (intent, in_intent) = skillmem_text::redact::redact(&new.intent);
         redacted.extend(in_intent.into_iter().filter(|w| !redacted.contains(w)).collect::<Vec<_>>());
         (new.delta, new.intent) = (delta, intent);
         let mut w = self.write_note_in(ctx, new, replaces)?;
@@ -328,7 +328,12 @@ impl Engine {
         let t_lock = t0.elapsed();
         let w =
             NoteWrite { project: &self.project_id, new: &new, embedded, pieces: pieces.as_ref(), thresholds, replaces };
-        let o = crate::memory::write::write_note(&mut conn, &self.store.catalog, self.embedding.index.as_deref(), w)?;
+        let o = skillmem_store::memory::write::write_note(
+            &mut conn,
+            &self.store.catalog,
+            self.embedding.index.as_deref(),
+            w,
+        )?;
         drop(conn);
         let (id, status) = (o.id, o.status);
         tracing::trace!("write {id}: embed {:?}, lock {:?}", t_embed, t_lock - t_embed);
@@ -377,7 +382,7 @@ impl Engine {
 
     /// A note's versions, oldest first (the note itself among them); the note must be visible
     /// from this project.
-    pub fn versions(&self, id: i64) -> Result<Vec<crate::memory::Note>> {
+    pub fn versions(&self, id: i64) -> Result<Vec<skillmem_store::memory::Note>> {
         store::versions(&self.conn(), id, &self.project_id)
     }
 
@@ -391,7 +396,7 @@ impl Engine {
             store::get(&conn, id)?.ok_or_else(|| store::not_found(id))?.intent
         };
         // A person's edit is redacted like a note (the dashboard, `skillmem/edit`).
-        let (delta, _) = crate::text::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
+        let (delta, _) = skillmem_text::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
         let delta = delta.as_str();
         let (vector, pieces) = self.embed_note(&intent, delta)?;
         let model = self.embedding.model_id();
@@ -401,7 +406,7 @@ impl Engine {
         };
         let mut conn = self.conn();
         let index = self.embedding.index.as_deref();
-        crate::memory::write::edit_note(
+        skillmem_store::memory::write::edit_note(
             &mut conn,
             &self.store.catalog,
             index,
@@ -417,7 +422,7 @@ impl Engine {
 
     // ---- reads -------------------------------------------------------------------------
 
-    /// Builds the in-memory bm25 rung ([`crate::memory::lexicon`]) of the skills recalls
+    /// Builds the in-memory bm25 rung ([`skillmem_store::memory::lexicon`]) of the skills recalls
     /// found without one (every skill with notes visible from this project when `all`: the
     /// server does so after start), reading through a connection of its own, so that recalls
     /// do not wait for it: meanwhile they ask FTS5, which ranks the same. A candidate list a
@@ -433,7 +438,7 @@ impl Engine {
         // Token matching's pieces of the notes read, so that their recalls find them held
         // (at most half of what it holds, per call; the skills recalls asked for come first,
         // taken from the end of the list).
-        let mut room = crate::embed::tokens::NOTES_HELD / 2;
+        let mut room = skillmem_embed::tokens::NOTES_HELD / 2;
         loop {
             todo.extend(self.caches.lexicons.take_wanted().into_iter().map(|(skill, _)| skill));
             let Some(skill) = todo.pop() else { break };
@@ -447,7 +452,7 @@ impl Engine {
             let mut texts: Vec<String> = vec![];
             let mut also = |intent: &str, delta: &str| {
                 if self.embedding.tokens.is_some() && texts.len() < room {
-                    texts.push(crate::embed::note_text(intent, delta));
+                    texts.push(skillmem_embed::note_text(intent, delta));
                 }
             };
             self.caches.lexicons.warm(own, (&skill, &self.project_id), &cands, &mut also)?;
@@ -539,7 +544,7 @@ impl Engine {
     /// no embedder, an index of another model that is being rebuilt, or a skill without
     /// notes: the catalog, cached, is asked under a moment's lock); the ranking then embeds
     /// the intent itself if it needs it after all.
-    /// With an embedder that has pieces ([`crate::embed::Embedder::has_pieces`]), the intent's
+    /// With an embedder that has pieces ([`skillmem_embed::Embedder::has_pieces`]), the intent's
     /// pieces come from the same run.
     fn query_vector(&self, ctx: &SkillContext, intent: Option<&str>) -> Result<Option<(Vec<f32>, Option<Pieces>)>> {
         let Some(intent) = intent.map(str::trim).filter(|s| !s.is_empty()) else { return Ok(None) };
@@ -751,11 +756,11 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
-    use crate::memory::{Kind, NewNote, Scope, Source};
+    use skillmem_config::Config;
+    use skillmem_store::memory::{Kind, NewNote, Scope, Source};
 
     fn engine(dir: &std::path::Path) -> Engine {
-        let conn = crate::db::open(dir).unwrap();
+        let conn = skillmem_store::db::open(dir).unwrap();
         let cfg = Config { data_dir: dir.to_path_buf(), project_id: Some("p".into()), ..Config::default() };
         Engine::with_embedder(conn, cfg, None, None).unwrap()
     }

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::{checkpoint, lock};
-use crate::memory::catalog::Catalog;
-use crate::memory::store;
+use skillmem_store::memory::catalog::Catalog;
+use skillmem_store::memory::store;
 
 /// While recalls keep coming, their counts are written at most this often (or once
 /// [`RECALL_COUNTS_HELD`] wait), in one transaction: each recall's own write of the 20 to 50
@@ -29,7 +29,7 @@ pub const RECALL_COUNTS_HELD: usize = 16_384;
 /// The store of one data directory, as the engine uses it.
 pub(super) struct Store {
     conn: Mutex<Connection>,
-    /// What recall ranks by, in memory (see [`crate::memory::catalog`]).
+    /// What recall ranks by, in memory (see [`skillmem_store::memory::catalog`]).
     pub(super) catalog: Catalog,
     /// Notes recalls surfaced whose counts are not written yet.
     pending_recalls: Mutex<Vec<i64>>,
@@ -80,7 +80,7 @@ impl Store {
     }
 
     /// The connection's mutex itself, for a domain that takes its own locks on it (the skill
-    /// store, [`crate::skills::Skills`]); such uses read and write no note.
+    /// store, [`skillmem_skills::Skills`]); such uses read and write no note.
     pub(super) fn mutex(&self) -> &Mutex<Connection> {
         &self.conn
     }

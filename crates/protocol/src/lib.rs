@@ -19,9 +19,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::Engine;
-use crate::error::{Error, Result};
-use crate::progress::Progress;
+use skillmem_engine::Engine;
+use skillmem_error::{Error, Result};
+use skillmem_skills::progress::Progress;
 
 /// The protocol version advertised in `capabilities.experimental.skillmem`.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -159,40 +159,39 @@ macro_rules! for_each_method {
     ($callback:ident) => {
         $callback!(
             requests: [
-                $crate::protocol::memory::ToolDefinition,
-                $crate::protocol::memory::ToolAfter,
-                $crate::protocol::memory::SessionEnd,
-                $crate::protocol::memory::Note,
-                $crate::protocol::memory::Recall,
-                $crate::protocol::memory::Pin,
-                $crate::protocol::memory::Forget,
-                $crate::protocol::memory::Restore,
-                $crate::protocol::memory::Purge,
-                $crate::protocol::memory::VersionsOf,
-                $crate::protocol::memory::Edit,
-                $crate::protocol::memory::Feedback,
-                $crate::protocol::memory::Stats,
-                $crate::protocol::curate::Notes,
-                $crate::protocol::curate::Preview,
-                $crate::protocol::curate::Move,
-                $crate::protocol::curate::Merge,
-                $crate::protocol::curate::Review,
-                $crate::protocol::curate::ReviewDecide,
-                $crate::protocol::historian::TranscriptChunk,
-                $crate::protocol::historian::HistorianResult,
-                $crate::protocol::historian::Distill,
-                $crate::protocol::skills::Install,
-                $crate::protocol::skills::Update,
-                $crate::protocol::skills::Remove,
-                $crate::protocol::skills::List,
-                $crate::protocol::skills::Resolve,
-                $crate::protocol::skills::Seed
+                $crate::memory::ToolDefinition,
+                $crate::memory::ToolAfter,
+                $crate::memory::SessionEnd,
+                $crate::memory::Note,
+                $crate::memory::Recall,
+                $crate::memory::Pin,
+                $crate::memory::Forget,
+                $crate::memory::Restore,
+                $crate::memory::Purge,
+                $crate::memory::VersionsOf,
+                $crate::memory::Edit,
+                $crate::memory::Feedback,
+                $crate::memory::Stats,
+                $crate::curate::Notes,
+                $crate::curate::Preview,
+                $crate::curate::Move,
+                $crate::curate::Merge,
+                $crate::curate::Review,
+                $crate::curate::ReviewDecide,
+                $crate::historian::TranscriptChunk,
+                $crate::historian::HistorianResult,
+                $crate::historian::Distill,
+                $crate::skills::Install,
+                $crate::skills::Update,
+                $crate::skills::Remove,
+                $crate::skills::List,
+                $crate::skills::Resolve,
+                $crate::skills::Seed
             ],
-            notifications: [$crate::protocol::memory::ToolBefore]
+            notifications: [$crate::memory::ToolBefore]
         )
     };
 }
-pub use for_each_method;
 
 macro_rules! names {
     (requests: [$($m:ty),*], notifications: [$($n:ty),*]) => {

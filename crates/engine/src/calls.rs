@@ -1,6 +1,6 @@
 //! A session's calls and its end: every tool call a door reports is queued for the session's
 //! log (written after the answer, never on a load's path), and a session's end judges each
-//! note its loads showed by the calls around them ([`crate::memory::evidence`]) and counts it
+//! note its loads showed by the calls around them ([`skillmem_store::memory::evidence`]) and counts it
 //! once for the session.
 //!
 //! A session ends when the host says so (`skillmem/sessionEnd`), after [`IDLE_END`] without a
@@ -14,12 +14,12 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::{lock, Engine};
-use crate::db;
-use crate::error::Result;
-use crate::memory::calls::{self, Call, IDLE_END};
-use crate::memory::evidence::{self, Evidence, Later};
-use crate::memory::stash::{self, IntentStash};
-use crate::memory::store::{self, SessionVerdict};
+use skillmem_error::Result;
+use skillmem_store::db;
+use skillmem_store::memory::calls::{self, Call, IDLE_END};
+use skillmem_store::memory::evidence::{self, Evidence, Later};
+use skillmem_store::memory::stash::{self, IntentStash};
+use skillmem_store::memory::store::{self, SessionVerdict};
 
 /// Prefix of the session ids a door makes up when its host names none (the MCP door): a hook
 /// door that reads the host's transcript gives the notes written under one the host's own
@@ -109,9 +109,9 @@ impl Engine {
             return;
         }
         let position = c.position.unwrap_or_else(|| self.call_arrived(&c.session));
-        let args = crate::text::redact::redact(&calls::args_text(&c.args)).0;
+        let args = skillmem_text::redact::redact(&calls::args_text(&c.args)).0;
         let errors =
-            if c.failed { crate::text::redact::redact(&calls::error_lines(&c.output)).0 } else { String::new() };
+            if c.failed { skillmem_text::redact::redact(&calls::error_lines(&c.output)).0 } else { String::new() };
         let (command, key_lines) = super::historian::mined_call_text(&c.tool, &c.args, c.failed, &c.output);
         let call = Call {
             session: c.session,
@@ -136,19 +136,19 @@ impl Engine {
     /// transcript gives it (`at`, ms): the loads the hooks recorded sit among them by time.
     /// Skill loads are left out (the hooks recorded them, with what they showed); so are calls
     /// with no time. Returns how many were recorded.
-    pub fn transcript_calls(&self, session: &str, calls: &[(Option<i64>, crate::historian::mine::Call)]) -> usize {
+    pub fn transcript_calls(&self, session: &str, calls: &[(Option<i64>, skillmem_historian::mine::Call)]) -> usize {
         let mut n = 0;
         for (k, (at, c)) in calls.iter().enumerate() {
             let Some(at) = at else { continue };
-            if crate::memory::provenance::is_skill_tool(&c.tool) {
+            if skillmem_store::memory::provenance::is_skill_tool(&c.tool) {
                 continue;
             }
             self.tool_called(ToolCall {
                 session: session.to_string(),
                 position: Some(calls::position_at(*at, k as i64)),
                 call_id: match &c.position {
-                    crate::historian::mine::Position::CallId(id) => id.clone(),
-                    crate::historian::mine::Position::RecordIndex(i) => format!("record:{i}"),
+                    skillmem_historian::mine::Position::CallId(id) => id.clone(),
+                    skillmem_historian::mine::Position::RecordIndex(i) => format!("record:{i}"),
                 },
                 tool: c.tool.clone(),
                 args: serde_json::json!({ "command": c.command }),
@@ -349,14 +349,14 @@ impl Engine {
         let id = f.id;
         let n = store::visible_note(&self.conn(), id, &self.project_id)?;
         if n.pending {
-            return Err(crate::error::Error::invalid(format!(
+            return Err(skillmem_error::Error::invalid(format!(
                 "note {id} waits for review: accept or reject it (skillmem review) rather than give feedback"
             )));
         }
         match f.verdict {
             Verdict::Useful => {
                 if n.retired_at.is_some() || n.superseded_by.is_some() {
-                    return Err(crate::error::Error::invalid(format!(
+                    return Err(skillmem_error::Error::invalid(format!(
                         "note {id} is retired or replaced; skillmem restore {id} brings it back first"
                     )));
                 }
@@ -368,7 +368,7 @@ impl Engine {
                         self.store.catalog.write_always(&mut conn, count, |_| vec![id])?;
                     }
                     (None, false) => {
-                        return Err(crate::error::Error::invalid(
+                        return Err(skillmem_error::Error::invalid(
                             "sessionId is required: the session the note helped in (a use counts once per session)",
                         ))
                     }
@@ -447,7 +447,7 @@ pub struct FeedbackResult {
     pub id: i64,
     /// Sessions that used the note, this one included.
     pub used: i64,
-    pub trust: crate::memory::evidence::Trust,
+    pub trust: skillmem_store::memory::evidence::Trust,
     /// When the note was retired (a `wrong` verdict), ms since the epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retired_at: Option<i64>,

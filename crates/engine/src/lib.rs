@@ -54,11 +54,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
-use crate::config::Config;
-use crate::db;
-use crate::embed::Embedder;
-use crate::error::Result;
-use crate::index::VectorIndex;
+use skillmem_config::Config;
+use skillmem_embed::Embedder;
+use skillmem_error::Result;
+use skillmem_index::VectorIndex;
+use skillmem_store::db;
 
 /// Skill memory over one data directory, for one project: a few parts, each owning its
 /// state (ARCHITECTURE.md, "engine/"), and the operations over them in the files of each
@@ -180,7 +180,7 @@ impl Engine {
             None => {
                 let dir =
                     workspace.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("/"));
-                crate::project::identity(&dir)
+                skillmem_skills::project::identity(&dir)
             }
         };
         let skill_folders = skill_folders::SkillFolders::new(workspace, &config.memory.enabled_skills)?;

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::Engine;
-use crate::error::Result;
-use crate::memory::{store, Note};
+use skillmem_error::Result;
+use skillmem_store::memory::{store, Note};
 
 /// A skill's memory at a glance.
 #[derive(Debug, Clone)]

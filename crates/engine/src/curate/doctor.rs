@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::super::Engine;
-use crate::error::Result;
-use crate::memory::store;
+use skillmem_error::Result;
+use skillmem_store::memory::store;
 
 /// How a doctor check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -66,7 +66,7 @@ impl Engine {
                 )),
             ),
         }
-        let latest = crate::db::MIGRATIONS.len() as i64;
+        let latest = skillmem_store::db::MIGRATIONS.len() as i64;
         let version: Result<i64> =
             self.conn().pragma_query_value(None, "user_version", |r| r.get(0)).map_err(Into::into);
         match version {
