@@ -206,7 +206,7 @@ fn a_session_that_ends_with_the_input_or_shutdown_is_mined() {
 #[test]
 fn the_log_mines_what_the_transcript_mines_on_the_bench_sessions() {
     use skillmem::historian::{mine, tool_calls, transcript};
-    use skillmem::hosts::agent_transcripts::{self, Kind};
+    use skillmem::hosts::hooks::transcripts::{self as agent_transcripts, Kind};
     let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/mine");
     let (mut sessions, mut lessons) = (0, 0);
     for set in ["dev.labels.jsonl", "held-out.labels.jsonl"] {

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use super::{out, Global};
 use skillmem::historian::mine::{self, Call, Reason};
 use skillmem::historian::{tool_calls, transcript};
-use skillmem::hosts::agent_transcripts::{self, Kind};
+use skillmem::hosts::hooks::transcripts::{self as agent_transcripts, Kind};
 use skillmem::text::redact;
 
 #[derive(Deserialize)]

@@ -573,7 +573,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Command::Distill { batch_size } => historian::distill(g, &engine(g)?, batch_size)?,
         Command::Hook { host } => {
-            use skillmem::hosts::{agents, claude_code, log_line};
+            use skillmem::hosts::hooks::{agents, claude_code, HookOptions};
+            use skillmem::hosts::log_line;
             use std::io::Read;
             let mut input = String::new();
             let read = std::io::stdin().take(16 << 20).read_to_string(&mut input);
@@ -583,12 +584,8 @@ pub fn run(cli: Cli) -> Result<u8> {
                 HookHost::Codex => (Some(agents::CODEX), None),
                 HookHost::Copilot => (Some(agents::COPILOT), None),
             };
-            let opts = claude_code::HookOptions {
-                data_dir: g.data_dir.clone(),
-                workspace: g.workspace.clone(),
-                note_tool,
-                host: None,
-            };
+            let opts =
+                HookOptions { data_dir: g.data_dir.clone(), workspace: g.workspace.clone(), note_tool, host: None };
             let (input, failed) = match read {
                 Ok(_) => (input, None),
                 Err(e) => (String::new(), Some(format!("cannot read stdin: {e}"))),

@@ -1,4 +1,4 @@
-//! The Claude Code hook's stdin (src/hosts/claude_code.rs).
+//! The Claude Code hook's stdin (src/hosts/hooks/claude_code.rs).
 //!
 //! Hook events from a grammar of every event the hook handles (fields missing, of the wrong
 //! type, with traversing skill names, transcripts of generated records with torn last lines,
@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use skillmem::hosts::claude_code::{answer, HookOptions};
+use skillmem::hosts::hooks::{claude_code::answer, HookOptions};
 
 use super::{ensure, gen, Target};
 

@@ -12,7 +12,7 @@
 //! that still says something is redacted, as on every write path).
 //!
 //! Pure text work: no disk, no database, no panic on any input. The readers of the hosts'
-//! transcripts ([`crate::transcript`] for Claude Code, `hosts::agent_transcripts`
+//! transcripts ([`crate::transcript`] for Claude Code, `hosts::hooks::transcripts`
 //! for the others) and the protocol's reported calls make the [`Call`]s; storing what is
 //! mined (and the near-duplicate rule that merges a second session's find) is the engine's.
 

@@ -2,7 +2,7 @@
 //! assistant record with its `tool_result` (matched by id; `is_error` is the host's own error
 //! status), the index of the record that made it, and the skill whose load last preceded it
 //! (a `Skill` call, or a slash command's expansion, `Base directory for this skill: …`).
-//! The other hosts' calls are read beside their skill loads, in `hosts/agent_transcripts.rs`;
+//! The other hosts' calls are read beside their skill loads, in `src/hosts/hooks/transcripts.rs`;
 //! they, and the calls a session reports through the protocol, name a call's command as
 //! [`command_of`] does.
 //!

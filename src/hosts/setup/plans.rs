@@ -139,9 +139,9 @@ pub fn note_tool(host: Host) -> &'static str {
         Host::Pi => "skill_note",
         // MCP tools are `mcp_<server>_<tool>` in Gemini CLI 0.61, in the `mcp__<server>`
         // namespace in Codex 0.171, `<server>-<tool>` in Copilot CLI 1.0.
-        Host::GeminiCli => crate::hosts::agents::GEMINI.note_tool,
-        Host::Codex => crate::hosts::agents::CODEX.note_tool,
-        Host::Copilot => crate::hosts::agents::COPILOT.note_tool,
+        Host::GeminiCli => crate::hosts::hooks::agents::GEMINI.note_tool,
+        Host::Codex => crate::hosts::hooks::agents::CODEX.note_tool,
+        Host::Copilot => crate::hosts::hooks::agents::COPILOT.note_tool,
     }
 }
 

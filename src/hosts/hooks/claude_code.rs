@@ -17,13 +17,15 @@
 //! its reason in `<data dir>/logs/claude-code-hook.log`. Hook JSON of other versions (fields
 //! missing or added) is read field by field, never as a strict struct.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::store;
-use crate::config::{default_data_dir, Config};
+use super::{
+    cost_line, data_dir_for, expand_home, open_or_log, read_from, report_calls, run, str_field, tokens_of,
+    workspace_of, Answer, HookOptions, READ_LIMIT,
+};
 use crate::db;
 use crate::engine::{Engine, SkillLoad};
 use crate::error::Error;
@@ -41,143 +43,37 @@ pub const NOTE_TOOL: &str = "mcp__plugin_skillmem_skillmem__skill_note";
 /// The host name stored with session offsets and skill uses.
 pub const HOST: &str = "claude-code";
 
-/// Largest slice of a transcript read in one hook run; the rest waits for the next run.
-const READ_LIMIT: u64 = 32 << 20;
-
-/// Where the hook works.
-#[derive(Debug, Clone, Default)]
-pub struct HookOptions {
-    /// `--data-dir`; else `$SKILLMEM_HOME`, the workspace's skillmem.toml, the default.
-    pub data_dir: Option<PathBuf>,
-    /// `--workspace`; else `$CLAUDE_PROJECT_DIR`, the event's `cwd`, the current folder.
-    pub workspace: Option<PathBuf>,
-    /// `--note-tool`: the note tool's name in this Claude Code (default [`NOTE_TOOL`]);
-    /// `memory.noteTool` in the configuration still wins.
-    pub note_tool: Option<String>,
-    /// The host notes are recorded as written from (default `claude-code`); `host` in the
-    /// configuration still wins.
-    pub host: Option<String>,
-}
-
-/// What the hook process does: print `stdout` (if any) and append `log` to the log file.
-#[derive(Debug, Default)]
-pub struct Answer {
-    pub stdout: Option<String>,
-    pub log: Vec<String>,
-    /// The data directory the log belongs in.
-    pub data_dir: PathBuf,
-}
-
-impl Answer {
-    /// The same answer with one more log line.
-    pub fn with_log(mut self, line: String) -> Self {
-        self.log.push(line);
-        self
-    }
-}
-
-/// Answers one hook event. Never panics into the caller and never fails: problems become log
-/// lines and an empty answer.
+/// Answers one Claude Code hook event. Never panics into the caller and never fails: problems
+/// become log lines and an empty answer.
 pub fn answer(stdin: &str, opts: &HookOptions) -> Answer {
-    let mut a = Answer { data_dir: opts.data_dir.clone().unwrap_or_else(default_data_dir), ..Default::default() };
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut log = vec![];
-        let (stdout, data_dir) = handle(stdin, opts, &mut log);
-        (stdout, data_dir, log)
-    }));
-    match run {
-        Ok((stdout, data_dir, log)) => {
-            a.stdout = stdout;
-            a.log = log;
-            if let Some(d) = data_dir {
-                a.data_dir = d;
-            }
-        }
-        Err(_) => a.log.push("internal error (a bug in skillmem): the hook panicked; nothing was answered".into()),
-    }
-    a
-}
-
-pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
-}
-
-/// The project root: Claude Code gives hooks `$CLAUDE_PROJECT_DIR`; the event's `cwd` may be a
-/// subfolder, where `.claude/skills` would not be found.
-fn workspace_of(event: &Value, opts: &HookOptions) -> PathBuf {
-    opts.workspace
-        .clone()
-        .or_else(|| std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|p| p.is_dir()))
-        .or_else(|| str_field(event, "cwd").map(PathBuf::from).filter(|p| p.is_dir()))
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
-
-/// [`open`], with a failure logged (the hook never fails the agent).
-pub(crate) fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Option<Engine> {
-    match open(ws, opts, log) {
-        Ok(e) => Some(e),
-        Err(e) => {
-            log.push(format!("cannot open the store: {e}"));
-            None
-        }
-    }
-}
-
-fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, Error> {
-    let o = opts.data_dir.as_ref().map(|d| json!({ "dataDir": d.display().to_string() }));
-    let mut resolved = Config::resolve(Some(ws), o.as_ref())?;
-    log.extend(resolved.warnings.into_iter().map(|w| format!("warning: {w}")));
-    // The agent notes through the MCP server's tool, by its full name in Claude Code.
-    resolved.config.default_note_tool(opts.note_tool.as_deref().unwrap_or(NOTE_TOOL));
-    resolved.config.default_host(opts.host.as_deref().unwrap_or("claude-code"));
-    Engine::open(resolved.config, Some(ws.to_path_buf()))
-}
-
-/// The data directory the configuration points at (for the log), without opening anything.
-pub(crate) fn data_dir_for(ws: &Path, opts: &HookOptions) -> Option<PathBuf> {
-    if let Some(d) = &opts.data_dir {
-        return Some(d.clone());
-    }
-    Config::resolve(Some(ws), None).ok().map(|r| r.config.data_dir)
-}
-
-fn handle(stdin: &str, opts: &HookOptions, log: &mut Vec<String>) -> (Option<String>, Option<PathBuf>) {
-    let text = stdin.trim();
-    if text.is_empty() {
-        log.push("empty stdin: Claude Code sent no hook event; nothing to answer".into());
-        return (None, None);
-    }
-    let event: Value = match serde_json::from_str(text) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) => {
-            log.push("the hook event on stdin is not a JSON object; nothing to answer".into());
-            return (None, None);
-        }
-        Err(e) => {
-            log.push(format!("the hook event on stdin is not valid JSON ({e}); nothing to answer"));
-            return (None, None);
-        }
+    let opts = HookOptions {
+        note_tool: opts.note_tool.clone().or_else(|| Some(NOTE_TOOL.to_string())),
+        host: opts.host.clone().or_else(|| Some(HOST.to_string())),
+        ..opts.clone()
     };
-    let ws = workspace_of(&event, opts);
+    run("Claude Code", stdin, &opts, handle)
+}
+
+fn handle(event: &Value, opts: &HookOptions, log: &mut Vec<String>) -> (Option<String>, Option<PathBuf>) {
+    let ws = workspace_of(event, opts, Some("CLAUDE_PROJECT_DIR"));
     let data_dir = data_dir_for(&ws, opts);
-    let Some(name) = str_field(&event, "hook_event_name").map(str::to_string) else {
+    let Some(name) = str_field(event, "hook_event_name").map(str::to_string) else {
         log.push("the hook event has no hook_event_name; is this a Claude Code hook?".into());
         return (None, data_dir);
     };
     let out = match name.as_str() {
-        "PostToolUse" => post_tool_use(&event, &ws, opts, log),
-        "UserPromptExpansion" => prompt_expansion(&event, &ws, opts, log),
+        "PostToolUse" => post_tool_use(event, &ws, opts, log),
+        "UserPromptExpansion" => prompt_expansion(event, &ws, opts, log),
         "Stop" | "SessionEnd" | "SubagentStop" => {
-            transcript(&event, &ws, opts, log);
+            transcript(event, &ws, opts, log);
             None
         }
         "PostCompact" => {
-            compacted(&event, &ws, opts, log);
+            compacted(event, &ws, opts, log);
             None
         }
         // Plain text: Claude Code appends a PreCompact hook's stdout to the compaction prompt.
-        "PreCompact" => return (precompact(&event, &ws, opts, log), data_dir),
+        "PreCompact" => return (precompact(event, &ws, opts, log), data_dir),
         _ => None,
     };
     let stdout = out.map(|block| {
@@ -302,7 +198,7 @@ fn session_calls(engine: &Engine, session: &str, path: &Path, log: &mut Vec<Stri
     let (lines, _) = read_from(path, 0)?;
     let records: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let calls = crate::historian::tool_calls::claude_code(&records);
-    super::report_calls(engine, session, &records, &calls, log);
+    report_calls(engine, session, &records, &calls, log);
     let origin = crate::memory::Origin {
         host: Some(HOST.to_string()),
         transcript: Some(path.display().to_string()),
@@ -363,19 +259,6 @@ fn compacted(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String>
         }
         Err(e) => log.push(format!("PostCompact: {e}")),
     }
-}
-
-/// The log of what the historian costs (`<data dir>/logs/historian.log`): kept apart from the
-/// hook's log, which holds only what a person must act on.
-pub const COST_LOG: &str = "historian";
-
-fn cost_line(engine: &Engine, line: String) {
-    crate::hosts::log_line(&engine.config().data_dir, COST_LOG, &line);
-}
-
-/// Roughly how many tokens a text costs a model (four characters a token, rounded up).
-fn tokens_of(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
 }
 
 /// The session's transcript records, the last [`READ_LIMIT`] bytes of it at most (whole
@@ -460,32 +343,6 @@ fn precompact(event: &Value, ws: &Path, opts: &HookOptions, log: &mut Vec<String
     Some(r.instructions)
 }
 
-pub(crate) fn expand_home(p: &str) -> PathBuf {
-    match (p.strip_prefix("~/"), dirs::home_dir()) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ => PathBuf::from(p),
-    }
-}
-
-/// The complete lines of `path` from `offset`, and the offset after the last one. A line
-/// still being written (no newline yet) is left for the next run; a file shorter than the
-/// offset (rewritten) is read from the start.
-pub fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<String>, u64)> {
-    let mut f = std::fs::File::open(path)?;
-    let len = f.metadata()?.len();
-    let start = if len < offset { 0 } else { offset };
-    f.seek(SeekFrom::Start(start))?;
-    let mut buf = vec![];
-    f.take(READ_LIMIT).read_to_end(&mut buf)?;
-    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
-        // One line longer than the whole read limit can never complete here: step over it.
-        let skip = if buf.len() as u64 == READ_LIMIT { buf.len() as u64 } else { 0 };
-        return Ok((vec![], start + skip));
-    };
-    let lines = String::from_utf8_lossy(&buf[..end]).lines().map(str::to_string).collect();
-    Ok((lines, start + end as u64 + 1))
-}
-
 fn read_transcript(engine: &Engine, session: &str, path: &Path, log: &mut Vec<String>) -> crate::Result<()> {
     // The hook's own tables, through their own connection: the engine's is its own.
     let mut conn = db::open(&engine.config().data_dir)?;
@@ -533,34 +390,4 @@ fn skills_used(records: &[Value], log: &mut Vec<String>) -> Vec<String> {
         log.push(format!("transcript: skill uses may be missing: {}", r.missed.join("; ")));
     }
     r.skills
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn read_from_takes_complete_lines_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.jsonl");
-        // (file content, offset) → (lines, next offset)
-        let cases: &[(&str, u64, &[&str], u64)] = &[
-            ("", 0, &[], 0),
-            ("a\nb\n", 0, &["a", "b"], 4),
-            ("a\nb\n", 2, &["b"], 4),
-            ("a\nb\nhalf", 0, &["a", "b"], 4),
-            ("a\nb\nhalf", 4, &[], 4),
-            ("a\n", 10, &["a"], 2), // shorter than the offset: rewritten, read from the start
-        ];
-        for (text, offset, want, next) in cases {
-            std::fs::write(&p, text).unwrap();
-            let (lines, n) = read_from(&p, *offset).unwrap();
-            assert_eq!(
-                (lines.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), n),
-                (*want, *next),
-                "{text:?} @ {offset}"
-            );
-        }
-        assert!(read_from(&dir.path().join("missing"), 0).is_err());
-    }
 }

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::agents::skill_file_in;
 use crate::historian::mine::{Call, Position};
 use crate::historian::tool_calls::command_of;
 
@@ -408,6 +407,63 @@ fn exit_code_after(output: &str, label: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// The `…/SKILL.md` a shell command reads (`cat`, `sed -n 1,200p`, `head`, …): the last word
+/// naming a file called `SKILL.md`, quotes taken off.
+pub fn skill_file_in(command: &str) -> Option<String> {
+    let mut words = vec![];
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => quote = Some(c),
+            (None, c) if c.is_whitespace() || ";|&<>()".contains(c) => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words.into_iter().rev().find(|w| w == "SKILL.md" || w.ends_with("/SKILL.md"))
+}
+
+/// The agent's text of one transcript record, in the shapes these hosts write: Codex's rollout
+/// (`response_item` of an assistant `message`), Copilot's events (`assistant.message`), and
+/// Gemini's records (`type: "gemini"` with `content`, or a `model` turn's text `parts`).
+pub fn agent_text(r: &Value) -> Option<String> {
+    let text_of = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(parts) => {
+                let t: Vec<&str> = parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect();
+                (!t.is_empty()).then(|| t.join(" "))
+            }
+            _ => None,
+        }
+    };
+    let typ = r.get("type").and_then(Value::as_str).unwrap_or_default();
+    let found = if typ == "response_item" {
+        let p = r.get("payload")?;
+        (p.get("type")?.as_str()? == "message" && p.get("role")?.as_str()? == "assistant")
+            .then(|| p.get("content").and_then(text_of))
+            .flatten()
+    } else if typ == "assistant.message" {
+        r.get("data").and_then(|d| d.get("content")).and_then(text_of)
+    } else if typ == "gemini" {
+        r.get("content").and_then(text_of)
+    } else if r.get("role").and_then(Value::as_str).is_some_and(|x| x == "model" || x == "assistant") {
+        r.get("parts").or_else(|| r.get("content")).and_then(text_of)
+    } else {
+        None
+    };
+    found.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -742,5 +798,49 @@ mod tests {
         let printed = |kind, path| calls(kind, &fixture(path)).into_iter().find(|c| c.failed).unwrap().output;
         assert_eq!(printed(Kind::Gemini, "gemini-cli/recorded-0.61.0/session-fix.jsonl"), format!("{error}\n"));
         assert_eq!(printed(Kind::Copilot, "copilot/recorded-1.0.102/events-fix.jsonl"), error);
+    }
+    #[test]
+    fn skill_files_in_shell_commands() {
+        // (command, the SKILL.md it reads)
+        let cases: &[(&str, Option<&str>)] = &[
+            ("cat .agents/skills/jq/SKILL.md", Some(".agents/skills/jq/SKILL.md")),
+            (
+                "sed -n '1,200p' '/home/u/.codex/skills/my skill/SKILL.md'",
+                Some("/home/u/.codex/skills/my skill/SKILL.md"),
+            ),
+            ("bash -lc \"cat ~/x/SKILL.md | head\"", None),
+            ("cd skills/jq && cat SKILL.md", Some("SKILL.md")),
+            ("cat README.md", None),
+            ("cat SKILL.md.bak", None),
+            ("", None),
+        ];
+        for (cmd, want) in cases {
+            assert_eq!(skill_file_in(cmd).as_deref(), *want, "{cmd}");
+        }
+    }
+    #[test]
+    fn agent_text_of_transcript_records() {
+        // (record, what the agent said)
+        let cases: Vec<(Value, Option<&str>)> = vec![
+            (
+                json!({"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Reading the jq skill to print raw strings."}]}}),
+                Some("Reading the jq skill to print raw strings."),
+            ),
+            (
+                json!({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}),
+                None,
+            ),
+            (
+                json!({"type":"assistant.message","data":{"content":"Loading jq for raw output."}}),
+                Some("Loading jq for raw output."),
+            ),
+            (json!({"type":"gemini","content":"I will use jq."}), Some("I will use jq.")),
+            (json!({"role":"model","parts":[{"text":"Using jq"},{"functionCall":{}}]}), Some("Using jq")),
+            (json!({"type":"user","content":"x"}), None),
+            (json!({"type":"gemini","content":"  "}), None),
+        ];
+        for (r, want) in cases {
+            assert_eq!(agent_text(&r).as_deref(), want, "{r}");
+        }
     }
 }
