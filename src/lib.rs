@@ -9,6 +9,8 @@
 //! `historian`, `skills`, `team`) and the layers under them. Cargo's edges hold the layering.
 
 pub mod client;
+pub mod doctor;
+pub mod export;
 pub mod hosts;
 pub mod server;
 pub mod ui;

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use skillmem::engine::{
-    to_jsonl, to_markdown, CheckStatus, Doctor, Engine, ExportFormat, Imported, ListedNote, NoteFilter, NotePage,
-    NoteSort,
-};
+use skillmem::doctor::{self, CheckStatus, Doctor};
+use skillmem::engine::{Engine, Imported, ListedNote, NoteFilter, NotePage, NoteSort};
+use skillmem::export::{parse_export, to_jsonl, to_markdown, ExportFormat};
 use skillmem::memory::{Kind, Scope, Source};
 use skillmem::protocol::curate::Notes;
 
@@ -210,7 +209,7 @@ pub fn import(g: &Global, engine: &Engine, file: &Path) -> Result<()> {
     } else {
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
     };
-    let r = engine.import_notes(&text)?;
+    let r = engine.import_notes(parse_export(&text)?)?;
     emit(g, &r, human_import)
 }
 
@@ -227,11 +226,11 @@ fn human_import(r: &Imported) -> String {
 
 /// `skillmem doctor`: exit code 1 when a check failed.
 pub fn doctor(g: &Global, engine: &Engine, fix: bool) -> Result<u8> {
-    let mut d = engine.doctor();
+    let mut d = doctor::doctor(engine);
     if fix && d.checks.iter().any(|c| c.name == "full-text index" && c.status == CheckStatus::Fail) {
         engine.rebuild_fts()?;
         eprintln!("skillmem: rebuilt the full-text index");
-        d = engine.doctor();
+        d = doctor::doctor(engine);
     }
     if fix && d.checks.iter().any(|c| c.name == "secrets" && c.status == CheckStatus::Fail) {
         let (done, left) = engine.redact_notes()?;
@@ -240,7 +239,7 @@ pub fn doctor(g: &Global, engine: &Engine, fix: bool) -> Result<u8> {
             let ids: Vec<String> = left.iter().map(|i| format!("#{i}")).collect();
             eprintln!("skillmem: {} are little but a secret: edit or forget them", ids.join(", "));
         }
-        d = engine.doctor();
+        d = doctor::doctor(engine);
     }
     d.checks.extend(host_wiring());
     emit(g, &d, human_doctor)?;
@@ -249,7 +248,7 @@ pub fn doctor(g: &Global, engine: &Engine, fix: bool) -> Result<u8> {
 
 /// Each agent host's wiring (`skillmem setup`'s entries present, binaries there, Codex's hook
 /// trust current); a host that cannot be looked at is no check.
-fn host_wiring() -> Vec<skillmem::engine::Check> {
+fn host_wiring() -> Vec<doctor::Check> {
     match super::setup::here(None, None, None) {
         Ok(w) => skillmem::hosts::setup::wiring_checks(&w),
         Err(e) => {

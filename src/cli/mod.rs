@@ -546,8 +546,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Review { what } => review::run(g, &engine(g)?, what)?,
         Command::Export { skill, scope, format, output } => {
             let format = match format.as_str() {
-                "jsonl" => skillmem::engine::ExportFormat::Jsonl,
-                "md" => skillmem::engine::ExportFormat::Md,
+                "jsonl" => skillmem::export::ExportFormat::Jsonl,
+                "md" => skillmem::export::ExportFormat::Md,
                 f => anyhow::bail!("format {f:?}: use jsonl or md"),
             };
             curate::export(g, &engine(g)?, skill, scope, format, output)?

@@ -118,7 +118,7 @@ mod tests {
             assert!(parsed.is_ok(), "{s}");
         }
         for s in names::<ExportFormat>() {
-            let parsed: Result<skillmem::engine::ExportFormat, _> = serde_json::from_value(serde_json::json!(s));
+            let parsed: Result<skillmem::export::ExportFormat, _> = serde_json::from_value(serde_json::json!(s));
             assert!(parsed.is_ok(), "{s}");
         }
     }

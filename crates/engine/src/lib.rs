@@ -32,8 +32,8 @@ mod team;
 
 pub use calls::{Decayed, Feedback, FeedbackResult, ToolCall, Verdict, OWN_SESSION_PREFIX};
 pub use curate::{
-    parse_export, to_jsonl, to_markdown, Check, CheckStatus, DayActivity, Doctor, ExportFormat, ExportedNote, Imported,
-    ListedNote, MoveResult, MoveStatus, NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
+    DayActivity, EmbeddingHealth, ExportedNote, Health, Imported, IndexHealth, ListedNote, MoveResult, MoveStatus,
+    NoteFilter, NotePage, NoteSort, Preview, PreviewNote,
 };
 pub use distill::{CorpusReport, Distilled, DuplicatePair, Pace, SecretNote};
 pub use editor::SkillOverview;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::json::J;
 use super::plans::{plan_for_check, Host, Where};
 use super::{codex_trusted, JsonEdit, Op};
-use crate::engine::{Check, CheckStatus};
+use crate::doctor::{Check, CheckStatus};
 
 /// One check per host.
 pub fn wiring_checks(w: &Where) -> Vec<Check> {

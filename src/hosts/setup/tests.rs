@@ -261,14 +261,14 @@ fn codex_trust_matches_codex_and_follows_the_hooks_position() {
     assert!(config.contains(&format!("[hooks.state.\"{}:user_prompt_submit:0:0\"]", hooks.display())), "{config}");
     // The doctor sees it wired; after the hook changes by hand, its trust is stale.
     let check = |w: &Where| check::wiring_checks(w).into_iter().find(|c| c.name == "Codex").unwrap();
-    assert_eq!(check(&h.w).status, crate::engine::CheckStatus::Ok, "{:?}", check(&h.w));
+    assert_eq!(check(&h.w).status, crate::doctor::CheckStatus::Ok, "{:?}", check(&h.w));
     std::fs::write(&hooks, h.read(".codex/hooks.json").replace("\"timeout\": 10", "\"timeout\": 11")).unwrap();
     let c = check(&h.w);
-    assert_eq!(c.status, crate::engine::CheckStatus::Warn);
+    assert_eq!(c.status, crate::doctor::CheckStatus::Warn);
     assert!(c.detail.contains("stale") && c.fix.as_deref().unwrap().contains("skillmem setup codex"), "{c:?}");
     // Running setup again trusts the edited hook (skillmem's own entry replaced).
     h.run(Host::Codex, &h.w, false);
-    assert_eq!(check(&h.w).status, crate::engine::CheckStatus::Ok);
+    assert_eq!(check(&h.w).status, crate::doctor::CheckStatus::Ok);
 }
 
 #[test]
@@ -280,22 +280,22 @@ fn doctor_reports_each_hosts_wiring() {
     };
     for host in Host::ALL {
         let (s, d) = status(&h.w, host.label());
-        assert_eq!(s, crate::engine::CheckStatus::Warn, "{host:?}: {d}");
+        assert_eq!(s, crate::doctor::CheckStatus::Warn, "{host:?}: {d}");
         h.run(host, &h.w, false);
         let (s, d) = status(&h.w, host.label());
-        assert_eq!(s, crate::engine::CheckStatus::Ok, "{host:?}: {d}");
+        assert_eq!(s, crate::doctor::CheckStatus::Ok, "{host:?}: {d}");
         assert!(d.starts_with("wired"), "{d}");
     }
     // The binary moved away: every host says so.
     std::fs::remove_file(&h.w.exe).unwrap();
     for host in [Host::ClaudeCode, Host::GeminiCli, Host::Codex, Host::Copilot, Host::Opencode] {
         let (s, d) = status(&h.w, host.label());
-        assert_eq!(s, crate::engine::CheckStatus::Warn, "{host:?}");
+        assert_eq!(s, crate::doctor::CheckStatus::Warn, "{host:?}");
         assert!(d.contains("no longer exists"), "{host:?}: {d}");
     }
     // A host that is not installed is fine.
     let empty = Where { home: h.w.home.join("nobody"), ..h.w.clone() };
-    assert_eq!(status(&empty, "Gemini CLI").0, crate::engine::CheckStatus::Ok);
+    assert_eq!(status(&empty, "Gemini CLI").0, crate::doctor::CheckStatus::Ok);
 }
 
 #[test]

@@ -20,7 +20,7 @@ pub fn run(g: &Global, notes: usize, rounds: usize) -> Result<()> {
         "jq", "filter", "null", "array", "raw", "output", "slurp", "stream", "keys", "select", "map", "reduce", "path",
         "string", "number", "csv", "tsv", "object", "merge", "sort", "group", "unique", "limit", "env",
     ];
-    let mut lines = String::new();
+    let mut exported = vec![];
     let t0 = std::time::Instant::now();
     for i in 0..notes {
         let pick = |k: usize| words[(i * 7 + k * 13 + i / 24) % words.len()];
@@ -53,10 +53,9 @@ pub fn run(g: &Global, notes: usize, rounds: usize) -> Result<()> {
             evidence: Default::default(),
             backing: None,
         };
-        lines.push_str(&serde_json::to_string(&n)?);
-        lines.push('\n');
+        exported.push(n);
     }
-    let imported = engine.import_notes(&lines)?;
+    let imported = engine.import_notes(exported)?;
     let fill = t0.elapsed();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let bound = rt.block_on(skillmem::ui::bind(std::sync::Arc::new(engine), 0))?;

@@ -1,8 +1,7 @@
-//! Export and import: every note with its metadata, content hash and embedder id as JSONL
-//! (what `import` reads) or Markdown (for reading), and an import in one transaction, each
-//! note redacted and embedded by this store's embedder.
-
-use std::collections::BTreeMap;
+//! Export and import: every note with its metadata, content hash and embedder id
+//! ([`ExportedNote`]), and an import in one transaction, each note checked, redacted and
+//! embedded by this store's embedder. The file formats (JSONL, Markdown) are the door's:
+//! `src/export.rs` of the root package.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -86,15 +85,28 @@ pub struct ExportedNote {
     pub backing: Option<skillmem_store::memory::Backing>,
 }
 
-/// The export formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum ExportFormat {
-    /// One JSON note a line ([`ExportedNote`]); what `import` reads.
-    #[default]
-    Jsonl,
-    /// Markdown, for reading.
-    Md,
+impl ExportedNote {
+    /// What makes a note of an export one that can be imported, or why not: a skill and a
+    /// lesson, a project note's project, a content hash (when given) that is the lesson's.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.skill.trim().is_empty() {
+            return Err("skill is empty".into());
+        }
+        if self.delta.trim().is_empty() {
+            return Err("delta is empty".into());
+        }
+        if self.scope == Scope::Project && self.project_id.is_empty() && self.origin_project.is_empty() {
+            return Err("a project note needs its projectId".into());
+        }
+        if let Some(h) = &self.content_hash {
+            if *h != norm_hash(&self.delta) {
+                return Err(format!(
+                    "contentHash {h} does not match the lesson (edited by hand? drop the contentHash field of that line)"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What an import did.
@@ -158,10 +170,14 @@ impl Engine {
             .collect()
     }
 
-    /// Reads an export (JSONL) and writes its notes in one transaction. Every line is checked
-    /// first: a malformed line aborts the import with its line number, and nothing is written.
-    pub fn import_notes(&self, text: &str) -> Result<Imported> {
-        let mut notes = parse_export(text)?;
+    /// Writes the notes of an export (read by the door that owns the file format,
+    /// `skillmem::export`) in one transaction. Every note is checked first
+    /// ([`ExportedNote::check`]): one that cannot be imported aborts the import, and nothing is
+    /// written.
+    pub fn import_notes(&self, mut notes: Vec<ExportedNote>) -> Result<Imported> {
+        for (i, n) in notes.iter().enumerate() {
+            n.check().map_err(|why| Error::invalid(format!("note {}: {why}; nothing was imported", i + 1)))?;
+        }
         let mut out = Imported { read: notes.len(), ..Default::default() };
         // Secrets are redacted before anything is embedded or stored; a note that would be
         // left with nothing but a marker is not imported, and the warnings say which.
@@ -284,147 +300,5 @@ impl Engine {
         out.inserted = written.iter().filter(|(_, s)| *s == WriteStatus::Inserted).count();
         out.duplicates = written.len() - out.inserted;
         Ok(out)
-    }
-}
-
-/// Parses an export: one [`ExportedNote`] a line (blank lines skipped). The first bad line is
-/// an error naming it.
-pub fn parse_export(text: &str) -> Result<Vec<ExportedNote>> {
-    let mut out = vec![];
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let bad = |why: String| Error::invalid(format!("line {n}: {why}; nothing was imported"));
-        let note: ExportedNote = serde_json::from_str(line).map_err(|e| bad(format!("not a note: {e}")))?;
-        if note.skill.trim().is_empty() {
-            return Err(bad("skill is empty".into()));
-        }
-        if note.delta.trim().is_empty() {
-            return Err(bad("delta is empty".into()));
-        }
-        if note.scope == Scope::Project && note.project_id.is_empty() && note.origin_project.is_empty() {
-            return Err(bad("a project note needs its projectId".into()));
-        }
-        if let Some(h) = &note.content_hash {
-            if *h != norm_hash(&note.delta) {
-                return Err(bad(format!(
-                    "contentHash {h} does not match the lesson (edited by hand? drop the contentHash field of that line)"
-                )));
-            }
-        }
-        out.push(note);
-    }
-    Ok(out)
-}
-
-/// Writes notes as JSONL (one [`ExportedNote`] a line).
-pub fn to_jsonl(notes: &[ExportedNote]) -> String {
-    let mut s = String::new();
-    for n in notes {
-        s.push_str(&serde_json::to_string(n).unwrap_or_default());
-        s.push('\n');
-    }
-    s
-}
-
-/// Writes notes as Markdown: a section per skill, a bullet per note with its metadata.
-pub fn to_markdown(notes: &[ExportedNote]) -> String {
-    let mut by_skill: BTreeMap<&str, Vec<&ExportedNote>> = BTreeMap::new();
-    for n in notes {
-        by_skill.entry(&n.skill).or_default().push(n);
-    }
-    let mut s = String::from("# skillmem notes\n");
-    for (skill, ns) in by_skill {
-        s.push_str(&format!("\n## {skill}\n\n"));
-        for n in ns {
-            let one_line = n.delta.replace('\n', " ");
-            s.push_str(&format!(
-                "- **{}** {}{}: {}\n",
-                n.kind.as_str(),
-                n.scope.as_str(),
-                if n.pinned { ", pinned" } else { "" },
-                one_line
-            ));
-            let mut meta = vec![
-                format!("source {}", n.source.as_str()),
-                format!("hits {}", n.hits),
-                format!("recalls {}", n.recalls),
-            ];
-            if !n.intent.is_empty() {
-                meta.insert(0, format!("intent: {}", n.intent.replace('\n', " ")));
-            }
-            if let Some(h) = &n.content_hash {
-                meta.push(format!("content hash {h}"));
-            }
-            if let Some(e) = &n.embedder {
-                meta.push(format!("embedder {e}"));
-            }
-            if !n.project_id.is_empty() {
-                meta.push(format!("project {}", n.project_id));
-            }
-            if let Some(o) = n.origin_source {
-                meta.push(format!("first written by the {}", o.as_str()));
-            }
-            if let Some(h) = &n.origin.host {
-                meta.push(format!("host {h}"));
-            }
-            if let Some(s) = &n.session_id {
-                meta.push(format!("session {s}"));
-            }
-            if let Some(t) = &n.origin.transcript {
-                let at = n.origin.transcript_at.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
-                meta.push(format!("transcript {t}{at}"));
-            }
-            if n.pending {
-                meta.push("waiting for review".into());
-            }
-            s.push_str(&format!("  - {}\n", meta.join(" · ")));
-        }
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn export_lines_table() {
-        let good = r#"{"skill":"jq","scope":"global","source":"agent","kind":"gotcha","delta":"use -r"}"#;
-        let cases: &[(&str, Result<usize, &str>)] = &[
-            ("", Ok(0)),
-            (good, Ok(1)),
-            (&format!("{good}\n\n{good}\n"), Ok(2)),
-            (&format!("{good}\n{{not json\n"), Err("line 2: not a note")),
-            (r#"{"skill":"jq","scope":"global","source":"agent","kind":"tip","delta":"x"}"#, Err("line 1: not a note")),
-            (
-                r#"{"skill":"","scope":"global","source":"agent","kind":"fix","delta":"x"}"#,
-                Err("line 1: skill is empty"),
-            ),
-            (
-                r#"{"skill":"jq","scope":"global","source":"agent","kind":"fix","delta":"  "}"#,
-                Err("line 1: delta is empty"),
-            ),
-            (
-                r#"{"skill":"jq","scope":"project","source":"agent","kind":"fix","delta":"x"}"#,
-                Err("needs its projectId"),
-            ),
-            (
-                r#"{"skill":"jq","scope":"global","source":"agent","kind":"fix","delta":"x","contentHash":"00"}"#,
-                Err("contentHash 00 does not match"),
-            ),
-        ];
-        for (text, want) in cases {
-            match (parse_export(text), want) {
-                (Ok(v), Ok(n)) => assert_eq!(v.len(), *n, "{text:?}"),
-                (Err(e), Err(w)) => {
-                    let e = e.to_string();
-                    assert!(e.contains(w) && e.contains("nothing was imported"), "{text:?}: {e}");
-                }
-                (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
-            }
-        }
     }
 }

@@ -2,16 +2,16 @@
 //! (`skillmem/notes`, `skillmem/preview`, `skillmem/move`, `skillmem/merge`) do with the whole
 //! memory: list notes with filters, search, sort and pages; move a note between project and
 //! global scope; merge near-duplicate pairs; preview the block a load would append (without
-//! counting a recall); export and import (`export.rs`); check the data directory
-//! (`doctor.rs`).
+//! counting a recall); export and import (`export.rs`: the notes; their file formats are the
+//! door's); read what `doctor` judges (`health.rs`; the checks are the door's).
 //!
 //! Every statement over `notes` is in `memory/store/curate.rs`.
 
-mod doctor;
 mod export;
+mod health;
 
-pub use doctor::{Check, CheckStatus, Doctor};
-pub use export::{parse_export, to_jsonl, to_markdown, ExportFormat, ExportedNote, Imported};
+pub use export::{ExportedNote, Imported};
+pub use health::{EmbeddingHealth, Health, IndexHealth};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
