@@ -14,11 +14,13 @@
 //! memory fits. Pinned notes always come first; ties are broken by uses, then recency, then
 //! id, so the order is total and deterministic.
 
+mod rungs;
+
 use rusqlite::Connection;
 
 use super::catalog::Catalog;
 use super::evidence::Uses;
-use super::lexicon::{LexiconCache, LEXICON_MAX};
+use super::lexicon::LexiconCache;
 use super::store::{self, Candidate};
 use super::{Note, RecallMode};
 use crate::embed::Embedder;
@@ -296,147 +298,15 @@ pub fn rank(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>) -> Result<Outco
 /// [`rank`] over candidates the caller gathered; same ranking.
 pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Prepared<'_>) -> Result<Outcome> {
     let t0 = std::time::Instant::now();
-    let cands = p.candidates;
+    let cands = std::sync::Arc::clone(&p.candidates);
     if cands.is_empty() {
         return Ok(Outcome { mode: RecallMode::None, notes: vec![], found_by: Default::default(), unloaded: vec![] });
     }
     let intent = q.intent.map(str::trim).filter(|s| !s.is_empty());
-    let mut rel: std::collections::HashMap<i64, f32> = Default::default();
-    let mut mode = RecallMode::Recent;
-    let mut found_by: std::collections::HashMap<i64, RecallMode> = Default::default();
-    // Notes already read for scoring, by id: the head's load below does not read them again.
-    let mut loaded: std::collections::HashMap<i64, Note> = Default::default();
-    if let Some(intent) = intent {
-        let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
-        let mut vec_hits = vec![];
-        if let (true, Some(e), Some(ix)) = (rungs.use_vectors, rungs.embedder, rungs.index) {
-            if e.model_id() == ix.model_id() {
-                let owned;
-                let qv: &[f32] = match rungs.query {
-                    Some(v) => v,
-                    None => {
-                        owned = query_vector(e, intent);
-                        &owned
-                    }
-                };
-                let warming = ix.warming() && ids.len() > WARMING_EXACT_MAX;
-                if warming {
-                    tracing::debug!("recall: vector index still loading; {} candidates ranked lexically", ids.len());
-                }
-                if qv.iter().any(|x| *x != 0.0) && !warming {
-                    if !p.vectors_checked {
-                        store::ensure_vectors(conn, ix, &ids)?;
-                    }
-                    let t_search = std::time::Instant::now();
-                    vec_hits = ix.search(qv, &ids, RUNG_DEPTH);
-                    vec_hits.retain(|(_, s)| *s > 0.0);
-                    tracing::trace!(
-                        "rank: query ready after {:?}, searched {} candidates in {:?}",
-                        t_search.duration_since(t0),
-                        ids.len(),
-                        t_search.elapsed()
-                    );
-                }
-            }
-        }
-        let t_vec = t0.elapsed();
-        // The skill's token narrows bm25 to its notes when they are a small part of the store.
-        let narrow = (p.corpus == 0 || cands.len() * 2 < p.corpus).then_some(q.skill);
-        // A small skill's own index when it has one; else FTS5, which ranks the same.
-        let in_memory = match p.lexicons.filter(|_| rungs.use_fts && cands.len() <= LEXICON_MAX) {
-            Some(lex) => lex.search(conn, (q.skill, q.project), &cands, p.held, intent, RUNG_DEPTH)?,
-            None => None,
-        };
-        let fts_hits = if !rungs.use_fts {
-            vec![]
-        } else if let Some(hits) = in_memory {
-            hits
-        } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
-            store::fts_pruned(conn, narrow, &ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
-        } else if p.corpus > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
-            store::fts_pruned(conn, narrow, &ids, intent, RUNG_DEPTH, i64::MAX)?
-        } else {
-            store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?
-        };
-        tracing::trace!("rank: vector rung {:?}, bm25 rung {:?}", t_vec, t0.elapsed() - t_vec);
-        let semantic = rungs.embedder.is_some_and(|e| !e.lexical());
-        if semantic && !vec_hits.is_empty() {
-            // Cosine plus token matching (see [`TOKEN_WEIGHT`]) or a word-coverage boost
-            // (see [`COVERAGE_WEIGHT`]).
-            for (id, s) in &vec_hits {
-                rel.insert(*id, *s);
-            }
-            let matching = rungs.tokens.filter(|t| rungs.embedder.is_some_and(|e| e.model_id() == t.model_id()));
-            let contextual = match (rungs.query_pieces, rungs.embedder) {
-                (Some(q), Some(e)) if e.has_pieces() && !q.ids.is_empty() => Some((q, e.model_id())),
-                _ => None,
-            };
-            let fts_ids: Vec<i64> = fts_hits.iter().map(|(id, _)| *id).collect();
-            let mut load: Vec<i64> = fts_ids.clone();
-            if rungs.second.is_some() || matching.is_some() || contextual.is_some() {
-                load.extend(vec_hits.iter().map(|(id, _)| *id));
-                load.sort_unstable();
-                load.dedup();
-            }
-            let notes = load_notes(conn, p.held, &load)?;
-            let by_pieces = match contextual {
-                Some((q, model)) => contextual_scores(conn, q, model, &notes, rungs.held_pieces)?,
-                None => None,
-            };
-            if let Some(scores) = &by_pieces {
-                // Token matching ranks alone (see [`crate::embed::tokens::score_contextual`]).
-                for (note, s) in notes.iter().zip(scores) {
-                    rel.insert(note.id, *s);
-                }
-            } else if let Some(m) = matching {
-                let texts: Vec<String> = notes.iter().map(|n| crate::embed::note_text(&n.intent, &n.delta)).collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let t_match = std::time::Instant::now();
-                for (note, s) in notes.iter().zip(m.scores(intent, &refs)) {
-                    *rel.entry(note.id).or_default() += TOKEN_WEIGHT * s;
-                }
-                tracing::trace!("rank: token matching of {} notes {:?}", notes.len(), t_match.elapsed());
-            } else {
-                let terms = crate::text::query_terms(intent);
-                for note in &notes {
-                    if fts_ids.contains(&note.id) {
-                        let c = crate::text::coverage(&terms, &note.intent, &note.delta);
-                        *rel.entry(note.id).or_default() += COVERAGE_WEIGHT * c * c;
-                    }
-                }
-            }
-            if let (Some(second), None) = (rungs.second, &by_pieces) {
-                second_opinion(second, intent, &notes, &mut rel);
-            }
-            loaded = notes.into_iter().map(|n| (n.id, n)).collect();
-        } else {
-            // bm25 ranks the notes it matches; a lexical embedder's notes that bm25 did not
-            // match continue its ranking (see [`RRF_K`]).
-            for (r, (id, _)) in fts_hits.iter().enumerate() {
-                rel.insert(*id, 1.0 / (RRF_K + r as f32 + 1.0));
-            }
-            let mut r = fts_hits.len();
-            for (id, _) in &vec_hits {
-                if !rel.contains_key(id) {
-                    rel.insert(*id, 1.0 / (RRF_K + r as f32 + 1.0));
-                    r += 1;
-                }
-            }
-        }
-        for (id, _) in &fts_hits {
-            found_by.insert(*id, RecallMode::Fts);
-        }
-        for (id, _) in &vec_hits {
-            found_by.insert(*id, RecallMode::Vector);
-        }
-        mode = if !vec_hits.is_empty() {
-            RecallMode::Vector
-        } else if !fts_hits.is_empty() {
-            RecallMode::Fts
-        } else {
-            RecallMode::Recent
-        };
-    }
+    let rungs::Found { rel, found_by, loaded, mode } = match intent {
+        Some(intent) => rungs::find(conn, q, rungs, &p, intent, t0)?,
+        None => rungs::Found::default(),
+    };
     let t_rungs = t0.elapsed();
     let max_rel = rel.values().copied().fold(0.0f32, f32::max);
     // The notes no rung found (all of them without relevance) are ranked by recency and use
@@ -549,77 +419,6 @@ pub type HeldPieces = crate::embed::cache::ByText<std::sync::Arc<crate::embed::P
 /// Notes whose pieces [`HeldPieces`] keeps (~20 MB at most with all-MiniLM-L6-v2).
 pub const PIECES_HELD: usize = 1024;
 
-/// Token matching of `notes` against the intent's pieces `q` over the notes' stored pieces
-/// by `model` (those in `held` first), in order; `None` when a note has none (written by
-/// another door, or before the model's pieces were kept: the background run after a start
-/// makes them), and the ranking falls back to the cosine.
-fn contextual_scores(
-    conn: &Connection,
-    q: &crate::embed::Pieces,
-    model: &str,
-    notes: &[Note],
-    held: Option<&HeldPieces>,
-) -> Result<Option<Vec<f32>>> {
-    if notes.is_empty() {
-        return Ok(None);
-    }
-    let t0 = std::time::Instant::now();
-    let keys: Vec<u64> =
-        notes.iter().map(|n| crate::embed::cache::key_of(&[model, n.intent.as_str(), n.delta.as_str()])).collect();
-    let mut found = held.map(|h| h.get_many(&keys)).unwrap_or_else(|| vec![None; notes.len()]);
-    let missing: Vec<i64> = notes.iter().zip(&found).filter(|(_, p)| p.is_none()).map(|(n, _)| n.id).collect();
-    if !missing.is_empty() {
-        let mut stored = store::pieces(conn, model, &missing)?;
-        let mut new = vec![];
-        for ((n, slot), k) in notes.iter().zip(found.iter_mut()).zip(&keys) {
-            if let Some(p) = stored.remove(&n.id) {
-                let p = std::sync::Arc::new(p);
-                new.push((*k, p.clone()));
-                *slot = Some(p);
-            }
-        }
-        if let Some(h) = held {
-            h.insert_many(new);
-        }
-    }
-    let Some(refs) = found.iter().map(|p| p.as_deref()).collect::<Option<Vec<_>>>() else {
-        tracing::debug!(
-            "recall: {} of {} notes have no pieces yet; ranked by the cosine",
-            found.iter().filter(|p| p.is_none()).count(),
-            notes.len()
-        );
-        return Ok(None);
-    };
-    let read = t0.elapsed();
-    let scores = crate::embed::tokens::score_contextual(q, &refs);
-    tracing::trace!(
-        "rank: contextual token matching of {} notes {:?} (pieces read in {read:?}, {} of them from the store)",
-        notes.len(),
-        t0.elapsed(),
-        missing.len()
-    );
-    Ok(Some(scores))
-}
-
-/// Adds [`SECOND_WEIGHT`] × `second`'s cosine to the relevance of `notes`; an embedder that
-/// fails adds nothing.
-fn second_opinion(second: &dyn Embedder, intent: &str, notes: &[Note], rel: &mut std::collections::HashMap<i64, f32>) {
-    let t0 = std::time::Instant::now();
-    let pairs: Vec<(&str, &str)> = notes.iter().map(|n| (n.intent.as_str(), n.delta.as_str())).collect();
-    let _trace = TraceOnDrop(t0, notes.len());
-    let scored = second.embed_one(intent).and_then(|q| Ok((crate::embed::embed_notes(second, &pairs)?, q)));
-    match scored {
-        Ok((vectors, q)) => {
-            for (note, v) in notes.iter().zip(&vectors) {
-                if v.len() == q.len() {
-                    *rel.entry(note.id).or_default() += SECOND_WEIGHT * crate::embed::dot(&q, v);
-                }
-            }
-        }
-        Err(why) => tracing::warn!("{why}; recall ranks without the static table's opinion"),
-    }
-}
-
 /// The vector of a recall's intent; an embedder that fails gives an empty one (the lexical
 /// rungs answer).
 pub fn query_vector(e: &dyn Embedder, intent: &str) -> Vec<f32> {
@@ -627,15 +426,6 @@ pub fn query_vector(e: &dyn Embedder, intent: &str) -> Vec<f32> {
         tracing::warn!("{why}; recall uses the lexical rungs");
         vec![]
     })
-}
-
-/// Traces the second opinion's time when dropped.
-struct TraceOnDrop(std::time::Instant, usize);
-
-impl Drop for TraceOnDrop {
-    fn drop(&mut self) {
-        tracing::trace!("second opinion: {:?} for {} notes", self.0.elapsed(), self.1);
-    }
 }
 
 /// A day in milliseconds.
