@@ -32,6 +32,10 @@ pub fn error_texts(note: &str) -> Vec<String> {
         let marked = crate::memory::calls::ERROR_MARKS.iter().any(|m| lower.contains(m));
         if span.chars().count() >= 6 && (marked || failure_object(&lower_note, &lower)) {
             push(&span);
+        } else if is_camel_code(&span) && follows_failing(&lower_note, &lower) {
+            // A service's error code, one CamelCase word, is what the call fails with
+            // (S3's `PermanentRedirect`, `NoSuchBucket`, `AccessDenied`).
+            push(&span);
         }
     }
     for w in note.split_whitespace() {
@@ -58,10 +62,26 @@ fn failure_object(lower: &str, span: &str) -> bool {
     if !span.contains(' ') || span.starts_with(['-', '$']) {
         return false;
     }
+    follows_failing(lower, span)
+}
+
+/// Whether `` `span` `` (lower-cased) comes right after "fails with" (or another of
+/// [`FAILING`]) in `lower`.
+fn follows_failing(lower: &str, span: &str) -> bool {
     let Some(at) = lower.find(&format!("`{span}`")) else { return false };
     let mut words = lower[..at].split_whitespace().rev();
     words.next() == Some("with")
         && words.next().is_some_and(|w| FAILING.contains(&w.trim_matches(|c: char| !c.is_alphanumeric())))
+}
+
+/// One CamelCase word of two parts at least (`PermanentRedirect`, `NoSuchKey`), no flag, path
+/// or command.
+fn is_camel_code(w: &str) -> bool {
+    w.len() >= 6
+        && w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && w.chars().all(|c| c.is_ascii_alphanumeric())
+        && w.chars().skip(1).any(|c| c.is_ascii_uppercase())
+        && w.chars().any(|c| c.is_ascii_lowercase())
 }
 
 /// `ENOENT`, `ERR_REQUIRE_ESM`, `E0502`, `TS2307`, `SQLITE_BUSY`.
@@ -138,6 +158,11 @@ mod tests {
                 &["undefined reference to SSL_CTX_new"],
             ),
             ("It dies with `exec format error` on arm.", &["exec format error"]),
+            // A service's error code after "fails with", one CamelCase word.
+            ("`s3cmd sync` fails with `PermanentRedirect`; pass `--region=eu-central-1`.", &["PermanentRedirect"]),
+            ("`aws s3 cp` errors with `NoSuchBucket` when the name has a typo.", &["NoSuchBucket"]),
+            // Not after a failing verb: a name the note uses, not an error.
+            ("Use `PermanentRedirect` handling from the SDK.", &[]),
             // A flag after "fails with" is the call that fails, not its message.
             ("pnpm install fails with `--frozen-lockfile` in CI.", &[]),
         ];
