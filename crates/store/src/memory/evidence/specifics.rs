@@ -71,7 +71,42 @@ pub fn specifics(note: &str) -> Vec<Specific> {
             }
         }
     }
+    let shared = shared_targets(&spans);
+    out.retain(|s| !shared.contains(&s.text));
     out
+}
+
+/// What two commands of one program in a note both name that is no flag: the target both
+/// work on (`src/` in `` CI runs `mypy --strict src/`; a local `mypy src/` passes ``), which
+/// the agent names whichever of them it runs. What the note adds is where the commands differ;
+/// a flag both carry stays (`` `cargo build --release`, then `cargo test --release` ``).
+fn shared_targets(spans: &[String]) -> Vec<String> {
+    let commands: Vec<(&str, Vec<String>)> = spans
+        .iter()
+        .filter(|s| s.split_whitespace().count() >= 2)
+        .map(|s| {
+            let program = s.split_whitespace().next().unwrap_or_default();
+            let targets = span_specifics(s)
+                .into_iter()
+                .filter(|(t, step)| !step && !t.starts_with('-') && !t.contains("=-") && t != program)
+                .map(|(t, _)| t)
+                .collect();
+            (program, targets)
+        })
+        .collect();
+    let mut shared: Vec<String> = vec![];
+    for (i, (program, targets)) in commands.iter().enumerate() {
+        for (other, theirs) in &commands[i + 1..] {
+            if other == program {
+                for t in targets.iter().filter(|t| theirs.contains(t)) {
+                    if !shared.contains(t) {
+                        shared.push(t.clone());
+                    }
+                }
+            }
+        }
+    }
+    shared
 }
 
 /// What a specific is to the clause it begins (after [`SUBJECT_LEAD`] words at most).
@@ -394,6 +429,12 @@ mod tests {
             ),
             ("Pin serde_yaml to 0.8 in Cargo.toml.", &[("serde_yaml", false), ("0.8", false), ("cargo.toml", false)]),
             ("Wait 30 seconds.", &[]),
+            // Two commands of one program: the target both name is no addition, a shared flag is.
+            (
+                "CI runs `mypy --strict src/`; a local `mypy src/` passes code CI rejects.",
+                &[("ci", false), ("--strict", false)],
+            ),
+            ("Run `cargo build --release`, then `cargo test --release`.", &[("--release", false)]),
             // "without" bears on what follows it; other negations on the specific.
             ("jq -r prints strings without their quotes; use it for shell loops.", &[("-r", false)]),
             ("Never pass --no-verify when pushing release tags.", &[]),
