@@ -68,6 +68,10 @@ def codex(steps, sid):
 
 
 def gemini(steps, sid):
+    # Gemini CLI 0.61 (tests/fixtures/gemini-cli/recorded-0.61.0/session-fix.jsonl): a shell
+    # call's output in an <untrusted_context> wrapper, its exit code only when it is not 0,
+    # the raw output as resultDisplay; the message with its finished call, then a user record
+    # carrying the function response.
     out, n = [], 0
     out.append({"sessionId": sid, "projectHash": "0" * 64, "startTime": TS, "lastUpdated": TS, "kind": "main"})
     out.append({"id": "u0", "timestamp": TS, "type": "user", "content": [{"text": "Help me with this project."}]})
@@ -79,20 +83,23 @@ def gemini(steps, sid):
             continue
         if st[0] == "skill":
             call = {"id": cid, "name": "activate_skill", "args": {"name": st[1]}}
-            result, status = f"<activated_skill name=\"{st[1]}\">\n  <instructions>\n    # {st[1]}\n  </instructions>\n</activated_skill>", "success"
+            result = f"<activated_skill name=\"{st[1]}\">\n  <instructions>\n    # {st[1]}\n  </instructions>\n</activated_skill>"
+            display = result
         elif st[0] == "sh":
             _, cmd, code, output = st
             call = {"id": cid, "name": "run_shell_command", "args": {"command": cmd, "description": "Run " + cmd.split()[0]}}
-            result = f"Command: {cmd}\nDirectory: (root)\nOutput: {output}\nError: (none)\nExit Code: {code}\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 4242"
-            status = "success"
+            exit_line = f"Exit Code: {code}\n" if code else ""
+            result = f"<untrusted_context>\nOutput: {output}\n{exit_line}Process Group PGID: 4242\n</untrusted_context>"
+            display = output
         else:
             call = {"id": cid, "name": "replace", "args": {"file_path": st[1], "old_string": "a", "new_string": "b"}}
-            result, status = f"Successfully modified file: {st[1]} (1 replacements).", "success"
-        # The message is written when the call is made, and again with its result.
-        out.append({"id": mid, "timestamp": TS, "type": "gemini", "content": "", "model": "gemini-2.5-flash", "toolCalls": [dict(call)]})
-        out.append({"$set": {"lastUpdated": TS}})
-        done = dict(call, result=[{"functionResponse": {"id": cid, "name": call["name"], "response": {"output": result}}}], status=status, timestamp=TS, resultDisplay=result)
+            result = f"Successfully modified file: {st[1]} (1 replacements)."
+            display = result
+        response = {"functionResponse": {"id": cid, "name": call["name"], "response": {"output": result}}}
+        done = dict(call, result=[response], status="success", timestamp=TS, resultDisplay=display)
         out.append({"id": mid, "timestamp": TS, "type": "gemini", "content": "", "model": "gemini-2.5-flash", "toolCalls": [done]})
+        out.append({"id": f"u{n}", "timestamp": TS, "type": "user", "content": [response]})
+        out.append({"$set": {"lastUpdated": TS}})
     return out
 
 
@@ -111,13 +118,18 @@ def copilot(steps, sid):
         elif st[0] == "sh":
             _, cmd, code, output = st
             tool, args = "bash", {"command": cmd, "description": "Run " + cmd.split()[0]}
-            content = f"{output}\n<exited with exit code {code}>"
+            # Copilot CLI 1.0.102 (recorded-1.0.102/events-fix.jsonl): the exit code after the
+            # output, and in shellExecution; success is the tool's, true for a failed command.
+            content = f"{output}\n<shellId: 0 completed with exit code {code}>"
             ok = True
         else:
             tool, args, content, ok = "edit", {"path": st[1], "old_str": "a", "new_str": "b"}, f"File {st[1]} updated with changes.", True
         out.append({"type": "assistant.message", "data": {"content": "", "toolRequests": [{"toolCallId": cid, "name": tool, "arguments": args, "type": "function"}]}, "timestamp": TS})
         out.append({"type": "tool.execution_start", "data": {"toolCallId": cid, "toolName": tool, "arguments": args}, "timestamp": TS})
-        out.append({"type": "tool.execution_complete", "data": {"toolCallId": cid, "success": ok, "result": {"content": content}}, "timestamp": TS})
+        done = {"toolCallId": cid, "success": ok, "result": {"content": content}}
+        if st[0] == "sh":
+            done["shellExecution"] = {"exitCode": st[2]}
+        out.append({"type": "tool.execution_complete", "data": done, "timestamp": TS})
     return out
 
 
