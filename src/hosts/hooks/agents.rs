@@ -20,7 +20,6 @@
 //! Must never block or mislead the agent: every failure prints nothing, exits 0 and leaves one
 //! line in `<data dir>/logs/<host>-hook.log`.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -28,8 +27,8 @@ use serde_json::{json, Value};
 use super::store;
 use super::transcripts::{self as transcripts, agent_text, Kind};
 use super::{
-    codex, copilot, data_dir_for, expand_home, gemini, open_or_log, read_from, report_calls, run, session_of,
-    str_field, workspace_of, Answer, HookOptions, Loaded, INTENT_CHARS, TAIL,
+    codex, copilot, data_dir_for, expand_home, gemini, mine_calls, open_or_log, read_from, read_tail, report_calls,
+    run, session_of, str_field, workspace_of, Answer, HookOptions, Loaded, INTENT_CHARS, TAIL,
 };
 use crate::db;
 use crate::engine::SkillLoad;
@@ -297,16 +296,7 @@ fn mine_transcript(
     if !calls.iter().any(|c| c.failed) {
         return Ok(());
     }
-    let origin = crate::memory::Origin {
-        host: Some(agent.host.to_string()),
-        transcript: Some(path.display().to_string()),
-        transcript_at: None,
-    };
-    let r = engine.mine_calls(&calls, Some(session), origin)?;
-    for w in &r.written {
-        log.push(format!("session {session}: mined a fix lesson of {} ({:?}): {}", w.skill, w.status, w.delta));
-    }
-    Ok(())
+    mine_calls(engine, agent.host, session, path, &calls, log)
 }
 
 /// The session's transcript: the event's `transcript_path` (Gemini, Codex) or, for Copilot CLI,
@@ -339,12 +329,7 @@ pub fn skill_load(agent: Agent, event: &Value, ws: &Path) -> Option<Loaded> {
 /// The last thing the agent said in a transcript (its text before the tool call), as the
 /// intent of the load.
 fn intent_from(path: &Path) -> Option<String> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
-    let mut buf = vec![];
-    f.read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf);
+    let text = read_tail(path, TAIL)?;
     let records: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let whole: Option<Value> = if records.is_empty() { serde_json::from_str(&text).ok() } else { None };
     let said = match whole {

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 use super::store;
 use super::{
-    cost_line, data_dir_for, expand_home, open_or_log, read_from, report_calls, run, str_field, tokens_of,
+    cost_line, data_dir_for, expand_home, mine_calls, open_or_log, read_from, report_calls, run, str_field, tokens_of,
     workspace_of, Answer, HookOptions, READ_LIMIT,
 };
 use crate::db;
@@ -199,16 +199,7 @@ fn session_calls(engine: &Engine, session: &str, path: &Path, log: &mut Vec<Stri
     let records: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let calls = crate::historian::tool_calls::claude_code(&records);
     report_calls(engine, session, &records, &calls, log);
-    let origin = crate::memory::Origin {
-        host: Some(HOST.to_string()),
-        transcript: Some(path.display().to_string()),
-        transcript_at: None,
-    };
-    let r = engine.mine_calls(&calls, Some(session), origin)?;
-    for w in &r.written {
-        log.push(format!("session {session}: mined a fix lesson of {} ({:?}): {}", w.skill, w.status, w.delta));
-    }
-    Ok(())
+    mine_calls(engine, HOST, session, path, &calls, log)
 }
 
 /// PostCompact: the summary Claude Code wrote goes to the historian. It holds a

@@ -4,13 +4,12 @@
 //! is waited for ([`intent`]) and later hooks read on in earlier sessions' files (the flow's
 //! catch-up, [`super::agents`]). The events file's reader is [`super::transcripts`].
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::transcripts::agent_text;
-use super::{name_ok, str_field, Loaded, INTENT_CHARS, TAIL};
+use super::{name_ok, read_tail, str_field, Loaded, INTENT_CHARS, TAIL};
 
 /// The skill a `postToolUse` of `skill` loads (`toolArgs.skill`, `toolArgs` a JSON text or an
 /// object; a plugin's `plugin:name` is the name).
@@ -55,12 +54,7 @@ pub fn intent(path: &Path, skill: &str) -> Option<String> {
 /// The last `assistant.message` of Copilot's events that requests `skill {skill}`, if there
 /// is one, and its text, if it has any.
 pub fn said(path: &Path, skill: &str) -> Option<Option<String>> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
-    let mut buf = vec![];
-    f.read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf);
+    let text = read_tail(path, TAIL)?;
     let loads = |r: &Value| {
         r.pointer("/data/toolRequests").and_then(Value::as_array).is_some_and(|reqs| {
             reqs.iter().any(|q| {

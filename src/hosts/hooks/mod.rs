@@ -194,6 +194,39 @@ pub fn expand_home(p: &str) -> PathBuf {
     }
 }
 
+/// The last `bytes` of `path` as text (a line cut at the start is the caller's to skip), or
+/// `None` when it cannot be read: where the intent of a load is looked for.
+pub fn read_tail(path: &Path, bytes: u64) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(bytes))).ok()?;
+    let mut buf = vec![];
+    f.read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Mines a session's calls read from `host`'s transcript at `path` for error → fix lessons
+/// (`historian::mine`), each written one logged.
+pub fn mine_calls(
+    engine: &Engine,
+    host: &str,
+    session: &str,
+    path: &Path,
+    calls: &[crate::historian::mine::Call],
+    log: &mut Vec<String>,
+) -> crate::Result<()> {
+    let origin = crate::memory::Origin {
+        host: Some(host.to_string()),
+        transcript: Some(path.display().to_string()),
+        transcript_at: None,
+    };
+    let r = engine.mine_calls(calls, Some(session), origin)?;
+    for w in &r.written {
+        log.push(format!("session {session}: mined a fix lesson of {} ({:?}): {}", w.skill, w.status, w.delta));
+    }
+    Ok(())
+}
+
 /// The complete lines of `path` from `offset`, and the offset after the last one. A line
 /// still being written (no newline yet) is left for the next run; a file shorter than the
 /// offset (rewritten) is read from the start.
