@@ -18,6 +18,13 @@
 //! session shows another's notes. Prints the precision and recall of `used` and of `ignored`
 //! over the notes shown; `--verbose` lists every note judged otherwise than labelled, with the
 //! specifics the rule looks for.
+//!
+//! A placebo set (`bench/use/placebo.py`) adds to a line its `group` (the sessions of one
+//! group share their skills, so a later one is shown what an earlier one left) and, under
+//! `mined`, the lessons mined from that session (`{"id", "skill", "kind", "delta", "label"}`),
+//! written at its end under its id. The later sessions of its group never saw them, so every
+//! use of them is a coincidence: the report's `placebo` gives sessions shown and sessions
+//! judged to use them (the coincidental-use rate), in all and by label.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -38,6 +45,26 @@ struct Labelled {
     transcript: String,
     host: String,
     notes: Vec<LabelledNote>,
+    /// Sessions of one group (a repository) share their skills: what one's end writes, the
+    /// later ones are shown. Absent: the session's skills are its own.
+    #[serde(default)]
+    group: Option<String>,
+    /// Lessons mined from this session (a placebo set): written at its end under its id, and
+    /// shown to the later sessions of its group, whose agents never saw them.
+    #[serde(default)]
+    mined: Vec<MinedNote>,
+}
+
+#[derive(Deserialize, Clone)]
+struct MinedNote {
+    id: String,
+    skill: String,
+    #[serde(default = "gotcha")]
+    kind: String,
+    delta: String,
+    /// The hand label of the lesson (useful, junk, harmful), for the breakdown.
+    #[serde(default)]
+    label: String,
 }
 
 #[derive(Deserialize, Clone)]
@@ -179,9 +206,13 @@ impl Tally {
     }
 }
 
-/// The skill a transcript's load of `skill` stands for in the replay: one of its own.
-fn own(skill: &str, k: usize) -> String {
-    format!("{skill}-{k}")
+/// The skill a transcript's load of `skill` stands for in the replay: one of its own, or its
+/// group's.
+fn own(skill: &str, l: &Labelled, k: usize) -> String {
+    match &l.group {
+        Some(g) => format!("{skill}-{g}"),
+        None => format!("{skill}-{k}"),
+    }
 }
 
 /// Replays one labels file through a child `skillmem serve` (see the module docs).
@@ -200,11 +231,14 @@ fn evaluate(file: &Path) -> Result<Value> {
     let mut skills: BTreeSet<String> = BTreeSet::new();
     for (k, (l, evs)) in labels.iter().zip(&sessions).enumerate() {
         for n in &l.notes {
-            skills.insert(own(&n.skill, k));
+            skills.insert(own(&n.skill, l, k));
+        }
+        for n in &l.mined {
+            skills.insert(own(&n.skill, l, k));
         }
         for e in evs {
             if let Event::Load { skill, .. } = e {
-                skills.insert(own(skill, k));
+                skills.insert(own(skill, l, k));
             }
         }
     }
@@ -219,13 +253,15 @@ fn evaluate(file: &Path) -> Result<Value> {
     let mut c = host_with(tmp.path(), &ws, json!({}))?;
     // Note id in the store → (session, label).
     let mut ids: HashMap<i64, (usize, usize)> = HashMap::new();
+    // A mined lesson in the store → (session it was mined from, lesson).
+    let mut placebo_ids: HashMap<i64, (usize, usize)> = HashMap::new();
     let mut duplicates = vec![];
     for (k, l) in labels.iter().enumerate() {
         for (j, n) in l.notes.iter().enumerate() {
             let r = answer(
                 &mut c,
                 "skillmem/note",
-                json!({ "skill": own(&n.skill, k), "kind": n.kind, "intent": n.intent, "delta": n.delta }),
+                json!({ "skill": own(&n.skill, l, k), "kind": n.kind, "intent": n.intent, "delta": n.delta }),
             )
             .with_context(|| format!("{}: writing note {}", l.transcript, n.id))?;
             let id = r["id"].as_i64().context("skillmem/note answered no id")?;
@@ -239,7 +275,7 @@ fn evaluate(file: &Path) -> Result<Value> {
         for (i, e) in evs.iter().enumerate() {
             let params = match e {
                 Event::Load { skill, intent } => {
-                    let name = own(skill, k);
+                    let name = own(skill, l, k);
                     let dir = ws.join(".claude/skills").join(&name);
                     let mut args = json!({ "name": name });
                     if let Some(intent) = intent {
@@ -260,13 +296,28 @@ fn evaluate(file: &Path) -> Result<Value> {
             answer(&mut c, "skillmem/toolAfter", params).with_context(|| format!("{}: call {i}", l.transcript))?;
         }
         answer(&mut c, "skillmem/sessionEnd", json!({ "sessionId": session }))?;
+        for (j, n) in l.mined.iter().enumerate() {
+            let r = answer(
+                &mut c,
+                "skillmem/note",
+                json!({ "sessionId": session, "skill": own(&n.skill, l, k), "kind": n.kind, "delta": n.delta }),
+            )
+            .with_context(|| format!("{}: writing mined lesson {}", l.transcript, n.id))?;
+            if let Some(id) = r["id"].as_i64() {
+                placebo_ids.insert(id, (k, j));
+            }
+        }
     }
     let mut counts: HashMap<(usize, usize), Value> = HashMap::new();
+    let mut placebo_counts: HashMap<(usize, usize), Value> = HashMap::new();
     for s in &skills {
         let r = answer(&mut c, "skillmem/notes", json!({ "skill": s, "limit": 1000 }))?;
         for n in r["notes"].as_array().into_iter().flatten() {
             if let Some(at) = n["id"].as_i64().and_then(|id| ids.get(&id)) {
                 counts.insert(*at, n.clone());
+            }
+            if let Some(at) = n["id"].as_i64().and_then(|id| placebo_ids.get(&id)) {
+                placebo_counts.insert(*at, n.clone());
             }
         }
     }
@@ -296,6 +347,7 @@ fn evaluate(file: &Path) -> Result<Value> {
             }
         }
     }
+    let placebo = placebo_report(&labels, &placebo_counts);
     let notes: usize = labels.iter().map(|l| l.notes.len()).sum();
     let mut hosts: Vec<&str> = labels.iter().map(|l| l.host.as_str()).collect();
     hosts.sort();
@@ -311,7 +363,48 @@ fn evaluate(file: &Path) -> Result<Value> {
         "notShown": not_shown,
         "duplicates": duplicates,
         "wrong": wrong,
+        "placebo": placebo,
     }))
+}
+
+/// What a placebo set's mined lessons met in the later sessions of their group, whose agents
+/// never saw them: sessions shown each and sessions judged to use it (every use a
+/// coincidence), in all and by hand label. Null when the file has no mined lessons.
+fn placebo_report(labels: &[Labelled], counts: &HashMap<(usize, usize), Value>) -> Value {
+    if labels.iter().all(|l| l.mined.is_empty()) {
+        return Value::Null;
+    }
+    let mut by_label: std::collections::BTreeMap<String, (i64, i64)> = Default::default();
+    let (mut shown, mut used, mut notes_shown, mut notes_used) = (0i64, 0i64, 0usize, 0usize);
+    let mut coincidences = vec![];
+    for (k, l) in labels.iter().enumerate() {
+        for (j, n) in l.mined.iter().enumerate() {
+            let got = counts.get(&(k, j));
+            let count = |f: &str| got.and_then(|g| g[f].as_i64()).unwrap_or(0);
+            let (s, u) = (count("shown"), count("used"));
+            shown += s;
+            used += u;
+            notes_shown += usize::from(s > 0);
+            notes_used += usize::from(u > 0);
+            let e = by_label.entry(if n.label.is_empty() { "unlabelled".into() } else { n.label.clone() }).or_default();
+            e.0 += s;
+            e.1 += u;
+            if u > 0 {
+                let specifics: Vec<String> = evidence::specifics(&n.delta).into_iter().map(|s| s.text).collect();
+                coincidences
+                    .push(json!({ "lesson": n.id, "delta": n.delta, "shown": s, "used": u, "specifics": specifics }));
+            }
+        }
+    }
+    let lessons: usize = labels.iter().map(|l| l.mined.len()).sum();
+    let labels: serde_json::Map<String, Value> =
+        by_label.into_iter().map(|(k, (s, u))| (k, json!({ "shown": s, "used": u, "rate": ratio0(u, s) }))).collect();
+    json!({
+        "lessons": lessons,
+        "shown": shown, "used": used, "rate": ratio0(used, shown),
+        "notesShown": notes_shown, "notesUsed": notes_used,
+        "byLabel": labels, "coincidences": coincidences,
+    })
 }
 
 pub fn run(g: &Global, files: &[PathBuf], verbose: bool) -> Result<()> {
@@ -341,6 +434,36 @@ pub fn run(g: &Global, files: &[PathBuf], verbose: bool) -> Result<()> {
                 f(&t["precision"]),
                 f(&t["recall"])
             ));
+        }
+        let p = &r["placebo"];
+        if !p.is_null() {
+            let by: Vec<String> = p["byLabel"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("{k} {}/{}", v["used"], v["shown"]))
+                .collect();
+            out(&format!(
+                "  placebo  {} mined lessons, {} shown to later sessions of their repository ({} showings): used by coincidence in {}: coincidental use {:.3} ({})",
+                p["lessons"],
+                p["notesShown"],
+                p["shown"],
+                p["used"],
+                f(&p["rate"]),
+                by.join(", ")
+            ));
+            if verbose {
+                for c in p["coincidences"].as_array().into_iter().flatten() {
+                    out(&format!(
+                        "  - {} used in {} of {}: {}\n      specifics {}",
+                        c["lesson"].as_str().unwrap_or(""),
+                        c["used"],
+                        c["shown"],
+                        c["delta"].as_str().unwrap_or(""),
+                        c["specifics"]
+                    ));
+                }
+            }
         }
         let not_shown = r["notShown"].as_array().map_or(0, Vec::len);
         let dups = r["duplicates"].as_array().map_or(0, Vec::len);
@@ -377,6 +500,15 @@ fn verdict(v: &Value) -> String {
         parts.push("ignored");
     }
     parts.join("+")
+}
+
+/// `a / b`, 0 when `b` is 0.
+fn ratio0(a: i64, b: i64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
