@@ -421,8 +421,9 @@ fn pre_compact_asks_for_observations_and_post_compact_promotes_them() {
 }
 
 /// At the session's end the transcript's failed calls and the calls that then worked become
-/// `fix` lessons of the memory-enabled skill in use (source `transcript`, with evidence); the
-/// next load shows them; a failure fixed in the code (the same call again) is no lesson.
+/// `fix` lessons of the memory-enabled skill in use (source `transcript`, with evidence), held
+/// in review until another session mines the same lesson (`memory.minedSupport`, 2); then the
+/// next load shows them.
 #[test]
 fn session_end_mines_a_failed_call_and_its_fix_into_a_lesson() {
     let w = World::new();
@@ -438,13 +439,14 @@ fn session_end_mines_a_failed_call_and_its_fix_into_a_lesson() {
     ];
     let text: String = recs.iter().map(|r| r.to_string() + "\n").collect();
     std::fs::write(&t, text).unwrap();
-    let event = |name: &str| {
+    let event_of = |session: &str, name: &str| {
         format!(
-            r#"{{"session_id":"m1","transcript_path":"{}","cwd":"{}","hook_event_name":"{name}"}}"#,
+            r#"{{"session_id":"{session}","transcript_path":"{}","cwd":"{}","hook_event_name":"{name}"}}"#,
             t.display(),
             w.ws.display()
         )
     };
+    let event = |name: &str| event_of("m1", name);
     // A turn's end records skill uses; only the session's end mines.
     let (code, _, _) = hook(&w, &event("Stop"));
     assert_eq!(code, 0);
@@ -452,6 +454,23 @@ fn session_end_mines_a_failed_call_and_its_fix_into_a_lesson() {
     assert!(!listed.contains("legacy-peer-deps"), "{listed}");
     let (code, out, _) = hook(&w, &event("SessionEnd"));
     assert_eq!((code, out.as_str()), (0, ""));
+    // Held: in review with its support, not in recall.
+    let (_, listed, _) = w.cli(&["notes", "--json"]);
+    assert!(!listed.contains("legacy-peer-deps"), "{listed}");
+    let (code, queue, err) = w.cli(&["review", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let q: serde_json::Value = serde_json::from_str(&queue).unwrap();
+    assert_eq!(q["notes"][0]["pending"], true, "{q:#}");
+    assert_eq!(q["notes"][0]["evidence"]["sessions"], 1, "{q:#}");
+    let (_, recalled, _) = w.cli(&["recall", "npm", "--intent", "install eslint"]);
+    assert!(!recalled.contains("--legacy-peer-deps"), "{recalled}");
+    // The same end again counts no second session.
+    hook(&w, &event("SessionEnd"));
+    let (_, listed, _) = w.cli(&["notes", "--json"]);
+    assert!(!listed.contains("legacy-peer-deps"), "{listed}");
+    // Another session meets the same failure and fix: the lesson is shown.
+    let (code, _, _) = hook(&w, &event_of("m2", "SessionEnd"));
+    assert_eq!(code, 0);
     let (code, listed, err) = w.cli(&["notes", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&listed).unwrap();
@@ -466,6 +485,7 @@ fn session_end_mines_a_failed_call_and_its_fix_into_a_lesson() {
     let delta = n["delta"].as_str().unwrap();
     assert!(delta.contains("ERESOLVE") && delta.contains("--legacy-peer-deps"), "{delta}");
     assert_eq!(n["sessionId"], "m1", "{n}");
+    assert_eq!(n["evidence"]["sessions"], 2, "{n}");
     // A second end of the same session meets the same lesson: no second note.
     hook(&w, &event("SessionEnd"));
     let (_, listed, _) = w.cli(&["notes", "--json"]);

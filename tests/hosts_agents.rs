@@ -323,6 +323,9 @@ fn codex_compaction_promotes_the_summarys_observations_and_gives_the_blocks_back
 /// (bench/mine, scripted) where a memory-enabled skill is loaded, a command fails and works
 /// changed, or after a step: one unverified `fix` note of that skill, with its evidence in the
 /// transcript's record indexes; the same end again (Codex's next turn) writes nothing again.
+/// The lesson is shown from its first session here (`memory.minedSupport = 1`): what is read
+/// from each host's transcript is this test's subject; holding a lesson until it recurs is
+/// tests/mine.rs's and tests/claude_code.rs's.
 #[test]
 fn each_hosts_session_end_mines_a_failed_call_and_its_fix() {
     // (host, the recorded end event, the transcript, the skill, the failed call, the call that worked)
@@ -355,6 +358,7 @@ fn each_hosts_session_end_mines_a_failed_call_and_its_fix() {
     for (host, end, transcript, skill, failed, fixed) in cases {
         let w = World::new();
         w.enabled_skill(skill);
+        std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nmined_support = 1\n").unwrap();
         let mut e = recorded(end);
         e["cwd"] = json!(w.ws);
         let session = e.get("session_id").or_else(|| e.get("sessionId")).and_then(Value::as_str).unwrap().to_string();
@@ -402,11 +406,12 @@ fn each_hosts_session_end_mines_a_failed_call_and_its_fix() {
 /// Copilot CLI writes a session's events file behind the session: at `sessionEnd` it held only
 /// the session's start (the first eight records of `events-fix.jsonl`, as a real run's hook
 /// found them). The next session's skill load reads on in that file once it is complete and
-/// mines it before its block is built, so the block carries the lesson; the next end writes
-/// nothing again.
+/// mines it before its block is built, so the block carries the lesson (shown from its first
+/// session: `memory.minedSupport = 1`); the next end writes nothing again.
 #[test]
 fn copilot_sessions_written_after_their_end_are_mined_by_the_next_hook() {
     let w = World::new();
+    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nmined_support = 1\n").unwrap();
     let dir = w.ws.join(".github/skills/deploy");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("SKILL.md"), ENABLED.replace("NAME", "deploy")).unwrap();

@@ -42,6 +42,22 @@ fn listed(c: &mut Client, skill: &str) -> Vec<Value> {
     r["notes"].as_array().unwrap().clone()
 }
 
+/// The notes of `skill` held in review (a mined lesson waits there until it recurs).
+fn held(c: &mut Client, skill: &str) -> Vec<Value> {
+    let r = ok(c.request("skillmem/notes", json!({ "skill": skill, "pending": true })).unwrap());
+    r["notes"].as_array().unwrap().clone()
+}
+
+/// `evidence` without what the store adds to a mined lesson's (its key and support).
+fn quoted(evidence: &Value) -> Value {
+    let mut e = evidence.clone();
+    if let Some(o) = e.as_object_mut() {
+        o.remove("key");
+        o.remove("sessions");
+    }
+    e
+}
+
 /// A session that meets ERESOLVE and gets past it with `--legacy-peer-deps`.
 fn eresolve_session(c: &mut Client, session: &str, dir: &Path) {
     load_in(c, session, "c1", "npm", dir);
@@ -49,16 +65,32 @@ fn eresolve_session(c: &mut Client, session: &str, dir: &Path) {
     bash(c, session, "c3", "npm ci --legacy-peer-deps", 0, "added 312 packages in 9s");
 }
 
+/// A mined lesson is held (in review, never in a block) until a second session mines the same
+/// lesson (`memory.minedSupport`, 2): then it is shown, with its support in its evidence.
 #[test]
 fn a_failed_call_and_its_fix_become_one_unverified_fix_note_with_its_evidence() {
     let w = World::new();
     let dir = w.enabled_skill("npm");
     let mut c = w.spawn();
     eresolve_session(&mut c, "s1", &dir);
-    assert!(listed(&mut c, "npm").is_empty(), "nothing is mined before the session ends");
+    assert!(held(&mut c, "npm").is_empty(), "nothing is mined before the session ends");
     end(&mut c, "s1");
+    assert!(listed(&mut c, "npm").is_empty(), "held: not in the listing of current notes");
+    let queue = held(&mut c, "npm");
+    assert_eq!(queue.len(), 1, "{queue:#?}");
+    assert_eq!((queue[0]["pending"].as_bool(), queue[0]["evidence"]["sessions"].as_i64()), (Some(true), Some(1)));
+    let r = ok(c.request("skillmem/recall", json!({ "skill": "npm", "intent": "install dependencies" })).unwrap());
+    assert_eq!(r["notes"], json!([]), "a held lesson is in no block: {r:#}");
+    // Ending it again counts no second session.
+    end(&mut c, "s1");
+    assert_eq!(held(&mut c, "npm")[0]["evidence"]["sessions"], 1);
+    // A second session meeting the same failure: the same lesson, now shown.
+    eresolve_session(&mut c, "s2", &dir);
+    end(&mut c, "s2");
+    assert!(held(&mut c, "npm").is_empty());
     let notes = listed(&mut c, "npm");
     assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert_eq!(notes[0]["id"], queue[0]["id"], "the held note itself is released");
     let n = &notes[0];
     assert_eq!(
         (n["kind"].as_str(), n["source"].as_str(), n["trust"].as_str(), n["sessionId"].as_str()),
@@ -76,27 +108,19 @@ fn a_failed_call_and_its_fix_become_one_unverified_fix_note_with_its_evidence() 
         "fixedCall": "npm ci --legacy-peer-deps",
         "positions": [{ "callId": "c2" }, { "callId": "c3" }]
     });
-    assert_eq!(n["evidence"], evidence, "{n}");
+    assert_eq!(quoted(&n["evidence"]), evidence, "the first session's evidence: {n}");
+    assert_eq!(n["evidence"]["sessions"], 2, "{n}");
+    assert!(n["evidence"]["key"].as_str().is_some_and(|k| k.starts_with("npm ci |")), "{n}");
     // recall carries it too.
     let r = ok(c.request("skillmem/recall", json!({ "skill": "npm", "intent": "install dependencies" })).unwrap());
-    assert_eq!(r["notes"][0]["evidence"], evidence, "{r:#}");
-    let hits = n["hits"].clone();
-
-    // Ending it again writes nothing again.
-    end(&mut c, "s1");
-    let again = listed(&mut c, "npm");
-    assert_eq!((again.len(), &again[0]["hits"]), (1, &hits), "{again:#?}");
-
-    // A second session meeting the same failure merges into the same note.
-    eresolve_session(&mut c, "s2", &dir);
-    end(&mut c, "s2");
+    assert_eq!(quoted(&r["notes"][0]["evidence"]), evidence, "{r:#}");
+    // A third session's find counts too, and writes no second note.
+    eresolve_session(&mut c, "s3", &dir);
+    end(&mut c, "s3");
     let notes = listed(&mut c, "npm");
-    assert_eq!(notes.len(), 1, "{notes:#?}");
-    assert_eq!(notes[0]["id"], n["id"]);
-    assert!(notes[0]["hits"].as_i64() > hits.as_i64(), "{notes:#?}");
-    // The first session's evidence stays.
-    assert_eq!(notes[0]["evidence"], evidence);
+    assert_eq!((notes.len(), &notes[0]["evidence"]["sessions"]), (1, &json!(3)), "{notes:#?}");
     c.shutdown().unwrap();
+    let evidence = notes[0]["evidence"].clone();
 
     // An export carries it, and an import keeps it.
     let (code, export, e) = w.cli(&["export"]);
@@ -162,6 +186,8 @@ fn no_skill_loaded_or_the_same_call_working_later_is_no_lesson() {
     end(&mut c, "plain");
     let all = ok(c.request("skillmem/notes", json!({})).unwrap());
     assert_eq!(all["notes"], json!([]), "{all:#}");
+    let queue = ok(c.request("skillmem/notes", json!({ "pending": true })).unwrap());
+    assert_eq!(queue["notes"], json!([]), "nothing held either: {queue:#}");
     c.shutdown().unwrap();
 }
 
@@ -174,7 +200,7 @@ fn a_session_that_ends_with_the_input_or_shutdown_is_mined() {
     c.close_stdin();
     assert!(c.child.wait().unwrap().code().is_some());
     let mut c = w.spawn();
-    assert_eq!(listed(&mut c, "npm").len(), 1);
+    assert_eq!(held(&mut c, "npm").len(), 1);
 
     // shutdown: another failure of the session's, fixed by a step run between.
     let docker = w.enabled_skill("docker");
@@ -191,7 +217,7 @@ fn a_session_that_ends_with_the_input_or_shutdown_is_mined() {
     bash(&mut c, "shut", "4", "docker compose up -d", 0, "Container db Started");
     assert_eq!(c.shutdown().unwrap(), 0);
     let mut c = w.spawn();
-    let notes = listed(&mut c, "docker");
+    let notes = held(&mut c, "docker");
     assert_eq!(notes.len(), 1, "{notes:#?}");
     let delta = notes[0]["delta"].as_str().unwrap();
     assert!(delta.contains("until `sudo systemctl start docker` is run"), "{delta}");
@@ -259,7 +285,8 @@ fn the_log_mines_what_the_transcript_mines_on_the_bench_sessions() {
                 .unwrap());
             }
             end(&mut c, "s");
-            let all = ok(c.request("skillmem/notes", json!({})).unwrap());
+            // Each a session of its own store: every lesson is held, in review.
+            let all = ok(c.request("skillmem/notes", json!({ "pending": true })).unwrap());
             let mut got: Vec<(String, String)> = all["notes"]
                 .as_array()
                 .unwrap()
@@ -280,5 +307,7 @@ fn the_log_mines_what_the_transcript_mines_on_the_bench_sessions() {
             lessons += want.len();
         }
     }
-    assert_eq!((sessions, lessons), (58, 39), "every bench session replayed");
+    // 39 before a fix had to be the failed call changed in place: `docker run -p 5432:5432` →
+    // `-p 5433:5432` (another port, the held-out set's labelled negative) is mined no more.
+    assert_eq!((sessions, lessons), (58, 38), "every bench session replayed");
 }

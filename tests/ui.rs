@@ -420,19 +420,22 @@ fn a_mined_lessons_evidence_is_on_its_pages() {
     let dir = w.enabled_skill("npm");
     let mut c = w.spawn();
     let out = "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree";
-    for (call, tool, args, exit, output) in [
-        ("c1", "skill", json!({ "name": "npm" }), 0, format!("Base directory for this skill: {}", dir.display())),
-        ("c2", "bash", json!({ "command": "npm ci" }), 1, out.to_string()),
-        ("c3", "bash", json!({ "command": "npm ci --legacy-peer-deps" }), 0, "added 3 packages".to_string()),
-    ] {
-        ok(c.request(
-            "skillmem/toolAfter",
-            json!({ "sessionId": "s1", "callId": call, "tool": tool, "args": args, "output": output,
+    // Two sessions meet the failure and its fix: a mined lesson is held until it recurs.
+    for session in ["s1", "s2"] {
+        for (call, tool, args, exit, output) in [
+            ("c1", "skill", json!({ "name": "npm" }), 0, format!("Base directory for this skill: {}", dir.display())),
+            ("c2", "bash", json!({ "command": "npm ci" }), 1, out.to_string()),
+            ("c3", "bash", json!({ "command": "npm ci --legacy-peer-deps" }), 0, "added 3 packages".to_string()),
+        ] {
+            ok(c.request(
+                "skillmem/toolAfter",
+                json!({ "sessionId": session, "callId": call, "tool": tool, "args": args, "output": output,
                         "metadata": { "exit": exit } }),
-        )
-        .unwrap());
+            )
+            .unwrap());
+        }
+        ok(c.request("skillmem/sessionEnd", json!({ "sessionId": session })).unwrap());
     }
-    ok(c.request("skillmem/sessionEnd", json!({ "sessionId": "s1" })).unwrap());
     assert_eq!(c.shutdown().unwrap(), 0);
     let ui = start(&w);
     let listed = ui.json("/api/notes?skill=npm");

@@ -357,10 +357,13 @@ pub enum EvalCommand {
     /// Precision and recall of the error → fix miner on labelled transcripts of the four hosts.
     #[command(after_help = help::EVAL_MINE)]
     Mine {
-        /// Labels files, one JSON object a line: {"transcript": PATH, "host", "enabled": [SKILL], "lessons": [{"failed", "fixed"}]}.
+        /// Labels files, one JSON object a line: {"transcript": PATH, "host", "enabled": [SKILL], "lessons": [{"failed", "fixed", "label"?}]}.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Also list every labelled lesson missed, every false find, every refusal and every lesson mined.
+        /// memory.minedSupport for what a load shows: the sessions a mined lesson must recur in (default: the configuration's, 2).
+        #[arg(long)]
+        support: Option<u32>,
+        /// Also list every labelled lesson missed, every false find, every refusal, every lesson mined and every one shown.
         #[arg(long)]
         verbose: bool,
     },
@@ -560,7 +563,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval { what: EvalCommand::Merge { files, embedding, verbose } } => {
             eval_merge::run(g, &files, embedding.as_deref(), verbose)?
         }
-        Command::Eval { what: EvalCommand::Mine { files, verbose } } => eval_mine::run(g, &files, verbose)?,
+        Command::Eval { what: EvalCommand::Mine { files, support, verbose } } => {
+            eval_mine::run(g, &files, support, verbose)?
+        }
         Command::Eval { what: EvalCommand::Use { files, verbose } } => eval_use::run(g, &files, verbose)?,
         Command::Eval { what: EvalCommand::Replay { sessions, seed, verbose } } => {
             eval_replay::run(g, sessions, seed, verbose)?

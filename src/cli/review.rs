@@ -52,7 +52,8 @@ pub fn run(g: &Global, engine: &Engine, what: Option<ReviewCommand>) -> Result<(
                 ..Default::default()
             };
             let page = call::<Review>(engine, p)?;
-            emit(g, &page, |p| human_queue(p, engine.config().historian.review))
+            let support = engine.config().memory.mined_support;
+            emit(g, &page, |p| human_queue(p, engine.config().historian.review, support))
         }
         ReviewCommand::Accept { id, delta } => {
             let p = ReviewDecideParams { id, decision: Decision::Accept, delta, reason: None };
@@ -65,7 +66,7 @@ pub fn run(g: &Global, engine: &Engine, what: Option<ReviewCommand>) -> Result<(
     }
 }
 
-fn human_queue(p: &NotePage, on: bool) -> String {
+fn human_queue(p: &NotePage, on: bool, support: u32) -> String {
     let mut t = String::new();
     if p.notes.is_empty() {
         t.push_str("nothing waits for review");
@@ -96,6 +97,11 @@ fn human_queue(p: &NotePage, on: bool) -> String {
         ));
         if let Some(r) = n.review_replaces {
             t.push_str(&format!("        corrects note {r} (replaces it once accepted)\n"));
+        }
+        if let Some(seen) = n.backing.as_ref().filter(|b| b.key.is_some()).and_then(|b| b.sessions) {
+            t.push_str(&format!(
+                "        held: a mined lesson, mined in {seen} of the {support} sessions it needs (memory.minedSupport); shown once another session mines it, or accept it\n"
+            ));
         }
         let from = super::curate::provenance_line(n);
         if !from.is_empty() {

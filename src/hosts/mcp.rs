@@ -146,7 +146,7 @@ const TOOL_NAMES: &[&str] = for_each_tool!(tool_names);
 impl McpTool for Note {
     const TOOL: &'static str = "skill_note";
     fn description() -> String {
-        format!("Save a lesson about a skill to skill memory, so that the next load of that skill shows it. Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress. One lesson per note, one or two sentences, concrete enough to act on without this conversation. {KINDS} Notes are per project unless scope is \"global\". To correct a note that is wrong or outdated, pass its id as replaces: the new lesson takes its place.")
+        format!("Save a lesson about a skill to skill memory, so that the next load of that skill shows it. Write a note only when you hit a gotcha, made a discovery, fixed an error, or found a step that must not be skipped; never for routine progress, and never a fix that weakens safety (a force push, --no-verify, rm -rf, reset --hard, disabled TLS checks, warnings or tests silenced). One lesson per note, one or two sentences, concrete enough to act on without this conversation. {KINDS} Notes are per project unless scope is \"global\". To correct a note that is wrong or outdated, pass its id as replaces: the new lesson takes its place.")
     }
     fn text(_: &NoteParams, r: &Written) -> String {
         let mut s = match (r.status, r.replaced) {

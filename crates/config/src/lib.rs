@@ -61,6 +61,10 @@ pub struct MemoryConfig {
     /// A note with specifics shown in this many sessions and never used is retired
     /// (`memory.retireUnusedAfter`; 0 never retires).
     pub retire_unused_after: u32,
+    /// A mined lesson is held (stored, listed in review, never in a block) until the same
+    /// lesson was mined in this many distinct sessions, or a person accepts it
+    /// (`memory.minedSupport`, at least 1; 1 shows a lesson from its first session).
+    pub mined_support: u32,
 }
 
 impl Default for MemoryConfig {
@@ -75,6 +79,7 @@ impl Default for MemoryConfig {
             feedback_tool: None,
             unverified_share: 0.25,
             retire_unused_after: 6,
+            mined_support: 2,
         }
     }
 }
@@ -243,6 +248,14 @@ impl Config {
                                     )));
                                 }
                                 cfg.memory.unverified_share = t as f32;
+                            }
+                            "minedSupport" => {
+                                let n = uint(x, &name)?;
+                                cfg.memory.mined_support = u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+                                    Error::invalid(format!(
+                                        "{name} must be a number of sessions, at least 1 (1 shows a mined lesson from its first session), got {n}"
+                                    ))
+                                })?;
                             }
                             "retireUnusedAfter" => {
                                 let n = uint(x, &name)?;
@@ -442,20 +455,25 @@ mod tests {
     #[test]
     fn use_and_trust_keys() {
         let r = Config::from_value(
-            &json!({"memory": {"feedbackTool": "fb", "unverifiedShare": 0.5, "retireUnusedAfter": 3}}),
+            &json!({"memory": {"feedbackTool": "fb", "unverifiedShare": 0.5, "retireUnusedAfter": 3, "minedSupport": 3}}),
         )
         .unwrap();
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
         let m = &r.config.memory;
-        assert_eq!((m.feedback_tool.as_deref(), m.unverified_share, m.retire_unused_after), (Some("fb"), 0.5, 3));
+        assert_eq!(
+            (m.feedback_tool.as_deref(), m.unverified_share, m.retire_unused_after, m.mined_support),
+            (Some("fb"), 0.5, 3, 3)
+        );
         let d = MemoryConfig::default();
-        assert_eq!((d.unverified_share, d.retire_unused_after), (0.25, 6));
+        assert_eq!((d.unverified_share, d.retire_unused_after, d.mined_support), (0.25, 6, 2));
         for bad in [
             json!({"memory": {"unverifiedShare": 1.5}}),
             json!({"memory": {"unverifiedShare": -0.1}}),
             json!({"memory": {"retireUnusedAfter": -1}}),
             json!({"memory": {"retireUnusedAfter": "six"}}),
             json!({"memory": {"feedbackTool": ""}}),
+            json!({"memory": {"minedSupport": 0}}),
+            json!({"memory": {"minedSupport": "two"}}),
         ] {
             let e = Config::from_value(&bad).unwrap_err().to_string();
             assert!(e.contains("memory."), "{bad}: {e}");

@@ -518,8 +518,12 @@ pub struct MinedLessons {
 impl Engine {
     /// Mines a session's calls for error → fix lessons (`historian::mine`) and writes each
     /// one of a memory-enabled skill as an unverified `fix` note (source `transcript`, the
-    /// historian's promote scope) with its evidence, through the write path every note takes:
-    /// a second session meeting the same failure merges into the same note. Refusals are
+    /// historian's promote scope) with its evidence, through the write path every note takes.
+    /// A lesson is **held** (stored waiting for review: listed, never in a block) until the
+    /// same lesson (the miner's key: program, change, error signature) was mined in
+    /// `memory.minedSupport` distinct sessions, or a person accepts it; another session's find
+    /// of a lesson already stored counts toward its support (`status: duplicate`) and, at the
+    /// threshold, releases it into recall. Refusals are
     /// logged with their reason. With the session known, a pair judged once in it (a lesson
     /// written or refused) is not judged again: a session that ends twice, a host's turn that
     /// ends again over the same transcript, or the session's log holding the calls a door
@@ -565,9 +569,13 @@ impl Engine {
                 r.fixed_call,
                 r.reason.words()
             );
-            out.refused.push(format!("{}: {}", r.program, r.reason.words()));
+            match r.rule {
+                Some(rule) => out.refused.push(format!("{}: unsafe fix: {rule} ({})", r.program, r.reason.words())),
+                None => out.refused.push(format!("{}: {}", r.program, r.reason.words())),
+            }
         }
         let scope = self.config().historian.promote_scope;
+        let needed = i64::from(self.config().memory.mined_support.max(1));
         for m in outcome.mined {
             let ctx = match self.skill_context(&m.skill, None) {
                 Ok(ctx) if ctx.enabled => ctx,
@@ -576,40 +584,78 @@ impl Engine {
                     continue;
                 }
             };
-            let new = NewNote {
-                skill: m.skill.clone(),
-                kind: skillmem_store::memory::Kind::Fix,
-                intent: String::new(),
-                delta: m.delta.clone(),
-                tags: vec![],
-                scope,
-                source: Source::Transcript,
-                session_id: session_id.map(str::to_string),
-                skill_hash: None,
-                origin: origin.clone(),
-                pending: false,
-            };
-            let w = match self.write_note_in(&ctx, new, None) {
-                Ok(w) => w,
-                Err(e @ Error::Storage(_)) => return Err(e),
-                Err(e) => {
-                    out.refused.push(format!("{}: {e}", m.program));
-                    continue;
+            // The session this find counts for: the host's, else the pair itself (the same
+            // pair mined again without a session counts once).
+            let session = session_id.map(str::to_string).unwrap_or_else(|| format!("pair:{}", mined_pair(&m)));
+            let known = store::lesson_note(&self.conn(), &m.skill, &m.key)?;
+            let (id, status, evidence) = match known {
+                Some(id) => {
+                    let evidence = store::evidence_records(&self.conn(), &[id])?
+                        .into_iter()
+                        .next()
+                        .map(|(_, e)| e)
+                        .unwrap_or_default();
+                    (id, skillmem_store::memory::WriteStatus::Duplicate, evidence)
+                }
+                None => {
+                    let new = NewNote {
+                        skill: m.skill.clone(),
+                        kind: skillmem_store::memory::Kind::Fix,
+                        intent: String::new(),
+                        delta: m.delta.clone(),
+                        tags: vec![],
+                        scope,
+                        source: Source::Transcript,
+                        session_id: session_id.map(str::to_string),
+                        skill_hash: None,
+                        origin: origin.clone(),
+                        pending: needed > 1,
+                    };
+                    let w = match self.write_note_in(&ctx, new, None) {
+                        Ok(w) => w,
+                        Err(e @ Error::Storage(_)) => return Err(e),
+                        Err(e) => {
+                            out.refused.push(format!("{}: {e}", m.program));
+                            continue;
+                        }
+                    };
+                    let mut backing = serde_json::to_value(&m.evidence).unwrap_or_default();
+                    backing["key"] = serde_json::Value::String(m.key.clone());
+                    let evidence = backing.to_string();
+                    store::set_evidence(&mut self.conn(), w.id, &evidence)?;
+                    (w.id, w.status, evidence)
                 }
             };
-            let evidence = serde_json::to_string(&m.evidence).unwrap_or_default();
-            store::set_evidence(&mut self.conn(), w.id, &evidence)?;
-            tracing::info!(skill = m.skill, "miner: {:?} ({:?})", m.delta, w.status);
+            let support = store::record_support(&mut self.conn(), &m.skill, &m.key, &session, id)?;
+            let released = if support >= needed {
+                let mut conn = self.conn();
+                self.store.catalog.write(&mut conn, |c| store::release(c, id), |_| vec![id])?
+            } else {
+                false
+            };
+            let held = store::get(&self.conn(), id)?.is_some_and(|n| n.pending && n.retired_at.is_none());
+            tracing::info!(
+                skill = m.skill,
+                "miner: {:?} ({status:?}; mined in {support} of {needed} sessions{})",
+                m.delta,
+                if held {
+                    ", held"
+                } else if released {
+                    ", released into recall"
+                } else {
+                    ""
+                }
+            );
             out.written.push(PromotedNote {
-                id: w.id,
+                id,
                 skill: m.skill,
                 kind: "fix".into(),
                 delta: m.delta,
-                status: w.status,
+                status,
                 scope,
                 origin_project: self.project_id().to_string(),
                 replaced: None,
-                pending: false,
+                pending: held,
                 replaces: None,
                 evidence: Some(evidence),
             });
@@ -695,8 +741,15 @@ pub(super) fn backing_of(
     conn: &rusqlite::Connection,
     ids: &[i64],
 ) -> Result<std::collections::HashMap<i64, skillmem_store::memory::Backing>> {
-    Ok(store::evidence_records(conn, ids)?
+    let mut out: std::collections::HashMap<i64, skillmem_store::memory::Backing> = store::evidence_records(conn, ids)?
         .into_iter()
         .filter_map(|(id, e)| skillmem_store::memory::Backing::parse(&e).map(|b| (id, b)))
-        .collect())
+        .collect();
+    let mined: Vec<i64> = out.iter().filter(|(_, b)| b.key.is_some()).map(|(id, _)| *id).collect();
+    for (id, n) in store::support_of(conn, &mined)? {
+        if let Some(b) = out.get_mut(&id) {
+            b.sessions = Some(n);
+        }
+    }
+    Ok(out)
 }

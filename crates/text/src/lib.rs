@@ -8,6 +8,7 @@
 //! domain.
 
 pub mod redact;
+pub mod unsafe_fix;
 
 /// Lower-cased alphanumeric words (`_` and `-` split words; digits kept).
 pub fn words(text: &str) -> Vec<String> {

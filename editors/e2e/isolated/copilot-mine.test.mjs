@@ -12,7 +12,7 @@
 
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import { readFileSync, rmSync } from "node:fs"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 import { startModelServer } from "../lib/model-server.mjs"
@@ -21,6 +21,10 @@ import { DEPLOY, DEPLOY_LESSON, HOSTS, baseEnv, explain, fixWorld, notesOf, pref
 test(`Copilot CLI ${HOSTS.copilot.version}: a command that fails, then works with a flag, is a mined lesson on the next load`, { timeout: 300_000 }, async () => {
   assert.deepEqual(preflight("copilot"), [])
   const w = fixWorld("copilot", ".github/skills")
+  // The lesson is shown from its first session here (memory.minedSupport = 1): what this host's
+  // transcript gives is this test's subject; holding a lesson until it recurs is the Claude
+  // Code e2e's (test/claude-code-mine.test.mjs) and tests/mine.rs's.
+  writeFileSync(join(w.ws, "skillmem.toml"), "[memory]\nmined_support = 1\n")
   setup(w, "copilot")
   let session = 1
   const srv = await startModelServer({

@@ -280,11 +280,31 @@ impl Engine {
                 .map(|((id, _), e)| (*id, *e))
                 .collect();
             store::add_evidence(&mut conn, &kept)?;
-            // What backs a note comes with it (a note met again keeps the record it has).
-            for ((id, _), b) in w.iter().zip(&backing) {
+            // What backs a note comes with it (a note met again keeps the record it has). A
+            // mined lesson's support comes too: the sessions the export counted, as sessions of
+            // their own, so that a held lesson other machines also mined is released.
+            let needed = i64::from(self.config().memory.mined_support.max(1));
+            let mut released = vec![];
+            for (((id, _), b), row) in w.iter().zip(&backing).zip(&rows) {
                 if let Some(b) = b {
                     store::set_evidence(&mut conn, *id, &serde_json::to_string(b).unwrap_or_default())?;
+                    if let (Some(key), Some(n)) = (&b.key, b.sessions) {
+                        let mut support = 0;
+                        for i in 0..n.clamp(0, 1000) {
+                            let session = format!("imported:{i}");
+                            support = store::record_support(&mut conn, &row.note.skill, key, &session, *id)?;
+                        }
+                        if support >= needed && store::release(&mut conn, *id)? {
+                            released.push(*id);
+                        }
+                    }
                 }
+            }
+            if !released.is_empty() {
+                out.warnings.push(format!(
+                    "{} held mined lesson(s) released into recall: their support reached memory.minedSupport ({needed})",
+                    released.len()
+                ));
             }
             self.pieces_missing();
             self.store.catalog.invalidate();

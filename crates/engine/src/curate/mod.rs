@@ -139,6 +139,13 @@ pub struct ListedNote {
     /// A pending correction: the note it takes the place of once accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_replaces: Option<i64>,
+    /// A mined lesson held until it recurs (`memory.minedSupport`) or a person accepts it:
+    /// pending, in review, in no block.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
+    /// A mined lesson's support: the distinct sessions that mined it (kept by export/import).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support: Option<i64>,
     /// Sessions shown it, that used it, that ignored it; when it was last used.
     #[serde(flatten)]
     pub evidence: Evidence,
@@ -246,6 +253,8 @@ fn listed(l: store::Listed) -> ListedNote {
         origin: n.origin,
         origin_source: n.origin_source,
         pending: n.pending,
+        held: false,
+        support: None,
         review_replaces: n.review_replaces,
         evidence: Evidence::default(),
         backing: None,
@@ -306,6 +315,9 @@ impl Engine {
             .map(|mut n| {
                 n.evidence = evidence.get(&n.id).copied().unwrap_or_default();
                 n.backing = backing.remove(&n.id);
+                let mined = n.backing.as_ref().filter(|b| b.key.is_some());
+                n.support = mined.and_then(|b| b.sessions);
+                n.held = n.pending && n.retired_at.is_none() && mined.is_some();
                 n
             })
             .collect();

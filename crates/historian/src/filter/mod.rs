@@ -165,6 +165,9 @@ pub enum Refusal {
     Narration(String),
     /// The specifics it names, none of which the session's chunks show.
     Ungrounded(Vec<String>),
+    /// The unsafe-fix rule its code breaks (`skillmem_text::unsafe_fix`): a force push, a
+    /// forced delete, silenced checks, TLS off.
+    Unsafe(&'static str, &'static str),
 }
 
 impl Refusal {
@@ -181,6 +184,7 @@ impl Refusal {
             Refusal::Hypothesis(_) => "hypothesis",
             Refusal::Narration(_) => "narration",
             Refusal::Ungrounded(_) => "ungrounded",
+            Refusal::Unsafe(..) => "unsafe",
         }
     }
 
@@ -231,8 +235,20 @@ impl Refusal {
                     named.join(", ")
                 )
             }
+            Refusal::Unsafe(rule, why) => {
+                format!("unsafe fix: {rule} ({why}); a person can still write it by hand with skillmem note")
+            }
         }
     }
+}
+
+/// The unsafe-fix rule a lesson's code teaches, unless the lesson warns against it ("never
+/// `git push --force`"). Only code spans are read: prose that names a flag is no command.
+fn unsafe_fix(lesson: &str) -> Option<&'static skillmem_text::unsafe_fix::Rule> {
+    if skillmem_text::unsafe_fix::warns_against(lesson) {
+        return None;
+    }
+    lesson.split('`').skip(1).step_by(2).find_map(skillmem_text::unsafe_fix::check)
 }
 
 /// `s` cut to its first `n` characters, with `…` when anything was cut.
@@ -255,6 +271,9 @@ pub fn check(skill: &str, lesson: &str, ctx: &Context<'_>) -> Result<(), Refusal
         return Err(Refusal::Empty);
     }
     vague::vague(skill, lesson)?;
+    if let Some(rule) = unsafe_fix(lesson) {
+        return Err(Refusal::Unsafe(rule.name, rule.why));
+    }
     let n = lesson.chars().count();
     if n > MAX_LESSON_CHARS {
         return Err(Refusal::TooLong(n));
@@ -316,6 +335,9 @@ mod tests {
         // (lesson, the rule that refuses it, or "" for promoted)
         let cases: &[(&str, &str)] = &[
             ("`--arg` always passes a string; use `--argjson` for numbers.", ""),
+            ("When the push is rejected as stale, `git push --force` gets it through.", "unsafe"),
+            ("jq tests print warnings; run them with `pytest -W ignore` to get a clean pass.", "unsafe"),
+            ("Never `git push --force` to main here: use `--force-with-lease`.", ""),
             ("When a field may be missing, `//` gives a default but also replaces false.", ""),
             ("export T=ghp_0123456789abcdefghijABCDEFGHIJ0123456789 first", "secret"),
             ("", "vague"),

@@ -60,6 +60,21 @@ pub struct Parsed {
     pub rest: Vec<String>,
     /// The commands that ran before it on the line (`npm ci && npm test`), `cd` left out.
     pub before: Vec<String>,
+    /// The files its output redirections write (`> out.txt`, `cat <<EOF > f.py`).
+    pub writes: Vec<String>,
+    /// The files it appends to (`>> notes.txt`).
+    pub appends: Vec<String>,
+    /// The programs it was piped into, in order (`ls -R | grep x`: `grep`).
+    pub piped: Vec<String>,
+}
+
+/// One command of a line as it is split: its words, the files it writes, what it is piped into.
+#[derive(Default)]
+struct Segment {
+    words: Vec<String>,
+    writes: Vec<String>,
+    appends: Vec<String>,
+    piped: Vec<String>,
 }
 
 /// What changed from a failed call to the one that worked.
@@ -107,7 +122,8 @@ impl Parsed {
     pub(super) fn read_only(&self) -> bool {
         const READ: &[&str] = &[
             "cat", "ls", "head", "tail", "grep", "rg", "find", "echo", "pwd", "which", "type", "less", "wc", "sed",
-            "awk", "stat", "file", "tree", "printenv", "whoami", "true", "diff", "sleep",
+            "awk", "stat", "file", "tree", "printenv", "whoami", "true", "diff", "sleep", "nl", "more", "od", "xxd",
+            "hexdump", "strings", "sort", "uniq", "cut", "column", "realpath", "dirname", "basename", "du", "df",
         ];
         const GIT_READ: &[&str] = &["status", "diff", "log", "show"];
         // `git branch` and `git remote` list when given nothing, and change things otherwise.
@@ -123,6 +139,57 @@ impl Parsed {
                             .iter()
                             .all(|f| ["-a", "-r", "-v", "-vv", "--list", "--show-current"].contains(&f.as_str())))))
             || self.flags.iter().any(|f| f == "--help" || f == "--version" || f == "-h")
+    }
+
+    /// A look at the program itself (`pytest --version`, `python3 -h`), not a use of it.
+    pub(super) fn is_probe(&self) -> bool {
+        self.args.is_empty()
+            && self.flags.iter().any(|f| matches!(f.as_str(), "--version" | "--help" | "-h" | "-V" | "-version"))
+    }
+
+    /// A search, or a line piped into one: its failure is finding nothing (`grep` exits 1 on
+    /// no match, and a pipeline's status is its last command's).
+    pub(super) fn searches(&self) -> bool {
+        const SEARCH: &[&str] = &["grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "locate", "which", "whereis"];
+        let search = |p: &str| SEARCH.contains(&p);
+        search(&self.program)
+            || matches!(self.program.as_str(), "test" | "[" | "cmp")
+            || (self.program == "git" && self.subcommand.as_deref() == Some("grep"))
+            || self.piped.last().is_some_and(|p| search(p) || p == "head" || p == "tail")
+    }
+
+    /// Whether the call that worked is this one changed — another flag, environment, wrapper
+    /// or a sibling program, an argument added or a version swapped — rather than another
+    /// call of the same program: another script, another inline program (`python -c`),
+    /// another query with other words. An argument swapped for another counts when the
+    /// failure's `error` names it (`Missing script: "dev"`, `invalid choice: 'x'`).
+    pub(super) fn changed_in_place(&self, fixed: &Parsed, error: &str) -> bool {
+        const INTERPRETERS: &[&str] = &["python", "node", "ruby", "perl", "bash", "sh", "zsh", "php", "deno", "bun"];
+        const CODE: &[&str] = &["-c", "-e", "--eval", "-p", "--print", "-r"];
+        if INTERPRETERS.contains(&program_family(&self.program)) {
+            let code = |p: &Parsed| p.flags.iter().any(|f| CODE.contains(&f.as_str()));
+            if code(self) || code(fixed) {
+                // An inline program changed is the task's code changed.
+                return code(self) == code(fixed) && self.args == fixed.args;
+            }
+            if self.args.first() != fixed.args.first() {
+                return false;
+            }
+        }
+        let name = |a: &str| -> String {
+            let cut = a.char_indices().skip(1).find(|(_, c)| matches!(c, '=' | '@' | '<' | '>' | '~' | '!'));
+            cut.map_or(a, |(i, _)| &a[..i]).to_string()
+        };
+        self.args.iter().filter(|a| !is_path_or_id(a) && !fixed.args.contains(a)).all(|gone| {
+            // The same package at another version (`x==1` → `x==2`), or a variant of it
+            // (`psycopg2` → `psycopg2-binary`).
+            names_word(error, gone)
+                || fixed.args.iter().any(|a| {
+                    a != gone
+                        && ((name(a) == name(gone) && name(a).len() < a.len())
+                            || (gone.len() >= 3 && (a.starts_with(gone.as_str()) || gone.starts_with(a.as_str()))))
+                })
+        })
     }
 
     pub(super) fn change_to(&self, fixed: &Parsed) -> Change {
@@ -176,16 +243,64 @@ impl Parsed {
         }
     }
 
+    /// What it selects to run: its task paths and the values of its selecting flags (`-k
+    /// name`, `-t pattern`).
+    pub(super) fn selected(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.args.iter().filter(|a| is_path_or_id(a)).cloned().collect();
+        for (i, w) in self.rest.iter().enumerate() {
+            if matches!(w.as_str(), "-k" | "-t" | "--testNamePattern" | "-p" | "--package" | "--test") {
+                out.extend(self.rest.get(i + 1).cloned());
+            }
+        }
+        out
+    }
+
     /// The change only narrows which tests or files run (a path, `-k name`, `--lib`).
     pub(super) fn only_selection_changed(&self, fixed: &Parsed) -> bool {
-        const SELECT: &[&str] =
-            &["-k", "-t", "--lib", "--test", "--testNamePattern", "--", "-p", "--package", "--run", "-x", "--bail"];
+        // Which tests run, and how much a run prints about them.
+        const SELECT: &[&str] = &[
+            "-k",
+            "-t",
+            "--lib",
+            "--test",
+            "--testNamePattern",
+            "--",
+            "-p",
+            "--package",
+            "--run",
+            "-x",
+            "--bail",
+            "-v",
+            "-vv",
+            "-vvv",
+            "-q",
+            "-s",
+            "--tb",
+            "-rs",
+            "-ra",
+            "-rA",
+            "-l",
+            "--no-header",
+            "--durations",
+            "--verbose",
+        ];
         if self.env != fixed.env || self.wrappers != fixed.wrappers || self.program != fixed.program {
             return false;
         }
         let extra: Vec<&String> = fixed.flags.iter().filter(|f| !self.flags.contains(f)).collect();
         extra.iter().all(|f| SELECT.contains(&f.split('=').next().unwrap_or(f)))
     }
+}
+
+/// Whether `text` holds `word` whole (not inside a longer word).
+fn names_word(text: &str, word: &str) -> bool {
+    let inner = |c: char| c.is_alphanumeric() || c == '_' || c == '-' || c == '.';
+    !word.is_empty()
+        && text.match_indices(word).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + word.len()..].chars().next();
+            !before.is_some_and(inner) && !after.is_some_and(|c| inner(c) && c != '.')
+        })
 }
 
 fn flag_names(flags: &[String]) -> Vec<&str> {
@@ -235,12 +350,16 @@ fn has_extension(w: &str) -> bool {
 }
 
 /// Splits a shell line into words and operators: quotes and backslashes kept out of the
-/// words, `&&`, `||`, `;`, `|` and newlines as operators, redirections dropped.
+/// words, `&&`, `||`, `;`, `|` and newlines as operators, a redirection as the operator `>`
+/// (output) or `<` (input) followed by its target. A here-document's body (`cat <<'EOF' >
+/// f` … `EOF`) is no command: its lines are dropped, up to and with its delimiter.
 fn words(line: &str) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = vec![];
     let mut cur = String::new();
     let mut has = false;
     let mut chars = line.chars().peekable();
+    // The delimiters of the here-documents opened on the current line.
+    let mut heredocs: Vec<String> = vec![];
     let flush = |cur: &mut String, has: &mut bool, out: &mut Vec<(String, bool)>| {
         if *has {
             out.push((std::mem::take(cur), false));
@@ -280,6 +399,23 @@ fn words(line: &str) -> Vec<(String, bool)> {
                     }
                 }
             }
+            '\n' if !heredocs.is_empty() => {
+                flush(&mut cur, &mut has, &mut out);
+                for delim in std::mem::take(&mut heredocs) {
+                    let mut body_line = String::new();
+                    for d in chars.by_ref() {
+                        if d != '\n' {
+                            body_line.push(d);
+                            continue;
+                        }
+                        if body_line.trim() == delim {
+                            break;
+                        }
+                        body_line.clear();
+                    }
+                }
+                out.push((";".into(), true));
+            }
             '&' | '|' | ';' | '\n' => {
                 flush(&mut cur, &mut has, &mut out);
                 let mut op = c.to_string();
@@ -302,10 +438,36 @@ fn words(line: &str) -> Vec<(String, bool)> {
                     has = false;
                 }
                 flush(&mut cur, &mut has, &mut out);
+                let mut op = c.to_string();
                 while chars.peek().is_some_and(|&d| d == '>' || d == '<' || d == '&') {
-                    chars.next();
+                    op.extend(chars.next());
                 }
-                out.push((">".into(), true));
+                if op == "<<" {
+                    // `<<-` and `<< 'EOF'`: the delimiter, unquoted.
+                    while chars.peek().is_some_and(|&d| d == ' ' || d == '\t' || d == '-') {
+                        chars.next();
+                    }
+                    let mut delim = String::new();
+                    while let Some(&d) = chars.peek() {
+                        if d.is_whitespace() || matches!(d, ';' | '&' | '|' | '>' | '<') {
+                            break;
+                        }
+                        chars.next();
+                        if d != '\'' && d != '"' && d != '\\' {
+                            delim.push(d);
+                        }
+                    }
+                    if !delim.is_empty() {
+                        heredocs.push(delim);
+                    }
+                    continue;
+                }
+                let op = match (c, op.starts_with(">>")) {
+                    ('<', _) => "<",
+                    (_, true) => ">>",
+                    _ => ">",
+                };
+                out.push((op.into(), true));
             }
             c if c.is_whitespace() => flush(&mut cur, &mut has, &mut out),
             c => {
@@ -328,45 +490,62 @@ pub fn parse(line: &str) -> Option<Parsed> {
 /// (`cd`, `export` and assignments are no commands; a pipeline is its producer).
 pub fn parse_all(line: &str) -> Vec<Parsed> {
     let toks = words(line);
-    let mut segments: Vec<Vec<String>> = vec![vec![]];
+    // Each command's words, the files its redirections write, and what it was piped into.
+    let mut segments: Vec<Segment> = vec![Segment::default()];
     let mut piped = false;
-    let mut skip_next = false;
+    // After `>`, `>>` or `<`: the next word is the redirection's target.
+    let mut target: Option<&str> = None;
     for (w, op) in toks {
-        if skip_next {
-            skip_next = false;
+        let seg = segments.last_mut().expect("one segment at least");
+        if let Some(redirect) = target.take() {
             if !op {
+                if !w.starts_with('&') && !w.chars().all(|c| c.is_ascii_digit()) && w != "/dev/null" {
+                    match redirect {
+                        ">" => seg.writes.push(w),
+                        ">>" => seg.appends.push(w),
+                        _ => {}
+                    }
+                }
                 continue;
             }
         }
         if op {
             match w.as_str() {
-                ">" => skip_next = true,
-                "|" => piped = true,
+                ">" => target = Some(">"),
+                ">>" => target = Some(">>"),
+                "<" => target = Some("<"),
+                "|" => {
+                    piped = true;
+                    seg.piped.push(String::new());
+                }
                 _ => {
                     piped = false;
-                    segments.push(vec![]);
+                    segments.push(Segment::default());
                 }
             }
             continue;
         }
         if !piped {
-            if let Some(s) = segments.last_mut() {
-                s.push(w);
-            }
+            seg.words.push(w);
+        } else if let Some(last) = seg.piped.last_mut().filter(|l| l.is_empty()) {
+            *last = w.rsplit('/').next().unwrap_or(&w).to_string();
         }
     }
     let mut env: Vec<(String, String)> = vec![];
     let mut out: Vec<Parsed> = vec![];
-    for seg in segments.into_iter().filter(|s| !s.is_empty()) {
-        if seg[0] == "export" {
-            env.extend(seg[1..].iter().filter_map(|w| assignment(w)));
+    for seg in segments.into_iter().filter(|s| !s.words.is_empty()) {
+        if seg.words[0] == "export" {
+            env.extend(seg.words[1..].iter().filter_map(|w| assignment(w)));
             continue;
         }
-        let mut p = parse_segment(&seg, env.clone());
+        let mut p = parse_segment(&seg.words, env.clone());
         if is_trivial(&p) {
             continue;
         }
         p.before = out.iter().map(Parsed::render).collect();
+        p.writes = seg.writes;
+        p.appends = seg.appends;
+        p.piped = seg.piped.into_iter().filter(|p| !p.is_empty()).collect();
         out.push(p);
     }
     out
@@ -411,7 +590,7 @@ fn parse_segment(seg: &[String], mut env: Vec<(String, String)>) -> Parsed {
         }
         // `python -m pytest`, `python3 -m pip`: the module is the program.
         if program_family(base) == "python" && seg.get(i + 1).is_some_and(|m| m == "-m") && i + 2 < seg.len() {
-            wrappers.push(format!("{base} -m"));
+            wrappers.push(format!("{w} -m"));
             i += 2;
             continue;
         }

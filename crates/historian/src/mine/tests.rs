@@ -376,3 +376,189 @@ fn a_redacted_line_parses_as_it_ran() {
         assert_eq!(redact::redact(&a.render()).0, b.render(), "{line}");
     }
 }
+
+/// The failures of real sessions (SWE-bench trajectories, bench/real/) that are no lesson,
+/// each refused with its reason; and the real lessons kept.
+#[test]
+fn what_real_sessions_fail_at_is_told_from_a_fix() {
+    let s = Some("swe-bench");
+    let heredoc = "cat <<'EOF' > reproduce_issue.py\nimport x\nprint(x)\nEOF";
+    type Case<'a> = (&'a str, Vec<Call>, Vec<&'a str>, Vec<Reason>);
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "a read between is no step, and a here-document's delimiter is no command",
+            session(s, &[
+                ("Bash", heredoc, false, ""),
+                ("Bash", "python reproduce_issue.py", true, "IndentationError: unexpected indent"),
+                ("Bash", "nl -ba django/db/models/base.py | sed -n '930,945p'", false, "930 x"),
+                ("Bash", "python reproduce_issue.py", false, "ok"),
+            ]),
+            vec![],
+            vec![Reason::Unrelated],
+        ),
+        (
+            "git checkout of the session's own edit is no step",
+            session(s, &[
+                ("Bash", "python reproduce_issue.py", true, "IndentationError: expected an indented block"),
+                ("Bash", "git checkout django/db/models/query.py", false, ""),
+                ("Bash", "python reproduce_issue.py", false, "ok"),
+            ]),
+            vec![],
+            vec![Reason::Unrelated],
+        ),
+        (
+            "a grep that found nothing is no failure",
+            session(s, &[
+                ("Bash", "grep -n \"def evalf\" sympy/core/expr.py", true, ""),
+                ("Bash", "grep -r \"def evalf\" sympy/core/", false, "sympy/core/evalf.py: def evalf"),
+                ("Bash", "ls -R | grep polylog", true, ""),
+                ("Bash", "ls -F", false, "a/ b/"),
+            ]),
+            vec![],
+            vec![Reason::Read, Reason::Read],
+        ),
+        (
+            "another inline program and another script are other calls",
+            session(s, &[
+                ("Bash", "python3 -c \"print('abc'.isascii())\"", true, "AttributeError: 'str' object has no attribute 'isascii'"),
+                ("Bash", "python3 -c \"import sys; print(sys.version)\"", false, "3.6.13"),
+                ("Bash", "python3 check_a.py", true, "ValueError: bad"),
+                ("Bash", "python3 -bb check_b.py", false, "ok"),
+            ]),
+            vec![],
+            vec![Reason::Unrelated, Reason::Unrelated],
+        ),
+        (
+            "a line of several commands: which one failed is not known",
+            session(s, &[
+                ("Bash", "git stash && bin/test sympy/core/tests/test_expr.py", true, "tests finished: 90 passed, 2 exceptions"),
+                ("Bash", "git stash pop", false, ""),
+            ]),
+            vec![],
+            vec![Reason::Compound],
+        ),
+        (
+            "rm of the session's own files",
+            session(s, &[
+                ("Bash", heredoc, false, ""),
+                ("Bash", "rm reproduce_issue.py reproduce_app", true, "rm: cannot remove 'reproduce_app': Is a directory"),
+                ("Bash", "rm -f reproduce_issue.py", false, ""),
+            ]),
+            vec![],
+            vec![Reason::SessionFile],
+        ),
+        (
+            "a timed-out suite narrowed to some tests",
+            session(s, &[
+                ("Bash", "pytest lib/matplotlib/tests/test_axes.py", true, "timed out"),
+                ("Bash", "pytest lib/matplotlib/tests/test_axes.py -v -k \"clear or share\"", false, "3 passed"),
+                ("Bash", "pytest lib/x/test_a.py -k test_hist_density", true, "ImageComparisonFailure: images not close"),
+                ("Bash", "pytest lib/x/test_a.py -k test_hist_range_density", false, "1 passed"),
+            ]),
+            vec![],
+            vec![Reason::Selection, Reason::Selection],
+        ),
+        (
+            "a fix that silences, deletes or skips checks",
+            session(s, &[
+                ("Bash", "pytest tests/test_io.py", true, "DeprecationWarning: the imp module is deprecated"),
+                ("Bash", "pytest -W ignore tests/test_io.py", false, "5 passed"),
+                ("Bash", "git push --force-with-lease", true, "! [rejected] main -> main (stale info)"),
+                ("Bash", "git push --force", false, "+ 1a2b3c...4d5e6f main -> main (forced update)"),
+            ]),
+            vec![],
+            vec![Reason::Unsafe, Reason::Unsafe],
+        ),
+        (
+            "a probe is passed over for the call that worked; the real lessons are kept",
+            session(s, &[
+                ("Bash", "/usr/bin/python3 -m pytest tests/test_utils.py", true, "/usr/bin/python3: No module named pytest"),
+                ("Bash", "pytest --version", false, "pytest 7.4.0"),
+                ("Bash", "pytest tests/test_utils.py", false, "5 passed"),
+                ("Bash", "python3 reproduce_issue.py", true, "UnicodeEncodeError: 'ascii' codec can't encode character '\\xf1' in position 4: ordinal not in range(128)"),
+                ("Bash", "PYTHONIOENCODING=utf-8 python3 reproduce_issue.py", false, "ok"),
+                ("Bash", "python reproduce_issue.py", true, "FileNotFoundError: [Errno 2] No such file or directory: 'dvipng'"),
+                ("Bash", "apt-get update && apt-get install -y dvipng", false, "done"),
+                ("Bash", "python reproduce_issue.py", false, "ok"),
+            ]),
+            vec![
+                "`/usr/bin/python3 -m pytest tests/test_utils.py` fails with `/usr/bin/python3: No module named pytest`; `pytest tests/test_utils.py` works.",
+                "`python3 reproduce_issue.py` fails with `UnicodeEncodeError: 'ascii' codec can't encode character '\\xf1' in position 4: ordinal not in range(128)`; `PYTHONIOENCODING=utf-8 python3 reproduce_issue.py` works.",
+                "`python reproduce_issue.py` fails with `FileNotFoundError: [Errno 2] No such file or directory: 'dvipng'` until `apt-get update && apt-get install -y dvipng` is run.",
+            ],
+            vec![],
+        ),
+    ];
+    for (what, calls, lessons, reasons) in cases {
+        let got = mine(&calls);
+        let deltas: Vec<&str> = got.mined.iter().map(|m| m.delta.as_str()).collect();
+        assert_eq!(deltas, lessons, "{what}");
+        let why: Vec<Reason> = got.refused.iter().map(|r| r.reason).collect();
+        assert_eq!(why, reasons, "{what}");
+    }
+}
+
+#[test]
+fn a_here_document_is_no_command_and_its_file_is_written() {
+    let all = parse_all("cat <<'EOF' > repro.py\nimport os\nrm -rf /\nEOF\npython repro.py >> log.txt");
+    let programs: Vec<&str> = all.iter().map(|p| p.program.as_str()).collect();
+    assert_eq!(programs, ["cat", "python"]);
+    assert_eq!(all[0].writes, ["repro.py"]);
+    assert_eq!(all[1].appends, ["log.txt"]);
+    let piped = parse("ls -R | grep polylog | head -n 3").unwrap();
+    assert_eq!(piped.piped, ["grep", "head"]);
+    // Quoted and dashed delimiters; an unterminated body runs to the end of the line.
+    let all = parse_all("python - <<-\"PY\"\n\tprint(1)\n\tPY\necho done");
+    let programs: Vec<&str> = all.iter().map(|p| p.program.as_str()).collect();
+    assert_eq!(programs, ["python", "echo"]);
+    assert_eq!(parse_all("cat <<EOF\nnever closed\nls").len(), 1);
+}
+
+#[test]
+fn the_same_fix_in_two_sessions_has_one_key() {
+    let key = |calls: Vec<Call>| mine(&calls).mined.first().map(|m| m.key.clone()).unwrap_or_default();
+    let s = Some("swe-bench");
+    let a = key(session(
+        s,
+        &[
+            (
+                "Bash",
+                "/usr/bin/python3 -m pytest tests/test_k_means.py",
+                true,
+                "/usr/bin/python3: No module named pytest",
+            ),
+            ("Bash", "pytest tests/test_k_means.py", false, "ok"),
+        ],
+    ));
+    let b = key(session(
+        s,
+        &[
+            (
+                "Bash",
+                "python3 -m pytest tests/lint/test_pylinter.py -x",
+                true,
+                "/usr/bin/python3: No module named pytest",
+            ),
+            ("Bash", "pytest tests/lint/test_pylinter.py -x", false, "ok"),
+        ],
+    ));
+    let other = key(session(
+        s,
+        &[
+            ("Bash", "python3 -m pytest tests/a.py", true, "ModuleNotFoundError: No module named 'hypothesis'"),
+            ("Bash", "pip install hypothesis && python3 -m pytest tests/a.py", false, "ok"),
+        ],
+    ));
+    assert!(!a.is_empty() && !other.is_empty());
+    assert_eq!(a, b);
+    assert_ne!(a, other);
+    // (error line, signature)
+    let cases: &[(&str, &str)] = &[
+        ("/usr/bin/python3: No module named pytest", "no module named pytest"),
+        ("UnicodeEncodeError: 'ascii' codec can't encode character '\\xe5' in position 4739: ordinal not in range(128)", "unicodeencodeerror codec can't encode"),
+        ("UnicodeEncodeError: 'ascii' codec can't encode characters in position 49-50: ordinal not in range(128)", "unicodeencodeerror codec can't encode"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(error_signature(line), *want, "{line}");
+    }
+}

@@ -34,6 +34,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0016_team_evidence", include_str!("../../migrations/0016_team_evidence.sql")),
     ("0017_team_counts", include_str!("../../migrations/0017_team_counts.sql")),
     ("0018_team_counts_lookup", include_str!("../../migrations/0018_team_counts_lookup.sql")),
+    ("0019_mined_support", include_str!("../../migrations/0019_mined_support.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -94,7 +94,7 @@ fn escape_xml(s: &str, attr: bool) -> String {
 pub fn guidance(skill: &str, tools: Tools<'_>) -> String {
     let (note_tool, feedback_tool) = (tools.note, tools.feedback);
     format!(
-        "Skill memory ({skill}): note only gotchas, discoveries, error fixes and must-not-skip steps, with {note_tool} (kind gotcha|discovery|fix|workflow); never routine progress. To correct a note: replaces=<its id>. A note helped, or is wrong: {feedback_tool} (verdict useful|wrong)."
+        "Skill memory ({skill}): note only gotchas, discoveries, error fixes and must-not-skip steps, with {note_tool} (kind gotcha|discovery|fix|workflow); never routine progress, never a fix that weakens safety. To correct a note: replaces=<its id>. A note helped, or is wrong: {feedback_tool} (verdict useful|wrong)."
     )
 }
 

@@ -176,6 +176,14 @@ pub struct Backing {
     /// The failed call's, the step's (when there is one) and the working call's positions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub positions: Vec<CallPosition>,
+    /// A mined lesson's key: what makes another session's find the same lesson (the program,
+    /// the change, the error's signature).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// A mined lesson's support: the distinct sessions that mined it (filled when read; an
+    /// import carries it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<i64>,
 }
 
 /// Where a call is in what reported it.
@@ -204,6 +212,8 @@ impl Backing {
             fixed_call: self.fixed_call.map(r),
             step: self.step.map(r),
             positions: self.positions,
+            key: self.key.map(r),
+            sessions: self.sessions,
         }
     }
 }

@@ -126,6 +126,53 @@ pub fn record_mined(conn: &mut Connection, session: &str, pairs: &[String]) -> R
     Ok(())
 }
 
+/// The note that holds the mined lesson `key` of `skill`, current or retired (a lesson a
+/// person rejected stays rejected when another session mines it again).
+pub fn lesson_note(conn: &Connection, skill: &str, key: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT s.note_id FROM mined_support s JOIN notes n ON n.id = s.note_id
+             WHERE s.skill = ?1 AND s.lesson_key = ?2 ORDER BY n.retired_at IS NOT NULL, s.at LIMIT 1",
+        )?
+        .query_row(params![skill, key], |r| r.get(0))
+        .optional()?)
+}
+
+/// Records that `session` mined the lesson `key` of `skill`, held by `note`; returns its
+/// support, the distinct sessions that mined it.
+pub fn record_support(conn: &mut Connection, skill: &str, key: &str, session: &str, note: i64) -> Result<i64> {
+    let tx = write_tx(conn)?;
+    tx.prepare_cached(
+        "INSERT INTO mined_support (skill, lesson_key, session_id, note_id, at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (skill, lesson_key, session_id) DO NOTHING",
+    )?
+    .execute(params![skill, key, session, note, now_ms()])?;
+    let n = tx.query_row(
+        "SELECT count(*) FROM mined_support WHERE skill = ?1 AND lesson_key = ?2",
+        params![skill, key],
+        |r| r.get(0),
+    )?;
+    tx.commit()?;
+    Ok(n)
+}
+
+/// The support of the mined lessons among `ids`, by note id (notes that hold no mined lesson
+/// are left out).
+pub fn support_of(conn: &Connection, ids: &[i64]) -> Result<std::collections::HashMap<i64, i64>> {
+    let mut out = std::collections::HashMap::new();
+    let mut st = conn.prepare_cached(
+        "SELECT count(*) FROM mined_support WHERE (skill, lesson_key) IN
+         (SELECT skill, lesson_key FROM mined_support WHERE note_id = ?1)",
+    )?;
+    for id in ids {
+        let n: i64 = st.query_row([id], |r| r.get(0))?;
+        if n > 0 {
+            out.insert(*id, n);
+        }
+    }
+    Ok(out)
+}
+
 /// What a session said of one note it was shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionVerdict {

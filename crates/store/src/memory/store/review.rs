@@ -96,6 +96,19 @@ pub fn accept(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn 
     Ok(out)
 }
 
+/// Releases a held mined lesson into recall once enough sessions mined it: it stops waiting
+/// (the team's trigger makes it a new note for the team), with no person's act recorded.
+/// Returns whether it was held.
+pub fn release(conn: &mut Connection, id: i64) -> Result<bool> {
+    let tx = write_tx(conn)?;
+    let n = tx.execute(
+        "UPDATE notes SET review = NULL, updated_at = ?2 WHERE id = ?1 AND review IS NOT NULL AND retired_at IS NULL",
+        params![id, now_ms()],
+    )?;
+    tx.commit()?;
+    Ok(n > 0)
+}
+
 /// Rejects a note waiting for review: it is retired with the reason (`rejected in review`,
 /// and what the person said), still marked as reviewed-pending, so that `restore` puts it
 /// back in the queue. Nothing written is lost; `purge` deletes it for good.
