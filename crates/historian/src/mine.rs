@@ -491,6 +491,10 @@ pub fn lesson_key(failed: &Parsed, fixed: &Parsed, step: Option<&str>, error: &s
                 (failed.wrappers.iter().map(|w| fam(w)).collect(), fixed.wrappers.iter().map(|w| fam(w)).collect());
             parts.extend(wx.iter().filter(|w| !wf.contains(w)).map(|w| format!("+wrap:{w}")));
             parts.extend(wf.iter().filter(|w| !wx.contains(w)).map(|w| format!("-wrap:{w}")));
+            // The same wrapper run from another place (`/usr/bin/python3 -m` → `python3 -m`).
+            if wf == wx && failed.wrappers != fixed.wrappers {
+                parts.push(format!("~wrap:{}>{}", failed.wrappers.join(" "), fixed.wrappers.join(" ")));
+            }
             if failed.program != fixed.program {
                 parts.push(format!("prog:{}>{}", failed.program, fixed.program));
             }
