@@ -436,8 +436,27 @@ fn a_mined_lessons_evidence_is_on_its_pages() {
         }
         ok(c.request("skillmem/sessionEnd", json!({ "sessionId": session })).unwrap());
     }
+    // A third session's lesson, mined once: held, on the review page with its support.
+    for (call, tool, args, exit, output) in [
+        ("c1", "skill", json!({ "name": "npm" }), 0, format!("Base directory for this skill: {}", dir.display())),
+        ("c2", "bash", json!({ "command": "npm run build" }), 1, "npm ERR! Missing script: \"build\"".to_string()),
+        ("c3", "bash", json!({ "command": "npm run compile" }), 0, "built".to_string()),
+    ] {
+        ok(c.request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": "s3", "callId": call, "tool": tool, "args": args, "output": output,
+                    "metadata": { "exit": exit } }),
+        )
+        .unwrap());
+    }
+    ok(c.request("skillmem/sessionEnd", json!({ "sessionId": "s3" })).unwrap());
     assert_eq!(c.shutdown().unwrap(), 0);
     let ui = start(&w);
+    let (s, _, body) = ui.get("/review");
+    let body = dechunk(&body);
+    assert_eq!(s, 200, "{body}");
+    assert!(body.contains("npm run compile") && body.contains("held: mined in 1 of the 2 sessions it needs"), "{body}");
+    assert!(!body.contains("--legacy-peer-deps"), "the lesson two sessions mined is out of review: {body}");
     let listed = ui.json("/api/notes?skill=npm");
     let n = &listed["notes"][0];
     assert_eq!(n["evidence"]["fixedCall"], "npm ci --legacy-peer-deps", "{listed:#}");

@@ -697,10 +697,10 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
     let got = blocking(move || {
         let p = ReviewParams { skill, limit: Some(PAGE), include_rejected: true, ..Default::default() };
         let queue = Review::run(&engine, p, &Cx::quiet_as(crate::protocol::Actor::Person))?;
-        Ok((queue, engine.config().historian.review))
+        Ok((queue, engine.config().historian.review, engine.config().memory.mined_support))
     })
     .await;
-    let (queue, on) = match got {
+    let (queue, on, support) = match got {
         Ok(v) => v,
         Err(e) => return err_page(&ui, e),
     };
@@ -712,6 +712,9 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
     } else {
         "<p class=\"muted\"><code>historian.review</code> is off: the historian's observations go straight into recall. Notes queued while it was on still wait here.</p>"
     });
+    b.push_str(&format!(
+        "<p class=\"muted\">Lessons mined from sessions' calls are held here until {support} sessions mined the same lesson (<code>memory.minedSupport</code>), or you accept them.</p>"
+    ));
     b.push_str(&format!("<p class=\"count\" id=\"pending-count\">{} waiting</p>", waiting.len()));
     if waiting.is_empty() {
         b.push_str("<p class=\"muted\" id=\"queue-empty\">Nothing waits for review.</p>");
@@ -723,6 +726,12 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
                 .review_replaces
                 .map(|r| format!("<div class=\"intent\">corrects note #{r}: replaces it once accepted</div>"))
                 .unwrap_or_default();
+            let corrects = match (n.held, n.support) {
+                (true, Some(seen)) => format!(
+                    "{corrects}<div class=\"intent held\">held: mined in {seen} of the {support} sessions it needs</div>"
+                ),
+                _ => corrects,
+            };
             b.push_str(&format!(
                 "<tr id=\"note-{id}\" class=\"pending\"><td>{id}</td><td><a href=\"/skill/{href}\">{skill}</a></td>\
 <td class=\"lesson\"><div class=\"delta\">{delta}</div>{corrects}{prov}\
