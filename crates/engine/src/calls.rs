@@ -275,16 +275,28 @@ impl Engine {
                 }
             }
         }
+        fn judged(c: &Call) -> Later<'_> {
+            Later { args: &c.args, errors: &c.errors, read_only: calls::reads_only(&c.tool) }
+        }
+        // The store's other sessions, those of each skill loaded here first: a note's base
+        // rate is read from those that were not shown it.
+        let mut others: HashMap<String, Vec<store::Reference>> = HashMap::new();
+        for c in &log {
+            if let Some(skill) = &c.skill {
+                if !others.contains_key(skill) {
+                    others.insert(skill.clone(), store::reference_sessions(&conn, skill, session)?);
+                }
+            }
+        }
         let mut verdicts = Vec::with_capacity(first.len());
         for (id, load) in first {
             let Some(note) = store::get(&conn, id)? else { continue };
-            fn judged(c: &Call) -> Later<'_> {
-                Later { args: &c.args, errors: &c.errors, read_only: calls::reads_only(&c.tool) }
-            }
+            let skill = log[load].skill.as_deref().unwrap_or_default();
+            let reference = reference_for(others.get(skill).map_or(&[][..], Vec::as_slice), &note, judged);
             let before: Vec<Later<'_>> = log[..load].iter().filter(|c| c.skill.is_none()).map(judged).collect();
             let after: Vec<&Call> = log[load + 1..].iter().filter(|c| c.skill.is_none()).collect();
             let later: Vec<Later<'_>> = after.iter().map(|c| judged(c)).collect();
-            let v = evidence::judge(&note.delta, &before, &later);
+            let v = evidence::judge(&note.delta, &before, &later, &reference);
             verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
         }
         let touched: Vec<i64> = verdicts.iter().map(|v| v.note).collect();
@@ -398,6 +410,30 @@ impl Engine {
     pub fn evidence_of(&self, ids: &[i64]) -> Result<HashMap<i64, Evidence>> {
         store::evidence_of(&self.conn(), ids)
     }
+}
+
+/// How many sessions of the note's skill make its base rate alone: with fewer, the store's
+/// other sessions are added (a young skill's few sessions say little of what is typed anyway).
+pub const SKILL_REFERENCE_MIN: usize = 10;
+
+/// The sessions a note's base rate is read from ([`evidence::distinctive`]): of `others`, those
+/// that were not shown it and did not write it, each its calls after the skill's load; the
+/// sessions of its skill, and when they are fewer than [`SKILL_REFERENCE_MIN`], the other
+/// sessions too.
+fn reference_for<'a>(
+    others: &'a [store::Reference],
+    note: &skillmem_store::memory::Note,
+    judged: fn(&Call) -> Later<'_>,
+) -> Vec<Vec<Later<'a>>> {
+    let fits = |r: &&store::Reference| {
+        note.session_id.as_deref() != Some(r.session.as_str()) && !r.calls.iter().any(|c| c.shown.contains(&note.id))
+    };
+    let calls = |r: &'a store::Reference| r.calls.iter().filter(|c| c.skill.is_none()).map(judged).collect();
+    let same: Vec<&store::Reference> = others.iter().filter(|r| r.same_skill).filter(fits).collect();
+    if same.len() >= SKILL_REFERENCE_MIN {
+        return same.into_iter().map(calls).collect();
+    }
+    others.iter().filter(fits).map(calls).collect()
 }
 
 /// A note retired because it was shown and never used ([`Engine::decay`]).

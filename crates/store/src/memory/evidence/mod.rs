@@ -191,10 +191,34 @@ pub struct Verdict {
     pub ignored: bool,
 }
 
+/// The most of the reference sessions a specific may appear in and still be evidence of use:
+/// a specific that more sessions type without the note shown (`reproduce_issue.py`, `-n` of
+/// `grep`, `/testbed`) tells nothing of the note.
+pub const COMMON_SHARE: f64 = 0.05;
+
+/// In how many of the `reference` sessions (each its calls after the skill's load) a call
+/// carries `s`, of how many.
+pub fn base_rate(s: &Specific, reference: &[Vec<Later<'_>>]) -> (usize, usize) {
+    let k = reference.iter().filter(|calls| calls.iter().any(|c| c.carries(s))).count();
+    (k, reference.len())
+}
+
+/// Whether `s` is distinctive: it appears in at most [`COMMON_SHARE`] of the `reference`
+/// sessions (none: every specific is).
+pub fn distinctive(s: &Specific, reference: &[Vec<Later<'_>>]) -> bool {
+    let (k, n) = base_rate(s, reference);
+    k <= 1 || k as f64 <= COMMON_SHARE * n as f64
+}
+
 /// Judges a note (its lesson's text) shown in a session, by the session's calls before the
-/// load and after it.
-pub fn judge(note: &str, before: &[Later<'_>], after: &[Later<'_>]) -> Verdict {
-    let new: Vec<Specific> = specifics(note).into_iter().filter(|s| !before.iter().any(|b| b.carries(s))).collect();
+/// load and after it, and the `reference` sessions: the store's sessions of the skill that
+/// were not shown the note (nor wrote it), each its calls after the skill's load. Only a
+/// distinctive specific ([`distinctive`]) is evidence of use.
+pub fn judge(note: &str, before: &[Later<'_>], after: &[Later<'_>], reference: &[Vec<Later<'_>>]) -> Verdict {
+    let new: Vec<Specific> = specifics(note)
+        .into_iter()
+        .filter(|s| !before.iter().any(|b| b.carries(s)) && distinctive(s, reference))
+        .collect();
     let used = if new.is_empty() { None } else { after.iter().position(|c| new.iter().any(|s| c.carries(s))) };
     let errors = error_texts(note);
     let until = used.unwrap_or(after.len());
@@ -528,7 +552,7 @@ mod tests {
             let before: Vec<Later> = before.iter().map(|args| Later { args, ..Default::default() }).collect();
             let later: Vec<Later> =
                 after.iter().map(|(args, errors)| Later { args, errors, read_only: false }).collect();
-            let v = judge(note, &before, &later);
+            let v = judge(note, &before, &later, &[]);
             assert_eq!(
                 v,
                 Verdict { used: *used, ignored: *ignored },
@@ -568,7 +592,7 @@ mod tests {
             ("a shell read is a call like any other", strip, vec![], vec![run("cat Cargo.toml")], Some(0)),
         ];
         for (what, note, before, after, used) in cases {
-            assert_eq!(judge(note, before, after).used, *used, "{what}: {:?}", specifics(note));
+            assert_eq!(judge(note, before, after, &[]).used, *used, "{what}: {:?}", specifics(note));
         }
         assert!(calls_reads_only("Read") && calls_reads_only("read_file") && calls_reads_only("view"));
         assert!(!calls_reads_only("Bash") && !calls_reads_only("edit") && !calls_reads_only("write"));
@@ -576,5 +600,32 @@ mod tests {
 
     fn calls_reads_only(tool: &str) -> bool {
         super::super::calls::reads_only(tool)
+    }
+
+    /// A specific most sessions without the note type anyway is no evidence of its use: it
+    /// must appear in at most one of the reference sessions, or at most [`COMMON_SHARE`] of
+    /// them.
+    #[test]
+    fn distinctive_table() {
+        let run = |args| Later { args, errors: "", read_only: false };
+        let sessions = |n: usize, with: usize, call: &'static str| -> Vec<Vec<Later<'static>>> {
+            (0..n).map(|i| vec![run(if i < with { call } else { "ls" })]).collect()
+        };
+        let note = "`python reproduce_issue.py` fails with `ImportError`; `python3 reproduce_issue.py --fast` works.";
+        let after = [run("python3 reproduce_issue.py --fast")];
+        // (what, reference, used)
+        type Reference<'a> = Vec<Vec<Later<'a>>>;
+        let cases: Vec<(&str, Reference, Option<usize>)> = vec![
+            ("no reference: every specific counts", vec![], Some(0)),
+            ("one other session typed it", sessions(5, 1, "python reproduce_issue.py --fast"), Some(0)),
+            ("most sessions type both anyway", sessions(20, 15, "python reproduce_issue.py --fast"), None),
+            ("one is common, the other rare", sessions(20, 15, "python reproduce_issue.py"), Some(0)),
+            ("5 of 100 is rare", sessions(100, 5, "python reproduce_issue.py --fast"), Some(0)),
+            ("6 of 100 is not", sessions(100, 6, "python reproduce_issue.py --fast"), None),
+            ("another program's flag is no base rate", sessions(20, 20, "grep --fast reproduce_issue.py"), Some(0)),
+        ];
+        for (what, reference, used) in cases {
+            assert_eq!(judge(note, &[], &after, &reference).used, used, "{what}: {:?}", specifics(note));
+        }
     }
 }

@@ -13,13 +13,23 @@ pub struct Specific {
     /// The note says to look at it (`see`, `read`, `check`, `open` right before it): reading
     /// it is applying the note.
     pub look: bool,
+    /// The program of the note's command it comes from (`` `nl -ba file` ``: `-ba` of `nl`),
+    /// by [`program_name`]: only a call of that program carries it. None for what the note's
+    /// prose names, a step and a single word.
+    pub program: Option<String>,
 }
 
 /// What a note adds (see the module docs), each once.
 pub fn specifics(note: &str) -> Vec<Specific> {
     let sig = sameness::signature(note);
     let spans = code_spans(note);
-    let errors: Vec<String> = error_texts(note).iter().map(|e| e.to_lowercase()).collect();
+    let errors: Vec<String> = error_texts(note).iter().map(|e| collapse(&e.to_lowercase())).collect();
+    // The error texts that are no command (`` read the crash with `kubectl logs …` `` reads as
+    // what a failure comes with): what their words say failed.
+    let messages: Vec<&String> = errors
+        .iter()
+        .filter(|e| !spans.iter().any(|s| collapse(&s.to_lowercase()) == **e && span_program(s).is_some()))
+        .collect();
     // What the note says not to do: its only specific in a negated note, or a specific in a
     // negated clause.
     // A negation bears on what follows it in its clause: in "jq -r prints strings without
@@ -31,14 +41,21 @@ pub fn specifics(note: &str) -> Vec<Specific> {
             || sig.roles.contains(&("not".to_string(), s.to_string()))
     };
     let mut out: Vec<Specific> = vec![];
-    let mut push = |text: &str, step: bool, look: bool| {
+    let mut push = |text: &str, step: bool, look: bool, program: Option<String>| {
         let text = text.trim();
         let plain_number = text.chars().all(|c| c.is_ascii_digit()) && text.len() <= 2;
-        if text.chars().count() < 2 || plain_number || errors.contains(&text.to_lowercase()) {
+        // What an error the note names says is what failed, not what the note adds (`NameError:
+        // name 'old_index_name' is not defined`: no `old_index_name`).
+        let lower = collapse(&text.to_lowercase());
+        if text.chars().count() < 2
+            || plain_number
+            || errors.contains(&lower)
+            || messages.iter().any(|e| contains_word(e, &lower))
+        {
             return;
         }
         if !out.iter().any(|s| s.text == text) {
-            out.push(Specific { text: text.to_string(), step, look });
+            out.push(Specific { text: text.to_string(), step, look, program });
         }
     };
     for s in &sig.specifics {
@@ -56,23 +73,161 @@ pub fn specifics(note: &str) -> Vec<Specific> {
             // "Run `A` before `B`": B is where the step goes, not a step the note adds; nor is
             // the command a clause is about ("`aws s3 sync` needs `--exact-timestamps`").
             let anchor = anchored(&lower, &s.to_lowercase()) || subject == Some(Subject::Context);
-            for (text, step) in span_specifics(s) {
+            let program = span_program(s);
+            // What runs the program is no addition (`-m` of `python3 -m pytest`).
+            let words: Vec<&str> = s.split_whitespace().collect();
+            let runner: Vec<&str> = match program_of(&words) {
+                Some((_, at)) if program.is_some() => {
+                    words[..at.saturating_sub(1)].iter().copied().filter(|w| !is_assignment(w)).collect()
+                }
+                _ => vec![],
+            };
+            let adds: Vec<(String, bool)> =
+                span_specifics(s).into_iter().filter(|(text, _)| !runner.contains(&text.as_str())).collect();
+            if adds.is_empty() && !runner.is_empty() && !anchor {
+                // Only what runs the program: the whole command is the step (`python -m build`).
+                push(s, true, look, None);
+            }
+            for (text, step) in adds {
                 if !(step && anchor) {
-                    push(&text, step, look);
+                    push(&text, step, look, if step { None } else { program.clone() });
                 }
             }
         } else {
-            push(s, false, look);
+            push(s, false, look, None);
             // `--max-old-space-size=4096`, or `NODE_OPTIONS=--max-old-space-size=6144`: the
             // flag with another value is the note applied too.
             let flag = s.find("=-").map_or(s.as_str(), |i| &s[i + 1..]);
             if let Some((name, _)) = flag.split_once('=').filter(|(n, _)| n.starts_with('-') && n.len() > 2) {
-                push(name, false, look);
+                push(name, false, look, None);
             }
         }
     }
     let shared = shared_targets(&spans);
     out.retain(|s| !shared.contains(&s.text));
+    out
+}
+
+/// Whether `word` stands in `text` as a whole word (both lower-cased).
+fn contains_word(text: &str, word: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = text[from..].find(word) {
+        let at = from + i;
+        let end = at + word.len();
+        let before = text[..at].chars().next_back();
+        let after = text[end..].chars().next();
+        let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if edge(before) && edge(after) {
+            return true;
+        }
+        from = at + word.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// The program a code span runs, when it is a command of two words or more whose program is a
+/// plain word (`` `python3 -m pytest -x` ``: `pytest`), by [`program_of`].
+fn span_program(span: &str) -> Option<String> {
+    let words: Vec<&str> = span.split_whitespace().collect();
+    let (start, n) = head_len(&words);
+    if n == 0 || words.len() < start + 2 || words.get(start + 1).is_some_and(|w| w.starts_with('=')) {
+        return None;
+    }
+    program_of(&words).map(|(p, _)| p)
+}
+
+/// A program's name as calls of it are compared: without its folder, version digits and case
+/// (`/usr/bin/python3.11`, `python3`, `python`: `python`; `pip3`: `pip`).
+pub fn program_name(word: &str) -> String {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let name = if trimmed.is_empty() { base } else { trimmed };
+    name.to_lowercase()
+}
+
+/// Words that run the command after them (`sudo`, `env`, `time`, …).
+const PREFIXES: &[&str] = &["sudo", "env", "time", "nohup", "exec", "command", "xargs"];
+/// Programs that run the program named after them (`npx prisma`, `uv run pytest`: `prisma`,
+/// `pytest`), with the subcommand that does so, if any.
+const RUNNERS: &[(&str, &str)] = &[
+    ("npx", ""),
+    ("bunx", ""),
+    ("pnpx", ""),
+    ("uvx", ""),
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("pipx", "run"),
+    ("pdm", "run"),
+    ("bundle", "exec"),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
+    ("yarn", "dlx"),
+];
+
+/// The program of a command's words and where its arguments start: after environment
+/// assignments and [`PREFIXES`], the program a [`RUNNERS`] runs, a Python module run with
+/// `-m` (`python3 -m pytest`: `pytest`), by [`program_name`].
+fn program_of(words: &[&str]) -> Option<(String, usize)> {
+    let mut i = 0;
+    while i < words.len() && (is_assignment(words[i]) || PREFIXES.contains(&words[i])) {
+        i += 1;
+    }
+    let mut program = program_name(words.get(i)?);
+    i += 1;
+    if program == "python" && words.get(i) == Some(&"-m") {
+        if let Some(m) = words.get(i + 1) {
+            program = program_name(m.split('.').next().unwrap_or(m));
+            i += 2;
+        }
+    } else if let Some((_, sub)) = RUNNERS.iter().find(|(r, _)| *r == program) {
+        let at = if sub.is_empty() { i } else { i + 1 };
+        if (sub.is_empty() || words.get(i) == Some(sub)) && words.get(at).is_some_and(|w| !w.starts_with('-')) {
+            program = program_name(words[at]);
+            i = at + 1;
+        }
+    }
+    Some((program, i))
+}
+
+/// Splits a call's text into its commands at new lines, `;`, `|`, `&` and brackets outside
+/// quotes.
+fn split_commands(call: &str) -> Vec<&str> {
+    let mut out = vec![];
+    let (mut start, mut quote) = (0, None::<char>);
+    for (i, c) in call.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '\n' | ';' | '|' | '&' | '(' | ')') => {
+                out.push(&call[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&call[start..]);
+    out
+}
+
+/// The program of each command in a call's text ([`split_commands`], [`program_of`]), with
+/// the command; a shell run with `-c` (`bash -lc '…'`) gives the commands of its script.
+pub(super) fn commands(call: &str) -> Vec<(String, &str)> {
+    let mut out = vec![];
+    for seg in split_commands(call) {
+        let words: Vec<&str> = seg.split_whitespace().collect();
+        let Some((program, at)) = program_of(&words) else { continue };
+        let shell = matches!(program.as_str(), "bash" | "sh" | "zsh" | "dash");
+        if shell && words.get(at).is_some_and(|w| w.starts_with('-') && w.ends_with('c')) {
+            let flag = words[at];
+            if let Some(i) = seg.find(flag) {
+                let script = seg[i + flag.len()..].trim().trim_matches(|c| c == '\'' || c == '"');
+                out.extend(commands(script));
+                continue;
+            }
+        }
+        out.push((program, seg));
+    }
     out
 }
 
@@ -327,6 +482,14 @@ fn span_specifics(span: &str) -> Vec<(String, bool)> {
 /// (`-l` is not `-L`); not where a command's program and subcommands stand, unless it is a
 /// step.
 pub fn occurs(call: &str, s: &Specific) -> bool {
+    match &s.program {
+        Some(p) => commands(call).into_iter().any(|(program, command)| &program == p && occurs_anywhere(command, s)),
+        None => occurs_anywhere(call, s),
+    }
+}
+
+/// [`occurs`] in any command of the call.
+fn occurs_anywhere(call: &str, s: &Specific) -> bool {
     let flag = s.text.starts_with('-');
     let (hay, needle) =
         if flag { (call.to_string(), s.text.clone()) } else { (call.to_lowercase(), s.text.to_lowercase()) };
@@ -454,6 +617,73 @@ mod tests {
             let got: Vec<(String, bool)> = specifics(note).into_iter().map(|s| (s.text, s.step)).collect();
             let want: Vec<(String, bool)> = want.iter().map(|(t, s)| (t.to_string(), *s)).collect();
             assert_eq!(got, want, "{note:?}");
+        }
+    }
+
+    /// A specific of a note's command counts only in a call of that program; what the note's
+    /// prose names, anywhere.
+    #[test]
+    fn program_table() {
+        // (note, call, carries its first specific)
+        let cases: &[(&str, &str, bool)] = &[
+            ("Read the code with `nl -ba file.py`.", "nl -ba django/db/models.py", true),
+            ("Read the code with `nl -ba file.py`.", "ls -ba", false),
+            ("Read the code with `nl -ba file.py`.", "cd /testbed && nl -ba x.py | head", true),
+            ("Run the suite with `pytest -n auto`.", "python -m pytest -n 4 tests/unit", true),
+            ("Run the suite with `pytest -n auto`.", "grep -n auto setup.cfg", false),
+            ("Run `python3 -m pytest -p no:cacheprovider`.", "pytest -p no:cacheprovider", true),
+            ("Use `npx prisma migrate dev --name init`.", "prisma migrate dev --name x", true),
+            ("Use `npx prisma migrate dev --name init`.", "git commit --name x", false),
+            ("Sort with `jq 'sort_by(.amount)'`.", "jq '[.rows[]] | sort_by(.amount) | reverse' r.json", true),
+            ("Sort with `jq 'sort_by(.amount)'`.", "echo 'sort_by(.amount)'", false),
+            (
+                "Read the logs with `kubectl logs deploy/api --previous`.",
+                "/bin/bash -lc kubectl logs deploy/api --previous",
+                true,
+            ),
+            (
+                "Read the logs with `kubectl logs deploy/api --previous`.",
+                "bash -c 'cd x && kubectl logs deploy/api --previous'",
+                true,
+            ),
+            ("Use `python3 -X utf8 x.py`.", "/usr/bin/python -X utf8 y.py", true),
+            ("Set PYTHONIOENCODING=utf-8 before the tests.", "export PYTHONIOENCODING=utf-8", true),
+            ("Build wheels with `python -m build`.", "python -m build --wheel", true),
+            ("Build wheels with `python -m build`.", "python3 -m pytest", false),
+        ];
+        for (note, call, want) in cases {
+            let s = &specifics(note)[0];
+            assert_eq!(occurs(call, s), *want, "{note:?} in {call:?}: {s:?}");
+        }
+        for (word, want) in [
+            ("python3", "python"),
+            ("/usr/bin/python3.11", "python"),
+            ("pip3", "pip"),
+            ("Make", "make"),
+            ("2to3", "2to"),
+        ] {
+            assert_eq!(program_name(word), want);
+        }
+    }
+
+    /// What an error the note names says is what failed, not what the note adds; a command the
+    /// error rule reads as one keeps its specifics.
+    #[test]
+    fn error_words_table() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "`python reproduce_issue.py` fails with `NameError: name 'old_index_name' is not defined` until `nl -ba django/x.py` is run.",
+                &["-ba", "django/x.py"],
+            ),
+            ("If the api pod is in CrashLoopBackOff, read the crash with `kubectl logs deploy/api --previous`.", &["deploy/api", "--previous"]),
+            (
+                "`pip install foo` fails with `ERROR: No matching distribution found for foo==2.0`; pin `foo==1.9`.",
+                &["foo==1.9"],
+            ),
+        ];
+        for (note, want) in cases {
+            let got: Vec<String> = specifics(note).into_iter().map(|s| s.text).collect();
+            assert_eq!(got, want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{note:?}");
         }
     }
 }

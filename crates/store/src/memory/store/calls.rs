@@ -94,6 +94,42 @@ pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// How many of the store's other sessions a note's specifics are compared against (the base
+/// rate of [`crate::memory::evidence::distinctive`]): the most recent.
+pub const REFERENCE_SESSIONS: i64 = 100;
+
+/// One of the store's other sessions, as a base rate reads it.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub session: String,
+    /// It loaded the skill in question.
+    pub same_skill: bool,
+    /// Its calls from its first load of the skill (all of them when it did not load it), the
+    /// loads with what they showed.
+    pub calls: Vec<Call>,
+}
+
+/// The logs of the most recent [`REFERENCE_SESSIONS`] sessions other than `except` (ended or
+/// not), those that loaded `skill` first: what the store's sessions do without a note.
+pub fn reference_sessions(conn: &Connection, skill: &str, except: &str) -> Result<Vec<Reference>> {
+    let mut st = conn.prepare_cached(
+        "SELECT session_id, EXISTS (SELECT 1 FROM call_log l WHERE l.session_id = t.session_id AND l.skill = ?1) AS same
+         FROM tool_sessions t WHERE session_id <> ?2 ORDER BY same DESC, last_at DESC, session_id LIMIT ?3",
+    )?;
+    let ids: Vec<(String, bool)> = st
+        .query_map(params![skill, except, REFERENCE_SESSIONS], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::with_capacity(ids.len());
+    for (session, same_skill) in ids {
+        let mut calls = session_calls(conn, &session)?;
+        if let Some(first) = calls.iter().position(|c| c.skill.as_deref() == Some(skill)) {
+            calls.drain(..first);
+        }
+        out.push(Reference { session, same_skill, calls });
+    }
+    Ok(out)
+}
+
 /// How long the miner remembers the pairs it judged (ms).
 pub const KEEP_MINED_MS: i64 = 30 * 86_400_000;
 
