@@ -225,10 +225,7 @@ fn single_by_local_path_and_bundle_wins_over_root() {
 #[test]
 fn no_layout_is_invalid_skill_repo_and_writes_nothing() {
     let t = T::new();
-    let none = t.repo(
-        "none",
-        &[("README.md", "x"), (".openclaw/skills/a/SKILL.md", &md("a")), ("skills/a/b/SKILL.md", &md("b"))],
-    );
+    let none = t.repo("none", &[("README.md", "x"), ("node_modules/dep/SKILL.md", &md("dep")), ("docs/skill.md", "x")]);
     let mut c = t.w.spawn();
     assert_err(install(&mut c, &url(&none), None), -32005, "invalidSkillRepo", &["skills/<name>/SKILL.md"]);
     let linked = t.repo("linked", &[("SKILL.md", "@/etc/passwd")]);
@@ -286,10 +283,24 @@ fn a_name_from_another_source_is_a_collision_naming_both() {
     let mut c = t.w.spawn();
     ok(install(&mut c, &url(&a), None));
     let before = t.store_dirs();
-    assert_err(install(&mut c, &url(&b), None), -32003, "nameCollision", &[&url(&a), &url(&b), "shared"]);
+    // The name both offer is refused, naming both places and the way out; the rest installs.
+    let r = ok(install(&mut c, &url(&b), None));
+    assert_eq!(names(&r["skills"]), ["only-b"]);
+    assert_eq!(r["refused"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(r["refused"][0]["name"], json!("shared"));
+    let why = r["refused"][0]["reason"].as_str().unwrap();
+    for m in [url(&a).as_str(), "skills/shared", "--skill skills/shared --as NEW-NAME"] {
+        assert!(why.contains(m), "{why:?} should mention {m:?}");
+    }
+    assert_eq!(list(&mut c)["sources"][0]["skills"][1]["name"], json!("shared"));
+    // A source whose every skill clashes installs nothing.
+    let c2 = t.repo("c2", &[("skills/shared/SKILL.md", &md("shared"))]);
+    assert_err(install(&mut c, &url(&c2), None), -32003, "nameCollision", &[&url(&a), &url(&c2), "shared"]);
     let l = list(&mut c);
-    assert_eq!(l["sources"].as_array().unwrap().len(), 1);
-    assert_eq!(t.store_dirs(), before, "nothing of b was stored");
+    assert_eq!(l["sources"].as_array().unwrap().len(), 2);
+    let mut after = t.store_dirs();
+    after.retain(|d| !d.starts_with("only-b/"));
+    assert_eq!(after, before, "nothing of the clashing skill was stored");
 }
 
 #[test]
@@ -365,9 +376,14 @@ fn hostile_names_oversize_and_bad_urls_are_refused_and_the_server_keeps_serving(
             t.repo(&format!("hostile-{i}"), &[("SKILL.md", &format!("---\nname: \"{name}\"\ndescription: d\n---\n"))]);
         assert_err(install(&mut c, &url(&repo), None), -32005, "invalidSkillRepo", &["invalid name"]);
     }
+    // A bad folder of a bundle is refused alone (with the way out); the others install.
     let bad_folder =
         t.repo("bad-folder", &[("skills/good/SKILL.md", &md("good")), ("skills/Bad_Name/SKILL.md", &md("x"))]);
-    assert_err(install(&mut c, &url(&bad_folder), None), -32005, "invalidSkillRepo", &["Bad_Name"]);
+    let r = ok(install(&mut c, &url(&bad_folder), None));
+    assert_eq!(names(&r["skills"]), ["good"]);
+    assert_eq!(r["refused"][0]["subpath"], json!("skills/Bad_Name"));
+    assert!(r["refused"][0]["reason"].as_str().unwrap().contains("--skill skills/Bad_Name --as NEW-NAME"), "{r}");
+    ok(c.request("skillmem/skills/remove", json!({ "source": url(&bad_folder) })).unwrap());
     let bad_yaml = t.repo("bad-yaml", &[("SKILL.md", "---\nname: a\nskill-memory: { enabled: true\n---\n")]);
     assert_err(install(&mut c, &url(&bad_yaml), None), -32005, "invalidSkillRepo", &["frontmatter"]);
 
@@ -830,4 +846,211 @@ fn a_server_asking_for_credentials_gets_an_error_never_a_prompt() {
     assert!(hits.load(std::sync::atomic::Ordering::SeqCst) >= 1);
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
     assert_eq!(list(&mut c)["sources"], json!([]));
+}
+
+// ---- the layouts people publish (issue 50) -------------------------------------------------
+
+fn install_with(c: &mut Client, url: &str, extra: Value) -> Value {
+    let mut p = json!({ "url": url });
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            p[k] = v;
+        }
+    }
+    c.request("skillmem/skills/install", p).unwrap()
+}
+
+/// A marketplace of 32 plugins (two skills each, `plugins/p<i>/skills/p<i>-<a|b>`), one
+/// plugin elsewhere, a `dup` skill in two plugins, a skill inside a skill, and copies for
+/// another tool that must not count.
+fn marketplace_repo(t: &T) -> PathBuf {
+    let mut entries = vec![];
+    let mut files: Vec<(String, String)> = vec![];
+    for i in 0..32 {
+        entries.push(json!({ "name": format!("p{i}"), "source": format!("./plugins/p{i}"), "description": "d" }));
+        for s in ["a", "b"] {
+            let name = format!("p{i}-{s}");
+            files.push((format!("plugins/p{i}/skills/{name}/SKILL.md"), md(&name)));
+        }
+        files.push((format!("plugins/p{i}/commands/run.md"), "a command".into()));
+    }
+    entries.push(json!({ "name": "far", "source": { "source": "github", "repo": "someone/else" } }));
+    files.push(("plugins/p0/skills/dup/SKILL.md".into(), md("dup")));
+    files.push(("plugins/p1/skills/dup/SKILL.md".into(), "---\nname: dup\ndescription: The other dup.\n---\n".into()));
+    files.push(("plugins/p2/skills/p2-a/examples/inner/SKILL.md".into(), md("inner")));
+    files.push((".gemini/skills/p0-a/SKILL.md".into(), md("p0-a")));
+    files.push((".claude-plugin/marketplace.json".into(), json!({ "name": "m", "plugins": entries }).to_string()));
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    t.repo("market", &refs)
+}
+
+/// A collection of 120 skills at depth two (`science/s<i>/SKILL.md`) beside a README, a
+/// vendored copy and test fixtures.
+fn collection_repo(t: &T) -> PathBuf {
+    let mut files: Vec<(String, String)> = vec![("README.md".into(), "a collection".into())];
+    for i in 0..120 {
+        files.push((format!("science/s{i}/SKILL.md"), md(&format!("s{i}"))));
+        files.push((format!("science/s{i}/references/notes.md"), format!("notes {i}")));
+    }
+    files.push(("node_modules/x/skills/s0/SKILL.md".into(), md("s0")));
+    files.push(("tests/fixtures/broken/SKILL.md".into(), "no frontmatter".into()));
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    t.repo("collection", &refs)
+}
+
+#[test]
+fn a_marketplace_and_a_deep_collection_install_pin_list_resolve_and_seed_with_git_clean() {
+    let t = T::new();
+    let market = marketplace_repo(&t);
+    let collection = collection_repo(&t);
+    let mut c = t.w.spawn();
+
+    let r = ok(install(&mut c, &url(&market), None));
+    let got = names(&r["skills"]);
+    assert_eq!(got.len(), 64, "every plugin's skills, none of the copies or the inner one: {got:?}");
+    assert!(!got.contains(&"inner".to_string()) && !got.contains(&"dup".to_string()));
+    let head = t.git(&market, &["rev-parse", "HEAD"]);
+    let p5 = r["skills"].as_array().unwrap().iter().find(|s| s["name"] == json!("p5-b")).unwrap();
+    assert_eq!(p5["plugin"], json!("p5"));
+    assert_eq!(p5["subpath"], json!("plugins/p5/skills/p5-b"));
+    assert_eq!(p5["pinnedRef"], json!(head));
+    assert!(PathBuf::from(r["skills"][0]["path"].as_str().unwrap()).join("SKILL.md").is_file());
+    let p2a = r["skills"].as_array().unwrap().iter().find(|s| s["name"] == json!("p2-a")).unwrap();
+    assert!(PathBuf::from(p2a["path"].as_str().unwrap()).join("examples/inner/SKILL.md").is_file());
+    let refused: Vec<&str> = r["refused"].as_array().unwrap().iter().map(|x| x["subpath"].as_str().unwrap()).collect();
+    assert_eq!(refused, ["plugins/p0/skills/dup", "plugins/p1/skills/dup"]);
+    let why = r["refused"][0]["reason"].as_str().unwrap();
+    assert!(why.contains("plugins/p1/skills/dup") && why.contains("--skill plugins/p0/skills/dup"), "{why}");
+
+    let r = ok(install(&mut c, &url(&collection), None));
+    let got = names(&r["skills"]);
+    assert_eq!(got.len(), 120, "{got:?}");
+    assert_eq!(r["skills"][0]["subpath"], json!("science/s0"));
+    assert!(r["skills"][0].get("plugin").is_none(), "{}", r["skills"][0]);
+    assert_eq!(r["refused"], json!([]));
+
+    let l = list(&mut c);
+    assert_eq!(l["sources"].as_array().unwrap().len(), 2);
+    let total: usize = l["sources"].as_array().unwrap().iter().map(|s| s["skills"].as_array().unwrap().len()).sum();
+    assert_eq!(total, 184);
+    let r = ok(c
+        .request(
+            "skillmem/skills/resolve",
+            json!({ "global": ["p0-a"], "list": ["s7", "s119"], "task": ["p31-b", "dup"] }),
+        )
+        .unwrap());
+    assert_eq!(r, json!({ "skills": ["p0-a", "s7", "s119", "p31-b"], "dropped": ["dup"] }));
+
+    let proj = t.repo("project", &[("src.txt", "x")]);
+    let all: Vec<String> = l["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["skills"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap().to_string()))
+        .collect();
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let r = ok(seed(&mut c, &proj, &all, json!({})));
+    assert_eq!(ops(&r).iter().filter(|(o, _)| o == "copy").count(), 184);
+    assert!(proj.join(".claude/skills/s42/references/notes.md").is_file());
+    assert_eq!(t.git(&proj, &["status", "--porcelain"]), "", "git sees nothing seeded");
+    t.git(&proj, &["add", "-A"]);
+    assert_eq!(t.git(&proj, &["diff", "--cached", "--name-only"]), "");
+    assert_eq!(c.shutdown().unwrap(), 0);
+}
+
+#[test]
+fn list_path_skill_and_as_choose_what_installs() {
+    let t = T::new();
+    let market = marketplace_repo(&t);
+    let mut c = t.w.spawn();
+
+    // --list: what is offered, with plugin, subpath, description and problems; nothing written.
+    let r = ok(install_with(&mut c, &url(&market), json!({ "list": true })));
+    let offered = r["offered"].as_array().unwrap();
+    assert_eq!(offered.len(), 66);
+    let p3 = offered.iter().find(|o| o["name"] == json!("p3-a")).unwrap();
+    assert_eq!(
+        p3,
+        &json!({ "name": "p3-a", "plugin": "p3", "subpath": "plugins/p3/skills/p3-a", "description": "The p3-a skill." })
+    );
+    let dup = offered.iter().find(|o| o["subpath"] == json!("plugins/p1/skills/dup")).unwrap();
+    assert!(dup["problem"].as_str().unwrap().contains("plugins/p0/skills/dup"), "{dup}");
+    assert_eq!(r["skills"], json!([]));
+    assert_eq!(list(&mut c)["sources"], json!([]));
+    assert!(t.store_dirs().is_empty());
+    let r = ok(install_with(&mut c, &url(&market), json!({ "list": true, "path": "plugins/p9" })));
+    assert_eq!(names(&r["offered"]), ["p9-a", "p9-b"]);
+
+    // --path: only that folder's skills.
+    let r = ok(install_with(&mut c, &url(&market), json!({ "path": "plugins/p3" })));
+    assert_eq!(names(&r["skills"]), ["p3-a", "p3-b"]);
+    // --skill adds to the choices; a subpath picks one of two skills of one name.
+    let r = ok(install_with(&mut c, &url(&market), json!({ "skills": ["p7-b", "plugins/p0/skills/dup"] })));
+    assert_eq!(names(&r["skills"]), ["dup", "p3-a", "p3-b", "p7-b"]);
+    assert_eq!(r["refused"], json!([]));
+    // --as: the other dup under a name of its own.
+    let r = ok(install_with(&mut c, &url(&market), json!({ "skills": ["plugins/p1/skills/dup"], "as": "dup-p1" })));
+    assert_eq!(names(&r["skills"]), ["dup", "dup-p1", "p3-a", "p3-b", "p7-b"]);
+    let renamed = r["skills"].as_array().unwrap().iter().find(|s| s["name"] == json!("dup-p1")).unwrap();
+    assert_eq!(renamed["subpath"], json!("plugins/p1/skills/dup"));
+    let text = std::fs::read_to_string(PathBuf::from(renamed["path"].as_str().unwrap()).join("SKILL.md")).unwrap();
+    assert!(text.contains("The other dup."));
+    let l = list(&mut c);
+    assert_eq!(l["sources"][0]["choices"].as_array().unwrap().len(), 3, "{}", l["sources"][0]);
+
+    // update replays the choices at the new commit.
+    let head = t.commit(&market, &[("plugins/p3/skills/p3-c/SKILL.md", &md("p3-c"))], "p3-c");
+    let r = ok(c.request("skillmem/skills/update", json!({ "source": url(&market) })).unwrap());
+    assert_eq!(names(&r["skills"]), ["dup", "dup-p1", "p3-a", "p3-b", "p3-c", "p7-b"]);
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(head));
+
+    // Mistakes are refused before anything changes.
+    assert_err(
+        install_with(&mut c, &url(&market), json!({ "skills": ["nope"] })),
+        -32602,
+        "invalidParams",
+        &["nope", "--list"],
+    );
+    assert_err(
+        install_with(&mut c, &url(&market), json!({ "path": "plugins/p3", "as": "x" })),
+        -32602,
+        "invalidParams",
+        &["--as"],
+    );
+    assert_err(install_with(&mut c, &url(&market), json!({ "path": "../x" })), -32602, "invalidParams", &["path"]);
+    assert_err(
+        install_with(&mut c, &url(&market), json!({ "skills": ["p4-a"], "as": "Bad Name" })),
+        -32602,
+        "invalidParams",
+        &["--as"],
+    );
+    assert_eq!(names(&list(&mut c)["sources"][0]["skills"]), ["dup", "dup-p1", "p3-a", "p3-b", "p3-c", "p7-b"]);
+
+    // No choice: every skill again, the choices forgotten (dup twice is refused again).
+    let r = ok(install(&mut c, &url(&market), None));
+    assert_eq!(names(&r["skills"]).len(), 65);
+    assert_eq!(list(&mut c)["sources"][0]["choices"], json!([]));
+}
+
+#[test]
+fn cli_lists_and_chooses() {
+    let t = T::new();
+    let market = marketplace_repo(&t);
+    let u = url(&market);
+    let (code, out, errs) = t.w.cli(&["skills", "install", "--list", &u, "--path", "plugins/p4"]);
+    assert_eq!(code, 0, "{errs}");
+    assert!(
+        out.contains("p4-a") && out.contains("plugins/p4/skills/p4-b") && out.contains("nothing installed"),
+        "{out}"
+    );
+    let (code, out, errs) = t.w.cli(&["skills", "install", &u, "--skill", "p5-a,p6-b", "--json"]);
+    assert_eq!(code, 0, "{errs}");
+    assert_eq!(names(&serde_json::from_str::<Value>(&out).unwrap()["skills"]), ["p5-a", "p6-b"]);
+    let (code, out, errs) =
+        t.w.cli(&["skills", "install", &u, "--skill", "plugins/p1/skills/dup", "--as", "other-dup"]);
+    assert_eq!(code, 0, "{errs}");
+    assert!(out.contains("other-dup"), "{out}");
+    let (code, out, _) = t.w.cli(&["skills", "install", &u]);
+    assert_eq!(code, 0);
+    assert!(out.contains("not installed: 2") && out.contains("--as NEW-NAME"), "{out}");
 }

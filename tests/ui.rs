@@ -476,3 +476,65 @@ fn a_mined_lessons_evidence_is_on_its_pages() {
         }
     }
 }
+
+/// A job's result, asked for until it is done.
+fn job_result(ui: &Ui, job: &Value) -> Value {
+    loop {
+        let j = ui.json(&format!("/api/jobs/{}", job["job"]));
+        if j["done"] == json!(true) {
+            assert!(j["error"].is_null(), "{j}");
+            return j["result"].clone();
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// The install form's list, folder, skills and new name reach `skillmem/skills/install`; the
+/// page shows each skill's plugin and subpath and the source's choices.
+#[test]
+fn the_skills_page_lists_and_chooses_what_installs() {
+    let w = World::new();
+    let repo = w.tmp.path().join("market");
+    let files = [
+        (
+            ".claude-plugin/marketplace.json",
+            r#"{"name": "m", "plugins": [{"name": "tools", "source": "./plugins/tools"}]}"#,
+        ),
+        ("plugins/tools/skills/fmt/SKILL.md", "---\nname: fmt\ndescription: Formats.\n---\n"),
+        ("plugins/tools/skills/lint/SKILL.md", "---\nname: lint\ndescription: Lints.\n---\n"),
+    ];
+    for (p, c) in files {
+        std::fs::create_dir_all(repo.join(p).parent().unwrap()).unwrap();
+        std::fs::write(repo.join(p), c).unwrap();
+    }
+    for args in
+        [&["init", "-q"][..], &["add", "-A"], &["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "-m", "x"]]
+    {
+        let out = Command::new("git").args(args).current_dir(&repo).env("HOME", &w.home).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let ui = start(&w);
+    let url = repo.display().to_string();
+    let (s, job) = ui.post("/api/skills/install", json!({ "url": url, "list": true }));
+    assert_eq!(s, 200, "{job}");
+    let r = job_result(&ui, &job);
+    let offered: Vec<(&str, &str)> = r["offered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].as_str().unwrap(), o["plugin"].as_str().unwrap()))
+        .collect();
+    assert_eq!(offered, [("fmt", "tools"), ("lint", "tools")]);
+    assert!(ui.json("/api/skills")["sources"].as_array().unwrap().is_empty(), "a list installs nothing");
+    let (s, job) = ui.post("/api/skills/install", json!({ "url": url, "skills": ["lint"], "as": "tidy" }));
+    assert_eq!(s, 200, "{job}");
+    let r = job_result(&ui, &job);
+    assert_eq!(r["skills"][0]["name"], json!("tidy"));
+    let (_, _, page) = ui.get("/skills");
+    let page = dechunk(&page);
+    assert!(
+        page.contains("<strong>tidy</strong> <span class=\"muted\">plugin tools · plugins/tools/skills/lint</span>"),
+        "{page}"
+    );
+    assert!(page.contains("class=\"choices\"") && page.contains("name=\"as\""), "{page}");
+}

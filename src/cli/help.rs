@@ -192,7 +192,14 @@ Examples:
 pub const SKILLS_INSTALL: &str = "\
 Examples:
   skillmem skills install https://github.com/anthropics/skills --ref main
-  skillmem skills install ../my-skills";
+  skillmem skills install ../my-skills
+  skillmem skills install --list https://github.com/wshobson/agents
+  skillmem skills install https://github.com/wshobson/agents --path plugins/python-development
+  skillmem skills install https://github.com/wshobson/agents --skill async-python-patterns,uv-package-manager
+  skillmem skills install URL --skill plugins/a/skills/access --as a-access
+
+Found: the plugins of .claude-plugin/marketplace.json, skills/<name>/SKILL.md, else every
+folder holding a SKILL.md at any depth (see docs/skills.md).";
 
 /// `skillmem seed`.
 pub const SEED: &str = "\

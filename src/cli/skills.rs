@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 use skillmem::skills::Progress;
-use skillmem::skills::{SeedOp, SkillInfo};
+use skillmem::skills::{Choice, SeedOp, SkillInfo};
 
 use super::{emit, engine, Global};
 
@@ -22,6 +22,18 @@ pub enum SkillsCommand {
         /// Branch, tag or commit (default: HEAD).
         #[arg(long = "ref", value_name = "R")]
         r#ref: Option<String>,
+        /// Only the skills in this folder of the repository.
+        #[arg(long, value_name = "SUBDIR")]
+        path: Option<String>,
+        /// Only these skills: names, or a subpath to pick one of two skills of one name (comma separated or repeated).
+        #[arg(long = "skill", value_name = "NAME[,NAME]")]
+        skill: Vec<String>,
+        /// Install the one chosen skill under this name.
+        #[arg(long = "as", value_name = "NEW-NAME")]
+        r#as: Option<String>,
+        /// Show what the repository offers (name, plugin, subpath, description); install nothing.
+        #[arg(long)]
+        list: bool,
     },
     /// Re-fetch an installed source and re-pin it.
     Update {
@@ -124,18 +136,50 @@ fn human_skills(skills: &[SkillInfo], removed: &[String]) -> String {
     t.trim_end().to_string()
 }
 
+/// What a repository offers, one skill a line: name, plugin, subpath, description.
+fn human_offered(offered: &[skillmem::skills::Offered]) -> String {
+    if offered.is_empty() {
+        return "no skills offered".into();
+    }
+    let mut t = format!("{} skill(s) offered (nothing installed):\n", offered.len());
+    for o in offered {
+        let desc: String = o.description.chars().take(60).collect();
+        let plugin = o.plugin.as_deref().unwrap_or("-");
+        t.push_str(&format!("  {:<28} {:<20} {:<40} {desc}\n", o.name, plugin, o.subpath));
+        if let Some(p) = &o.problem {
+            t.push_str(&format!("      problem: {p}\n"));
+        }
+    }
+    t.trim_end().to_string()
+}
+
 /// Runs `skillmem skills ...`.
 pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
     let e = engine(g)?;
     match what {
-        SkillsCommand::Install { url, r#ref } => {
+        SkillsCommand::Install { url, r#ref, path, skill, r#as, list } => {
             let bar = Bar::new();
-            let r = e.skills_install(&url_arg(&url)?, r#ref.as_deref(), &|p| bar.show(p));
+            let choice = Choice { path, skills: skill, rename: r#as };
+            let r = e.skills_install(&url_arg(&url)?, r#ref.as_deref(), &choice, list, &|p| bar.show(p));
             bar.done();
             let r = r?;
             emit(g, &r, |r| {
+                if let Some(offered) = &r.offered {
+                    return human_offered(offered);
+                }
                 let source = r.skills.first().map(|s| s.source.as_str()).unwrap_or("");
-                format!("installed {} skill(s) from {source}\n{}", r.skills.len(), human_skills(&r.skills, &r.removed))
+                let mut t = format!(
+                    "installed {} skill(s) from {source}\n{}",
+                    r.skills.len(),
+                    human_skills(&r.skills, &r.removed)
+                );
+                if !r.refused.is_empty() {
+                    t.push_str(&format!("\nnot installed: {}", r.refused.len()));
+                    for x in &r.refused {
+                        t.push_str(&format!("\n  {:<28} {}\n      {}", x.name, x.subpath, x.reason));
+                    }
+                }
+                t
             })?;
         }
         SkillsCommand::Update { source, r#ref } => {
@@ -160,7 +204,12 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
                 r.sources
                     .iter()
                     .map(|s| {
-                        let at = s.requested_ref.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+                        let mut at = s.requested_ref.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+                        if !s.choices.is_empty() {
+                            let picked: Vec<String> =
+                                s.choices.iter().filter_map(|c| serde_json::to_string(c).ok()).collect();
+                            at.push_str(&format!(" chosen: {}", picked.join(" ")));
+                        }
                         format!("{} @ {}{at}\n{}", s.source, s.pinned_ref, human_skills(&s.skills, &[]))
                     })
                     .collect::<Vec<_>>()

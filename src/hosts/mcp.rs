@@ -35,7 +35,7 @@ use crate::protocol::skills::{
     UpdateParams,
 };
 use crate::protocol::{self, Cx, Method};
-use crate::skills::{SeedOp, SkillInfo};
+use crate::skills::{Offered, SeedOp, SkillInfo};
 
 /// What session skills are, said once for the skills_* descriptions.
 const SESSION_SKILLS: &str = "Session skills are skills installed from git repositories into skillmem's store, pinned to a commit, and copied into one session's working folder by skills_seed (never installed globally, never committed by git).";
@@ -225,10 +225,13 @@ impl McpTool for List {
 impl McpTool for Install {
     const TOOL: &'static str = "skills_install";
     fn description() -> String {
-        format!("Install every skill of a git repository into skillmem's store, pinned to the commit `ref` names (default: the repository's HEAD). Installing a source again updates it. Writes nothing into any project; use skills_seed for that. The repository must hold skills/<name>/SKILL.md folders or a root SKILL.md; every skill is validated before anything is written. {SESSION_SKILLS}")
+        format!("Install the skills of a git repository into skillmem's store, pinned to the commit `ref` names (default: the repository's HEAD). Installing a source again updates it. Writes nothing into any project; use skills_seed for that. Found: the plugins of a .claude-plugin/marketplace.json, skills/<name>/SKILL.md, else every folder holding a SKILL.md at any depth. With list: true, says what the repository offers (name, plugin, subpath, description) and installs nothing; path installs only the skills in that folder, skills only the named ones (a subpath picks one of two skills of one name), as renames the one chosen skill. A skill that fails its checks, or whose name is offered twice or installed from another source, is not installed (`refused`, with the way out); the rest is. {SESSION_SKILLS}")
     }
     fn text(_: &InstallParams, r: &Installed) -> String {
-        installed_text("Installed", &r.skills, &r.removed)
+        if let Some(offered) = &r.offered {
+            return offered_text(offered);
+        }
+        installed_text("Installed", r)
     }
 }
 
@@ -238,7 +241,7 @@ impl McpTool for Update {
         "Fetch an installed source again at the ref it was installed with (a branch moves on, a tag or commit stays), or re-pin it to `ref`. Skills the source no longer has are removed from the store.".into()
     }
     fn text(_: &UpdateParams, r: &Installed) -> String {
-        installed_text("Updated", &r.skills, &r.removed)
+        installed_text("Updated", r)
     }
 }
 
@@ -296,8 +299,32 @@ fn skill_lines(skills: &[SkillInfo]) -> String {
     t
 }
 
-/// The text of an install or update: what the source now has and what it dropped.
-fn installed_text(verb: &str, skills: &[SkillInfo], removed: &[String]) -> String {
+/// What a repository offers (`list`).
+fn offered_text(offered: &[Offered]) -> String {
+    if offered.is_empty() {
+        return "The repository offers no skills.".into();
+    }
+    let mut t = format!("The repository offers {} skill(s) (nothing installed):", offered.len());
+    for o in offered {
+        t.push_str(&format!("\n- {} ({}", o.name, o.subpath));
+        if let Some(p) = &o.plugin {
+            t.push_str(&format!(", plugin {p}"));
+        }
+        t.push(')');
+        if !o.description.is_empty() {
+            t.push_str(&format!(": {}", o.description));
+        }
+        if let Some(p) = &o.problem {
+            t.push_str(&format!("\n  problem: {p}"));
+        }
+    }
+    t
+}
+
+/// The text of an install or update: what the source now has, what it dropped and what it
+/// refused.
+fn installed_text(verb: &str, r: &Installed) -> String {
+    let (skills, removed) = (&r.skills, &r.removed);
     let mut t = match skills.first() {
         Some(s) => format!(
             "{verb} {} skill(s) from {} at {}:",
@@ -310,6 +337,12 @@ fn installed_text(verb: &str, skills: &[SkillInfo], removed: &[String]) -> Strin
     t.push_str(&skill_lines(skills));
     if !removed.is_empty() {
         t.push_str(&format!("\nRemoved (no longer in the source): {}", removed.join(", ")));
+    }
+    if !r.refused.is_empty() {
+        t.push_str(&format!("\nNot installed ({}):", r.refused.len()));
+        for x in &r.refused {
+            t.push_str(&format!("\n- {} ({}): {}", x.name, x.subpath, x.reason));
+        }
     }
     t
 }

@@ -555,9 +555,14 @@ pub async fn session_skills(State(ui): State<Shared>) -> Response {
     };
     let mut b = String::new();
     b.push_str(
-        "<h2>Install from a git URL</h2><form id=\"install\" class=\"filters\" data-act=\"/api/skills/install\" data-job=\"1\">\
+        "<h2>Install from a git URL</h2><form id=\"install\" class=\"filters\" data-act=\"/api/skills/install\" data-job=\"1\" data-list=\"skills\">\
 <input name=\"url\" size=\"50\" placeholder=\"https://… or /path/to/repo\" aria-label=\"url\" required>\
-<input name=\"ref\" size=\"12\" placeholder=\"ref (optional)\" aria-label=\"ref\"><button type=\"submit\">Install</button></form>\
+<input name=\"ref\" size=\"12\" placeholder=\"ref (optional)\" aria-label=\"ref\">\
+<input name=\"path\" size=\"20\" placeholder=\"folder (optional)\" aria-label=\"path\">\
+<input name=\"skills\" size=\"24\" placeholder=\"skills, comma separated (optional)\" aria-label=\"skills\">\
+<input name=\"as\" size=\"14\" placeholder=\"install as (one skill)\" aria-label=\"as\">\
+<label><input type=\"checkbox\" name=\"list\"> only list what it offers</label><button type=\"submit\">Install</button></form>\
+<p class=\"muted\">Found: the plugins of <code>.claude-plugin/marketplace.json</code>, <code>skills/&lt;name&gt;/SKILL.md</code>, else every folder holding a SKILL.md at any depth. A folder, skill names (or a subpath, to pick one of two skills of one name) and a new name for one chosen skill narrow what installs.</p>\
 <pre id=\"progress\" class=\"progress\" hidden></pre>",
     );
     b.push_str("<h2>Installed sources</h2>");
@@ -567,17 +572,28 @@ pub async fn session_skills(State(ui): State<Shared>) -> Response {
     for s in &list.sources {
         let body = serde_json::json!({ "source": s.source }).to_string();
         b.push_str(&format!(
-            "<section class=\"source\"><h3><code>{src}</code></h3><p>ref <code>{rref}</code> · pinned <code>{pin}</code></p>\
+            "<section class=\"source\"><h3><code>{src}</code></h3><p>ref <code>{rref}</code> · pinned <code>{pin}</code>{chosen}</p>\
 <p class=\"actions\"><button data-act=\"/api/skills/update\" data-job=\"1\" data-body='{body}'>Update</button>\
 <button class=\"danger\" data-act=\"/api/skills/remove\" data-body='{body}' data-confirm=\"Remove {src} and its skills?\">Remove</button></p><ul class=\"skill-list\">",
             src = esc(&s.source),
             rref = esc(s.requested_ref.as_deref().unwrap_or("HEAD")),
             pin = esc(&s.pinned_ref.chars().take(12).collect::<String>()),
             body = esc(&body),
+            chosen = if s.choices.is_empty() {
+                String::new()
+            } else {
+                let c: Vec<String> = s.choices.iter().filter_map(|c| serde_json::to_string(c).ok()).collect();
+                format!(" · chosen <code class=\"choices\">{}</code>", esc(&c.join(" ")))
+            },
         ));
         for k in &s.skills {
+            let from = match &k.plugin {
+                Some(p) => format!(" <span class=\"muted\">plugin {} · {}</span>", esc(p), esc(&k.subpath)),
+                None if !k.subpath.is_empty() => format!(" <span class=\"muted\">{}</span>", esc(&k.subpath)),
+                None => String::new(),
+            };
             b.push_str(&format!(
-                "<li><strong>{}</strong> {}{}</li>",
+                "<li><strong>{}</strong>{from} {}{}</li>",
                 esc(&k.name),
                 esc(&k.description),
                 if k.warnings.is_empty() {

@@ -8,8 +8,8 @@
 //! and skill folders and frontmatter names that traverse. Each is installed from its path and,
 //! when installed, seeded into a workspace. Properties: nothing is written outside the data
 //! directory and the seed target; no symlink is ever written; nothing a filesystem could take
-//! for `.git` lands on disk; a refused install leaves no skill in the store and says why; every
-//! installed name is valid.
+//! for `.git` lands on disk; a refused install (or a skill refused alone) leaves nothing of it in the store and
+//! says why; every installed name is valid.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path};
@@ -280,15 +280,23 @@ pub fn property(input: &Input) -> Result<(), String> {
     walk(&world, &world, &mut before);
 
     let skills = engine.skills();
-    let installed = skills.install(&repo_dir.display().to_string(), None, &|_| {});
+    let installed = skills.install(&repo_dir.display().to_string(), None, &Default::default(), &|_| {});
     let mut names = vec![];
     match &installed {
-        Ok((infos, _)) => {
-            for i in infos {
+        Ok(o) => {
+            for i in &o.skills {
                 ensure(check_name(&i.name).is_ok(), || format!("installed under an invalid name {:?}", i.name))?;
                 let p = Path::new(&i.path);
                 ensure(p.starts_with(data.join("store")), || format!("stored outside the store: {}", i.path))?;
                 names.push(i.name.clone());
+            }
+            // A skill refused alone left nothing of it in the store.
+            for r in &o.refused {
+                let stored = check_name(&r.name).is_ok() && data.join("store").join(&r.name).exists();
+                ensure(names.contains(&r.name) || !stored, || {
+                    format!("refused skill {:?} ({}) is in the store", r.name, r.reason)
+                })?;
+                ensure(!r.reason.trim().is_empty(), || "a skill refused without a reason".into())?;
             }
             let seeded = skills.seed(&ws, &names, None, false);
             if let Err(e) = &seeded {

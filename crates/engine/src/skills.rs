@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Engine;
 use skillmem_error::Result;
 use skillmem_skills::progress::Progress;
-use skillmem_skills::{SeedAction, SkillInfo};
+use skillmem_skills::{Choice, Offered, Refused, SeedAction, SkillInfo};
 
 /// What an install or an update left in the store.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -18,6 +18,13 @@ pub struct Installed {
     pub skills: Vec<SkillInfo>,
     /// Skills the source no longer has, removed from the store.
     pub removed: Vec<String>,
+    /// Skills of the repository not installed (a name offered twice, or installed from
+    /// another source), each with the reason and the way out.
+    #[serde(default)]
+    pub refused: Vec<Refused>,
+    /// With `list`: what the repository offers (nothing was installed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered: Option<Vec<Offered>>,
 }
 
 /// The skills a removed source took with it.
@@ -37,6 +44,9 @@ pub struct SourceInfo {
     /// The ref it was installed with (a branch moves on update), if any.
     #[serde(default)]
     pub requested_ref: Option<String>,
+    /// The choices (`path`, `skills`, `as`) it was installed with; empty: every skill.
+    #[serde(default)]
+    pub choices: Vec<Choice>,
     pub skills: Vec<SkillInfo>,
 }
 
@@ -71,16 +81,28 @@ impl Engine {
         skillmem_skills::Skills { data_dir: &self.config.data_dir, conn: self.store.mutex(), home: dirs::home_dir() }
     }
 
-    /// Installs every skill of a git repository, pinned to `rref` (default its HEAD).
-    pub fn skills_install(&self, url: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<Installed> {
-        let (skills, removed) = self.skills().install(url, rref, progress)?;
-        Ok(Installed { skills, removed })
+    /// Installs the skills of a git repository `choice` picks (default every one), pinned to
+    /// `rref` (default its HEAD); with `list`, only says what it offers.
+    pub fn skills_install(
+        &self,
+        url: &str,
+        rref: Option<&str>,
+        choice: &Choice,
+        list: bool,
+        progress: &dyn Fn(Progress),
+    ) -> Result<Installed> {
+        if list {
+            let offered = self.skills().offered(url, rref, choice, progress)?;
+            return Ok(Installed { skills: vec![], removed: vec![], refused: vec![], offered: Some(offered) });
+        }
+        let o = self.skills().install(url, rref, choice, progress)?;
+        Ok(Installed { skills: o.skills, removed: o.removed, refused: o.refused, offered: None })
     }
 
     /// Fetches an installed source again (or re-pins it to `rref`).
     pub fn skills_update(&self, source: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<Installed> {
-        let (skills, removed) = self.skills().update(source, rref, progress)?;
-        Ok(Installed { skills, removed })
+        let o = self.skills().update(source, rref, progress)?;
+        Ok(Installed { skills: o.skills, removed: o.removed, refused: o.refused, offered: None })
     }
 
     /// Removes an installed source and its skills.
@@ -98,6 +120,7 @@ impl Engine {
                 source: row.source,
                 pinned_ref: row.pinned_ref,
                 requested_ref: row.requested_ref,
+                choices: row.choices,
                 skills,
             })
             .collect();

@@ -14,7 +14,7 @@ pub use skillmem_engine::{
     Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult, Resolved as ResolveResult,
     Seeded as SeedResult, SourceInfo, Sources as ListResult,
 };
-pub use skillmem_skills::{SeedAction, SeedOp, SkillInfo};
+pub use skillmem_skills::{Choice, Offered, Refused, SeedAction, SeedOp, SkillInfo};
 
 /// `skillmem/skills/install` params.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -26,12 +26,25 @@ pub struct InstallParams {
     /// Branch, tag or commit to pin to; default the repository's HEAD.
     #[serde(default, rename = "ref")]
     pub r#ref: Option<String>,
+    /// Only the skills in this folder of the repository (relative, without `..`).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Only these skills: names, or a subpath (`plugins/p/skills/x`) to pick one of two
+    /// skills of one name.
+    #[serde(default)]
+    pub skills: Vec<String>,
+    /// Install the one chosen skill under this name.
+    #[serde(default, rename = "as")]
+    pub r#as: Option<String>,
+    /// Say what the repository offers (`offered`) and install nothing.
+    #[serde(default)]
+    pub list: bool,
     /// An LSP progress token: `$/progress` is reported under it while cloning.
     #[serde(default)]
     pub work_done_token: Option<ProgressToken>,
 }
 
-/// Installs every skill of a git repository into the store, pinned to a commit.
+/// Installs the skills of a git repository into the store, pinned to a commit (or lists them).
 pub struct Install;
 
 impl Method for Install {
@@ -45,7 +58,8 @@ impl Method for Install {
     }
 
     fn run(engine: &Engine, p: InstallParams, cx: &Cx<'_>) -> Result<InstallResult> {
-        engine.skills_install(&p.url, p.r#ref.as_deref(), cx.progress)
+        let choice = Choice { path: p.path, skills: p.skills, rename: p.r#as };
+        engine.skills_install(&p.url, p.r#ref.as_deref(), &choice, p.list, cx.progress)
     }
 }
 

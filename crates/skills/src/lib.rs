@@ -4,10 +4,13 @@
 //! seeding into a session's working folder. Knows nothing of JSON-RPC: [`Skills`] takes and
 //! returns plain types, and both the server and the CLI reach it through the engine.
 //!
-//! Order of an install: fetch (no lock held), detect the layout, read and validate every
-//! skill (every name checked before anything is written), write each skill's store folder
-//! (staged, then renamed), then record the source in one transaction (a collision aborts it),
-//! then drop the store folders nothing refers to any more.
+//! Order of an install: fetch (no lock held); discover the skill folders (`layout`); choose
+//! (`--path`, `--skill`, `--as`); prepare: read and validate every chosen skill before
+//! anything is written (a skill failing its checks, or whose name the repository offers
+//! twice, is refused alone; the rest goes on); then, under the
+//! install lock, refuse names another source has, write each skill's store folder (staged,
+//! then renamed), record the source in one transaction, and drop the store folders nothing
+//! refers to any more.
 
 pub mod progress;
 pub mod project;
@@ -48,8 +51,12 @@ pub struct SkillInfo {
     pub source: String,
     /// The full 40-hex commit it is pinned to.
     pub pinned_ref: String,
-    /// Its folder in the repository (`skills/<name>`, or empty for a root SKILL.md).
+    /// Its folder in the repository (`skills/<name>`, `plugins/p/skills/<name>`, or empty for
+    /// a root SKILL.md).
     pub subpath: String,
+    /// The marketplace plugin it belongs to (`.claude-plugin/marketplace.json`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
     /// SHA-256 of its files (relative path, executable bit, bytes).
     pub content_hash: String,
     /// Its immutable folder in the store.
@@ -57,6 +64,85 @@ pub struct SkillInfo {
     pub installed_at: i64,
     pub warnings: Vec<String>,
 }
+
+/// Which skills of a repository to install; the default is every skill it offers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Choice {
+    /// Only the skills in this folder of the repository (`--path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Only these skills (`--skill`): names, or subpaths to pick one of two skills of one name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
+    /// Install the one chosen skill under this name (`--as`).
+    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+    pub rename: Option<String>,
+}
+
+impl Choice {
+    /// Every skill: no path, no names, no new name.
+    pub fn is_all(&self) -> bool {
+        self.path.as_deref().is_none_or(|p| p.trim().is_empty()) && self.skills.is_empty() && self.rename.is_none()
+    }
+
+    /// The same choice without blanks (`skills` split on commas, trimmed).
+    fn tidy(&self) -> Choice {
+        Choice {
+            path: self.path.as_deref().map(str::trim).filter(|p| !p.is_empty()).map(str::to_string),
+            skills: self
+                .skills
+                .iter()
+                .flat_map(|s| s.split(','))
+                .map(|s| s.trim().trim_end_matches('/').to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            rename: self.rename.as_deref().map(str::trim).filter(|r| !r.is_empty()).map(str::to_string),
+        }
+    }
+}
+
+/// A skill of the repository that was not installed, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Refused {
+    pub name: String,
+    /// Its folder in the repository.
+    pub subpath: String,
+    /// Why, and the way out.
+    pub reason: String,
+}
+
+/// A skill a repository offers (`install --list`): nothing is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Offered {
+    /// The name it would be installed under.
+    pub name: String,
+    /// The marketplace plugin it belongs to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+    /// Its folder in the repository.
+    pub subpath: String,
+    pub description: String,
+    /// Why it would not install as it is (a bad name, frontmatter, or a name offered twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// What an install did: the source's skills now, the names it dropped, and the skills of
+/// the repository it refused.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub skills: Vec<SkillInfo>,
+    pub removed: Vec<String>,
+    pub refused: Vec<Refused>,
+}
+
+/// Most skills one source may install (the largest collection measured offers 864).
+pub const MAX_SKILLS_PER_SOURCE: usize = 2_000;
+/// Most bytes one source may store, all its skills together.
+pub const MAX_BYTES_PER_SOURCE: u64 = 512 * 1024 * 1024;
 
 pub use crate::progress::Progress;
 
@@ -87,54 +173,154 @@ struct Prepared {
     files: Vec<store::FileEntry>,
 }
 
+/// A skill folder chosen for install, with the name it will have.
+struct Chosen {
+    candidate: layout::Candidate,
+    name: String,
+}
+
+/// The label of a subpath in messages.
+fn label(subpath: &str) -> &str {
+    if subpath.is_empty() {
+        "the repository root"
+    } else {
+        subpath
+    }
+}
+
 impl Skills<'_> {
-    /// Installs (or reinstalls, which updates) every skill of `url` at `rref`. Returns the
-    /// source's skills and the names it no longer has.
+    /// Installs (or reinstalls, which updates) the skills of `url` at `rref` that `choice`
+    /// picks. A choice is added to the ones the source was installed with (`update` replays
+    /// them); no choice installs every skill and forgets earlier choices.
+    ///
+    /// The flow: fetch, discover ([`layout::detect`]), choose, prepare (read and check each
+    /// skill, nothing written), then store and record under the install lock.
     pub fn install(
         &self,
         url: &str,
         rref: Option<&str>,
+        choice: &Choice,
         progress: &dyn Fn(Progress),
-    ) -> Result<(Vec<SkillInfo>, Vec<String>)> {
+    ) -> Result<Outcome> {
         let source = fetch::normalize(url)?;
+        let choice = choice.tidy();
+        let choices = if choice.is_all() {
+            vec![]
+        } else {
+            let mut old = self.stored_choices(&source)?;
+            if !old.contains(&choice) {
+                old.push(choice.clone());
+            }
+            old
+        };
+        self.install_choices(&source, rref, &choices, Some(&choice), progress)
+    }
+
+    fn stored_choices(&self, source: &str) -> Result<Vec<Choice>> {
+        Ok(registry::source(&lock(self.conn), source)?.map(|r| r.choices).unwrap_or_default())
+    }
+
+    /// Installs `choices` of `source` (empty: every skill). `fresh` is the choice the user
+    /// just gave: a name of it the repository lacks is an error; one of a stored choice is
+    /// a warning.
+    fn install_choices(
+        &self,
+        source: &str,
+        rref: Option<&str>,
+        choices: &[Choice],
+        fresh: Option<&Choice>,
+        progress: &dyn Fn(Progress),
+    ) -> Result<Outcome> {
         let rref = rref.map(str::trim).filter(|r| !r.is_empty());
         store::sweep_staging(self.data_dir);
         progress(Progress { message: format!("cloning {source}"), percent: Some(0) });
         let started = std::time::Instant::now();
-        let fetched = fetch::fetch(&source, rref, &self.data_dir.join("tmp"), progress)?;
+        let fetched = fetch::fetch(source, rref, &self.data_dir.join("tmp"), progress)?;
         let fetched_ms = started.elapsed().as_millis();
         let repo = &fetched.repo;
         let commit = repo.find_commit(fetched.commit).map_err(git)?;
         let pinned = commit.id().to_string();
-        if let Some(skills) = self.unchanged(&source, rref, &pinned)? {
+        if let Some(skills) = self.unchanged(source, rref, &pinned, choices)? {
             progress(Progress { message: format!("{source} is already at {}", &pinned[..12]), percent: Some(100) });
-            return Ok((skills, vec![]));
+            return Ok(Outcome { skills, ..Default::default() });
         }
         let root = commit.tree().map_err(git)?;
-        let (candidates, layout_warnings) = layout::detect(repo, &root)?;
-        for w in &layout_warnings {
+        let (chosen, mut notes) = self.choose(repo, &root, source, choices, fresh)?;
+        for w in &notes {
             tracing::warn!(source = %source, "{w}");
         }
+        if chosen.len() > MAX_SKILLS_PER_SOURCE {
+            return Err(Error::InvalidSkillRepo(format!(
+                "{source} offers {} skills, more than the {MAX_SKILLS_PER_SOURCE} one source may install; choose some with --path or --skill",
+                chosen.len()
+            )));
+        }
         progress(Progress {
-            message: format!("checking {} skill(s) at {}", candidates.len(), &pinned[..12]),
+            message: format!("checking {} skill(s) at {}", chosen.len(), &pinned[..12]),
             percent: Some(55),
         });
         let now = db::now_ms();
         let mut prepared = vec![];
-        for c in &candidates {
-            prepared.push(self.prepare(repo, &source, &pinned, c, now)?);
+        let mut invalid = vec![];
+        let mut bytes = 0u64;
+        for c in &chosen {
+            // A skill that fails its checks is refused alone (one bad folder of a collection
+            // of hundreds must not keep the others out); nothing of it is written.
+            let p = match self.prepare(repo, source, &pinned, c, now) {
+                Ok(p) => p,
+                Err(Error::InvalidSkillRepo(why)) => {
+                    invalid.push(Refused { name: c.name.clone(), subpath: c.candidate.subpath.clone(), reason: why });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            bytes += p.files.iter().map(|f| f.size).sum::<u64>();
+            if bytes > MAX_BYTES_PER_SOURCE {
+                return Err(Error::InvalidSkillRepo(format!(
+                    "the skills of {source} are over {} MB together; refused (choose some with --path or --skill)",
+                    MAX_BYTES_PER_SOURCE / (1024 * 1024)
+                )));
+            }
+            prepared.push(p);
+        }
+        if prepared.is_empty() && invalid.len() == 1 && chosen.len() == 1 {
+            return Err(Error::InvalidSkillRepo(invalid.remove(0).reason));
         }
         let prepared_ms = started.elapsed().as_millis();
-        let mut seen = HashSet::new();
-        for p in &prepared {
-            if !seen.insert(p.info.name.clone()) {
-                return Err(Error::InvalidSkillRepo(format!("{source} provides the name {:?} twice", p.info.name)));
-            }
-        }
+        let (mut prepared, mut refused) = refuse_twins(prepared);
+        refused.extend(invalid);
         // Store, record and clean up under one data-dir-wide lock: a concurrent install's
         // cleanup must not drop a folder this one has stored but not yet recorded.
         let _guard = lock::exclusive(self.data_dir, "install")?;
-        registry::check_collisions(&lock(self.conn), &source, prepared.iter().map(|p| p.info.name.as_str()))?;
+        let owners = registry::owners(&lock(self.conn), source, prepared.iter().map(|p| p.info.name.as_str()))?;
+        let mut clashed = false;
+        prepared.retain(|p| match owners.get(&p.info.name) {
+            Some((owner, at)) => {
+                clashed = true;
+                refused.push(Refused {
+                    name: p.info.name.clone(),
+                    subpath: p.info.subpath.clone(),
+                    reason: format!(
+                        "{:?} ({}) is already installed from {owner} ({}); remove that source (skillmem skills remove SOURCE), or install this one under another name: --skill {} --as NEW-NAME",
+                        p.info.name,
+                        label(&p.info.subpath),
+                        label(at),
+                        if p.info.subpath.is_empty() { p.info.name.as_str() } else { p.info.subpath.as_str() },
+                    ),
+                });
+                false
+            }
+            None => true,
+        });
+        refused.sort_by(|a, b| a.subpath.cmp(&b.subpath));
+        if prepared.is_empty() {
+            let why = refused.iter().map(|r| r.reason.as_str()).collect::<Vec<_>>().join("; ");
+            let msg = format!("nothing of {source} was installed: {why}");
+            return Err(if clashed { Error::NameCollision(msg) } else { Error::InvalidSkillRepo(msg) });
+        }
+        for r in &refused {
+            notes.push(format!("{} not installed: {}", r.name, r.reason));
+        }
         let n = prepared.len().max(1);
         let mut records = vec![];
         let result = (|| {
@@ -150,7 +336,7 @@ impl Skills<'_> {
                 info.content_hash = hash;
                 records.push(registry::NewSkill { info, store_path: rel });
             }
-            registry::replace_source(&mut lock(self.conn), &source, rref, &pinned, &records)
+            registry::replace_source(&mut lock(self.conn), source, rref, &pinned, choices, &records)
         })();
         let mut involved: Vec<String> = prepared.iter().map(|p| p.info.name.clone()).collect();
         if let Ok(removed) = &result {
@@ -169,16 +355,162 @@ impl Skills<'_> {
             message: format!("installed {} skill(s) from {source}", records.len()),
             percent: Some(100),
         });
-        let skills = registry::skills_of(&lock(self.conn), self.data_dir, &source)?;
-        Ok((skills, removed))
+        let skills = registry::skills_of(&lock(self.conn), self.data_dir, source)?;
+        Ok(Outcome { skills, removed, refused })
+    }
+
+    /// What `url` offers at `rref` under `choice`: each skill's name, plugin, subpath,
+    /// description and what would stop it installing. Fetches, writes nothing.
+    pub fn offered(
+        &self,
+        url: &str,
+        rref: Option<&str>,
+        choice: &Choice,
+        progress: &dyn Fn(Progress),
+    ) -> Result<Vec<Offered>> {
+        let source = fetch::normalize(url)?;
+        let rref = rref.map(str::trim).filter(|r| !r.is_empty());
+        let choice = choice.tidy();
+        progress(Progress { message: format!("cloning {source}"), percent: Some(0) });
+        let fetched = fetch::fetch(&source, rref, &self.data_dir.join("tmp"), progress)?;
+        let repo = &fetched.repo;
+        let root = repo.find_commit(fetched.commit).map_err(git)?.tree().map_err(git)?;
+        let choices = if choice.is_all() { vec![] } else { vec![choice.clone()] };
+        let (chosen, _) = self.choose(repo, &root, &source, &choices, Some(&choice))?;
+        let mut out: Vec<Offered> = chosen
+            .iter()
+            .map(|c| {
+                let (description, problem) = match self.read_md(repo, &source, c) {
+                    Ok((_, fm, _)) => (fm.description.unwrap_or_default().trim().to_string(), None),
+                    Err(e) => (String::new(), Some(e.to_string())),
+                };
+                Offered {
+                    name: c.name.clone(),
+                    plugin: c.candidate.plugin.clone(),
+                    subpath: c.candidate.subpath.clone(),
+                    description,
+                    problem,
+                }
+            })
+            .collect();
+        for i in 0..out.len() {
+            let twins: Vec<&str> = out
+                .iter()
+                .filter(|o| o.name == out[i].name && o.subpath != out[i].subpath)
+                .map(|o| o.subpath.as_str())
+                .collect();
+            if !twins.is_empty() && out[i].problem.is_none() {
+                out[i].problem = Some(format!("the name is offered again at {}", twins.join(", ")));
+            }
+        }
+        progress(Progress { message: format!("{source} offers {} skill(s)", out.len()), percent: Some(100) });
+        Ok(out)
+    }
+
+    /// The skill folders `choices` pick (every skill when empty), one per subpath, with their
+    /// names, and the warnings of discovery.
+    fn choose(
+        &self,
+        repo: &git2::Repository,
+        root: &git2::Tree<'_>,
+        source: &str,
+        choices: &[Choice],
+        fresh: Option<&Choice>,
+    ) -> Result<(Vec<Chosen>, Vec<String>)> {
+        let all = [Choice::default()];
+        let choices = if choices.is_empty() { &all[..] } else { choices };
+        let mut out: Vec<Chosen> = vec![];
+        let mut notes = vec![];
+        for choice in choices {
+            let strict = fresh == Some(choice) || choice.is_all();
+            let found = layout::detect(repo, root, choice.path.as_deref());
+            let (candidates, warnings) = match found {
+                Ok(f) => f,
+                Err(e) if !strict => {
+                    notes.push(format!("a choice this source was installed with no longer applies: {e}"));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            notes.extend(warnings);
+            let mut named = vec![];
+            for c in candidates {
+                let name = match &c.folder {
+                    Some(folder) => folder.clone(),
+                    None => self.read_md(repo, source, &Chosen { candidate: c.clone(), name: String::new() })?.0,
+                };
+                named.push(Chosen { candidate: c, name });
+            }
+            if !choice.skills.is_empty() {
+                let mut missing = vec![];
+                for want in &choice.skills {
+                    let hit = |c: &Chosen| match layout::clean_path(want) {
+                        Some(p) if want.contains('/') => c.candidate.subpath == p,
+                        _ => &c.name == want,
+                    };
+                    if !named.iter().any(hit) {
+                        missing.push(want.as_str());
+                    }
+                }
+                named.retain(|c| {
+                    choice.skills.iter().any(|want| match layout::clean_path(want) {
+                        Some(p) if want.contains('/') => c.candidate.subpath == p,
+                        _ => &c.name == want,
+                    })
+                });
+                if !missing.is_empty() {
+                    let what = format!(
+                        "{source}{} offers no skill {}; `skillmem skills install --list {source}` shows what it offers",
+                        choice.path.as_deref().map(|p| format!(" under {p}")).unwrap_or_default(),
+                        missing.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
+                    );
+                    if strict {
+                        return Err(Error::invalid(what));
+                    }
+                    notes.push(format!("a choice this source was installed with no longer applies: {what}"));
+                }
+            }
+            if let Some(new) = &choice.rename {
+                if named.len() != 1 {
+                    let msg = format!(
+                        "--as {new} renames one skill, and this choice picks {}; choose one with --skill NAME or --skill SUBPATH",
+                        named.len()
+                    );
+                    if strict {
+                        return Err(Error::invalid(msg));
+                    }
+                    notes.push(format!("a choice this source was installed with no longer applies: {msg}"));
+                    continue;
+                }
+                skill_name::check(new)
+                    .map_err(|why| Error::invalid(format!("--as {new:?} is not a skill name: {why}")))?;
+                named[0].name = new.clone();
+            }
+            for c in named {
+                match out.iter_mut().find(|o| o.candidate.subpath == c.candidate.subpath) {
+                    // A later choice renaming a folder an earlier one took wins.
+                    Some(o) if choice.rename.is_some() => o.name = c.name,
+                    Some(_) => {}
+                    None => out.push(c),
+                }
+            }
+        }
+        out.sort_by(|a, b| a.candidate.subpath.cmp(&b.candidate.subpath));
+        Ok((out, notes))
     }
 
     /// The source's skills when it is already installed at `pinned` with the same requested
-    /// ref and every store folder is in place: a reinstall with nothing to do.
-    fn unchanged(&self, source: &str, rref: Option<&str>, pinned: &str) -> Result<Option<Vec<SkillInfo>>> {
+    /// ref and choices and every store folder is in place: a reinstall with nothing to do.
+    fn unchanged(
+        &self,
+        source: &str,
+        rref: Option<&str>,
+        pinned: &str,
+        choices: &[Choice],
+    ) -> Result<Option<Vec<SkillInfo>>> {
         let conn = lock(self.conn);
         let Some(row) = registry::source(&conn, source)? else { return Ok(None) };
-        if row.pinned_ref != pinned || row.requested_ref.as_deref() != rref {
+        if row.pinned_ref != pinned || row.requested_ref.as_deref() != rref || row.choices != choices {
             return Ok(None);
         }
         let skills = registry::skills_of(&conn, self.data_dir, source)?;
@@ -186,17 +518,17 @@ impl Skills<'_> {
         Ok(intact.then_some(skills))
     }
 
-    fn prepare(
+    /// A chosen skill's name (its chosen name, or for a root SKILL.md the frontmatter's
+    /// `name`, else the repository's), frontmatter and text, checked.
+    fn read_md(
         &self,
         repo: &git2::Repository,
         source: &str,
-        pinned: &str,
-        c: &layout::Candidate,
-        now: i64,
-    ) -> Result<Prepared> {
-        let md_path = if c.subpath.is_empty() { "SKILL.md".to_string() } else { format!("{}/SKILL.md", c.subpath) };
-        let label = if c.subpath.is_empty() { "the repository root" } else { c.subpath.as_str() };
-        let tree = repo.find_tree(c.tree).map_err(git)?;
+        c: &Chosen,
+    ) -> Result<(String, frontmatter::Frontmatter, String)> {
+        let subpath = &c.candidate.subpath;
+        let md_path = if subpath.is_empty() { "SKILL.md".to_string() } else { format!("{subpath}/SKILL.md") };
+        let tree = repo.find_tree(c.candidate.tree).map_err(git)?;
         let md = tree.get_name("SKILL.md").ok_or_else(|| Error::InvalidSkillRepo(format!("{md_path} is missing")))?;
         let blob = repo.find_blob(md.id()).map_err(git)?;
         if blob.size() > 1024 * 1024 {
@@ -206,16 +538,28 @@ impl Skills<'_> {
             .map_err(|_| Error::InvalidSkillRepo(format!("{md_path} is not UTF-8 text; save it as UTF-8")))?;
         let fm = frontmatter::parse(text)
             .map_err(|why| Error::InvalidSkillRepo(format!("{md_path} has a bad frontmatter: {why}")))?;
-        let name = match &c.folder {
-            Some(folder) => folder.clone(),
-            None => fm.name.clone().map(|n| n.trim().to_string()).unwrap_or_else(|| fetch::basename(source)),
+        let name = if !c.name.is_empty() {
+            c.name.clone()
+        } else {
+            fm.name.clone().map(|n| n.trim().to_string()).unwrap_or_else(|| fetch::basename(source))
         };
         skill_name::check(&name).map_err(|why| {
+            let pick = if subpath.is_empty() { String::new() } else { format!("--skill {subpath} ") };
             Error::InvalidSkillRepo(format!(
-                "skill {name:?} ({label}) has an invalid name: {why}; nothing was installed"
+                "skill {name:?} ({}) has an invalid name: {why}; install it under a valid one with {pick}--as NEW-NAME",
+                label(subpath)
             ))
         })?;
-        let mut warnings = warnings::frontmatter_warnings(&fm, text, c.folder.as_deref());
+        Ok((name, fm, text.to_string()))
+    }
+
+    fn prepare(&self, repo: &git2::Repository, source: &str, pinned: &str, c: &Chosen, now: i64) -> Result<Prepared> {
+        let (name, fm, text) = self.read_md(repo, source, c)?;
+        let tree = repo.find_tree(c.candidate.tree).map_err(git)?;
+        let mut warnings = warnings::frontmatter_warnings(&fm, &text, c.candidate.folder.as_deref());
+        if c.candidate.folder.as_deref().is_some_and(|f| f != name) {
+            warnings.push(format!("installed as {name:?} (--as); its folder is {:?}", label(&c.candidate.subpath)));
+        }
         if let Some(why) = &fm.lenient {
             warnings.push(format!(
                 "the frontmatter is not valid YAML ({why}); hosts and skillmem read it line by line, other tools may not: quote values that hold \": \""
@@ -232,7 +576,8 @@ impl Skills<'_> {
                 description: fm.description.unwrap_or_default().trim().to_string(),
                 source: source.to_string(),
                 pinned_ref: pinned.to_string(),
-                subpath: c.subpath.clone(),
+                subpath: c.candidate.subpath.clone(),
+                plugin: c.candidate.plugin.clone(),
                 content_hash: String::new(),
                 path: String::new(),
                 installed_at: now,
@@ -267,16 +612,12 @@ impl Skills<'_> {
         registry::source(&conn, source.trim())?.ok_or_else(|| registry::not_installed(source))
     }
 
-    /// Re-fetches an installed source at the ref it was installed with (or `rref`).
-    pub fn update(
-        &self,
-        source: &str,
-        rref: Option<&str>,
-        progress: &dyn Fn(Progress),
-    ) -> Result<(Vec<SkillInfo>, Vec<String>)> {
+    /// Re-fetches an installed source at the ref it was installed with (or `rref`), with the
+    /// choices it was installed with.
+    pub fn update(&self, source: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<Outcome> {
         let row = self.find_source(source)?;
         let rref = rref.map(str::to_string).or(row.requested_ref.clone());
-        self.install(&row.source, rref.as_deref(), progress)
+        self.install_choices(&row.source, rref.as_deref(), &row.choices, None, progress)
     }
 
     /// Removes a source, its skills and their store folders; returns the names removed.
@@ -426,4 +767,34 @@ impl Skills<'_> {
         }
         Ok(out)
     }
+}
+
+/// Splits off the skills whose name another skill of the same repository also has: none of
+/// them is installed, and each says where the others are and how to pick one.
+fn refuse_twins(prepared: Vec<Prepared>) -> (Vec<Prepared>, Vec<Refused>) {
+    let mut count: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for p in &prepared {
+        count.entry(p.info.name.clone()).or_default().push(p.info.subpath.clone());
+    }
+    let mut refused = vec![];
+    let mut keep = vec![];
+    for p in prepared {
+        let at = &count[&p.info.name];
+        if at.len() < 2 {
+            keep.push(p);
+            continue;
+        }
+        let pick = if p.info.subpath.is_empty() { p.info.name.clone() } else { p.info.subpath.clone() };
+        refused.push(Refused {
+            name: p.info.name.clone(),
+            subpath: p.info.subpath.clone(),
+            reason: format!(
+                "the repository offers {:?} {} times ({}); install one with --skill {pick}, or each under a name of its own: --skill {pick} --as NEW-NAME",
+                p.info.name,
+                at.len(),
+                at.iter().map(|s| label(s)).collect::<Vec<_>>().join(", "),
+            ),
+        });
+    }
+    (keep, refused)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::SkillInfo;
+use super::{Choice, SkillInfo};
 use crate::db;
 use crate::error::{Error, Result};
 
@@ -16,6 +16,8 @@ pub struct SourceRow {
     pub source: String,
     pub requested_ref: Option<String>,
     pub pinned_ref: String,
+    /// The choices it was installed with (empty: every skill).
+    pub choices: Vec<Choice>,
 }
 
 /// A skill about to be recorded, with its store folder relative to the data directory.
@@ -26,7 +28,19 @@ pub struct NewSkill {
 }
 
 const COLUMNS: &str =
-    "name, source, description, pinned_ref, subpath, content_hash, store_path, installed_at, warnings";
+    "name, source, description, pinned_ref, subpath, content_hash, store_path, installed_at, warnings, plugin";
+
+const SOURCE_COLUMNS: &str = "source, requested_ref, pinned_ref, choices";
+
+fn source_of(r: &Row<'_>) -> rusqlite::Result<SourceRow> {
+    let choices: String = r.get(3)?;
+    Ok(SourceRow {
+        source: r.get(0)?,
+        requested_ref: r.get(1)?,
+        pinned_ref: r.get(2)?,
+        choices: serde_json::from_str(&choices).unwrap_or_default(),
+    })
+}
 
 fn info_of(row: &Row<'_>, data_dir: &Path) -> rusqlite::Result<SkillInfo> {
     let warnings: String = row.get(8)?;
@@ -37,6 +51,7 @@ fn info_of(row: &Row<'_>, data_dir: &Path) -> rusqlite::Result<SkillInfo> {
         description: row.get(2)?,
         pinned_ref: row.get(3)?,
         subpath: row.get(4)?,
+        plugin: row.get(9)?,
         content_hash: row.get(5)?,
         path: data_dir.join(store_path).display().to_string(),
         installed_at: row.get(7)?,
@@ -47,17 +62,14 @@ fn info_of(row: &Row<'_>, data_dir: &Path) -> rusqlite::Result<SkillInfo> {
 /// The source row of `source`, if installed.
 pub fn source(conn: &Connection, source: &str) -> Result<Option<SourceRow>> {
     Ok(conn
-        .query_row("SELECT source, requested_ref, pinned_ref FROM skill_sources WHERE source = ?1", [source], |r| {
-            Ok(SourceRow { source: r.get(0)?, requested_ref: r.get(1)?, pinned_ref: r.get(2)? })
-        })
+        .query_row(&format!("SELECT {SOURCE_COLUMNS} FROM skill_sources WHERE source = ?1"), [source], source_of)
         .optional()?)
 }
 
 /// Every source, sorted.
 pub fn sources(conn: &Connection) -> Result<Vec<SourceRow>> {
-    let mut st = conn.prepare("SELECT source, requested_ref, pinned_ref FROM skill_sources ORDER BY source")?;
-    let rows =
-        st.query_map([], |r| Ok(SourceRow { source: r.get(0)?, requested_ref: r.get(1)?, pinned_ref: r.get(2)? }))?;
+    let mut st = conn.prepare(&format!("SELECT {SOURCE_COLUMNS} FROM skill_sources ORDER BY source"))?;
+    let rows = st.query_map([], source_of)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -87,6 +99,27 @@ pub fn names(conn: &Connection) -> Result<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The names of `names` installed from a source other than `source`: name -> (that source,
+/// the skill's subpath there).
+pub fn owners<'a>(
+    conn: &Connection,
+    source: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<std::collections::HashMap<String, (String, String)>> {
+    let mut out = std::collections::HashMap::new();
+    for name in names {
+        let owner: Option<(String, String)> = conn
+            .query_row("SELECT source, subpath FROM installed_skills WHERE name = ?1", [name], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        if let Some(owner) = owner.filter(|o| o.0 != source) {
+            out.insert(name.to_string(), owner);
+        }
+    }
+    Ok(out)
+}
+
 /// `Err(NameCollision)` when one of `names` is installed from a source other than `source`.
 pub fn check_collisions<'a>(conn: &Connection, source: &str, names: impl Iterator<Item = &'a str>) -> Result<()> {
     let mut clashes = vec![];
@@ -106,7 +139,7 @@ pub fn check_collisions<'a>(conn: &Connection, source: &str, names: impl Iterato
     )))
 }
 
-/// Records `source` at `pinned_ref` with exactly `skills`, in one transaction. Returns the
+/// Records `source` at `pinned_ref` (installed with `choices`) with exactly `skills`, in one transaction. Returns the
 /// names the source no longer has (removed from the registry). A name installed from another
 /// source is a `nameCollision` and nothing is written.
 pub fn replace_source(
@@ -114,15 +147,16 @@ pub fn replace_source(
     source: &str,
     requested_ref: Option<&str>,
     pinned_ref: &str,
+    choices: &[Choice],
     skills: &[NewSkill],
 ) -> Result<Vec<String>> {
     let tx = db::write_tx(conn)?;
     check_collisions(&tx, source, skills.iter().map(|s| s.info.name.as_str()))?;
     let now = db::now_ms();
     tx.execute(
-        "INSERT INTO skill_sources(source, requested_ref, pinned_ref, installed_at, updated_at) VALUES(?1, ?2, ?3, ?4, ?4)
-         ON CONFLICT(source) DO UPDATE SET requested_ref = ?2, pinned_ref = ?3, updated_at = ?4",
-        params![source, requested_ref, pinned_ref, now],
+        "INSERT INTO skill_sources(source, requested_ref, pinned_ref, installed_at, updated_at, choices) VALUES(?1, ?2, ?3, ?4, ?4, ?5)
+         ON CONFLICT(source) DO UPDATE SET requested_ref = ?2, pinned_ref = ?3, updated_at = ?4, choices = ?5",
+        params![source, requested_ref, pinned_ref, now, serde_json::to_string(choices).unwrap_or_else(|_| "[]".into())],
     )?;
     let old: Vec<String> = {
         let mut st = tx.prepare("SELECT name FROM installed_skills WHERE source = ?1")?;
@@ -136,9 +170,9 @@ pub fn replace_source(
     for s in skills {
         let i = &s.info;
         tx.execute(
-            "INSERT INTO installed_skills(name, source, description, pinned_ref, subpath, content_hash, store_path, installed_at, warnings)
-             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-             ON CONFLICT(name) DO UPDATE SET description = ?3, pinned_ref = ?4, subpath = ?5,
+            "INSERT INTO installed_skills(name, source, description, pinned_ref, subpath, content_hash, store_path, installed_at, warnings, plugin)
+             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT(name) DO UPDATE SET description = ?3, pinned_ref = ?4, subpath = ?5, plugin = ?10,
                installed_at = CASE WHEN content_hash = ?6 THEN installed_at ELSE ?8 END,
                content_hash = ?6, store_path = ?7, warnings = ?9",
             params![
@@ -150,7 +184,8 @@ pub fn replace_source(
                 i.content_hash,
                 s.store_path,
                 i.installed_at,
-                serde_json::to_string(&i.warnings).unwrap_or_else(|_| "[]".into())
+                serde_json::to_string(&i.warnings).unwrap_or_else(|_| "[]".into()),
+                i.plugin
             ],
         )?;
     }

@@ -43,9 +43,20 @@ async function act(el, body) {
     if (el.dataset.job) {
       const out = document.getElementById("progress");
       const result = await follow(r.job, out);
+      if (result.offered) {
+        const lines = result.offered.map(
+          (o) =>
+            o.name + "  " + (o.plugin || "-") + "  " + o.subpath + (o.description ? "  " + o.description : "") +
+            (o.problem ? "\n    problem: " + o.problem : ""),
+        );
+        out.textContent += "\noffered: " + result.offered.length + " skill(s), nothing installed\n" + lines.join("\n");
+        return;
+      }
+      const refused = (result.refused || []).map((x) => x.name + " (" + x.subpath + "): " + x.reason);
       const added = (result.skills || []).map((s) => s.name).join(", ");
       const removed = (result.removed || []).join(", ");
       out.textContent += "\ndone: " + (added || "no skills") + (removed ? "; removed: " + removed : "");
+      if (refused.length) out.textContent += "\nnot installed:\n" + refused.join("\n");
       sessionStorage.setItem("skillmem-last", out.textContent);
     }
     if (el.dataset.show) {

@@ -35,6 +35,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0017_team_counts", include_str!("../../migrations/0017_team_counts.sql")),
     ("0018_team_counts_lookup", include_str!("../../migrations/0018_team_counts_lookup.sql")),
     ("0019_mined_support", include_str!("../../migrations/0019_mined_support.sql")),
+    ("0020_skill_plugins", include_str!("../../migrations/0020_skill_plugins.sql")),
 ];
 
 /// The file name of the database inside the data directory.
