@@ -1028,8 +1028,20 @@ fn list_path_skill_and_as_choose_what_installs() {
 
     // No choice: every skill again, the choices forgotten (dup twice is refused again).
     let r = ok(install(&mut c, &url(&market), None));
-    assert_eq!(names(&r["skills"]).len(), 65);
+    assert_eq!(names(&r["skills"]).len(), 65, "p3-c came with the second commit");
+    assert_eq!(r["refused"].as_array().unwrap().len(), 2);
     assert_eq!(list(&mut c)["sources"][0]["choices"], json!([]));
+    // The way out the refusal names keeps the source whole: one dup renamed, the other
+    // now alone under its own name.
+    let r = ok(install_with(&mut c, &url(&market), json!({ "skills": ["plugins/p0/skills/dup"], "as": "dup-p0" })));
+    let got = names(&r["skills"]);
+    assert_eq!(got.len(), 67, "{got:?}");
+    assert!(got.contains(&"dup".to_string()) && got.contains(&"dup-p0".to_string()));
+    assert_eq!(r["refused"], json!([]));
+    assert_eq!(
+        list(&mut c)["sources"][0]["choices"],
+        json!([{}, { "skills": ["plugins/p0/skills/dup"], "as": "dup-p0" }])
+    );
 }
 
 #[test]

@@ -206,8 +206,17 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
                     .map(|s| {
                         let mut at = s.requested_ref.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
                         if !s.choices.is_empty() {
-                            let picked: Vec<String> =
-                                s.choices.iter().filter_map(|c| serde_json::to_string(c).ok()).collect();
+                            let picked: Vec<String> = s
+                                .choices
+                                .iter()
+                                .map(|c| {
+                                    if c.is_all() {
+                                        "(every skill)".into()
+                                    } else {
+                                        serde_json::to_string(c).unwrap_or_default()
+                                    }
+                                })
+                                .collect();
                             at.push_str(&format!(" chosen: {}", picked.join(" ")));
                         }
                         format!("{} @ {}{at}\n{}", s.source, s.pinned_ref, human_skills(&s.skills, &[]))

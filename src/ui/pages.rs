@@ -582,7 +582,11 @@ pub async fn session_skills(State(ui): State<Shared>) -> Response {
             chosen = if s.choices.is_empty() {
                 String::new()
             } else {
-                let c: Vec<String> = s.choices.iter().filter_map(|c| serde_json::to_string(c).ok()).collect();
+                let c: Vec<String> = s
+                    .choices
+                    .iter()
+                    .map(|c| if c.is_all() { "(every skill)".into() } else { serde_json::to_string(c).unwrap_or_default() })
+                    .collect();
                 format!(" · chosen <code class=\"choices\">{}</code>", esc(&c.join(" ")))
             },
         ));

@@ -191,7 +191,8 @@ fn label(subpath: &str) -> &str {
 impl Skills<'_> {
     /// Installs (or reinstalls, which updates) the skills of `url` at `rref` that `choice`
     /// picks. A choice is added to the ones the source was installed with (`update` replays
-    /// them); no choice installs every skill and forgets earlier choices.
+    /// them; a source installed whole stays whole, the choice on top, e.g. a rename); no
+    /// choice installs every skill and forgets earlier choices.
     ///
     /// The flow: fetch, discover ([`layout::detect`]), choose, prepare (read and check each
     /// skill, nothing written), then store and record under the install lock.
@@ -207,17 +208,19 @@ impl Skills<'_> {
         let choices = if choice.is_all() {
             vec![]
         } else {
-            let mut old = self.stored_choices(&source)?;
+            // Installed whole, a source stays whole: the new choice comes on top (an empty
+            // choice in the list stands for every skill).
+            let mut old = match registry::source(&lock(self.conn), &source)? {
+                Some(row) if row.choices.is_empty() => vec![Choice::default()],
+                Some(row) => row.choices,
+                None => vec![],
+            };
             if !old.contains(&choice) {
                 old.push(choice.clone());
             }
             old
         };
         self.install_choices(&source, rref, &choices, Some(&choice), progress)
-    }
-
-    fn stored_choices(&self, source: &str) -> Result<Vec<Choice>> {
-        Ok(registry::source(&lock(self.conn), source)?.map(|r| r.choices).unwrap_or_default())
     }
 
     /// Installs `choices` of `source` (empty: every skill). `fresh` is the choice the user

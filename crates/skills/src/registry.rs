@@ -16,7 +16,8 @@ pub struct SourceRow {
     pub source: String,
     pub requested_ref: Option<String>,
     pub pinned_ref: String,
-    /// The choices it was installed with (empty: every skill).
+    /// The choices it was installed with (empty: every skill; an empty choice among others
+    /// also stands for every skill).
     pub choices: Vec<Choice>,
 }
 
