@@ -8,7 +8,8 @@
 //!    `<source>/skills/*/SKILL.md`, and the folders its `skills` field names (in its
 //!    marketplace entry or its own `.claude-plugin/plugin.json`): a folder holding a SKILL.md,
 //!    or a folder of such folders. Sources elsewhere (a URL, another repository) are passed
-//!    over. A folder two plugins claim belongs to the more specific one (the longer source).
+//!    over. A folder two plugins claim belongs to the one whose `skills` field names it, else
+//!    to the more specific one (the longer source).
 //! 2. **A bundle**, `skills/*/SKILL.md` exactly one level deep, is added to what a
 //!    marketplace found (one folder once).
 //! 3. **Anywhere.** When neither found a skill, every folder holding a SKILL.md is one, at any
@@ -222,8 +223,10 @@ fn marketplace(
     let Some(m) = manifest(repo, root, MARKETPLACE, caps, warnings)? else { return Ok(vec![]) };
     let plugin_root = m.pointer("/metadata/pluginRoot").and_then(|v| v.as_str()).and_then(clean_path);
     let Some(plugins) = m.get("plugins").and_then(|p| p.as_array()) else { return Ok(vec![]) };
-    // subpath -> (the claiming plugin's folder depth, the candidate)
-    let mut found: BTreeMap<String, (usize, Candidate)> = BTreeMap::new();
+    // subpath -> (how strongly the plugin claims it, the candidate): a folder a plugin's
+    // `skills` field names beats one found in a plugin's skills/ folder (two plugins of one
+    // source "./" share skills/), then the deeper plugin folder wins.
+    let mut found: BTreeMap<String, ((bool, usize), Candidate)> = BTreeMap::new();
     for p in plugins {
         let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
         // A path source is a string; `{"source": "github" | "url" | "git-subdir", ...}` lies elsewhere.
@@ -241,10 +244,11 @@ fn marketplace(
             warnings.push(format!("plugin {name:?}: source {source:?} is not a folder of the repository; passed over"));
             continue;
         };
-        let mut got = vec![];
+        let mut default = vec![];
         if let Some(skills) = subtree(repo, &tree, "skills")? {
-            children(repo, &skills, &join(&dir, "skills"), Some(name), &mut got, warnings)?;
+            children(repo, &skills, &join(&dir, "skills"), Some(name), &mut default, warnings)?;
         }
+        let mut got = vec![];
         let own = manifest(repo, root, &join(&dir, ".claude-plugin/plugin.json"), caps, warnings)?;
         let mut paths = skill_paths(p.get("skills"));
         paths.extend(skill_paths(own.as_ref().and_then(|o| o.get("skills"))));
@@ -262,11 +266,13 @@ fn marketplace(
             }
         }
         let depth = if dir.is_empty() { 0 } else { dir.split('/').count() };
-        for c in got {
+        let claims =
+            got.into_iter().map(|c| ((true, depth), c)).chain(default.into_iter().map(|c| ((false, depth), c)));
+        for (claim, c) in claims {
             match found.get(&c.subpath) {
-                Some((d, _)) if *d >= depth => {}
+                Some((held, _)) if *held >= claim => {}
                 _ => {
-                    found.insert(c.subpath.clone(), (depth, c));
+                    found.insert(c.subpath.clone(), (claim, c));
                 }
             }
         }
@@ -645,6 +651,37 @@ pub(crate) mod tests {
         );
         assert!(warnings.iter().any(|w| w.contains("\"escape\"") && w.contains("leaves")), "{warnings:?}");
         assert!(warnings.iter().any(|w| w.contains("\"missing\"")), "{warnings:?}");
+    }
+
+    #[test]
+    fn plugins_sharing_one_folder_are_told_apart_by_their_skills_field() {
+        let md = "---\nname: x\n---\n";
+        let market = r#"{"plugins": [
+            {"name": "docs", "source": "./", "skills": ["./skills/pdf"], "strict": false},
+            {"name": "examples", "source": "./", "skills": ["./skills/art", "./skills/brand"], "strict": false}]}"#;
+        let d = tempfile::tempdir().unwrap();
+        let files = [
+            (MARKETPLACE, market),
+            ("skills/pdf/SKILL.md", md),
+            ("skills/art/SKILL.md", md),
+            ("skills/brand/SKILL.md", md),
+            ("skills/loose/SKILL.md", md),
+            ("template/SKILL.md", md),
+        ];
+        let (repo, tree) = repo_with(d.path(), &files);
+        let tree = repo.find_tree(tree).unwrap();
+        let (found, _) = detect(&repo, &tree, None).unwrap();
+        let got: Vec<(&str, Option<&str>)> = found.iter().map(|c| (c.subpath.as_str(), c.plugin.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                ("skills/art", Some("examples")),
+                ("skills/brand", Some("examples")),
+                ("skills/loose", Some("docs")),
+                ("skills/pdf", Some("docs")),
+            ],
+            "the subpaths of the bundle layout, each with the plugin that names it"
+        );
     }
 
     #[test]
