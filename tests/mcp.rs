@@ -102,6 +102,13 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
             "skills_update"
         ]
     );
+    // skills_install takes the choices of skillmem/skills/install.
+    let tools = client.list_all_tools().await.unwrap();
+    let install = tools.iter().find(|t| t.name == "skills_install").unwrap();
+    let props = install.input_schema.get("properties").and_then(Value::as_object).unwrap();
+    for p in ["url", "ref", "path", "skills", "as", "list"] {
+        assert!(props.contains_key(p), "skills_install takes {p}: {props:?}");
+    }
 
     let noted = client
         .call_tool(CallToolRequestParams::new("skill_note").with_arguments(args(json!({
@@ -266,6 +273,14 @@ async fn a_real_client_installs_resolves_seeds_and_removes_session_skills() {
     assert_eq!(listed["sources"][0]["pinnedRef"], json!(head));
     assert_eq!(names(&listed["sources"][0]["skills"]), ["alpha", "beta"]);
 
+    // list: what the repository offers, nothing written.
+    let offered = run(&client, "skills_install", json!({ "url": url, "list": true, "path": "skills" })).await;
+    assert_eq!(names(&ok(&offered)["offered"]), ["alpha", "beta"]);
+    let t = text(&offered);
+    assert!(t.starts_with("The repository offers 2 skill(s) (nothing installed):"), "{t}");
+    assert!(t.contains("- alpha (skills/alpha): Alpha things."), "{t}");
+    assert_eq!(names(&ok(&run(&client, "skills_list", json!({})).await)["sources"][0]["skills"]), ["alpha", "beta"]);
+
     let resolved =
         run(&client, "skills_resolve", json!({ "global": ["beta"], "task": ["alpha", "beta", "ghost"] })).await;
     assert_eq!(ok(&resolved), json!({ "skills": ["beta", "alpha"], "dropped": ["ghost"] }));
@@ -319,6 +334,9 @@ async fn a_real_client_installs_resolves_seeds_and_removes_session_skills() {
         ("skills_seed", json!({ "cwd": cwd, "skills": ["alpha"], "target": "../out" }), ".."),
         ("skills_seed", json!({ "cwd": cwd }), "skills"),
         ("skills_install", json!({ "url": "ext::sh -c touch% /tmp/pwned" }), "neither a URL"),
+        ("skills_install", json!({ "url": url, "skills": ["ghost"] }), "ghost"),
+        ("skills_install", json!({ "url": url, "as": "renamed" }), "--as"),
+        ("skills_install", json!({ "url": url, "path": "../up" }), "path"),
         ("skills_remove", json!({ "source": "file:///nowhere" }), "nowhere"),
     ] {
         let r = run(&client, tool, a.clone()).await;
