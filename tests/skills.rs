@@ -1062,7 +1062,14 @@ fn cli_lists_and_chooses() {
         t.w.cli(&["skills", "install", &u, "--skill", "plugins/p1/skills/dup", "--as", "other-dup"]);
     assert_eq!(code, 0, "{errs}");
     assert!(out.contains("other-dup"), "{out}");
+    let (code, out, _) = t.w.cli(&["skills", "list"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(r#"chosen: {"skills":["p5-a","p6-b"]} {"skills":["plugins/p1/skills/dup"],"as":"other-dup"}"#),
+        "{out}"
+    );
     let (code, out, _) = t.w.cli(&["skills", "install", &u]);
     assert_eq!(code, 0);
     assert!(out.contains("not installed: 2") && out.contains("--as NEW-NAME"), "{out}");
+    assert!(out.contains("plugin p5 · plugins/p5/skills/p5-a"), "{out}");
 }

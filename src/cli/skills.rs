@@ -126,6 +126,9 @@ fn human_skills(skills: &[SkillInfo], removed: &[String]) -> String {
     for s in skills {
         let desc: String = s.description.chars().take(70).collect();
         t.push_str(&format!("  {:<28} {}  {}\n", s.name, &s.pinned_ref[..s.pinned_ref.len().min(12)], desc));
+        if let Some(p) = &s.plugin {
+            t.push_str(&format!("      plugin {p} · {}\n", s.subpath));
+        }
         for w in &s.warnings {
             t.push_str(&format!("      warning: {w}\n"));
         }

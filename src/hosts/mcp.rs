@@ -289,6 +289,9 @@ fn skill_lines(skills: &[SkillInfo]) -> String {
     let mut t = String::new();
     for s in skills {
         t.push_str(&format!("\n- {}", s.name));
+        if let Some(p) = &s.plugin {
+            t.push_str(&format!(" (plugin {p})"));
+        }
         if !s.description.is_empty() {
             t.push_str(&format!(": {}", s.description));
         }
@@ -354,7 +357,15 @@ fn list_text(r: &Sources) -> String {
     let mut t = Vec::new();
     for s in &r.sources {
         let at = &s.pinned_ref[..s.pinned_ref.len().min(12)];
-        let asked = s.requested_ref.as_deref().map(|r| format!(" (ref {r})")).unwrap_or_default();
+        let mut asked = s.requested_ref.as_deref().map(|r| format!(" (ref {r})")).unwrap_or_default();
+        if !s.choices.is_empty() {
+            let c: Vec<String> = s
+                .choices
+                .iter()
+                .map(|c| if c.is_all() { "every skill".into() } else { serde_json::to_string(c).unwrap_or_default() })
+                .collect();
+            asked.push_str(&format!(" (chosen: {})", c.join(", ")));
+        }
         t.push(format!("{} at {at}{asked}:{}", s.source, skill_lines(&s.skills)));
     }
     t.join("\n")
