@@ -42,6 +42,9 @@ pub use skillmem_historian as historian;
 
 /// Session skills, project identity and the progress type (`crates/skills`).
 pub use skillmem_skills as skills;
+
+/// The skill audit (`crates/audit`).
+pub use skillmem_audit as audit;
 pub use skillmem_skills::{progress, project};
 
 /// Team memory through PostgreSQL (`crates/team`).

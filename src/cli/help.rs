@@ -201,6 +201,16 @@ Examples:
 Found: the plugins of .claude-plugin/marketplace.json, skills/<name>/SKILL.md, else every
 folder holding a SKILL.md at any depth (see docs/skills.md).";
 
+/// `skillmem skills audit`.
+pub const SKILLS_AUDIT: &str = "\
+Examples:
+  skillmem skills audit                      # every installed skill
+  skillmem skills audit ./my-skill pdf --json
+  skillmem skills audit skills/* --sarif audit.sarif
+Accept a finding with a reason in skillmem.toml:
+  [skills.audit]
+  allow = [{ skill = \"deploy\", rule = \"fetch-pipe-shell\", reason = \"our own installer\" }]";
+
 /// `skillmem seed`.
 pub const SEED: &str = "\
 Examples:

@@ -616,7 +616,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             rt.block_on(skillmem::hosts::mcp::serve(engine))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
         }
-        Command::Skills { what } => skills::run(g, what)?,
+        Command::Skills { what } => return skills::run(g, what),
         Command::Sync { what } => team::run(g, what)?,
         Command::Model { what } => model::run(g, what)?,
         Command::Seed(args) => skills::seed(g, args)?,

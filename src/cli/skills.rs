@@ -50,6 +50,17 @@ pub enum SkillsCommand {
     },
     /// The installed sources and their skills.
     List,
+    /// Audit skill folders: a static, offline reading of their files into findings and a
+    /// verdict (block, warn, ok). Exits 1 when a folder is blocked.
+    #[command(after_help = super::help::SKILLS_AUDIT)]
+    Audit {
+        /// Installed skill names or skill folders (a SKILL.md stands for its folder); none: every installed skill.
+        #[arg(value_name = "NAME|PATH")]
+        targets: Vec<String>,
+        /// Also write the findings as SARIF 2.1.0 for code-scanning tools.
+        #[arg(long, value_name = "FILE")]
+        sarif: Option<PathBuf>,
+    },
     /// global ∪ list ∪ task, without duplicates; names not installed are dropped.
     Resolve {
         /// Skills every session gets (repeat for several).
@@ -156,8 +167,39 @@ fn human_offered(offered: &[skillmem::skills::Offered]) -> String {
     t.trim_end().to_string()
 }
 
-/// Runs `skillmem skills ...`.
-pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
+/// A target of `skills audit`: a path that exists is made absolute, anything else is a name.
+fn audit_target(t: &str) -> Result<String> {
+    if Path::new(t).exists() {
+        return Ok(absolute(Path::new(t))?.display().to_string());
+    }
+    Ok(t.to_string())
+}
+
+/// The human form of audit reports: one line per folder, its findings under it.
+pub(crate) fn human_audit(reports: &[skillmem::audit::Report]) -> String {
+    let mut t = String::new();
+    for r in reports {
+        t.push_str(&format!("{:<5} {}  ({})\n", r.verdict.as_str(), r.skill, r.path));
+        for f in &r.findings {
+            let at = if f.line > 0 { format!("{}:{}", f.file, f.line) } else { f.file.clone() };
+            t.push_str(&format!("  {:<8} {:<26} {at}\n", f.severity.as_str(), f.rule));
+            t.push_str(&format!("           {}\n", f.why));
+            if !f.excerpt.is_empty() {
+                t.push_str(&format!("           | {}\n", f.excerpt));
+            }
+            if let Some(reason) = &f.allowed {
+                t.push_str(&format!("           allowed: {reason}\n"));
+            }
+        }
+    }
+    let blocked = reports.iter().filter(|r| r.verdict == skillmem::audit::Verdict::Block).count();
+    let warned = reports.iter().filter(|r| r.verdict == skillmem::audit::Verdict::Warn).count();
+    t.push_str(&format!("{} folder(s): {blocked} blocked, {warned} warned", reports.len()));
+    t
+}
+
+/// Runs `skillmem skills ...`; returns the exit code.
+pub fn run(g: &Global, what: SkillsCommand) -> Result<u8> {
     let e = engine(g)?;
     match what {
         SkillsCommand::Install { url, r#ref, path, skill, r#as, list } => {
@@ -228,6 +270,23 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
                     .join("\n")
             })?;
         }
+        SkillsCommand::Audit { targets, sarif } => {
+            let targets = targets.iter().map(|t| audit_target(t)).collect::<Result<Vec<_>>>()?;
+            let r = e.skills_audit(&targets)?;
+            if let Some(file) = sarif {
+                let log = skillmem::audit::sarif::sarif(&r.reports);
+                std::fs::write(&file, serde_json::to_string_pretty(&log)? + "\n")
+                    .with_context(|| format!("cannot write {}", file.display()))?;
+            }
+            if g.json {
+                emit(g, &r.reports, |_| String::new())?;
+            } else {
+                emit(g, &r, |r| human_audit(&r.reports))?;
+            }
+            if r.reports.iter().any(|r| r.verdict == skillmem::audit::Verdict::Block) {
+                return Ok(1);
+            }
+        }
         SkillsCommand::Resolve { global, list, task } => {
             let r = e.skills_resolve(&global, &list, &task)?;
             emit(g, &r, |r| {
@@ -239,7 +298,7 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<()> {
             })?;
         }
     }
-    Ok(())
+    Ok(0)
 }
 
 /// Runs `skillmem seed`.

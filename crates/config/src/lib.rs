@@ -99,6 +99,22 @@ impl Default for HistorianConfig {
     }
 }
 
+/// One `[skills.audit] allow` entry: a finding of `rule` in skill `skill` is accepted, for
+/// `reason` (the audit turns it into `info` and lists it with the reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditAllow {
+    pub skill: String,
+    pub rule: String,
+    pub reason: String,
+}
+
+/// Session-skill settings (`skills`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SkillsConfig {
+    /// `skills.audit.allow`: accepted audit findings.
+    pub audit_allow: Vec<AuditAllow>,
+}
+
 /// The whole configuration of one sidecar.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -107,6 +123,7 @@ pub struct Config {
     pub embedding: EmbeddingConfig,
     pub memory: MemoryConfig,
     pub historian: HistorianConfig,
+    pub skills: SkillsConfig,
     /// Team memory through PostgreSQL (`team`), when configured.
     pub team: Option<team::TeamConfig>,
     /// The host notes are recorded as written from (`host`; each door sets its own default,
@@ -122,6 +139,7 @@ impl Default for Config {
             embedding: EmbeddingConfig::Static,
             memory: MemoryConfig::default(),
             historian: HistorianConfig::default(),
+            skills: SkillsConfig::default(),
             team: None,
             host: None,
         }
@@ -286,6 +304,22 @@ impl Config {
                     }
                 }
                 "team" => cfg.team = Some(team::from_value(val, &mut warnings)?),
+                "skills" => {
+                    for (k, x) in object(val, "skills")? {
+                        match k.as_str() {
+                            "audit" => {
+                                for (k, x) in object(x, "skills.audit")? {
+                                    let name = format!("skills.audit.{k}");
+                                    match k.as_str() {
+                                        "allow" => cfg.skills.audit_allow = audit_allow(x, &name)?,
+                                        _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
+                                    }
+                                }
+                            }
+                            _ => warnings.push(format!("unknown configuration key skills.{k} (ignored)")),
+                        }
+                    }
+                }
                 _ => warnings.push(format!("unknown configuration key {key} (ignored)")),
             }
         }
@@ -352,6 +386,31 @@ fn strings(v: &Value, key: &str) -> Result<Vec<String>> {
     let arr =
         v.as_array().ok_or_else(|| Error::invalid(format!("{key} must be a list of strings, got {}", type_name(v))))?;
     arr.iter().map(|x| string(x, key)).collect()
+}
+
+/// `skills.audit.allow`: a list of `{ skill, rule, reason }`, each a non-empty string (an
+/// acceptance without a reason is what the reason is there to prevent).
+fn audit_allow(v: &Value, key: &str) -> Result<Vec<AuditAllow>> {
+    let arr = v.as_array().ok_or_else(|| {
+        Error::invalid(format!("{key} must be a list of {{ skill, rule, reason }}, got {}", type_name(v)))
+    })?;
+    let mut out = vec![];
+    for (i, e) in arr.iter().enumerate() {
+        let name = format!("{key}[{i}]");
+        let obj = object(e, &name)?;
+        let field = |f: &str| -> Result<String> {
+            let s = obj.get(f).map(|x| string(x, &format!("{name}.{f}"))).transpose()?.unwrap_or_default();
+            if s.trim().is_empty() {
+                return Err(Error::invalid(format!("{name} needs a non-empty {f}")));
+            }
+            Ok(s.trim().to_string())
+        };
+        if let Some(k) = obj.keys().find(|k| !matches!(k.as_str(), "skill" | "rule" | "reason")) {
+            return Err(Error::invalid(format!("{name} has an unknown key {k}; it takes skill, rule and reason")));
+        }
+        out.push(AuditAllow { skill: field("skill")?, rule: field("rule")?, reason: field("reason")? });
+    }
+    Ok(out)
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -429,6 +488,22 @@ mod tests {
     }
 
     #[test]
+    fn audit_allow_entries_are_read_from_the_toml_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(WORKSPACE_FILE),
+            "[skills.audit]\nallow = [{ skill = \"deploy\", rule = \"fetch-pipe-shell\", reason = \"our own installer\" }]\n",
+        )
+        .unwrap();
+        let r = Config::resolve(Some(dir.path()), None).unwrap();
+        assert_eq!(
+            r.config.skills.audit_allow,
+            vec![AuditAllow { skill: "deploy".into(), rule: "fetch-pipe-shell".into(), reason: "our own installer".into() }]
+        );
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    #[test]
     fn table_of_bad_values() {
         let cases = [
             (json!({"memory": {"maxTokens": "lots"}}), "memory.maxTokens"),
@@ -438,6 +513,8 @@ mod tests {
             (json!({"historian": {"promoteScope": "team"}}), "historian.promoteScope"),
             (json!({"memory": {"dedupThreshold": 3}}), "between 0 and 1"),
             (json!({"dataDir": 5}), "dataDir must be a string"),
+            (json!({"skills": {"audit": {"allow": [{"skill": "a", "rule": "r"}]}}}), "skills.audit.allow[0] needs a non-empty reason"),
+            (json!({"skills": {"audit": {"allow": {"skill": "a"}}}}), "skills.audit.allow must be a list"),
             (json!({"team": {"url": "postgres://a:pw@h/db", "team": "t"}}), "team.passwordEnv"),
         ];
         for (v, want) in cases {

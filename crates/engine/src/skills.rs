@@ -75,7 +75,61 @@ pub struct Seeded {
     pub warnings: Vec<String>,
 }
 
+/// The audit of each folder asked for (`skills audit`), in the order asked.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Audited {
+    pub reports: Vec<skillmem_audit::Report>,
+}
+
 impl Engine {
+    /// The `[skills.audit] allow` entries of the configuration.
+    pub fn audit_allow(&self) -> Vec<skillmem_audit::Allow> {
+        self.config
+            .skills
+            .audit_allow
+            .iter()
+            .map(|a| skillmem_audit::Allow { skill: a.skill.clone(), rule: a.rule.clone(), reason: a.reason.clone() })
+            .collect()
+    }
+
+    /// Audits skill folders: each target is an absolute path (a folder, or a SKILL.md standing
+    /// for its folder) or an installed skill's name; none means every installed skill.
+    pub fn skills_audit(&self, targets: &[String]) -> Result<Audited> {
+        let allow = self.audit_allow();
+        let mut folders: Vec<(String, std::path::PathBuf)> = vec![];
+        if targets.is_empty() {
+            for (_, skills) in self.skills().list()? {
+                for s in skills {
+                    folders.push((s.name, s.path.into()));
+                }
+            }
+        }
+        for t in targets {
+            let t = t.trim();
+            let p = Path::new(t);
+            if p.is_absolute() && p.exists() {
+                let dir = if p.is_file() { p.parent().unwrap_or(p).to_path_buf() } else { p.to_path_buf() };
+                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                folders.push((name, dir));
+            } else if let Some(dir) = self.skills().store_dir(t) {
+                folders.push((t.to_string(), dir));
+            } else {
+                return Err(skillmem_error::Error::NotFound(format!(
+                    "{t:?} is neither a folder nor an installed skill (a relative path must be made absolute)"
+                )));
+            }
+        }
+        let mut reports = vec![];
+        for (name, dir) in folders {
+            let files = skillmem_audit::read_dir(&dir).map_err(|e| {
+                skillmem_error::Error::invalid(format!("cannot read {}: {e}", dir.display()))
+            })?;
+            reports.push(skillmem_audit::audit(&dir.display().to_string(), &name, &files, &allow));
+        }
+        Ok(Audited { reports })
+    }
+
     /// Session skills over this engine's data directory and connection.
     pub fn skills(&self) -> skillmem_skills::Skills<'_> {
         skillmem_skills::Skills { data_dir: &self.config.data_dir, conn: self.store.mutex(), home: dirs::home_dir() }

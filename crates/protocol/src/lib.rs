@@ -186,7 +186,8 @@ macro_rules! for_each_method {
                 $crate::skills::Remove,
                 $crate::skills::List,
                 $crate::skills::Resolve,
-                $crate::skills::Seed
+                $crate::skills::Seed,
+                $crate::skills::Audit
             ],
             notifications: [$crate::memory::ToolBefore]
         )

@@ -1,4 +1,4 @@
-//! Session skills: `skillmem/skills/{install,update,remove,list,resolve,seed}`.
+//! Session skills: `skillmem/skills/{install,update,remove,list,resolve,seed,audit}`.
 //! docs/protocol.md, "Session skills".
 
 use std::path::Path;
@@ -11,7 +11,7 @@ use skillmem_engine::Engine;
 use skillmem_error::Result;
 
 pub use skillmem_engine::{
-    Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult, Resolved as ResolveResult,
+    Audited as AuditResult, Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult, Resolved as ResolveResult,
     Seeded as SeedResult, SourceInfo, Sources as ListResult,
 };
 pub use skillmem_skills::{Choice, Offered, Refused, SeedAction, SeedOp, SkillInfo};
@@ -202,5 +202,33 @@ impl Method for Seed {
 
     fn run(engine: &Engine, p: SeedParams, _: &Cx<'_>) -> Result<SeedResult> {
         engine.skills_seed(Path::new(&p.cwd), &p.skills, p.target.as_deref(), p.dry_run)
+    }
+}
+
+/// `skillmem/skills/audit` params.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditParams {
+    /// Installed skill names or absolute paths of skill folders (a SKILL.md stands for its
+    /// folder); empty or omitted: every installed skill.
+    #[serde(default)]
+    pub targets: Vec<String>,
+}
+
+/// A static, offline audit of skill folders: findings and a verdict per folder.
+pub struct Audit;
+
+impl Method for Audit {
+    const NAME: &'static str = "skillmem/skills/audit";
+    const STEM: &'static str = "skills.audit";
+    type Params = AuditParams;
+    type Result = AuditResult;
+
+    fn no_params() -> Option<AuditParams> {
+        Some(AuditParams::default())
+    }
+
+    fn run(engine: &Engine, p: AuditParams, _: &Cx<'_>) -> Result<AuditResult> {
+        engine.skills_audit(&p.targets)
     }
 }
