@@ -113,6 +113,11 @@ pub const KNOWN_INSTALL_HOSTS: &[&str] = &[
     "install.k0sproject.io",
     "get.jenv.io",
     "sh.brew.sh",
+    "community.chocolatey.org",
+    "chocolatey.org",
+    "fluxcd.io",
+    "get.pulumi.com",
+    "sh.rustup.rs",
 ];
 
 /// Network egress that sends data out (for [`credential_exfiltration`]): not a finding alone.
@@ -126,7 +131,7 @@ pub const LINE_RULES: &[LineRule] = &[
         High,
         "instructions",
         r"\b(do\s+not|don'?t|never|without)\s+(ever\s+)?(tell(ing)?|mention(ing)?|inform(ing)?|notify(ing)?|alert(ing)?|reveal(ing)?|disclos(e|ing))\s+([\w'-]+\s+){0,3}?(to\s+)?(the\s+)?(user|human|operator)\b|\b(hide|conceal|keep)\s+(this|it|these|that)(\s+\w+)?\s+(hidden\s+|secret\s+)?from\s+the\s+(user|human)|\bthe\s+user\s+(must|should)\s+(not|never)\s+(know|see|be\s+told|find\s+out)|\b(so\s+)?the\s+user\s+(will\s+not|won'?t)\s+(see|notice)",
-        Some(r"\btell\s+(the\s+|an?\s+[\w-]+\s+)?(user|human)\s+to\b"),
+        Some(r"\btell\s+(the\s+|an?\s+[\w-]+\s+)?(user|human)\s+(to\b|[*_\x22“'`])"),
         "tells the model to keep something from the user it works for",
     ),
     rule(
@@ -181,7 +186,7 @@ pub const LINE_RULES: &[LineRule] = &[
         "covert-action",
         High,
         "instructions",
-        r"\b(secretly|covertly|stealthily|surreptitiously)\s+(\w+\s+)?(run|send|upload|copy|collect|exfiltrat\w*|install|execute|post|forward|record|log|add|write|read|access|transmit|store|save|keep)\b|\bwithout\s+(the\s+)?user('s)?\s+(knowledge|knowing|noticing|consent)\b",
+        r"\b(secretly|covertly|stealthily|surreptitiously)\s+(\w+\s+)?(run|send|upload|copy|collect|exfiltrat\w*|install|execute|post|forward|record|log|add|write|read|access|transmit|store|save|keep)\b|\bwithout\s+(the\s+)?user('s)?\s+(knowledge|knowing|noticing)\b",
         Some(r"(do\s+not|don'?t|never|must\s+not|should\s+not)[^.]{0,80}without"),
         "asks for an action the user is not to notice",
     ),
@@ -222,7 +227,7 @@ pub const LINE_RULES: &[LineRule] = &[
         "download-exec",
         High,
         "fetch-and-run",
-        r"\b(curl|wget)\b[^\n]*(\s-o\s*|\s-O\s*|>\s*)\S+[^\n]*(&&|;)\s*(sudo\s+)?(chmod\s+\+?[0-7]*x|\./|bash\s|sh\s|python[0-9.]*\s|open\s)|\bchmod\s+\+x\s+/tmp/|https?://[^\s\x22')>]+\.(exe|dmg|pkg|msi|appimage|scr|bat|vbs|ps1)\b",
+        r"\b(curl|wget)\b[^\n]*(\s-o\s*|\s-O\s*|>\s*)\S+[^\n]*(&&|;)\s*(sudo\s+)?(chmod\s+\+?[0-7]*x|\./|bash\s|sh\s|python[0-9.]*\s|open\s)|\bchmod\s+\+x\s+/tmp/|https?://[^\s\x22')>]+/[^\s\x22')>/]+\.(exe|dmg|pkg|msi|appimage|scr|bat|vbs|ps1)([\s\x22')>?#`]|$)",
         None,
         "downloads a program and runs it, or points the model at a native installer",
     ),
@@ -660,7 +665,7 @@ pub fn run(files: &[File]) -> Vec<Finding> {
                 if r.category == "instructions" && (line.contains("\\s+") || line.contains("\\s*")) {
                     continue; // a pattern of a scanner, not an instruction
                 }
-                if matches!(r.id, "fetch-pipe-shell" | "download-exec") && known_host(c, line) {
+                if matches!(r.id, "fetch-pipe-shell" | "download-exec" | "eval-remote") && known_host(c, line) {
                     sev = Medium;
                     why.push_str(" (from a well-known installer host)");
                 }
@@ -1162,6 +1167,29 @@ mod tests {
         assert!(!fires("allowed-tools-broad", &files("SKILL.md", md)));
         let md = "---\nname: notes\ndescription: d\nallowed-tools:\n  - \"*\"\n---\nRun make.\n";
         assert!(fires("allowed-tools-broad", &files("SKILL.md", md)));
+    }
+
+    /// Benign lines of real skills that once blocked (each a false case of its rule).
+    #[test]
+    fn benign_lines_seen_in_real_skills_do_not_block() {
+        let lines = [
+            ("covert-action", "a machine-to-machine `client_credentials` grant without user consent."),
+            ("hide-from-user", "Do not tell the user *\"register the URI in the cloud\"* and stop there."),
+            ("hide-from-user", "Do NOT tell the user to hand-edit a setting."),
+            ("download-exec", "set `publishConfig.registry` to `https://npm.pkg.github.com/`; the scoped pin"),
+            ("fetch-pipe-shell", "curl -s https://fluxcd.io/install.sh | sudo bash"),
+            ("dns-exfil", "Write-Host \"Stripped images from $($file.Name)\""),
+            ("agent-settings", "cat .mcp.json 2>/dev/null || echo \"No existing .mcp.json\""),
+            ("disable-safety", "Enable Developer Mode in Discord (User Settings, Advanced)."),
+            ("exfil-endpoint", "- Avoid: `utils/`, `misc.md`, `temp.sh`"),
+        ];
+        for (rule, line) in lines {
+            let found = run(&files("SKILL.md", line));
+            assert!(
+                !found.iter().any(|f| f.rule == rule && f.severity <= High),
+                "{rule} blocks {line:?}: {found:?}"
+            );
+        }
     }
 
     #[test]
