@@ -40,15 +40,19 @@ fn the_engine_is_a_few_parts_each_in_the_architecture() {
 const CRATE_EDGES: &[(&str, &[&str])] = &[
     ("text", &[]),
     ("skillmd", &[]),
+    ("audit", &["skillmd", "text"]),
     ("error", &[]),
     ("config", &["error"]),
     ("embed", &["error", "text"]),
     ("index", &["embed", "error"]),
     ("store", &["config", "embed", "error", "index", "skillmd", "text"]),
     ("historian", &["embed", "skillmd", "store", "text"]),
-    ("skills", &["error", "skillmd", "store"]),
+    ("skills", &["audit", "error", "skillmd", "store"]),
     ("team", &["config", "error", "store"]),
-    ("engine", &["config", "embed", "error", "historian", "index", "skillmd", "skills", "store", "team", "text"]),
+    (
+        "engine",
+        &["audit", "config", "embed", "error", "historian", "index", "skillmd", "skills", "store", "team", "text"],
+    ),
     ("protocol", &["engine", "error", "historian", "skills", "store"]),
 ];
 

@@ -94,6 +94,7 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
             "skill_note",
             "skill_pin",
             "skill_recall",
+            "skills_audit",
             "skills_install",
             "skills_list",
             "skills_remove",
@@ -327,8 +328,16 @@ async fn a_real_client_installs_resolves_seeds_and_removes_session_skills() {
     ok(&run(&client, "skills_seed", json!({ "cwd": cwd, "skills": ["beta"], "target": ".opencode/skills" })).await);
     assert!(session.join(".opencode/skills/beta/SKILL.md").is_file());
 
+    // The audit reads the installed copies: the same verdicts as `skills audit`.
+    let audited = run(&client, "skills_audit", json!({ "targets": ["alpha"] })).await;
+    let a = ok(&audited);
+    assert_eq!(a["reports"][0]["skill"], "alpha", "{a}");
+    assert_eq!(a["reports"][0]["verdict"], "ok", "{a}");
+    assert!(text(&audited).starts_with("alpha: ok"), "{}", text(&audited));
+
     // Refusals are tool results with the reason.
     for (tool, a, mention) in [
+        ("skills_audit", json!({ "targets": ["ghost"] }), "ghost"),
         ("skills_seed", json!({ "cwd": cwd, "skills": ["ghost"] }), "ghost"),
         ("skills_seed", json!({ "cwd": "relative/dir", "skills": ["alpha"] }), "relative/dir"),
         ("skills_seed", json!({ "cwd": cwd, "skills": ["alpha"], "target": "../out" }), ".."),

@@ -2,7 +2,7 @@
 //! Cursor, ...), on the same store as the sidecar: the note tools `skill_note`,
 //! `skill_recall`, `skill_pin`, `skill_forget`, `skill_feedback`, and the session-skills operations
 //! `skills_list`, `skills_install`, `skills_update`, `skills_remove`, `skills_resolve`,
-//! `skills_seed` (the `skillmem/skills/*` methods, same params and results).
+//! `skills_seed`, `skills_audit` (the `skillmem/skills/*` methods, same params and results).
 //!
 //! Built on rmcp (the official Rust SDK). Every tool is a method of the protocol's table
 //! (`protocol::for_each_method!`): its input schema is the method's generated params schema,
@@ -22,7 +22,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{Engine, Installed, Recalled, Removed, Resolved, Seeded, Sources, Written};
+use crate::engine::{Audited, Engine, Installed, Recalled, Removed, Resolved, Seeded, Sources, Written};
 use crate::engine::{FeedbackResult, OWN_SESSION_PREFIX};
 use crate::error::Error;
 use crate::memory::WriteStatus;
@@ -31,8 +31,8 @@ use crate::protocol::memory::{
     Feedback, FeedbackParams, Forget, ForgetParams, IdResult, Note, NoteParams, Pin, PinParams, Recall, RecallParams,
 };
 use crate::protocol::skills::{
-    Install, InstallParams, List, ListParams, Remove, RemoveParams, Resolve, ResolveParams, Seed, SeedParams, Update,
-    UpdateParams,
+    Audit, AuditParams, Install, InstallParams, List, ListParams, Remove, RemoveParams, Resolve, ResolveParams, Seed,
+    SeedParams, Update, UpdateParams,
 };
 use crate::protocol::{self, Cx, Method};
 use crate::skills::{Offered, SeedOp, SkillInfo};
@@ -90,7 +90,7 @@ trait McpTool: Method {
 /// The tools, in the order listed: each a method of the protocol's table.
 macro_rules! for_each_tool {
     ($callback:ident) => {
-        $callback!(Note, Recall, Pin, Forget, Feedback, List, Install, Update, Remove, Resolve, Seed)
+        $callback!(Note, Recall, Pin, Forget, Feedback, List, Install, Update, Remove, Resolve, Seed, Audit)
     };
 }
 
@@ -281,6 +281,27 @@ impl McpTool for Seed {
     }
     fn text(p: &SeedParams, r: &Seeded) -> String {
         seed_text(r, p.dry_run)
+    }
+}
+
+impl McpTool for Audit {
+    const TOOL: &'static str = "skills_audit";
+    fn description() -> String {
+        "Audit skill folders without running anything: hidden text, instructions that hide from or override the user, fetch-and-run, credential access with network egress, exfiltration endpoints, persistence, obfuscation, binaries, destructive commands, broad allowed-tools. `targets` are installed skill names or absolute folder paths (none: every installed skill). Each folder gets a verdict: block (a critical or high finding), warn (medium) or ok, with each finding's rule, file, line, excerpt (secrets redacted) and why.".into()
+    }
+    fn text(_: &AuditParams, r: &Audited) -> String {
+        let mut t = String::new();
+        for rep in &r.reports {
+            t.push_str(&format!("{}: {} ({} finding(s))\n", rep.skill, rep.verdict.as_str(), rep.findings.len()));
+            for f in &rep.findings {
+                let at = if f.line > 0 { format!("{}:{}", f.file, f.line) } else { f.file.clone() };
+                t.push_str(&format!("- {} {} at {at}: {}\n", f.severity.as_str(), f.rule, f.why));
+            }
+        }
+        if r.reports.is_empty() {
+            t.push_str("Nothing to audit: no skill is installed.");
+        }
+        t.trim_end().to_string()
     }
 }
 

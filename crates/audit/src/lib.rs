@@ -276,5 +276,4 @@ mod tests {
         assert_eq!(rels, ["SKILL.md", "link"]);
         assert_eq!(files[1].link.as_deref(), Some("/etc/passwd"));
     }
-
 }

@@ -498,7 +498,11 @@ mod tests {
         let r = Config::resolve(Some(dir.path()), None).unwrap();
         assert_eq!(
             r.config.skills.audit_allow,
-            vec![AuditAllow { skill: "deploy".into(), rule: "fetch-pipe-shell".into(), reason: "our own installer".into() }]
+            vec![AuditAllow {
+                skill: "deploy".into(),
+                rule: "fetch-pipe-shell".into(),
+                reason: "our own installer".into()
+            }]
         );
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     }
@@ -513,7 +517,10 @@ mod tests {
             (json!({"historian": {"promoteScope": "team"}}), "historian.promoteScope"),
             (json!({"memory": {"dedupThreshold": 3}}), "between 0 and 1"),
             (json!({"dataDir": 5}), "dataDir must be a string"),
-            (json!({"skills": {"audit": {"allow": [{"skill": "a", "rule": "r"}]}}}), "skills.audit.allow[0] needs a non-empty reason"),
+            (
+                json!({"skills": {"audit": {"allow": [{"skill": "a", "rule": "r"}]}}}),
+                "skills.audit.allow[0] needs a non-empty reason",
+            ),
             (json!({"skills": {"audit": {"allow": {"skill": "a"}}}}), "skills.audit.allow must be a list"),
             (json!({"team": {"url": "postgres://a:pw@h/db", "team": "t"}}), "team.passwordEnv"),
         ];

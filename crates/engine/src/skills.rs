@@ -122,9 +122,8 @@ impl Engine {
         }
         let mut reports = vec![];
         for (name, dir) in folders {
-            let files = skillmem_audit::read_dir(&dir).map_err(|e| {
-                skillmem_error::Error::invalid(format!("cannot read {}: {e}", dir.display()))
-            })?;
+            let files = skillmem_audit::read_dir(&dir)
+                .map_err(|e| skillmem_error::Error::invalid(format!("cannot read {}: {e}", dir.display())))?;
             reports.push(skillmem_audit::audit(&dir.display().to_string(), &name, &files, &allow));
         }
         Ok(Audited { reports })

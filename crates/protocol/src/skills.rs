@@ -11,8 +11,8 @@ use skillmem_engine::Engine;
 use skillmem_error::Result;
 
 pub use skillmem_engine::{
-    Audited as AuditResult, Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult, Resolved as ResolveResult,
-    Seeded as SeedResult, SourceInfo, Sources as ListResult,
+    Audited as AuditResult, Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult,
+    Resolved as ResolveResult, Seeded as SeedResult, SourceInfo, Sources as ListResult,
 };
 pub use skillmem_skills::{Choice, Offered, Refused, SeedAction, SeedOp, SkillInfo};
 
