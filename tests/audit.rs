@@ -138,3 +138,102 @@ fn the_protocol_method_audits_a_folder_and_refuses_what_it_cannot_find() {
     assert!(e["message"].as_str().unwrap().contains("relative/setup-helper"), "{e}");
     assert_eq!(c.shutdown().unwrap(), 0);
 }
+
+fn git(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository of two skills: `csv-tools`, plain, and `setup-helper`, the stealer.
+fn two_skill_repo(w: &World) -> PathBuf {
+    let repo = w.tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join("skills")).unwrap();
+    stealer(&repo.join("skills"));
+    folder(
+        &repo.join("skills"),
+        "csv-tools",
+        &[("SKILL.md", "---\nname: csv-tools\ndescription: Read CSV files.\n---\nRead it with Python's csv module.\n")],
+    );
+    git(&w.home, &repo, &["init", "-q"]);
+    git(&w.home, &repo, &["add", "-A"]);
+    git(&w.home, &repo, &["commit", "-q", "-m", "two skills"]);
+    repo
+}
+
+#[test]
+fn install_refuses_a_blocked_skill_with_its_findings_and_installs_the_rest() {
+    let w = World::new();
+    let repo = two_skill_repo(&w);
+    let url = format!("file://{}", repo.display());
+    // The human form shows the findings under the refused skill.
+    let (code, human, err) = w.cli(&["skills", "install", &url]);
+    assert_eq!(code, 0, "{err}");
+    assert!(human.contains("installed 1 skill(s)") && human.contains("csv-tools"), "{human}");
+    assert!(human.contains("not installed: 1") && human.contains("hide-from-user"), "{human}");
+    assert!(!w.data.join("store/setup-helper").exists(), "nothing of a blocked skill is written");
+
+    // Accepting only some of its rules is not enough: still refused, with its findings.
+    let (code, out, err) = w.cli(&["skills", "install", &url, "--json", "--accept-risk", "fetch-pipe-shell"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let installed: Vec<&str> = r["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(installed, ["csv-tools"], "{r}");
+    let refused = &r["refused"][0];
+    assert_eq!(refused["name"], "setup-helper", "{r}");
+    assert!(
+        refused["reason"].as_str().unwrap().contains("--accept-risk credential-exfiltration,hide-from-user"),
+        "{refused}"
+    );
+    let rules = rules(refused);
+    assert!(rules.iter().any(|x| x == "hide-from-user") && rules.iter().any(|x| x == "fetch-pipe-shell"), "{rules:?}");
+
+    // All of them installs it, and the acceptance is recorded.
+    let all = "hide-from-user,fetch-pipe-shell,credential-exfiltration";
+    let (code, out, err) = w.cli(&["skills", "install", &url, "--json", "--accept-risk", all]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["refused"], json!([]), "{r}");
+    let helper =
+        r["skills"].as_array().unwrap().iter().find(|s| s["name"] == "setup-helper").expect("installed").clone();
+    let warnings = helper["warnings"].to_string();
+    assert!(warnings.contains("risk accepted with --accept-risk: hide-from-user"), "{warnings}");
+    let (_, listed, _) = w.cli(&["skills", "list"]);
+    assert!(
+        listed.contains("risk accepted with --accept-risk: fetch-pipe-shell"),
+        "the acceptance stays recorded: {listed}"
+    );
+}
+
+#[test]
+fn an_allow_entry_lets_install_through_and_a_lone_blocked_skill_is_an_error() {
+    let w = World::new();
+    let repo = w.tmp.path().join("solo");
+    stealer(w.tmp.path().join("solo").parent().unwrap());
+    std::fs::rename(w.tmp.path().join("setup-helper"), &repo).unwrap();
+    git(&w.home, &repo, &["init", "-q"]);
+    git(&w.home, &repo, &["add", "-A"]);
+    git(&w.home, &repo, &["commit", "-q", "-m", "one skill"]);
+    let url = format!("file://{}", repo.display());
+    let (code, _, err) = w.cli(&["skills", "install", &url]);
+    assert_ne!(code, 0);
+    assert!(err.contains("the audit blocks") && err.contains("nothing of"), "{err}");
+
+    std::fs::write(
+        w.ws.join("skillmem.toml"),
+        "[skills.audit]\nallow = [{ skill = \"setup-helper\", rule = \"*\", reason = \"reviewed in PR 12\" }]\n",
+    )
+    .unwrap();
+    let (code, out, err) = w.cli(&["skills", "install", &url, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["skills"][0]["name"], "setup-helper", "{r}");
+}

@@ -34,6 +34,9 @@ pub enum SkillsCommand {
         /// Show what the repository offers (name, plugin, subpath, description); install nothing.
         #[arg(long)]
         list: bool,
+        /// Install a skill the audit blocks on these rules anyway, and record that (comma separated or repeated).
+        #[arg(long = "accept-risk", value_name = "RULE[,RULE]")]
+        accept_risk: Vec<String>,
     },
     /// Re-fetch an installed source and re-pin it.
     Update {
@@ -202,10 +205,10 @@ pub(crate) fn human_audit(reports: &[skillmem::audit::Report]) -> String {
 pub fn run(g: &Global, what: SkillsCommand) -> Result<u8> {
     let e = engine(g)?;
     match what {
-        SkillsCommand::Install { url, r#ref, path, skill, r#as, list } => {
+        SkillsCommand::Install { url, r#ref, path, skill, r#as, list, accept_risk } => {
             let bar = Bar::new();
             let choice = Choice { path, skills: skill, rename: r#as };
-            let r = e.skills_install(&url_arg(&url)?, r#ref.as_deref(), &choice, list, &|p| bar.show(p));
+            let r = e.skills_install(&url_arg(&url)?, r#ref.as_deref(), &choice, list, &accept_risk, &|p| bar.show(p));
             bar.done();
             let r = r?;
             emit(g, &r, |r| {
@@ -222,6 +225,15 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<u8> {
                     t.push_str(&format!("\nnot installed: {}", r.refused.len()));
                     for x in &r.refused {
                         t.push_str(&format!("\n  {:<28} {}\n      {}", x.name, x.subpath, x.reason));
+                        for f in x.findings.iter().take(10) {
+                            let at = if f.line > 0 { format!("{}:{}", f.file, f.line) } else { f.file.clone() };
+                            t.push_str(&format!(
+                                "\n      {:<8} {:<26} {at}  | {}",
+                                f.severity.as_str(),
+                                f.rule,
+                                f.excerpt
+                            ));
+                        }
                     }
                 }
                 t

@@ -131,24 +131,40 @@ impl Engine {
 
     /// Session skills over this engine's data directory and connection.
     pub fn skills(&self) -> skillmem_skills::Skills<'_> {
-        skillmem_skills::Skills { data_dir: &self.config.data_dir, conn: self.store.mutex(), home: dirs::home_dir() }
+        skillmem_skills::Skills {
+            data_dir: &self.config.data_dir,
+            conn: self.store.mutex(),
+            home: dirs::home_dir(),
+            audit_allow: self.audit_allow(),
+            accept_risk: vec![],
+        }
     }
 
     /// Installs the skills of a git repository `choice` picks (default every one), pinned to
-    /// `rref` (default its HEAD); with `list`, only says what it offers.
+    /// `rref` (default its HEAD); with `list`, only says what it offers. The audit reads each
+    /// skill first: a blocked one is refused unless every rule it blocks on is in
+    /// `accept_risk` (then the acceptance is recorded in its warnings).
     pub fn skills_install(
         &self,
         url: &str,
         rref: Option<&str>,
         choice: &Choice,
         list: bool,
+        accept_risk: &[String],
         progress: &dyn Fn(Progress),
     ) -> Result<Installed> {
         if list {
             let offered = self.skills().offered(url, rref, choice, progress)?;
             return Ok(Installed { skills: vec![], removed: vec![], refused: vec![], offered: Some(offered) });
         }
-        let o = self.skills().install(url, rref, choice, progress)?;
+        let mut skills = self.skills();
+        skills.accept_risk = accept_risk
+            .iter()
+            .flat_map(|r| r.split(','))
+            .map(|r| r.trim().to_string())
+            .filter(|r| !r.is_empty())
+            .collect();
+        let o = skills.install(url, rref, choice, progress)?;
         Ok(Installed { skills: o.skills, removed: o.removed, refused: o.refused, offered: None })
     }
 

@@ -39,6 +39,10 @@ pub struct InstallParams {
     /// Say what the repository offers (`offered`) and install nothing.
     #[serde(default)]
     pub list: bool,
+    /// Audit rules a skill may block on and still install; each acceptance is recorded in
+    /// the skill's warnings.
+    #[serde(default)]
+    pub accept_risk: Vec<String>,
     /// An LSP progress token: `$/progress` is reported under it while cloning.
     #[serde(default)]
     pub work_done_token: Option<ProgressToken>,
@@ -59,7 +63,7 @@ impl Method for Install {
 
     fn run(engine: &Engine, p: InstallParams, cx: &Cx<'_>) -> Result<InstallResult> {
         let choice = Choice { path: p.path, skills: p.skills, rename: p.r#as };
-        engine.skills_install(&p.url, p.r#ref.as_deref(), &choice, p.list, cx.progress)
+        engine.skills_install(&p.url, p.r#ref.as_deref(), &choice, p.list, &p.accept_risk, cx.progress)
     }
 }
 

@@ -111,6 +111,9 @@ pub struct Refused {
     pub subpath: String,
     /// Why, and the way out.
     pub reason: String,
+    /// The audit's findings when the audit blocked it (critical and high ones first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<skillmem_audit::Finding>,
 }
 
 /// A skill a repository offers (`install --list`): nothing is written.
@@ -156,6 +159,11 @@ pub struct Skills<'a> {
     pub data_dir: &'a Path,
     pub conn: &'a Mutex<Connection>,
     pub home: Option<PathBuf>,
+    /// `[skills.audit] allow`: findings accepted with a reason (they turn into `info`).
+    pub audit_allow: Vec<skillmem_audit::Allow>,
+    /// Rules a blocked skill may have and still install (`--accept-risk`); each acceptance
+    /// is recorded in the skill's warnings.
+    pub accept_risk: Vec<String>,
 }
 
 /// A git2 error as the library's `git` error: this folder owns git2, so the mapping lives here.
@@ -243,7 +251,10 @@ impl Skills<'_> {
         let repo = &fetched.repo;
         let commit = repo.find_commit(fetched.commit).map_err(git)?;
         let pinned = commit.id().to_string();
-        if let Some(skills) = self.unchanged(source, rref, &pinned, choices)? {
+        // Accepting a risk is a reason to look again at the skills the audit refused before.
+        let unchanged =
+            if self.accept_risk.is_empty() { self.unchanged(source, rref, &pinned, choices)? } else { None };
+        if let Some(skills) = unchanged {
             progress(Progress { message: format!("{source} is already at {}", &pinned[..12]), percent: Some(100) });
             return Ok(Outcome { skills, ..Default::default() });
         }
@@ -272,7 +283,12 @@ impl Skills<'_> {
             let p = match self.prepare(repo, source, &pinned, c, now) {
                 Ok(p) => p,
                 Err(Error::InvalidSkillRepo(why)) => {
-                    invalid.push(Refused { name: c.name.clone(), subpath: c.candidate.subpath.clone(), reason: why });
+                    invalid.push(Refused {
+                        name: c.name.clone(),
+                        subpath: c.candidate.subpath.clone(),
+                        reason: why,
+                        findings: vec![],
+                    });
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -290,8 +306,11 @@ impl Skills<'_> {
             return Err(Error::InvalidSkillRepo(invalid.remove(0).reason));
         }
         let prepared_ms = started.elapsed().as_millis();
-        let (mut prepared, mut refused) = refuse_twins(prepared);
+        let (prepared, mut refused) = refuse_twins(prepared);
         refused.extend(invalid);
+        // The audit reads every skill before anything is written: a blocked skill is refused
+        // alone, with its findings, unless each rule it blocks on is accepted.
+        let mut prepared = self.audit_prepared(repo, prepared, &mut refused)?;
         // Store, record and clean up under one data-dir-wide lock: a concurrent install's
         // cleanup must not drop a folder this one has stored but not yet recorded.
         let _guard = lock::exclusive(self.data_dir, "install")?;
@@ -310,6 +329,7 @@ impl Skills<'_> {
                         label(at),
                         if p.info.subpath.is_empty() { p.info.name.as_str() } else { p.info.subpath.as_str() },
                     ),
+                    findings: vec![],
                 });
                 false
             }
@@ -360,6 +380,48 @@ impl Skills<'_> {
         });
         let skills = registry::skills_of(&lock(self.conn), self.data_dir, source)?;
         Ok(Outcome { skills, removed, refused })
+    }
+
+    /// Audits each prepared skill from the commit's blobs; keeps the ones that pass (with
+    /// their `warn` findings and accepted risks added to their warnings) and refuses the rest.
+    fn audit_prepared(
+        &self,
+        repo: &git2::Repository,
+        prepared: Vec<Prepared>,
+        refused: &mut Vec<Refused>,
+    ) -> Result<Vec<Prepared>> {
+        let mut keep = Vec::with_capacity(prepared.len());
+        for mut p in prepared {
+            let files = audit_files(repo, &p.files)?;
+            let report = skillmem_audit::audit(&p.info.subpath, &p.info.name, &files, &self.audit_allow);
+            let blocking = skillmem_audit::blocking_rules(&report);
+            let unaccepted: Vec<String> = blocking.iter().filter(|r| !self.accept_risk.contains(r)).cloned().collect();
+            if !unaccepted.is_empty() {
+                let reason = blocked_reason(&p.info.name, &report, &unaccepted);
+                let findings =
+                    report.findings.into_iter().filter(|f| f.severity <= skillmem_audit::Severity::Medium).collect();
+                refused.push(Refused { name: p.info.name.clone(), subpath: p.info.subpath.clone(), reason, findings });
+                continue;
+            }
+            for rule in &blocking {
+                let f = report.findings.iter().find(|f| &f.rule == rule);
+                let at =
+                    f.map(
+                        |f| if f.line > 0 { format!(" at {}:{}", f.file, f.line) } else { format!(" at {}", f.file) },
+                    );
+                p.info.warnings.push(format!(
+                    "audit: risk accepted with --accept-risk: {rule} ({}){}",
+                    f.map_or("high", |f| f.severity.as_str()),
+                    at.unwrap_or_default()
+                ));
+            }
+            for f in report.findings.iter().filter(|f| f.severity == skillmem_audit::Severity::Medium) {
+                let at = if f.line > 0 { format!("{}:{}", f.file, f.line) } else { f.file.clone() };
+                p.info.warnings.push(format!("audit: {} (medium) at {at}: {}", f.rule, f.why));
+            }
+            keep.push(p);
+        }
+        Ok(keep)
     }
 
     /// What `url` offers at `rref` under `choice`: each skill's name, plugin, subpath,
@@ -797,7 +859,46 @@ fn refuse_twins(prepared: Vec<Prepared>) -> (Vec<Prepared>, Vec<Refused>) {
                 at.len(),
                 at.iter().map(|s| label(s)).collect::<Vec<_>>().join(", "),
             ),
+            findings: vec![],
         });
     }
     (keep, refused)
+}
+
+/// Most bytes of one file the install audit reads (the rest of a larger file is not read
+/// line by line; its first bytes still tell what kind of file it is).
+const AUDIT_READ: u64 = skillmem_audit::MAX_TEXT as u64;
+
+/// A skill's files as the audit reads them, from the commit's blobs (nothing is checked out).
+fn audit_files(repo: &git2::Repository, files: &[store::FileEntry]) -> Result<Vec<skillmem_audit::File>> {
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let blob = repo.find_blob(f.oid).map_err(git)?;
+        let bytes = if f.size > AUDIT_READ {
+            blob.content()[..8192.min(blob.size())].to_vec()
+        } else {
+            blob.content().to_vec()
+        };
+        out.push(skillmem_audit::File { rel: f.rel.clone(), bytes, exec: f.exec, link: None });
+    }
+    Ok(out)
+}
+
+/// The one-line reason a blocked skill is refused, with the way out.
+fn blocked_reason(name: &str, report: &skillmem_audit::Report, rules: &[String]) -> String {
+    let first: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| rules.contains(&f.rule))
+        .take(3)
+        .map(|f| {
+            let at = if f.line > 0 { format!("{}:{}", f.file, f.line) } else { f.file.clone() };
+            format!("{} ({}) at {at}: {}", f.rule, f.severity.as_str(), f.why)
+        })
+        .collect();
+    format!(
+        "the audit blocks {name:?}: {}; read it with `skillmem skills audit` on a checkout, or install it anyway with --accept-risk {}",
+        first.join("; "),
+        rules.join(",")
+    )
 }

@@ -73,11 +73,11 @@ pub fn run(g: &Global, count: usize, runs: usize) -> Result<()> {
         let resolved = Config::resolve(Some(tmp.path()), Some(&opts))?;
         let e = Engine::open(resolved.config, Some(tmp.path().to_path_buf()))?;
         let t = Instant::now();
-        let r = e.skills_install(&url, None, &Default::default(), false, &|_| {})?;
+        let r = e.skills_install(&url, None, &Default::default(), false, &[], &|_| {})?;
         rows[0].1.push(t.elapsed());
         anyhow::ensure!(r.skills.len() == count, "installed {} skills, expected {count}", r.skills.len());
         let t = Instant::now();
-        e.skills_install(&url, None, &Default::default(), false, &|_| {})?;
+        e.skills_install(&url, None, &Default::default(), false, &[], &|_| {})?;
         rows[1].1.push(t.elapsed());
         let plain = tmp.path().join(format!("plain-{run}"));
         std::fs::create_dir_all(&plain)?;
