@@ -237,3 +237,50 @@ fn an_allow_entry_lets_install_through_and_a_lone_blocked_skill_is_an_error() {
     let r: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(r["skills"][0]["name"], "setup-helper", "{r}");
 }
+
+#[test]
+fn verify_names_each_drifted_file_in_the_store_and_the_seed_and_seed_refuses_a_drifted_store() {
+    let w = World::new();
+    let repo = two_skill_repo(&w);
+    let url = format!("file://{}", repo.display());
+    let (code, out, err) = w.cli(&["skills", "install", &url, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let stored = PathBuf::from(r["skills"][0]["path"].as_str().unwrap());
+    let (code, out, err) = w.cli(&["skills", "verify"]);
+    assert_eq!((code, out.trim()), (0, "ok: 1 installed skill(s) match their digests"), "{err}");
+
+    // A seeded copy edited in the session is drift of the seed, named by file.
+    let session = w.tmp.path().join("session");
+    std::fs::create_dir_all(&session).unwrap();
+    let (code, _, err) = w.cli(&["seed", "--cwd", session.to_str().unwrap(), "csv-tools"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, _) = w.cli(&["skills", "verify", "--cwd", session.to_str().unwrap()]);
+    assert_eq!(code, 0, "a fresh seed matches the store");
+    std::fs::write(session.join(".claude/skills/csv-tools/SKILL.md"), "---\nname: csv-tools\n---\nedited\n").unwrap();
+    std::fs::write(session.join(".claude/skills/csv-tools/new.sh"), "echo hi\n").unwrap();
+    let (code, out, _) = w.cli(&["skills", "verify", "--cwd", session.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["drift"][0]["place"], "seed", "{v}");
+    assert_eq!(v["drift"][0]["changed"], json!(["SKILL.md"]), "{v}");
+    assert_eq!(v["drift"][0]["added"], json!(["new.sh"]), "{v}");
+
+    // A stored file edited after install: verify names it, and seed refuses to copy it.
+    std::fs::write(stored.join("SKILL.md"), "tampered\n").unwrap();
+    let (code, out, _) = w.cli(&["skills", "verify"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("drift store  csv-tools") && out.contains("changed: SKILL.md"), "{out}");
+    let other = w.tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let (code, _, err) = w.cli(&["seed", "--cwd", other.to_str().unwrap(), "csv-tools"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no longer match the digest") && err.contains("changed: SKILL.md"), "{err}");
+    assert!(!other.join(".claude/skills/csv-tools").exists(), "nothing seeded");
+
+    // Over the protocol: the same drift.
+    let mut c = w.spawn();
+    let v = ok(c.request("skillmem/skills/verify", json!({})).unwrap());
+    assert_eq!((v["checked"].as_u64(), v["drift"][0]["skill"].as_str()), (Some(1), Some("csv-tools")), "{v}");
+    assert_eq!(c.shutdown().unwrap(), 0);
+}

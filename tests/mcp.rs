@@ -100,7 +100,8 @@ async fn a_real_client_lists_and_runs_the_note_tools() {
             "skills_remove",
             "skills_resolve",
             "skills_seed",
-            "skills_update"
+            "skills_update",
+            "skills_verify"
         ]
     );
     // skills_install takes the choices of skillmem/skills/install.

@@ -53,6 +53,16 @@ pub enum SkillsCommand {
     },
     /// The installed sources and their skills.
     List,
+    /// Check the stored skills against their digests (and, with --cwd, the copies seeded
+    /// there against the store). Exits 1 when anything drifted, naming each skill and file.
+    Verify {
+        /// Also check the copies seeded in this folder.
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Seed target under DIR to look in (repeat; default every known one).
+        #[arg(long, value_name = "T")]
+        target: Vec<String>,
+    },
     /// Audit skill folders: a static, offline reading of their files into findings and a
     /// verdict (block, warn, ok). Exits 1 when a folder is blocked.
     #[command(after_help = super::help::SKILLS_AUDIT)]
@@ -281,6 +291,24 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<u8> {
                     .collect::<Vec<_>>()
                     .join("\n")
             })?;
+        }
+        SkillsCommand::Verify { cwd, target } => {
+            let cwd = cwd.map(|c| absolute(&c)).transpose()?;
+            let r = e.skills_verify(cwd.as_deref(), &target)?;
+            emit(g, &r, |r| {
+                if r.drift.is_empty() {
+                    return format!("ok: {} installed skill(s) match their digests", r.checked);
+                }
+                let mut t = String::new();
+                for d in &r.drift {
+                    t.push_str(&format!("drift {:<6} {}  ({})\n  {}\n", d.place, d.skill, d.path, d.message));
+                }
+                t.push_str(&format!("{} drifted of {} checked", r.drift.len(), r.checked));
+                t
+            })?;
+            if !r.drift.is_empty() {
+                return Ok(1);
+            }
         }
         SkillsCommand::Audit { targets, sarif } => {
             let targets = targets.iter().map(|t| audit_target(t)).collect::<Result<Vec<_>>>()?;

@@ -2,7 +2,7 @@
 //! Cursor, ...), on the same store as the sidecar: the note tools `skill_note`,
 //! `skill_recall`, `skill_pin`, `skill_forget`, `skill_feedback`, and the session-skills operations
 //! `skills_list`, `skills_install`, `skills_update`, `skills_remove`, `skills_resolve`,
-//! `skills_seed`, `skills_audit` (the `skillmem/skills/*` methods, same params and results).
+//! `skills_seed`, `skills_audit`, `skills_verify` (the `skillmem/skills/*` methods, same params and results).
 //!
 //! Built on rmcp (the official Rust SDK). Every tool is a method of the protocol's table
 //! (`protocol::for_each_method!`): its input schema is the method's generated params schema,
@@ -22,7 +22,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{Audited, Engine, Installed, Recalled, Removed, Resolved, Seeded, Sources, Written};
+use crate::engine::{Audited, Engine, Installed, Recalled, Removed, Resolved, Seeded, Sources, Verified, Written};
 use crate::engine::{FeedbackResult, OWN_SESSION_PREFIX};
 use crate::error::Error;
 use crate::memory::WriteStatus;
@@ -32,7 +32,7 @@ use crate::protocol::memory::{
 };
 use crate::protocol::skills::{
     Audit, AuditParams, Install, InstallParams, List, ListParams, Remove, RemoveParams, Resolve, ResolveParams, Seed,
-    SeedParams, Update, UpdateParams,
+    SeedParams, Update, UpdateParams, Verify, VerifyParams,
 };
 use crate::protocol::{self, Cx, Method};
 use crate::skills::{Offered, SeedOp, SkillInfo};
@@ -90,7 +90,7 @@ trait McpTool: Method {
 /// The tools, in the order listed: each a method of the protocol's table.
 macro_rules! for_each_tool {
     ($callback:ident) => {
-        $callback!(Note, Recall, Pin, Forget, Feedback, List, Install, Update, Remove, Resolve, Seed, Audit)
+        $callback!(Note, Recall, Pin, Forget, Feedback, List, Install, Update, Remove, Resolve, Seed, Audit, Verify)
     };
 }
 
@@ -302,6 +302,19 @@ impl McpTool for Audit {
             t.push_str("Nothing to audit: no skill is installed.");
         }
         t.trim_end().to_string()
+    }
+}
+
+impl McpTool for Verify {
+    const TOOL: &'static str = "skills_verify";
+    fn description() -> String {
+        "Check that the installed skills' stored files still match the digests they were installed with, and, with cwd, that the copies seeded under cwd still match the store. Returns each skill and file that differs (changed, added, removed) and what to do.".into()
+    }
+    fn text(_: &VerifyParams, r: &Verified) -> String {
+        if r.drift.is_empty() {
+            return format!("All {} installed skill(s) match their digests.", r.checked);
+        }
+        r.drift.iter().map(|d| format!("- {} ({}): {}", d.skill, d.place, d.message)).collect::<Vec<_>>().join("\n")
     }
 }
 

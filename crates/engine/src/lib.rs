@@ -43,7 +43,7 @@ pub use memory::{
     INTENT_DESCRIPTION,
 };
 pub use review::{Decided, Decision};
-pub use skills::{Audited, Installed, Removed, Resolved, Seeded, SourceInfo, Sources};
+pub use skills::{Audited, Installed, Removed, Resolved, Seeded, SourceInfo, Sources, Verified};
 pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 
 pub use skill_folders::SkillContext;

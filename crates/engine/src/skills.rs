@@ -75,6 +75,16 @@ pub struct Seeded {
     pub warnings: Vec<String>,
 }
 
+/// What `skills verify` found: every skill (in the store, or seeded under the folder given)
+/// whose files differ from what was installed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Verified {
+    /// How many installed skills were checked.
+    pub checked: usize,
+    pub drift: Vec<skillmem_skills::verify::Drift>,
+}
+
 /// The audit of each folder asked for (`skills audit`), in the order asked.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -91,6 +101,21 @@ impl Engine {
             .iter()
             .map(|a| skillmem_audit::Allow { skill: a.skill.clone(), rule: a.rule.clone(), reason: a.reason.clone() })
             .collect()
+    }
+
+    /// Checks the store (and, with `cwd`, the copies seeded there) against the digests.
+    pub fn skills_verify(&self, cwd: Option<&Path>, targets: &[String]) -> Result<Verified> {
+        if let Some(c) = cwd {
+            if !c.is_absolute() || !c.is_dir() {
+                return Err(skillmem_error::Error::invalid(format!(
+                    "cwd {} must be an absolute path of an existing folder",
+                    c.display()
+                )));
+            }
+        }
+        let skills = self.skills();
+        let checked = skills.list()?.iter().map(|(_, s)| s.len()).sum();
+        Ok(Verified { checked, drift: skills.verify(cwd, targets)? })
     }
 
     /// Audits skill folders: each target is an absolute path (a folder, or a SKILL.md standing

@@ -187,7 +187,8 @@ macro_rules! for_each_method {
                 $crate::skills::List,
                 $crate::skills::Resolve,
                 $crate::skills::Seed,
-                $crate::skills::Audit
+                $crate::skills::Audit,
+                $crate::skills::Verify
             ],
             notifications: [$crate::memory::ToolBefore]
         )

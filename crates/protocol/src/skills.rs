@@ -1,4 +1,4 @@
-//! Session skills: `skillmem/skills/{install,update,remove,list,resolve,seed,audit}`.
+//! Session skills: `skillmem/skills/{install,update,remove,list,resolve,seed,audit,verify}`.
 //! docs/protocol.md, "Session skills".
 
 use std::path::Path;
@@ -12,7 +12,7 @@ use skillmem_error::Result;
 
 pub use skillmem_engine::{
     Audited as AuditResult, Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult,
-    Resolved as ResolveResult, Seeded as SeedResult, SourceInfo, Sources as ListResult,
+    Resolved as ResolveResult, Seeded as SeedResult, SourceInfo, Sources as ListResult, Verified as VerifyResult,
 };
 pub use skillmem_skills::{Choice, Offered, Refused, SeedAction, SeedOp, SkillInfo};
 
@@ -234,5 +234,36 @@ impl Method for Audit {
 
     fn run(engine: &Engine, p: AuditParams, _: &Cx<'_>) -> Result<AuditResult> {
         engine.skills_audit(&p.targets)
+    }
+}
+
+/// `skillmem/skills/verify` params.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyParams {
+    /// Also check the copies seeded under this absolute folder.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The seed targets under `cwd` to look in; default every known one (`.claude/skills`,
+    /// `.opencode/skills`, `.agents/skills`, `.gemini/skills`, `.github/skills`, `.pi/skills`).
+    #[serde(default)]
+    pub targets: Vec<String>,
+}
+
+/// Checks the stored skills against their digests, and the seeded copies against the store.
+pub struct Verify;
+
+impl Method for Verify {
+    const NAME: &'static str = "skillmem/skills/verify";
+    const STEM: &'static str = "skills.verify";
+    type Params = VerifyParams;
+    type Result = VerifyResult;
+
+    fn no_params() -> Option<VerifyParams> {
+        Some(VerifyParams::default())
+    }
+
+    fn run(engine: &Engine, p: VerifyParams, _: &Cx<'_>) -> Result<VerifyResult> {
+        engine.skills_verify(p.cwd.as_deref().map(Path::new), &p.targets)
     }
 }

@@ -26,6 +26,7 @@ pub mod lock;
 pub mod registry;
 pub mod seed;
 pub mod store;
+pub mod verify;
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
@@ -750,6 +751,23 @@ impl Skills<'_> {
         }
         let target = target.map(str::trim).filter(|t| !t.is_empty()).unwrap_or(seed::DEFAULT_TARGET);
         seed::check_target(target)?;
+        // A stored copy edited since install is refused: a seed copies what was reviewed.
+        {
+            let conn = lock(self.conn);
+            let mut drifted = vec![];
+            for n in names {
+                if let Some(info) = registry::skill(&conn, self.data_dir, n)? {
+                    if Path::new(&info.path).is_dir() {
+                        if let Some(d) = self.store_drift(&info) {
+                            drifted.push(format!("{}: {}", d.skill, d.message));
+                        }
+                    }
+                }
+            }
+            if !drifted.is_empty() {
+                return Err(Error::Storage(format!("not seeded: {}", drifted.join("; "))));
+            }
+        }
         for n in names {
             skill_name::check(n).map_err(|why| Error::invalid(format!("skills: {n:?} is not a skill name: {why}")))?;
         }
@@ -804,6 +822,95 @@ impl Skills<'_> {
                 ok => return ok,
             }
         }
+    }
+
+    /// The drift of one stored skill: `None` when its folder still hashes to its content hash.
+    fn store_drift(&self, info: &SkillInfo) -> Option<verify::Drift> {
+        let dir = Path::new(&info.path);
+        let drift = |files: verify::FileDiff, message: String| verify::Drift {
+            skill: info.name.clone(),
+            place: "store".into(),
+            path: info.path.clone(),
+            files,
+            message,
+        };
+        let hashed = match verify::hash_dir(dir, &[]) {
+            Ok(h) => h,
+            Err(e) => {
+                return Some(drift(
+                    verify::FileDiff::default(),
+                    format!("its stored copy cannot be read ({e}); run `skillmem skills update {}`", info.source),
+                ))
+            }
+        };
+        if hashed.hash == info.content_hash {
+            return None;
+        }
+        let manifest = verify::read_manifest(&verify::manifest_path(self.data_dir, &info.name, &info.content_hash));
+        let files = manifest.map(|m| verify::diff(&m, &hashed.files)).unwrap_or_default();
+        let which = if files.is_empty() {
+            "files changed (stored before manifests; not named)".into()
+        } else {
+            files.summary()
+        };
+        Some(drift(
+            files,
+            format!(
+                "its stored files no longer match the digest they were installed with ({which}); run `skillmem skills update {}` to restore them",
+                info.source
+            ),
+        ))
+    }
+
+    /// Checks every installed skill's stored files against their digest and, with `cwd`,
+    /// every copy seeded under `cwd`'s `targets` against the stored files. Returns what drifted.
+    pub fn verify(&self, cwd: Option<&Path>, targets: &[String]) -> Result<Vec<verify::Drift>> {
+        let mut out = vec![];
+        let installed: Vec<SkillInfo> = self.list()?.into_iter().flat_map(|(_, s)| s).collect();
+        for info in &installed {
+            if let Some(d) = self.store_drift(info) {
+                out.push(d);
+            }
+        }
+        let Some(cwd) = cwd else { return Ok(out) };
+        let targets: Vec<String> = if targets.is_empty() {
+            [".claude/skills", ".opencode/skills", ".agents/skills", ".gemini/skills", ".github/skills", ".pi/skills"]
+                .iter()
+                .map(|t| t.to_string())
+                .collect()
+        } else {
+            targets.to_vec()
+        };
+        let skip = [seed::IGNORE_FILE, seed::MARKER];
+        for t in &targets {
+            let dir = cwd.join(seed::check_target(t)?);
+            for info in &installed {
+                let copy = dir.join(&info.name);
+                if !copy.join(seed::MARKER).is_file() {
+                    continue;
+                }
+                let (Ok(stored), Ok(seeded)) =
+                    (verify::hash_dir(Path::new(&info.path), &skip), verify::hash_dir(&copy, &skip))
+                else {
+                    continue;
+                };
+                let files = verify::diff(&stored.files, &seeded.files);
+                if !files.is_empty() {
+                    let message = format!(
+                        "the seeded copy differs from the stored skill ({}); seed it again to restore it",
+                        files.summary()
+                    );
+                    out.push(verify::Drift {
+                        skill: info.name.clone(),
+                        place: "seed".into(),
+                        path: copy.display().to_string(),
+                        files,
+                        message,
+                    });
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn wanted(&self, names: &[String]) -> Result<Vec<seed::Wanted>> {

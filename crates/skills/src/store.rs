@@ -151,6 +151,7 @@ pub fn write(repo: &Repository, files: &[FileEntry], data_dir: &Path, name: &str
     std::fs::create_dir_all(&staging_root)?;
     let staging = tempfile::Builder::new().prefix(&format!("{name}-")).tempdir_in(&staging_root)?;
     let mut h = Sha256::new();
+    let mut manifest = crate::verify::Files::new();
     // Folders already made (files are sorted by path, so a folder's files come together).
     let mut made: Option<PathBuf> = None;
     for f in files {
@@ -160,6 +161,8 @@ pub fn write(repo: &Repository, files: &[FileEntry], data_dir: &Path, name: &str
         h.update([0, if f.exec { b'x' } else { b'-' }, 0]);
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
+        let sha: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+        manifest.insert(f.rel.clone(), (sha, f.exec));
         let path = staging.path().join(&f.rel);
         if let Some(parent) = path.parent().filter(|p| *p != staging.path() && made.as_deref() != Some(*p)) {
             std::fs::create_dir_all(parent)?;
@@ -174,6 +177,10 @@ pub fn write(repo: &Repository, files: &[FileEntry], data_dir: &Path, name: &str
     }
     let hash: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
     let dest = data_dir.join(rel_path(name, &hash));
+    // Which files a later `skills verify` names when the folder drifts.
+    if let Err(e) = crate::verify::write_manifest(&crate::verify::manifest_path(data_dir, name, &hash), &manifest) {
+        tracing::warn!("cannot write the manifest of {name}: {e}");
+    }
     if dest.is_dir() {
         return Ok(hash);
     }
@@ -202,6 +209,14 @@ pub fn gc(data_dir: &Path, name: &str, keep: Option<&str>) {
         }
     }
     let _ = std::fs::remove_dir(&dir); // only when empty
+    let manifests = data_dir.join(STORE).join(".manifests").join(name);
+    let keep_file = keep.as_ref().and_then(|k| k.file_name()).map(|h| format!("{}.tsv", h.to_string_lossy()));
+    for e in std::fs::read_dir(&manifests).into_iter().flatten().flatten() {
+        if Some(e.file_name().to_string_lossy().into_owned()) != keep_file {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    let _ = std::fs::remove_dir(&manifests);
 }
 
 /// Removes staging folders and clones a crashed install left behind (older than an hour).
