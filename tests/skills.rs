@@ -698,6 +698,14 @@ fn install_reports_progress_under_the_work_done_token() {
     ok(c.request("skillmem/skills/update", json!({ "source": url(&repo), "workDoneToken": 7 })).unwrap());
     let kinds = progress_until_end(&mut c, json!(7));
     assert_eq!(kinds.first().map(String::as_str), Some("begin"), "{kinds:?}");
+    // At the same commit, with the same choices and nothing refused, nothing is done again.
+    let said: Vec<&str> = c
+        .notifications
+        .iter()
+        .filter(|n| n["params"]["token"] == json!(7))
+        .filter_map(|n| n["params"]["value"]["message"].as_str())
+        .collect();
+    assert!(said.iter().any(|m| m.contains("is already at")), "{said:?}");
     ok(install(&mut c, &url(&repo), None));
     ok(c.request("skillmem/skills/list", json!({})).unwrap());
     let tokens: std::collections::BTreeSet<String> = c
@@ -921,6 +929,9 @@ fn a_marketplace_and_a_deep_collection_install_pin_list_resolve_and_seed_with_gi
     assert_eq!(refused, ["plugins/p0/skills/dup", "plugins/p1/skills/dup"]);
     let why = r["refused"][0]["reason"].as_str().unwrap();
     assert!(why.contains("plugins/p1/skills/dup") && why.contains("--skill plugins/p0/skills/dup"), "{why}");
+    let again = ok(install(&mut c, &url(&market), None));
+    assert_eq!(names(&again["skills"]).len(), 64);
+    assert_eq!(again["refused"].as_array().unwrap().len(), 2, "a reinstall at the same commit says it again");
 
     let r = ok(install(&mut c, &url(&collection), None));
     let got = names(&r["skills"]);

@@ -252,15 +252,15 @@ impl Skills<'_> {
         let repo = &fetched.repo;
         let commit = repo.find_commit(fetched.commit).map_err(git)?;
         let pinned = commit.id().to_string();
+        let root = commit.tree().map_err(git)?;
+        let (chosen, mut notes) = self.choose(repo, &root, source, choices, fresh)?;
         // Accepting a risk is a reason to look again at the skills the audit refused before.
         let unchanged =
-            if self.accept_risk.is_empty() { self.unchanged(source, rref, &pinned, choices)? } else { None };
+            if self.accept_risk.is_empty() { self.unchanged(source, rref, &pinned, choices, &chosen)? } else { None };
         if let Some(skills) = unchanged {
             progress(Progress { message: format!("{source} is already at {}", &pinned[..12]), percent: Some(100) });
             return Ok(Outcome { skills, ..Default::default() });
         }
-        let root = commit.tree().map_err(git)?;
-        let (chosen, mut notes) = self.choose(repo, &root, source, choices, fresh)?;
         for w in &notes {
             tracing::warn!(source = %source, "{w}");
         }
@@ -566,13 +566,15 @@ impl Skills<'_> {
     }
 
     /// The source's skills when it is already installed at `pinned` with the same requested
-    /// ref and choices and every store folder is in place: a reinstall with nothing to do.
+    /// ref and choices, every chosen folder installed (none was refused) and every store
+    /// folder in place: a reinstall with nothing to do.
     fn unchanged(
         &self,
         source: &str,
         rref: Option<&str>,
         pinned: &str,
         choices: &[Choice],
+        chosen: &[Chosen],
     ) -> Result<Option<Vec<SkillInfo>>> {
         let conn = lock(self.conn);
         let Some(row) = registry::source(&conn, source)? else { return Ok(None) };
@@ -581,7 +583,8 @@ impl Skills<'_> {
         }
         let skills = registry::skills_of(&conn, self.data_dir, source)?;
         let intact = !skills.is_empty() && skills.iter().all(|s| Path::new(&s.path).join("SKILL.md").is_file());
-        Ok(intact.then_some(skills))
+        let all_in = chosen.iter().all(|c| skills.iter().any(|s| s.subpath == c.candidate.subpath && s.name == c.name));
+        Ok((intact && all_in).then_some(skills))
     }
 
     /// A chosen skill's name (its chosen name, or for a root SKILL.md the frontmatter's
