@@ -284,3 +284,48 @@ fn verify_names_each_drifted_file_in_the_store_and_the_seed_and_seed_refuses_a_d
     assert_eq!((v["checked"].as_u64(), v["drift"][0]["skill"].as_str()), (Some(1), Some("csv-tools")), "{v}");
     assert_eq!(c.shutdown().unwrap(), 0);
 }
+
+#[test]
+fn lock_records_commits_digests_and_verdicts_and_install_locked_restores_them_or_names_the_mismatch() {
+    let w = World::new();
+    let repo = two_skill_repo(&w);
+    let url = format!("file://{}", repo.display());
+    let head = git(&w.home, &repo, &["rev-parse", "HEAD"]);
+    let (code, _, err) = w.cli(&["skills", "install", &url]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = w.cli(&["skills", "lock", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let locked: Value = serde_json::from_str(&out).unwrap();
+    let file = w.ws.join("skillmem.lock");
+    assert_eq!(locked["path"], json!(file.display().to_string()));
+    let lock: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(lock["version"], 1);
+    let src = &lock["sources"][0];
+    assert_eq!((src["source"].as_str(), src["commit"].as_str()), (Some(url.as_str()), Some(head.as_str())), "{lock}");
+    let skill = &src["skills"][0];
+    assert_eq!((skill["name"].as_str(), skill["verdict"].as_str()), (Some("csv-tools"), Some("ok")), "{lock}");
+    assert_eq!(skill["digest"].as_str().unwrap().len(), 64);
+    assert_eq!(skill["contentHash"].as_str().unwrap().len(), 64);
+
+    // The repository moves on; a fresh data directory installs the locked commit, not HEAD.
+    git(&w.home, &repo, &["rm", "-q", "-r", "skills/csv-tools"]);
+    folder(&repo.join("skills"), "other", &[("SKILL.md", "---\nname: other\ndescription: Other.\n---\nOther.\n")]);
+    git(&w.home, &repo, &["add", "-A"]);
+    git(&w.home, &repo, &["commit", "-q", "-m", "moved on"]);
+    let fresh = w.tmp.path().join("fresh-data");
+    let (code, out, err) = w.cli(&["skills", "install", "--locked", "--json", "--data-dir", fresh.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err} {out}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["mismatches"], json!([]), "{r}");
+    assert_eq!(r["skills"][0]["name"], "csv-tools");
+    assert_eq!(r["skills"][0]["pinnedRef"], json!(head));
+
+    // A lock whose digest does not match what the commit holds fails, naming the skill.
+    let edited =
+        std::fs::read_to_string(&file).unwrap().replace(skill["contentHash"].as_str().unwrap(), &"0".repeat(64));
+    std::fs::write(&file, edited).unwrap();
+    let again = w.tmp.path().join("again-data");
+    let (code, out, _) = w.cli(&["skills", "install", "--locked", "--data-dir", again.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("mismatch: csv-tools") && out.contains("differs from the locked 000000000000"), "{out}");
+}

@@ -18,7 +18,8 @@ pub enum SkillsCommand {
     #[command(after_help = super::help::SKILLS_INSTALL)]
     Install {
         /// https, ssh, file:// URL or local path of the repository.
-        url: String,
+        #[arg(required_unless_present = "locked")]
+        url: Option<String>,
         /// Branch, tag or commit (default: HEAD).
         #[arg(long = "ref", value_name = "R")]
         r#ref: Option<String>,
@@ -37,7 +38,13 @@ pub enum SkillsCommand {
         /// Install a skill the audit blocks on these rules anyway, and record that (comma separated or repeated).
         #[arg(long = "accept-risk", value_name = "RULE[,RULE]")]
         accept_risk: Vec<String>,
+        /// Install exactly what the workspace's skillmem.lock says (no URL); exits 1 on any mismatch.
+        #[arg(long, conflicts_with_all = ["url", "ref", "path", "skill", "as", "list", "accept_risk"])]
+        locked: bool,
     },
+    /// Write skillmem.lock in the workspace: every source, its ref and commit, and per skill its
+    /// digests and audit verdict.
+    Lock,
     /// Re-fetch an installed source and re-pin it.
     Update {
         /// The source as installed (its URL or path; `skillmem skills list` shows them).
@@ -215,7 +222,31 @@ pub(crate) fn human_audit(reports: &[skillmem::audit::Report]) -> String {
 pub fn run(g: &Global, what: SkillsCommand) -> Result<u8> {
     let e = engine(g)?;
     match what {
-        SkillsCommand::Install { url, r#ref, path, skill, r#as, list, accept_risk } => {
+        SkillsCommand::Lock => {
+            let r = e.skills_lock(None)?;
+            emit(g, &r, |r| {
+                let n: usize = r.lock.sources.iter().map(|s| s.skills.len()).sum();
+                format!("wrote {}: {} source(s), {n} skill(s)", r.path, r.lock.sources.len())
+            })?;
+        }
+        SkillsCommand::Install { locked: true, .. } => {
+            let bar = Bar::new();
+            let r = e.skills_install_locked(None, &|p| bar.show(p));
+            bar.done();
+            let r = r?;
+            emit(g, &r, |r| {
+                let mut t = format!("installed {} skill(s) from {}", r.skills.len(), r.path);
+                for m in &r.mismatches {
+                    t.push_str(&format!("\nmismatch: {m}"));
+                }
+                t
+            })?;
+            if !r.mismatches.is_empty() {
+                return Ok(1);
+            }
+        }
+        SkillsCommand::Install { url, r#ref, path, skill, r#as, list, accept_risk, .. } => {
+            let url = url.unwrap_or_default();
             let bar = Bar::new();
             let choice = Choice { path, skills: skill, rename: r#as };
             let r = e.skills_install(&url_arg(&url)?, r#ref.as_deref(), &choice, list, &accept_risk, &|p| bar.show(p));

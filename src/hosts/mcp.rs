@@ -2,7 +2,7 @@
 //! Cursor, ...), on the same store as the sidecar: the note tools `skill_note`,
 //! `skill_recall`, `skill_pin`, `skill_forget`, `skill_feedback`, and the session-skills operations
 //! `skills_list`, `skills_install`, `skills_update`, `skills_remove`, `skills_resolve`,
-//! `skills_seed`, `skills_audit`, `skills_verify` (the `skillmem/skills/*` methods, same params and results).
+//! `skills_seed`, `skills_audit`, `skills_verify`, `skills_lock`, `skills_install_locked` (the `skillmem/skills/*` methods, same params and results).
 //!
 //! Built on rmcp (the official Rust SDK). Every tool is a method of the protocol's table
 //! (`protocol::for_each_method!`): its input schema is the method's generated params schema,
@@ -22,7 +22,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{Audited, Engine, Installed, Recalled, Removed, Resolved, Seeded, Sources, Verified, Written};
+use crate::engine::{
+    Audited, Engine, Installed, Locked, LockedInstall, Recalled, Removed, Resolved, Seeded, Sources, Verified, Written,
+};
 use crate::engine::{FeedbackResult, OWN_SESSION_PREFIX};
 use crate::error::Error;
 use crate::memory::WriteStatus;
@@ -31,8 +33,8 @@ use crate::protocol::memory::{
     Feedback, FeedbackParams, Forget, ForgetParams, IdResult, Note, NoteParams, Pin, PinParams, Recall, RecallParams,
 };
 use crate::protocol::skills::{
-    Audit, AuditParams, Install, InstallParams, List, ListParams, Remove, RemoveParams, Resolve, ResolveParams, Seed,
-    SeedParams, Update, UpdateParams, Verify, VerifyParams,
+    Audit, AuditParams, Install, InstallLocked, InstallLockedParams, InstallParams, List, ListParams, Lock, LockParams,
+    Remove, RemoveParams, Resolve, ResolveParams, Seed, SeedParams, Update, UpdateParams, Verify, VerifyParams,
 };
 use crate::protocol::{self, Cx, Method};
 use crate::skills::{Offered, SeedOp, SkillInfo};
@@ -90,7 +92,23 @@ trait McpTool: Method {
 /// The tools, in the order listed: each a method of the protocol's table.
 macro_rules! for_each_tool {
     ($callback:ident) => {
-        $callback!(Note, Recall, Pin, Forget, Feedback, List, Install, Update, Remove, Resolve, Seed, Audit, Verify)
+        $callback!(
+            Note,
+            Recall,
+            Pin,
+            Forget,
+            Feedback,
+            List,
+            Install,
+            Update,
+            Remove,
+            Resolve,
+            Seed,
+            Audit,
+            Verify,
+            Lock,
+            InstallLocked
+        )
     };
 }
 
@@ -315,6 +333,31 @@ impl McpTool for Verify {
             return format!("All {} installed skill(s) match their digests.", r.checked);
         }
         r.drift.iter().map(|d| format!("- {} ({}): {}", d.skill, d.place, d.message)).collect::<Vec<_>>().join("\n")
+    }
+}
+
+impl McpTool for Lock {
+    const TOOL: &'static str = "skills_lock";
+    fn description() -> String {
+        "Write skillmem.lock in the workspace (or `dir`): every installed source with its ref, commit and choices, and per skill its content hash, its digest (SHA-256 over sorted relative paths and bytes) and the audit's verdict. skills_install_locked installs exactly that elsewhere.".into()
+    }
+    fn text(_: &LockParams, r: &Locked) -> String {
+        let n: usize = r.lock.sources.iter().map(|s| s.skills.len()).sum();
+        format!("Wrote {}: {} source(s), {n} skill(s).", r.path, r.lock.sources.len())
+    }
+}
+
+impl McpTool for InstallLocked {
+    const TOOL: &'static str = "skills_install_locked";
+    fn description() -> String {
+        "Install exactly what skillmem.lock in the workspace (or `dir`) says: each source at its locked commit with its choices, audited as any install; returns every mismatch with the lock (a skill missing, extra, or with other content).".into()
+    }
+    fn text(_: &InstallLockedParams, r: &LockedInstall) -> String {
+        let mut t = format!("Installed {} skill(s) from {}.", r.skills.len(), r.path);
+        for m in &r.mismatches {
+            t.push_str(&format!("\nmismatch: {m}"));
+        }
+        t
     }
 }
 

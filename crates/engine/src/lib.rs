@@ -43,7 +43,10 @@ pub use memory::{
     INTENT_DESCRIPTION,
 };
 pub use review::{Decided, Decision};
-pub use skills::{Audited, Installed, Removed, Resolved, Seeded, SourceInfo, Sources, Verified};
+pub use skills::{
+    Audited, Installed, LockFile, Locked, LockedInstall, LockedSkill, LockedSource, Removed, Resolved, Seeded,
+    SourceInfo, Sources, Verified, LOCK_FILE,
+};
 pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 
 pub use skill_folders::SkillContext;

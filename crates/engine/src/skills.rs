@@ -75,6 +75,66 @@ pub struct Seeded {
     pub warnings: Vec<String>,
 }
 
+/// The name of the lock file, in the workspace.
+pub const LOCK_FILE: &str = "skillmem.lock";
+
+/// One skill of a lock file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LockedSkill {
+    pub name: String,
+    pub subpath: String,
+    /// The store's content hash (path, executable bit, length and bytes of each file).
+    pub content_hash: String,
+    /// SHA-256 over the sorted relative paths and bytes (the Agent Skills proposal's digest).
+    pub digest: String,
+    /// The audit's verdict when locked: `block` (installed with --accept-risk), `warn`, `ok`.
+    pub verdict: skillmem_audit::Verdict,
+}
+
+/// One source of a lock file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LockedSource {
+    pub source: String,
+    /// The ref it was installed with, if any.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
+    /// The commit every install of this lock pins.
+    pub commit: String,
+    /// The choices it was installed with (empty: every skill).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<skillmem_skills::Choice>,
+    pub skills: Vec<LockedSkill>,
+}
+
+/// `skillmem.lock`: what is installed, exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LockFile {
+    pub version: u32,
+    pub sources: Vec<LockedSource>,
+}
+
+/// What `skills lock` wrote.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Locked {
+    /// The lock file's path.
+    pub path: String,
+    pub lock: LockFile,
+}
+
+/// What `skills install --locked` did: each source installed at its locked commit, and every
+/// difference from the lock (empty when the install matches it).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LockedInstall {
+    pub path: String,
+    pub skills: Vec<SkillInfo>,
+    pub mismatches: Vec<String>,
+}
+
 /// What `skills verify` found: every skill (in the store, or seeded under the folder given)
 /// whose files differ from what was installed.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -101,6 +161,98 @@ impl Engine {
             .iter()
             .map(|a| skillmem_audit::Allow { skill: a.skill.clone(), rule: a.rule.clone(), reason: a.reason.clone() })
             .collect()
+    }
+
+    fn lock_path(&self, dir: Option<&Path>) -> Result<std::path::PathBuf> {
+        let dir = dir.map(Path::to_path_buf).or_else(|| self.workspace().map(Path::to_path_buf)).ok_or_else(|| {
+            skillmem_error::Error::invalid("no workspace: give the folder of skillmem.lock (--workspace)")
+        })?;
+        Ok(dir.join(LOCK_FILE))
+    }
+
+    /// Writes `skillmem.lock` in `dir` (default the workspace): every installed source, its
+    /// ref, commit and choices, and per skill its content hash, digest and audit verdict.
+    pub fn skills_lock(&self, dir: Option<&Path>) -> Result<Locked> {
+        let path = self.lock_path(dir)?;
+        let allow = self.audit_allow();
+        let mut sources = vec![];
+        for (row, skills) in self.skills().list()? {
+            let mut locked = vec![];
+            for s in skills {
+                let files = skillmem_audit::read_dir(Path::new(&s.path)).map_err(|e| {
+                    skillmem_error::Error::storage(format!("cannot read the stored copy of {}: {e}", s.name))
+                })?;
+                let verdict = skillmem_audit::audit(&s.path, &s.name, &files, &allow).verdict;
+                locked.push(LockedSkill {
+                    name: s.name,
+                    subpath: s.subpath,
+                    content_hash: s.content_hash,
+                    digest: skillmem_audit::digest(&files),
+                    verdict,
+                });
+            }
+            sources.push(LockedSource {
+                source: row.source,
+                r#ref: row.requested_ref,
+                commit: row.pinned_ref,
+                choices: row.choices,
+                skills: locked,
+            });
+        }
+        let lock = LockFile { version: 1, sources };
+        let text =
+            serde_json::to_string_pretty(&lock).map_err(|e| skillmem_error::Error::storage(e.to_string()))? + "\n";
+        let tmp = path.with_extension("lock.tmp");
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, &path)?;
+        Ok(Locked { path: path.display().to_string(), lock })
+    }
+
+    /// Installs exactly what `skillmem.lock` in `dir` (default the workspace) says: each
+    /// source at its commit with its choices; then compares what was installed with the lock.
+    pub fn skills_install_locked(&self, dir: Option<&Path>, progress: &dyn Fn(Progress)) -> Result<LockedInstall> {
+        let path = self.lock_path(dir)?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            skillmem_error::Error::NotFound(format!("{}: {e}; write one with `skillmem skills lock`", path.display()))
+        })?;
+        let lock: LockFile = serde_json::from_str(&text).map_err(|e| {
+            skillmem_error::Error::invalid(format!("{} is not a skillmem lock file: {e}", path.display()))
+        })?;
+        let mut skills = vec![];
+        let mut mismatches = vec![];
+        for src in &lock.sources {
+            let mut s = self.skills();
+            // A skill locked after its risk was accepted installs again as it was locked.
+            s.accept_risk = vec![];
+            if src.skills.iter().any(|k| k.verdict == skillmem_audit::Verdict::Block) {
+                s.accept_risk = skillmem_audit::rules::ids().iter().map(|r| r.to_string()).collect();
+            }
+            let o = s.install_exact(&src.source, &src.commit, &src.choices, progress)?;
+            for want in &src.skills {
+                match o.skills.iter().find(|k| k.name == want.name) {
+                    None => mismatches.push(format!("{} ({}): locked but not installed", want.name, src.source)),
+                    Some(got) if got.content_hash != want.content_hash => mismatches.push(format!(
+                        "{} ({}): content {} differs from the locked {}",
+                        want.name,
+                        src.source,
+                        &got.content_hash[..12],
+                        &want.content_hash[..want.content_hash.len().min(12)]
+                    )),
+                    Some(got) if got.pinned_ref != src.commit => mismatches.push(format!(
+                        "{} ({}): pinned to {} instead of the locked {}",
+                        want.name, src.source, got.pinned_ref, src.commit
+                    )),
+                    Some(_) => {}
+                }
+            }
+            for got in &o.skills {
+                if !src.skills.iter().any(|k| k.name == got.name) {
+                    mismatches.push(format!("{} ({}): installed but not in the lock", got.name, src.source));
+                }
+            }
+            skills.extend(o.skills);
+        }
+        Ok(LockedInstall { path: path.display().to_string(), skills, mismatches })
     }
 
     /// Checks the store (and, with `cwd`, the copies seeded there) against the digests.

@@ -188,7 +188,9 @@ macro_rules! for_each_method {
                 $crate::skills::Resolve,
                 $crate::skills::Seed,
                 $crate::skills::Audit,
-                $crate::skills::Verify
+                $crate::skills::Verify,
+                $crate::skills::Lock,
+                $crate::skills::InstallLocked
             ],
             notifications: [$crate::memory::ToolBefore]
         )

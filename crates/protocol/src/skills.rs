@@ -1,4 +1,4 @@
-//! Session skills: `skillmem/skills/{install,update,remove,list,resolve,seed,audit,verify}`.
+//! Session skills: `skillmem/skills/{install,update,remove,list,resolve,seed,audit,verify,lock,installLocked}`.
 //! docs/protocol.md, "Session skills".
 
 use std::path::Path;
@@ -11,8 +11,9 @@ use skillmem_engine::Engine;
 use skillmem_error::Result;
 
 pub use skillmem_engine::{
-    Audited as AuditResult, Installed as InstallResult, Installed as UpdateResult, Removed as RemoveResult,
-    Resolved as ResolveResult, Seeded as SeedResult, SourceInfo, Sources as ListResult, Verified as VerifyResult,
+    Audited as AuditResult, Installed as InstallResult, Installed as UpdateResult, Locked as LockResult,
+    LockedInstall as InstallLockedResult, Removed as RemoveResult, Resolved as ResolveResult, Seeded as SeedResult,
+    SourceInfo, Sources as ListResult, Verified as VerifyResult,
 };
 pub use skillmem_skills::{Choice, Offered, Refused, SeedAction, SeedOp, SkillInfo};
 
@@ -265,5 +266,67 @@ impl Method for Verify {
 
     fn run(engine: &Engine, p: VerifyParams, _: &Cx<'_>) -> Result<VerifyResult> {
         engine.skills_verify(p.cwd.as_deref().map(Path::new), &p.targets)
+    }
+}
+
+/// `skillmem/skills/lock` params.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LockParams {
+    /// The absolute folder to write `skillmem.lock` in; default the workspace.
+    #[serde(default)]
+    pub dir: Option<String>,
+}
+
+/// Writes `skillmem.lock`: every installed source at its commit, per skill its digests and
+/// audit verdict.
+pub struct Lock;
+
+impl Method for Lock {
+    const NAME: &'static str = "skillmem/skills/lock";
+    const STEM: &'static str = "skills.lock";
+    type Params = LockParams;
+    type Result = LockResult;
+
+    fn no_params() -> Option<LockParams> {
+        Some(LockParams::default())
+    }
+
+    fn run(engine: &Engine, p: LockParams, _: &Cx<'_>) -> Result<LockResult> {
+        engine.skills_lock(p.dir.as_deref().map(Path::new))
+    }
+}
+
+/// `skillmem/skills/installLocked` params.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallLockedParams {
+    /// The absolute folder holding `skillmem.lock`; default the workspace.
+    #[serde(default)]
+    pub dir: Option<String>,
+    /// An LSP progress token: `$/progress` is reported under it while cloning.
+    #[serde(default)]
+    pub work_done_token: Option<ProgressToken>,
+}
+
+/// Installs exactly what `skillmem.lock` says and reports every mismatch.
+pub struct InstallLocked;
+
+impl Method for InstallLocked {
+    const NAME: &'static str = "skillmem/skills/installLocked";
+    const STEM: &'static str = "skills.installLocked";
+    type Params = InstallLockedParams;
+    type Result = InstallLockedResult;
+
+    fn no_params() -> Option<InstallLockedParams> {
+        Some(InstallLockedParams::default())
+    }
+
+    fn progress(p: &InstallLockedParams) -> Option<(ProgressToken, &'static str)> {
+        p.work_done_token.clone().map(|t| (t, "Installing locked skills"))
+    }
+
+    fn run(engine: &Engine, p: InstallLockedParams, cx: &Cx<'_>) -> Result<InstallLockedResult> {
+        engine.skills_install_locked(p.dir.as_deref().map(Path::new), cx.progress)
     }
 }

@@ -681,6 +681,19 @@ impl Skills<'_> {
         registry::source(&conn, source.trim())?.ok_or_else(|| registry::not_installed(source))
     }
 
+    /// Installs `source` at exactly `commit` with `choices` (a lock file's entry): the same
+    /// flow as an install, audit included.
+    pub fn install_exact(
+        &self,
+        source: &str,
+        commit: &str,
+        choices: &[Choice],
+        progress: &dyn Fn(Progress),
+    ) -> Result<Outcome> {
+        let source = fetch::normalize(source)?;
+        self.install_choices(&source, Some(commit), choices, None, progress)
+    }
+
     /// Re-fetches an installed source at the ref it was installed with (or `rref`), with the
     /// choices it was installed with.
     pub fn update(&self, source: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<Outcome> {
