@@ -783,7 +783,7 @@ fn cli_installs_lists_seeds_and_removes() {
     let (code, _, errs) = t.w.cli(&["skills", "install", "-x"]);
     assert_ne!(code, 0, "{errs}");
 
-    let (code, out, errs) = t.w.cli(&["skills", "update", repo.to_str().unwrap()]);
+    let (code, out, errs) = t.w.cli(&["skills", "update", repo.to_str().unwrap(), "--yes"]);
     assert_eq!(code, 0, "{errs}");
     assert!(out.contains("updated"), "{out}");
     let (code, out, _) = t.w.cli(&["skills", "remove", repo.to_str().unwrap(), "--json"]);

@@ -52,6 +52,9 @@ pub enum SkillsCommand {
         /// Re-pin to this ref instead of the one installed with.
         #[arg(long = "ref", value_name = "R")]
         r#ref: Option<String>,
+        /// Apply without asking (otherwise: shown, then asked on a terminal; not applied elsewhere).
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// Remove an installed source and its skills.
     Remove {
@@ -187,6 +190,38 @@ fn human_offered(offered: &[skillmem::skills::Offered]) -> String {
     t.trim_end().to_string()
 }
 
+/// The human form of an update's plan: the commits, then each skill's change.
+fn human_plan(p: &skillmem::skills::UpdatePlan) -> String {
+    let short = |c: &str| c[..c.len().min(12)].to_string();
+    let mut t = format!("{}: {} -> {}\n", p.source, short(&p.from), short(&p.to));
+    if p.from == p.to {
+        t.push_str("  no new commit\n");
+    }
+    for l in &p.log {
+        t.push_str(&format!("  {l}\n"));
+    }
+    if let Some(n) = &p.log_note {
+        t.push_str(&format!("  ({n})\n"));
+    }
+    for s in &p.skills {
+        let verdict = s.verdict.map(|v| format!(" [audit: {}]", v.as_str())).unwrap_or_default();
+        t.push_str(&format!("{:<9} {}{verdict}\n", s.status, s.name));
+        for (what, list) in [("+", &s.files.added), ("~", &s.files.changed), ("-", &s.files.removed)] {
+            for f in list.iter().take(20) {
+                t.push_str(&format!("    {what} {f}\n"));
+            }
+        }
+        for f in &s.new_findings {
+            let at = if f.line > 0 { format!("{}:{}", f.file, f.line) } else { f.file.clone() };
+            t.push_str(&format!("    new finding: {} {} at {at}: {}\n", f.severity.as_str(), f.rule, f.why));
+        }
+        if let Some(p) = &s.problem {
+            t.push_str(&format!("    would not install: {p}\n"));
+        }
+    }
+    t.trim_end().to_string()
+}
+
 /// A target of `skills audit`: a path that exists is made absolute, anything else is a name.
 fn audit_target(t: &str) -> Result<String> {
     if Path::new(t).exists() {
@@ -280,11 +315,37 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<u8> {
                 t
             })?;
         }
-        SkillsCommand::Update { source, r#ref } => {
+        SkillsCommand::Update { source, r#ref, yes } => {
+            let source = url_arg(&source)?;
             let bar = Bar::new();
-            let r = e.skills_update(&url_arg(&source)?, r#ref.as_deref(), &|p| bar.show(p));
+            let preview = e.skills_update_preview(&source, r#ref.as_deref(), &|p| bar.show(p));
             bar.done();
-            let r = r?;
+            let preview = preview?;
+            let plan = preview.plan.as_ref().expect("a preview has a plan");
+            let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !g.json;
+            if !yes {
+                emit(g, &preview, |_| human_plan(plan))?;
+                if !interactive {
+                    if !g.json {
+                        super::out("(not applied: run again with --yes to re-pin)");
+                    }
+                    return Ok(0);
+                }
+                eprint!("apply this update? [y/N] ");
+                let mut answer = String::new();
+                std::io::stdin().read_line(&mut answer)?;
+                if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                    super::out("not applied");
+                    return Ok(0);
+                }
+            } else if !g.json {
+                super::out(&human_plan(plan));
+            }
+            let bar = Bar::new();
+            let r = e.skills_update(&source, r#ref.as_deref(), &|p| bar.show(p));
+            bar.done();
+            let mut r = r?;
+            r.plan = preview.plan.clone();
             emit(g, &r, |r| format!("updated: {} skill(s)\n{}", r.skills.len(), human_skills(&r.skills, &r.removed)))?;
         }
         SkillsCommand::Remove { source } => {

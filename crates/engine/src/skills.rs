@@ -25,6 +25,9 @@ pub struct Installed {
     /// With `list`: what the repository offers (nothing was installed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offered: Option<Vec<Offered>>,
+    /// An update's preview: what it would change (nothing was written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<skillmem_skills::UpdatePlan>,
 }
 
 /// The skills a removed source took with it.
@@ -332,7 +335,13 @@ impl Engine {
     ) -> Result<Installed> {
         if list {
             let offered = self.skills().offered(url, rref, choice, progress)?;
-            return Ok(Installed { skills: vec![], removed: vec![], refused: vec![], offered: Some(offered) });
+            return Ok(Installed {
+                skills: vec![],
+                removed: vec![],
+                refused: vec![],
+                offered: Some(offered),
+                plan: None,
+            });
         }
         let mut skills = self.skills();
         skills.accept_risk = accept_risk
@@ -342,13 +351,25 @@ impl Engine {
             .filter(|r| !r.is_empty())
             .collect();
         let o = skills.install(url, rref, choice, progress)?;
-        Ok(Installed { skills: o.skills, removed: o.removed, refused: o.refused, offered: None })
+        Ok(Installed { skills: o.skills, removed: o.removed, refused: o.refused, offered: None, plan: None })
     }
 
     /// Fetches an installed source again (or re-pins it to `rref`).
     pub fn skills_update(&self, source: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<Installed> {
         let o = self.skills().update(source, rref, progress)?;
-        Ok(Installed { skills: o.skills, removed: o.removed, refused: o.refused, offered: None })
+        Ok(Installed { skills: o.skills, removed: o.removed, refused: o.refused, offered: None, plan: None })
+    }
+
+    /// What updating `source` would change: files, commit log and the audit's new findings;
+    /// nothing is written.
+    pub fn skills_update_preview(
+        &self,
+        source: &str,
+        rref: Option<&str>,
+        progress: &dyn Fn(Progress),
+    ) -> Result<Installed> {
+        let plan = self.skills().preview_update(source, rref, progress)?;
+        Ok(Installed { skills: vec![], removed: vec![], refused: vec![], offered: None, plan: Some(plan) })
     }
 
     /// Removes an installed source and its skills.

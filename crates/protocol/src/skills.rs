@@ -77,6 +77,10 @@ pub struct UpdateParams {
     /// Re-pin to this branch, tag or commit instead of the ref it was installed with.
     #[serde(default, rename = "ref")]
     pub r#ref: Option<String>,
+    /// Only say what the update would change (`plan`: files, commit log, the audit's new
+    /// findings) and write nothing.
+    #[serde(default)]
+    pub preview: bool,
     /// An LSP progress token: `$/progress` is reported under it while fetching.
     #[serde(default)]
     pub work_done_token: Option<ProgressToken>,
@@ -96,6 +100,9 @@ impl Method for Update {
     }
 
     fn run(engine: &Engine, p: UpdateParams, cx: &Cx<'_>) -> Result<UpdateResult> {
+        if p.preview {
+            return engine.skills_update_preview(&p.source, p.r#ref.as_deref(), cx.progress);
+        }
         engine.skills_update(&p.source, p.r#ref.as_deref(), cx.progress)
     }
 }

@@ -143,6 +143,44 @@ pub struct Outcome {
     pub refused: Vec<Refused>,
 }
 
+/// What an update would change in one skill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillChange {
+    pub name: String,
+    /// `added`, `changed`, `removed` or `unchanged`.
+    pub status: String,
+    /// The files added, changed and removed since the pinned commit.
+    #[serde(flatten)]
+    pub files: verify::FileDiff,
+    /// The audit's verdict on the new version (none for a removed skill).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<skillmem_audit::Verdict>,
+    /// Findings of the new version the pinned one did not have (same rule and file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_findings: Vec<skillmem_audit::Finding>,
+    /// Why the new version would not install (a failed check), if it would not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// What `skills update` would do, shown before it re-pins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdatePlan {
+    pub source: String,
+    /// The commit pinned now.
+    pub from: String,
+    /// The commit the update would pin.
+    pub to: String,
+    /// `short-hash subject` of each commit between them, newest first (at most 50).
+    pub log: Vec<String>,
+    /// Why the log is empty when the commits differ (a shallow fetch has no history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_note: Option<String>,
+    pub skills: Vec<SkillChange>,
+}
+
 /// Most skills one source may install (the largest collection measured offers 864).
 pub const MAX_SKILLS_PER_SOURCE: usize = 2_000;
 /// Most bytes one source may store, all its skills together.
@@ -582,7 +620,9 @@ impl Skills<'_> {
             return Ok(None);
         }
         let skills = registry::skills_of(&conn, self.data_dir, source)?;
-        let intact = !skills.is_empty() && skills.iter().all(|s| Path::new(&s.path).join("SKILL.md").is_file());
+        // A stored copy edited since install is not intact: the reinstall writes it again.
+        let intact = !skills.is_empty()
+            && skills.iter().all(|s| Path::new(&s.path).join("SKILL.md").is_file() && self.store_drift(s).is_none());
         let all_in = chosen.iter().all(|c| skills.iter().any(|s| s.subpath == c.candidate.subpath && s.name == c.name));
         Ok((intact && all_in).then_some(skills))
     }
@@ -700,6 +740,99 @@ impl Skills<'_> {
         let row = self.find_source(source)?;
         let rref = rref.map(str::to_string).or(row.requested_ref.clone());
         self.install_choices(&row.source, rref.as_deref(), &row.choices, None, progress)
+    }
+
+    /// What updating `source` (at `rref`, default the ref it was installed with) would change,
+    /// without writing anything: per skill the files added, changed and removed, the audit's
+    /// new findings, and the commit log between the pinned commit and the new one.
+    pub fn preview_update(&self, source: &str, rref: Option<&str>, progress: &dyn Fn(Progress)) -> Result<UpdatePlan> {
+        let row = self.find_source(source)?;
+        let rref = rref.map(str::to_string).or(row.requested_ref.clone());
+        let rref = rref.as_deref().map(str::trim).filter(|r| !r.is_empty());
+        progress(Progress { message: format!("fetching {}", row.source), percent: Some(0) });
+        let fetched = fetch::fetch(&row.source, rref, &self.data_dir.join("tmp"), progress)?;
+        let repo = &fetched.repo;
+        let commit = repo.find_commit(fetched.commit).map_err(git)?;
+        let to = commit.id().to_string();
+        let root = commit.tree().map_err(git)?;
+        let (chosen, _) = self.choose(repo, &root, &row.source, &row.choices, None)?;
+        let installed = registry::skills_of(&lock(self.conn), self.data_dir, &row.source)?;
+        let now = db::now_ms();
+        let mut skills = vec![];
+        for c in &chosen {
+            let old = installed.iter().find(|s| s.name == c.name);
+            let new = match self.prepare(repo, &row.source, &to, c, now) {
+                Ok(p) => p,
+                Err(Error::InvalidSkillRepo(why)) => {
+                    skills.push(SkillChange {
+                        name: c.name.clone(),
+                        status: if old.is_some() { "changed" } else { "added" }.into(),
+                        files: verify::FileDiff::default(),
+                        verdict: None,
+                        new_findings: vec![],
+                        problem: Some(why),
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let files = audit_files(repo, &new.files)?;
+            let mut new_files = verify::Files::new();
+            for (f, e) in files.iter().zip(&new.files) {
+                use sha2::Digest;
+                let sha: String = sha2::Sha256::digest(&f.bytes).iter().map(|b| format!("{b:02x}")).collect();
+                new_files.insert(f.rel.clone(), (sha, e.exec));
+            }
+            let report = skillmem_audit::audit(&c.candidate.subpath, &c.name, &files, &self.audit_allow);
+            let (status, diff, new_findings) = match old {
+                Some(o) => {
+                    let old_dir = Path::new(&o.path);
+                    let old_files = verify::hash_dir(old_dir, &[]).map(|h| h.files).unwrap_or_default();
+                    let old_report = skillmem_audit::read_dir(old_dir)
+                        .map(|f| skillmem_audit::audit(&o.path, &o.name, &f, &self.audit_allow))
+                        .ok();
+                    let seen: HashSet<(String, String)> = old_report
+                        .map(|r| r.findings.into_iter().map(|f| (f.rule, f.file)).collect())
+                        .unwrap_or_default();
+                    let fresh: Vec<skillmem_audit::Finding> = report
+                        .findings
+                        .iter()
+                        .filter(|f| !seen.contains(&(f.rule.clone(), f.file.clone())))
+                        .cloned()
+                        .collect();
+                    let d = verify::diff(&old_files, &new_files);
+                    (if d.is_empty() { "unchanged" } else { "changed" }, d, fresh)
+                }
+                None => (
+                    "added",
+                    verify::FileDiff { added: new_files.keys().cloned().collect(), ..Default::default() },
+                    report.findings.clone(),
+                ),
+            };
+            skills.push(SkillChange {
+                name: c.name.clone(),
+                status: status.into(),
+                files: diff,
+                verdict: Some(report.verdict),
+                new_findings,
+                problem: None,
+            });
+        }
+        for o in &installed {
+            if !chosen.iter().any(|c| c.name == o.name) {
+                skills.push(SkillChange {
+                    name: o.name.clone(),
+                    status: "removed".into(),
+                    files: verify::FileDiff::default(),
+                    verdict: None,
+                    new_findings: vec![],
+                    problem: None,
+                });
+            }
+        }
+        let (log, log_note) = commit_log(repo, &row.pinned_ref, &to);
+        progress(Progress { message: format!("{} at {}", row.source, &to[..12]), percent: Some(100) });
+        Ok(UpdatePlan { source: row.source, from: row.pinned_ref, to, log, log_note, skills })
     }
 
     /// Removes a source, its skills and their store folders; returns the names removed.
@@ -872,8 +1005,8 @@ impl Skills<'_> {
         Some(drift(
             files,
             format!(
-                "its stored files no longer match the digest they were installed with ({which}); run `skillmem skills update {}` to restore them",
-                info.source
+                "its stored files no longer match the digest they were installed with ({which}); run `skillmem skills install {} --ref {}` to store the pinned commit again",
+                info.source, info.pinned_ref
             ),
         ))
     }
@@ -986,6 +1119,38 @@ fn refuse_twins(prepared: Vec<Prepared>) -> (Vec<Prepared>, Vec<Refused>) {
         });
     }
     (keep, refused)
+}
+
+/// The commits after `from` up to `to`, newest first, as `short-hash subject` (at most 50).
+fn commit_log(repo: &git2::Repository, from: &str, to: &str) -> (Vec<String>, Option<String>) {
+    if from == to {
+        return (vec![], None);
+    }
+    let (Ok(to_oid), Ok(from_oid)) = (git2::Oid::from_str(to), git2::Oid::from_str(from)) else {
+        return (vec![], None);
+    };
+    if repo.find_commit(from_oid).is_err() {
+        return (
+            vec![],
+            Some(format!(
+                "the pinned commit {} is not in the fetched history (a shallow fetch)",
+                &from[..12.min(from.len())]
+            )),
+        );
+    }
+    let mut log = vec![];
+    let walk = repo.revwalk().and_then(|mut w| {
+        w.push(to_oid)?;
+        w.hide(from_oid)?;
+        Ok(w)
+    });
+    let Ok(walk) = walk else { return (vec![], Some("the history could not be read".into())) };
+    for oid in walk.flatten().take(50) {
+        if let Ok(c) = repo.find_commit(oid) {
+            log.push(format!("{} {}", &oid.to_string()[..12], c.summary().unwrap_or("")));
+        }
+    }
+    (log, None)
 }
 
 /// Most bytes of one file the install audit reads (the rest of a larger file is not read

@@ -182,7 +182,15 @@ pub fn write(repo: &Repository, files: &[FileEntry], data_dir: &Path, name: &str
         tracing::warn!("cannot write the manifest of {name}: {e}");
     }
     if dest.is_dir() {
-        return Ok(hash);
+        // The same version stored before, unless it was edited since: then it is replaced.
+        if crate::verify::hash_dir(&dest, &[]).is_ok_and(|h| h.hash == hash) {
+            return Ok(hash);
+        }
+        tracing::warn!("the stored copy of {name} was edited since install; writing it again");
+        let aside = staging_root.join(format!("drifted-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&aside);
+        std::fs::rename(&dest, &aside)?;
+        let _ = std::fs::remove_dir_all(&aside);
     }
     std::fs::create_dir_all(dest.parent().unwrap_or(data_dir))?;
     match std::fs::rename(staging.path(), &dest) {
