@@ -395,3 +395,49 @@ fn update_shows_files_commits_and_new_findings_before_it_re_pins() {
     assert_eq!(r["plan"]["to"], json!(last), "{r}");
     assert_eq!(r["skills"][0]["pinnedRef"], json!(last), "{r}");
 }
+
+#[test]
+fn list_shows_each_skills_loads_and_prune_removes_only_with_yes() {
+    let w = World::new();
+    let repo = two_skill_repo(&w);
+    let (code, _, err) = w.cli(&["skills", "install", repo.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let db = rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+    let now: i64 = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    for (host, session) in [("claude-code", "s1"), ("codex", "s2"), ("claude-code", "s3")] {
+        db.execute(
+            "INSERT INTO skill_uses(host, session_id, project_id, skill, used_at) VALUES (?1, ?2, 'p', 'csv-tools', ?3)",
+            rusqlite::params![host, session, now],
+        )
+        .unwrap();
+    }
+    let (code, out, err) = w.cli(&["skills", "list", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let l: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(l["usage"][0]["skill"], "csv-tools", "{l}");
+    assert_eq!(l["usage"][0]["loads"], 3);
+    assert_eq!(l["usage"][0]["hosts"], json!(["claude-code", "codex"]));
+    let (_, human, _) = w.cli(&["skills", "list"]);
+    assert!(human.contains("loads:") && human.contains("(claude-code, codex)"), "{human}");
+
+    // Recently loaded (and recently installed): nothing to prune.
+    let (code, out, _) = w.cli(&["skills", "prune", "--unused", "30"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("no installed skill has gone unused for 30 days"), "{out}");
+
+    // Installed and last loaded long ago: a candidate, removed only with --yes.
+    db.execute("UPDATE skill_uses SET used_at = 1000", []).unwrap();
+    db.execute("UPDATE installed_skills SET installed_at = 1000", []).unwrap();
+    let (code, out, _) = w.cli(&["skills", "prune", "--unused", "30", "--json"]);
+    assert_eq!(code, 0);
+    let p: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((p["candidates"].clone(), p["removed"].clone()), (json!(["csv-tools"]), json!([])), "{p}");
+    let (_, listed, _) = w.cli(&["skills", "list"]);
+    assert!(listed.contains("csv-tools"), "still installed: {listed}");
+    let (code, out, err) = w.cli(&["skills", "prune", "--unused", "30", "--yes", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let p: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(p["removed"], json!(["csv-tools"]), "{p}");
+    let (_, listed, _) = w.cli(&["skills", "list"]);
+    assert!(listed.contains("no skills installed"), "{listed}");
+}

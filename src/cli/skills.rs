@@ -61,8 +61,18 @@ pub enum SkillsCommand {
         /// The source as installed (its URL or path; `skillmem skills list` shows them).
         source: String,
     },
-    /// The installed sources and their skills.
+    /// The installed sources and their skills, with the loads skillmem saw of each.
     List,
+    /// List the installed skills unused for DAYS days; remove (with --yes) the sources whose
+    /// skills are all unused.
+    Prune {
+        /// Days without a load (and since install).
+        #[arg(long, value_name = "DAYS")]
+        unused: u32,
+        /// Remove them; without it only the candidates are listed.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
     /// Check the stored skills against their digests (and, with --cwd, the copies seeded
     /// there against the store). Exits 1 when anything drifted, naming each skill and file.
     Verify {
@@ -171,6 +181,25 @@ fn human_skills(skills: &[SkillInfo], removed: &[String]) -> String {
         t.push_str(&format!("  removed {r}\n"));
     }
     t.trim_end().to_string()
+}
+
+/// The loads of each installed skill: how many, which hosts, and when last.
+fn human_usage(r: &skillmem::engine::Sources) -> String {
+    let names: Vec<&str> = r.sources.iter().flat_map(|s| s.skills.iter().map(|k| k.name.as_str())).collect();
+    let mut t = String::from("\nloads:");
+    for n in names {
+        match r.usage.iter().find(|u| u.skill == n) {
+            Some(u) => t.push_str(&format!(
+                "\n  {:<28} {:>5}  last {}  ({})",
+                n,
+                u.loads,
+                super::day_of(u.last_used),
+                u.hosts.join(", ")
+            )),
+            None => t.push_str(&format!("\n  {n:<28}     0  never seen loaded")),
+        }
+    }
+    t
 }
 
 /// What a repository offers, one skill a line: name, plugin, subpath, description.
@@ -382,6 +411,30 @@ pub fn run(g: &Global, what: SkillsCommand) -> Result<u8> {
                     })
                     .collect::<Vec<_>>()
                     .join("\n")
+                    + &human_usage(r)
+            })?;
+        }
+        SkillsCommand::Prune { unused, yes } => {
+            let r = e.skills_prune(unused, yes)?;
+            emit(g, &r, |r| {
+                if r.candidates.is_empty() {
+                    return format!("no installed skill has gone unused for {unused} days");
+                }
+                let mut t = format!("unused for {unused} days: {}", r.candidates.join(", "));
+                for k in &r.kept {
+                    t.push_str(&format!("\nkept (a source is removed whole): {k}"));
+                }
+                if yes {
+                    t.push_str(&format!(
+                        "\nremoved: {}",
+                        if r.removed.is_empty() { "-".into() } else { r.removed.join(", ") }
+                    ));
+                } else {
+                    t.push_str(
+                        "\n(nothing removed: run again with --yes to remove the sources whose skills are all unused)",
+                    );
+                }
+                t
             })?;
         }
         SkillsCommand::Verify { cwd, target } => {

@@ -445,7 +445,14 @@ fn list_text(r: &Sources) -> String {
         }
         t.push(format!("{} at {at}{asked}:{}", s.source, skill_lines(&s.skills)));
     }
-    t.join("\n")
+    let mut text = t.join("\n");
+    if !r.usage.is_empty() {
+        text.push_str("\nLoads seen:");
+        for u in &r.usage {
+            text.push_str(&format!("\n- {}: {} (by {})", u.skill, u.loads, u.hosts.join(", ")));
+        }
+    }
+    text
 }
 
 fn seed_text(r: &Seeded, dry_run: bool) -> String {

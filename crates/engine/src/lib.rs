@@ -44,8 +44,8 @@ pub use memory::{
 };
 pub use review::{Decided, Decision};
 pub use skills::{
-    Audited, Installed, LockFile, Locked, LockedInstall, LockedSkill, LockedSource, Removed, Resolved, Seeded,
-    SourceInfo, Sources, Verified, LOCK_FILE,
+    Audited, Installed, LockFile, Locked, LockedInstall, LockedSkill, LockedSource, Pruned, Removed, Resolved, Seeded,
+    SkillUsage, SourceInfo, Sources, Verified, LOCK_FILE,
 };
 pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
 

@@ -58,6 +58,35 @@ pub struct SourceInfo {
 #[serde(rename_all = "camelCase")]
 pub struct Sources {
     pub sources: Vec<SourceInfo>,
+    /// The loads skillmem saw of each installed skill, across hosts and projects (skills
+    /// never seen loaded are absent).
+    #[serde(default)]
+    pub usage: Vec<SkillUsage>,
+}
+
+/// How often an installed skill was loaded, by which hosts, and when last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillUsage {
+    pub skill: String,
+    pub loads: i64,
+    /// Milliseconds since the epoch.
+    pub last_used: i64,
+    pub hosts: Vec<String>,
+}
+
+/// What `skills prune --unused DAYS` found, and what it removed (only when asked to).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Pruned {
+    /// Installed skills neither loaded nor installed in the last DAYS days.
+    pub candidates: Vec<String>,
+    /// Sources removed (every skill of each was a candidate); empty without `yes`.
+    pub removed_sources: Vec<String>,
+    /// Skills removed with them.
+    pub removed: Vec<String>,
+    /// Sources kept because some of their skills are in use, with the unused ones.
+    pub kept: Vec<String>,
 }
 
 /// The skills a session should get.
@@ -379,7 +408,7 @@ impl Engine {
 
     /// Every installed source and its skills.
     pub fn skills_list(&self) -> Result<Sources> {
-        let sources = self
+        let sources: Vec<SourceInfo> = self
             .skills()
             .list()?
             .into_iter()
@@ -391,7 +420,44 @@ impl Engine {
                 skills,
             })
             .collect();
-        Ok(Sources { sources })
+        let installed: std::collections::HashSet<String> =
+            sources.iter().flat_map(|s: &SourceInfo| s.skills.iter().map(|k| k.name.clone())).collect();
+        let usage = skillmem_store::memory::usage::totals(&self.conn())?
+            .into_iter()
+            .filter(|l| installed.contains(&l.skill))
+            .map(|l| SkillUsage { skill: l.skill, loads: l.loads, last_used: l.last_used, hosts: l.hosts })
+            .collect();
+        Ok(Sources { sources, usage })
+    }
+
+    /// Installed skills neither loaded nor installed in the last `days` days; with `yes`,
+    /// removes each source whose every skill is such a candidate (a source is installed and
+    /// removed whole).
+    pub fn skills_prune(&self, days: u32, yes: bool) -> Result<Pruned> {
+        let list = self.skills_list()?;
+        let since = skillmem_store::db::now_ms() - i64::from(days) * 86_400_000;
+        let last: std::collections::HashMap<&str, i64> =
+            list.usage.iter().map(|u| (u.skill.as_str(), u.last_used)).collect();
+        let unused = |k: &SkillInfo| k.installed_at < since && last.get(k.name.as_str()).is_none_or(|t| *t < since);
+        let mut out = Pruned { candidates: vec![], removed_sources: vec![], removed: vec![], kept: vec![] };
+        for s in &list.sources {
+            let c: Vec<&SkillInfo> = s.skills.iter().filter(|k| unused(k)).collect();
+            out.candidates.extend(c.iter().map(|k| k.name.clone()));
+            if c.is_empty() {
+                continue;
+            }
+            if c.len() < s.skills.len() {
+                out.kept.push(format!(
+                    "{} (in use; unused: {})",
+                    s.source,
+                    c.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            } else if yes {
+                out.removed.extend(self.skills().remove(&s.source)?);
+                out.removed_sources.push(s.source.clone());
+            }
+        }
+        Ok(out)
     }
 
     /// The union of the global, list and task names that are installed, in first-seen order.

@@ -78,3 +78,30 @@ pub fn by_day(conn: &Connection, project: &str, since: i64) -> Result<Vec<DaySki
     })?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
+
+/// The loads of one skill across every project and host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loads {
+    pub skill: String,
+    /// Recorded uses (each host session's load counts once per record).
+    pub loads: i64,
+    /// The last use, in milliseconds since the epoch.
+    pub last_used: i64,
+    /// The hosts that used it, sorted.
+    pub hosts: Vec<String>,
+}
+
+/// Every skill ever recorded as used, across projects and hosts (`skills list`, `skills prune`).
+pub fn totals(conn: &Connection) -> Result<Vec<Loads>> {
+    let mut st = conn.prepare(
+        "SELECT skill, count(*), max(used_at), group_concat(DISTINCT host) FROM skill_uses GROUP BY skill ORDER BY skill",
+    )?;
+    let rows = st.query_map([], |r| {
+        let hosts: Option<String> = r.get(3)?;
+        let mut hosts: Vec<String> =
+            hosts.unwrap_or_default().split(',').filter(|h| !h.is_empty()).map(str::to_string).collect();
+        hosts.sort();
+        Ok(Loads { skill: r.get(0)?, loads: r.get(1)?, last_used: r.get(2)?, hosts })
+    })?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
