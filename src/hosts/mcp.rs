@@ -256,9 +256,30 @@ impl McpTool for Install {
 impl McpTool for Update {
     const TOOL: &'static str = "skills_update";
     fn description() -> String {
-        "Fetch an installed source again at the ref it was installed with (a branch moves on, a tag or commit stays), or re-pin it to `ref`. Skills the source no longer has are removed from the store.".into()
+        "Fetch an installed source again at the ref it was installed with (a branch moves on, a tag or commit stays), or re-pin it to `ref`. Skills the source no longer has are removed from the store. Pass preview: true to see first what would change (files, commits, the audit's verdict and new findings) without writing anything.".into()
     }
     fn text(_: &UpdateParams, r: &Installed) -> String {
+        if let Some(p) = &r.plan {
+            let short = |c: &str| c[..c.len().min(12)].to_string();
+            let mut t =
+                format!("Update of {} from {} to {} (nothing written):", p.source, short(&p.from), short(&p.to));
+            for l in &p.log {
+                t.push_str(&format!("\n  {l}"));
+            }
+            for k in &p.skills {
+                let v = k.verdict.map(|v| format!(", audit {}", v.as_str())).unwrap_or_default();
+                t.push_str(&format!(
+                    "\n- {} {}{v}: {} changed, {} added, {} removed file(s), {} new finding(s)",
+                    k.name,
+                    k.status,
+                    k.files.changed.len(),
+                    k.files.added.len(),
+                    k.files.removed.len(),
+                    k.new_findings.len()
+                ));
+            }
+            return t;
+        }
         installed_text("Updated", r)
     }
 }

@@ -548,11 +548,14 @@ pub async fn preview(State(ui): State<Shared>, Query(q): Query<HashMap<String, S
 
 pub async fn session_skills(State(ui): State<Shared>) -> Response {
     let engine = ui.engine.clone();
-    let got = blocking(move || engine.skills_list()).await;
-    let list = match got {
+    let got = blocking(move || Ok((engine.skills_list()?, engine.skills_audit(&[])?))).await;
+    let (list, audited) = match got {
         Ok(v) => v,
         Err(e) => return err_page(&ui, e),
     };
+    // The audit's verdict of each installed skill (the same as `skills audit`), and its loads.
+    let verdict_of = |name: &str| audited.reports.iter().find(|r| r.skill == name).map(|r| r.verdict);
+    let loads_of = |name: &str| list.usage.iter().find(|u| u.skill == name);
     let mut b = String::new();
     b.push_str(
         "<h2>Install from a git URL</h2><form id=\"install\" class=\"filters\" data-act=\"/api/skills/install\" data-job=\"1\" data-list=\"skills\">\
@@ -596,8 +599,25 @@ pub async fn session_skills(State(ui): State<Shared>) -> Response {
                 None if !k.subpath.is_empty() => format!(" <span class=\"muted\">{}</span>", esc(&k.subpath)),
                 None => String::new(),
             };
+            let verdict = match verdict_of(&k.name) {
+                Some(v) => format!(
+                    " <span class=\"badge audit-{v}\" title=\"skillmem skills audit {n}\">audit: {v}</span>",
+                    v = v.as_str(),
+                    n = esc(&k.name)
+                ),
+                None => String::new(),
+            };
+            let loads = match loads_of(&k.name) {
+                Some(u) => format!(
+                    " <span class=\"muted loads\">{} load(s), last {} ({})</span>",
+                    u.loads,
+                    crate::db::day_of(u.last_used),
+                    esc(&u.hosts.join(", "))
+                ),
+                None => " <span class=\"muted loads\">never seen loaded</span>".into(),
+            };
             b.push_str(&format!(
-                "<li><strong>{}</strong>{from} {}{}</li>",
+                "<li><strong>{}</strong>{from}{verdict}{loads} {}{}</li>",
                 esc(&k.name),
                 esc(&k.description),
                 if k.warnings.is_empty() {
