@@ -354,7 +354,8 @@ fn the_replay_reports_the_junk_share_after_each_checkpoint() {
     for c in cps {
         let share = c["trustedJunkShare"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&share), "{c}");
-        assert!(c["trusted"].as_u64().unwrap() > 0 && c["usedUseful"].as_u64().unwrap() > 0, "{c}");
+        // Trust by use needs withheld sessions (lift): after a few sessions, maybe none yet.
+        assert!(c["usedUseful"].as_u64().unwrap() > 0, "{c}");
         assert!(c["block"]["notes"].as_u64().unwrap() > 0, "{c}");
         assert!(["trust", "used > 0"].contains(&c["trustSource"].as_str().unwrap()), "{c}");
     }
@@ -365,4 +366,23 @@ fn the_replay_reports_the_junk_share_after_each_checkpoint() {
     let (code, out, _) = w.cli(&["eval", "replay", "--sessions", "3"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("replay: seed 1, 3 sessions over 3 skills, 18 useful and 18 junk lessons"), "{out}");
+}
+
+/// `skillmem eval replay --anyway`: the agent runs junk lessons' steps whether shown or not;
+/// such a note is used by coincidence at most, and never trusted.
+#[test]
+fn the_replays_anyway_agent_trusts_no_junk() {
+    let w = common::World::new();
+    let (code, out, errs) = w.cli(&["eval", "replay", "--sessions", "6", "--seed", "1", "--anyway", "0.6", "--json"]);
+    assert_eq!(code, 0, "{out}{errs}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let anyway: usize =
+        v["blocks"].as_array().unwrap().iter().map(|b| b["anyway"].as_array().map_or(0, Vec::len)).sum();
+    assert!(anyway > 10, "the agent did junk steps anyway: {v}");
+    for c in v["checkpoints"].as_array().unwrap() {
+        assert_eq!(c["trustedJunk"].as_u64(), Some(0), "{c}");
+    }
+    let (code, _, errs) = w.cli(&["eval", "replay", "--anyway", "2"]);
+    assert_ne!(code, 0);
+    assert!(errs.contains("--anyway"), "{errs}");
 }

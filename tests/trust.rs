@@ -64,7 +64,7 @@ fn trust(n: &Value) -> (i64, i64, &str) {
 fn a_use_in_the_writers_own_session_is_counted_but_only_another_session_makes_it_trusted() {
     let w = World::new();
     let dir = w.enabled_skill("aws-deploy");
-    let mut c = w.spawn();
+    let mut c = w.spawn_with(json!({ "memory": { "holdout": 0 } }));
     let id = note_in(&mut c, "s1", "aws-deploy", AWS);
     assert_eq!(trust(&by_id(&mut c, "aws-deploy", id)), (0, 0, "unverified"));
     let b = load_in(&mut c, "s1", "1", "aws-deploy", &dir);
@@ -75,8 +75,29 @@ fn a_use_in_the_writers_own_session_is_counted_but_only_another_session_makes_it
     load_in(&mut c, "s2", "1", "aws-deploy", &dir);
     bash(&mut c, "s2", "2", "aws s3 sync build s3://site --exact-timestamps --delete");
     end(&mut c, "s2");
-    assert_eq!(trust(&by_id(&mut c, "aws-deploy", id)), (2, 2, "trusted"));
-    let b = load_in(&mut c, "s3", "1", "aws-deploy", &dir);
+    // Used in another session, but no session withheld it yet: no lift behind the use.
+    assert_eq!(trust(&by_id(&mut c, "aws-deploy", id)), (2, 2, "unverified"));
+    c.shutdown().unwrap();
+    // Loads that withhold it (the holdout at every load): the flag does not appear anyway.
+    let mut c = w.spawn_with(json!({ "memory": { "holdout": 1.0 } }));
+    for s in ["s3", "s3b"] {
+        let b = load_in(&mut c, s, "1", "aws-deploy", &dir);
+        assert!(b["noteIds"].as_array().is_none_or(|ids| !ids.contains(&json!(id))), "withheld: {b}");
+        bash(&mut c, s, "2", "aws s3 sync dist s3://site");
+        end(&mut c, s);
+        if s == "s3" {
+            let n = by_id(&mut c, "aws-deploy", id);
+            assert_eq!(trust(&n), (2, 2, "unverified"), "one withheld session is not enough: {n}");
+        }
+    }
+    c.shutdown().unwrap();
+    let mut c = w.spawn_with(json!({ "memory": { "holdout": 0 } }));
+    let n = by_id(&mut c, "aws-deploy", id);
+    assert_eq!((n["withheld"].as_i64(), n["appeared"].as_i64()), (Some(2), None), "{n}");
+    // lift = (2 + 1) / (2 + 2) − (0 + 1) / (2 + 2)
+    assert!((n["lift"].as_f64().unwrap() - 0.5).abs() < 1e-9, "{n}");
+    assert_eq!(trust(&n), (2, 2, "trusted"));
+    let b = load_in(&mut c, "s4", "1", "aws-deploy", &dir);
     let text = b["append"].as_str().unwrap();
     assert!(text.contains("used=\"2\"") && !text.contains("trust="), "{text}");
     let r = ok(c.request("skillmem/recall", json!({ "skill": "aws-deploy" })).unwrap());
@@ -175,7 +196,11 @@ fn a_note_shown_in_enough_sessions_and_never_used_decays_restorably() {
     let w = World::new();
     let dir = w.enabled_skill("aws-deploy");
     // In the workspace's file, so that the CLI's distill reads it too.
-    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nretire_unused_after = 2\nunverified_share = 1.0\n").unwrap();
+    std::fs::write(
+        w.ws.join("skillmem.toml"),
+        "[memory]\nretire_unused_after = 2\nunverified_share = 1.0\nholdout = 0.0\n",
+    )
+    .unwrap();
     let mut c = w.spawn();
     let unused = note_in(&mut c, "s0", "aws-deploy", AWS);
     let prose = note_in(&mut c, "s0", "aws-deploy", PROSE);
@@ -218,6 +243,13 @@ fn notes_filter_by_trust_and_sort_by_use_on_every_door() {
     load_in(&mut c, "s1", "1", "aws-deploy", &dir);
     bash(&mut c, "s1", "2", "aws s3 sync dist s3://site --exact-timestamps");
     end(&mut c, "s1");
+    c.shutdown().unwrap();
+    // Sessions that withhold the used note (the holdout prefers a used one): lift behind it.
+    let mut c = w.spawn_with(json!({ "memory": { "holdout": 1.0 } }));
+    for s in ["s2", "s3"] {
+        load_in(&mut c, s, "1", "aws-deploy", &dir);
+        end(&mut c, s);
+    }
     let ids = |r: Value| r["notes"].as_array().unwrap().iter().map(|n| n["id"].as_i64().unwrap()).collect::<Vec<_>>();
     let q = |c: &mut Client, p: Value| ok(c.request("skillmem/notes", p).unwrap());
     assert_eq!(ids(q(&mut c, json!({ "skill": "aws-deploy", "trust": "trusted" }))), [used]);
@@ -228,7 +260,7 @@ fn notes_filter_by_trust_and_sort_by_use_on_every_door() {
     c.shutdown().unwrap();
     let (code, out, e) = w.cli(&["notes", "aws-deploy", "--trust", "unverified"]);
     assert_eq!(code, 0, "{e}");
-    assert!(out.contains("agent unverified  used 0/1") && !out.contains("exact-timestamps"), "{out}");
+    assert!(out.contains("agent unverified  used 0/3") && !out.contains("exact-timestamps"), "{out}");
     let (code, out, _) = w.cli(&["notes", "aws-deploy", "--sort", "used"]);
     assert_eq!(code, 0);
     assert!(out.contains("agent trusted  used 1/1"), "{out}");
@@ -272,7 +304,51 @@ fn a_read_or_the_warned_flag_is_no_use_and_the_advised_change_is() {
     );
     call(&mut c, "s2", "3", "bash", json!({ "command": "mvn -q verify -DskipITs" }));
     end(&mut c, "s2");
-    assert_eq!(trust(&by_id(&mut c, "release", strip)), (2, 1, "trusted"), "written");
-    assert_eq!(trust(&by_id(&mut c, "release", its)), (2, 1, "trusted"), "the advised flag");
+    // Used in another session; trusted only once a withheld session gives it lift.
+    assert_eq!(trust(&by_id(&mut c, "release", strip)), (2, 1, "unverified"), "written");
+    assert_eq!(trust(&by_id(&mut c, "release", its)), (2, 1, "unverified"), "the advised flag");
+    c.shutdown().unwrap();
+}
+
+/// A junk note whose step every session types anyway is never used, so never trusted; a real
+/// use still is, once sessions that withheld it (the holdout) show the flag does not appear
+/// without it: lift (docs/protocol.md, "Use and trust").
+#[test]
+fn a_step_every_session_types_anyway_never_earns_trust_and_a_real_use_does() {
+    let w = World::new();
+    let dir = w.enabled_skill("ci");
+    let anyway = "make lint-fast";
+    let mut c = w.spawn_with(json!({ "memory": { "holdout": 0, "unverifiedShare": 1.0 } }));
+    // What the sessions of the skill do without any note.
+    for s in ["p1", "p2", "p3"] {
+        load_in(&mut c, s, "1", "ci", &dir);
+        bash(&mut c, s, "2", anyway);
+        end(&mut c, s);
+    }
+    let junk = note_in(&mut c, "w", "ci", "Run `make lint-fast` before pushing, or CI rejects the branch.");
+    let real = note_in(&mut c, "w", "ci", AWS);
+    for s in ["s1", "s2", "s3"] {
+        let b = load_in(&mut c, s, "1", "ci", &dir);
+        assert_eq!(b["noteIds"].as_array().unwrap().len(), 2, "{b}");
+        bash(&mut c, s, "2", anyway);
+        bash(&mut c, s, "3", "aws s3 sync dist s3://site --exact-timestamps");
+        end(&mut c, s);
+    }
+    assert_eq!(trust(&by_id(&mut c, "ci", junk)), (3, 0, "unverified"), "typed anyway: no evidence");
+    assert_eq!(trust(&by_id(&mut c, "ci", real)), (3, 3, "unverified"), "used, no lift yet");
+    c.shutdown().unwrap();
+    // Sessions that withhold a note (the holdout at every load, seeded): the used one first.
+    let mut c = w.spawn_with(json!({ "memory": { "holdout": 1.0, "holdoutSeed": 7, "unverifiedShare": 1.0 } }));
+    for s in ["h1", "h2"] {
+        let b = load_in(&mut c, s, "1", "ci", &dir);
+        assert_eq!(b["noteIds"], json!([junk]), "{b}");
+        bash(&mut c, s, "2", anyway);
+        bash(&mut c, s, "3", "aws s3 sync dist s3://site");
+        end(&mut c, s);
+    }
+    let n = by_id(&mut c, "ci", real);
+    assert_eq!((trust(&n), n["withheld"].as_i64()), ((3, 3, "trusted"), Some(2)), "{n}");
+    let j = by_id(&mut c, "ci", junk);
+    assert_eq!(trust(&j), (5, 0, "unverified"), "{j}");
     c.shutdown().unwrap();
 }

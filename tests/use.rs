@@ -171,6 +171,8 @@ fn malformed_calls_of_other_tools_never_fail() {
 fn the_end_of_input_and_shutdown_end_the_open_sessions() {
     let w = World::new();
     let dir = w.enabled_skill("aws-deploy");
+    // Every load shows the note (no holdout).
+    std::fs::write(w.ws.join("skillmem.toml"), "[memory]\nholdout = 0.0\n").unwrap();
     let mut c = w.spawn();
     note(&mut c, "aws-deploy", "gotcha", "", AWS);
     load_in(&mut c, "eof", "1", "aws-deploy", &dir);

@@ -99,7 +99,7 @@ fn human_notes(p: &NotePage) -> String {
     let mut t = String::new();
     for n in &p.notes {
         t.push_str(&format!(
-            "{:>6}  {:<16} {:<9} {:<7} {}{} {}  used {}/{} hits {} recalls {}  {}\n        {}\n",
+            "{:>6}  {:<16} {:<9} {:<7} {}{} {}  used {}/{}{} hits {} recalls {}  {}\n        {}\n",
             n.id,
             n.skill,
             n.kind,
@@ -109,6 +109,14 @@ fn human_notes(p: &NotePage) -> String {
             n.evidence.trust.as_str(),
             n.evidence.used,
             n.evidence.shown,
+            if n.evidence.withheld > 0 {
+                format!(
+                    " withheld {} (appeared {}) lift {:+.2}",
+                    n.evidence.withheld, n.evidence.appeared, n.evidence.lift
+                )
+            } else {
+                String::new()
+            },
             n.hits,
             n.recalls,
             day_of(n.created_at),

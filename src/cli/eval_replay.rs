@@ -25,6 +25,12 @@
 //! intent and lesson, four characters a token, as the block counts); and the useful lessons
 //! retired (lost) and junk retired. The generator is a function of `--seed`; its lessons are
 //! written for it, not taken from a recall set.
+//!
+//! With `--anyway P`, the agent also does junk lessons' steps *anyway*: in each session that
+//! loads a skill, it runs each junk lesson's step (the lesson's first command, as written) with
+//! probability P whether the block showed the lesson or not. Such a use is no evidence that the
+//! note helped, and the note must not become trusted by it (lift: docs/protocol.md, "Use and
+//! trust"). The holdout is seeded with `--seed`.
 
 use std::collections::HashMap;
 
@@ -412,7 +418,7 @@ fn checkpoint(c: &mut skillmem::client::Client, known: &HashMap<i64, Known>, aft
 }
 
 /// The replay (see the module docs): the figures after 3, 6, 10 and the last session.
-pub fn replay(sessions: usize, seed: u64, mut log: impl FnMut(String)) -> Result<Value> {
+pub fn replay(sessions: usize, seed: u64, anyway: f64, mut log: impl FnMut(String)) -> Result<Value> {
     let mut rng = Rng(seed);
     let tmp = tempfile::tempdir()?;
     let ws = tmp.path().join("ws");
@@ -425,7 +431,7 @@ pub fn replay(sessions: usize, seed: u64, mut log: impl FnMut(String)) -> Result
             format!("---\nname: {0}\ndescription: {0}\nskill-memory:\n  enabled: true\n---\n# {0}\n", s.name),
         )?;
     }
-    let mut c = host_with(tmp.path(), &ws, json!({}))?;
+    let mut c = host_with(tmp.path(), &ws, json!({ "memory": { "holdoutSeed": seed } }))?;
     // The store, written in an order the seed shuffles (useful and junk interleaved).
     let mut order: Vec<(usize, bool, usize)> = vec![];
     for (k, s) in SKILLS.iter().enumerate() {
@@ -511,9 +517,17 @@ pub fn replay(sessions: usize, seed: u64, mut log: impl FnMut(String)) -> Result
                     call(&mut c, p)?;
                 }
             }
+            // The "anyway" agent: each junk lesson's step at the base rate, shown or not.
+            let mut anyway_done = vec![];
+            for (i, j) in skill.junk.iter().enumerate() {
+                if anyway > 0.0 && rng.chance(anyway) {
+                    call(&mut c, sh(&anyway_step(j), ""))?;
+                    anyway_done.push(i);
+                }
+            }
             let junk_shown = shown.iter().filter(|id| known.get(id).is_some_and(|k| !k.useful)).count();
             blocks.push(json!({ "session": s, "skill": skill.name, "shown": shown.len(), "junk": junk_shown,
-                                "task": task, "applied": applied }));
+                                "task": task, "applied": applied, "anyway": anyway_done }));
             log(format!(
                 "  session {s:>2} {:<12} block {:>2} notes ({} junk), task {:?}, applied {:?}",
                 skill.name,
@@ -533,6 +547,7 @@ pub fn replay(sessions: usize, seed: u64, mut log: impl FnMut(String)) -> Result
     let junk: usize = SKILLS.iter().map(|s| s.junk.len()).sum();
     Ok(json!({
         "seed": seed,
+        "anyway": anyway,
         "sessions": sessions,
         "skills": SKILLS.len(),
         "useful": useful,
@@ -542,17 +557,37 @@ pub fn replay(sessions: usize, seed: u64, mut log: impl FnMut(String)) -> Result
     }))
 }
 
-pub fn run(g: &Global, sessions: usize, seed: u64, verbose: bool) -> Result<()> {
+/// What the "anyway" agent runs for a junk lesson: its first command as the lesson writes it
+/// (its first code span), else what applying it takes.
+fn anyway_step(l: &Lesson) -> String {
+    let mut parts = l.delta.split('`');
+    match (parts.next(), parts.next()) {
+        (Some(_), Some(span)) if !span.trim().is_empty() && l.delta.matches('`').count() >= 2 => span.to_string(),
+        _ => l.names.join(" "),
+    }
+}
+
+pub fn run(g: &Global, sessions: usize, seed: u64, anyway: f64, verbose: bool) -> Result<()> {
     anyhow::ensure!(sessions > 0, "--sessions: give at least 1");
+    anyhow::ensure!((0.0..=1.0).contains(&anyway), "--anyway: a probability, 0 to 1");
     let mut lines = vec![];
-    let r = replay(sessions, seed, |l| lines.push(l))?;
+    let r = replay(sessions, seed, anyway, |l| lines.push(l))?;
     if g.json {
         out(&serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
     out(&format!(
-        "replay: seed {}, {} sessions over {} skills, {} useful and {} junk lessons (written by skillmem/note)",
-        r["seed"], r["sessions"], r["skills"], r["useful"], r["junk"]
+        "replay: seed {}, {} sessions over {} skills, {} useful and {} junk lessons (written by skillmem/note){}",
+        r["seed"],
+        r["sessions"],
+        r["skills"],
+        r["useful"],
+        r["junk"],
+        if anyway > 0.0 {
+            format!("; the agent does each junk lesson's step anyway at {anyway}")
+        } else {
+            String::new()
+        }
     ));
     if verbose {
         lines.iter().for_each(|l| out(l));

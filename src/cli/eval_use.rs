@@ -250,7 +250,12 @@ fn evaluate(file: &Path) -> Result<Value> {
             format!("---\nname: {s}\ndescription: {s}\nskill-memory:\n  enabled: true\n---\n# {s}\n"),
         )?;
     }
-    let mut c = host_with(tmp.path(), &ws, json!({}))?;
+    // A labelled note is judged where its load shows it: no load withholds one (the holdout);
+    // a placebo set runs as a store does, with the default holdout, so its trust is the
+    // store's.
+    let placebo = labels.iter().any(|l| !l.mined.is_empty());
+    let options = if placebo { json!({}) } else { json!({ "memory": { "holdout": 0 } }) };
+    let mut c = host_with(tmp.path(), &ws, options)?;
     // Note id in the store → (session, label).
     let mut ids: HashMap<i64, (usize, usize)> = HashMap::new();
     // A mined lesson in the store → (session it was mined from, lesson).
@@ -376,12 +381,14 @@ fn placebo_report(labels: &[Labelled], counts: &HashMap<(usize, usize), Value>) 
     }
     let mut by_label: std::collections::BTreeMap<String, (i64, i64)> = Default::default();
     let (mut shown, mut used, mut notes_shown, mut notes_used) = (0i64, 0i64, 0usize, 0usize);
+    let mut trusted = 0usize;
     let mut coincidences = vec![];
     for (k, l) in labels.iter().enumerate() {
         for (j, n) in l.mined.iter().enumerate() {
             let got = counts.get(&(k, j));
             let count = |f: &str| got.and_then(|g| g[f].as_i64()).unwrap_or(0);
             let (s, u) = (count("shown"), count("used"));
+            trusted += usize::from(got.is_some_and(|g| g["trust"] == "trusted"));
             shown += s;
             used += u;
             notes_shown += usize::from(s > 0);
@@ -402,7 +409,7 @@ fn placebo_report(labels: &[Labelled], counts: &HashMap<(usize, usize), Value>) 
     json!({
         "lessons": lessons,
         "shown": shown, "used": used, "rate": ratio0(used, shown),
-        "notesShown": notes_shown, "notesUsed": notes_used,
+        "notesShown": notes_shown, "notesUsed": notes_used, "trusted": trusted,
         "byLabel": labels, "coincidences": coincidences,
     })
 }
@@ -444,13 +451,14 @@ pub fn run(g: &Global, files: &[PathBuf], verbose: bool) -> Result<()> {
                 .map(|(k, v)| format!("{k} {}/{}", v["used"], v["shown"]))
                 .collect();
             out(&format!(
-                "  placebo  {} mined lessons, {} shown to later sessions of their repository ({} showings): used by coincidence in {}: coincidental use {:.3} ({})",
+                "  placebo  {} mined lessons, {} shown to later sessions of their repository ({} showings): used by coincidence in {}: coincidental use {:.3} ({}); {} trusted at the end",
                 p["lessons"],
                 p["notesShown"],
                 p["shown"],
                 p["used"],
                 f(&p["rate"]),
-                by.join(", ")
+                by.join(", "),
+                p["trusted"]
             ));
             if verbose {
                 for c in p["coincidences"].as_array().into_iter().flatten() {

@@ -386,6 +386,10 @@ pub enum EvalCommand {
         /// The generator's seed (the store and the sessions are a function of it).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The "anyway" agent: in each session that loads a skill, it runs each junk lesson's
+        /// step with this probability whether the lesson was shown or not (0: never).
+        #[arg(long, default_value_t = 0.0)]
+        anyway: f64,
         /// Also list each session's block (useful and junk notes shown, used).
         #[arg(long)]
         verbose: bool,
@@ -567,8 +571,8 @@ pub fn run(cli: Cli) -> Result<u8> {
             eval_mine::run(g, &files, support, verbose)?
         }
         Command::Eval { what: EvalCommand::Use { files, verbose } } => eval_use::run(g, &files, verbose)?,
-        Command::Eval { what: EvalCommand::Replay { sessions, seed, verbose } } => {
-            eval_replay::run(g, sessions, seed, verbose)?
+        Command::Eval { what: EvalCommand::Replay { sessions, seed, anyway, verbose } } => {
+            eval_replay::run(g, sessions, seed, anyway, verbose)?
         }
         Command::Eval { what: EvalCommand::Historian { files } } => eval::historian(g, &files)?,
         Command::Chunk { format, file } => historian::chunk(g, &engine(g)?, &format, &file)?,

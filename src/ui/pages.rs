@@ -649,7 +649,7 @@ fn badges(n: &ListedNote) -> String {
         s.push_str("<span class=\"badge\">pinned</span> ");
     }
     if n.evidence.trust == crate::memory::evidence::Trust::Unverified {
-        s.push_str("<span class=\"badge unverified\" title=\"no person has checked it and no other session used it yet\">unverified</span> ");
+        s.push_str("<span class=\"badge unverified\" title=\"no person has checked it and no use with lift behind it yet\">unverified</span> ");
     }
     s
 }
@@ -660,8 +660,16 @@ fn uses_cell(n: &ListedNote) -> String {
     let e = &n.evidence;
     let ignored =
         if e.ignored > 0 { format!(" <span class=\"muted\">({} ignored)</span>", e.ignored) } else { String::new() };
+    let lift = if e.withheld > 0 {
+        format!(
+            " <span class=\"muted\" title=\"withheld from {} sessions (its specific appeared anyway in {}); lift: use rate when shown minus the rate when withheld, smoothed\">withheld {}, lift {:+.2}</span>",
+            e.withheld, e.appeared, e.withheld, e.lift
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "<span class=\"uses\" title=\"used in {} of {} sessions shown it\">{} / {}</span>{ignored}",
+        "<span class=\"uses\" title=\"used in {} of {} sessions shown it\">{} / {}</span>{ignored}{lift}",
         e.used, e.shown, e.used, e.shown
     )
 }

@@ -361,6 +361,7 @@ pub fn property(input: &Input) -> Result<(), String> {
                 used: i as u32,
                 ignored: 0,
                 trusted: i % 3 != 0,
+                ..Default::default()
             },
         })
         .collect();

@@ -65,6 +65,12 @@ pub struct MemoryConfig {
     /// lesson was mined in this many distinct sessions, or a person accepts it
     /// (`memory.minedSupport`, at least 1; 1 shows a lesson from its first session).
     pub mined_support: u32,
+    /// The chance that a load withholds one eligible unverified note from its block
+    /// (`memory.holdout`, 0 to 1; 0 never): the sessions a note's lift is measured against.
+    pub holdout: f32,
+    /// The seed of the holdout's draws (`memory.holdoutSeed`): a draw is a function of the
+    /// seed, the session and the skill, so a replay withholds the same notes.
+    pub holdout_seed: u64,
 }
 
 impl Default for MemoryConfig {
@@ -80,6 +86,8 @@ impl Default for MemoryConfig {
             unverified_share: 0.25,
             retire_unused_after: 6,
             mined_support: 2,
+            holdout: 0.1,
+            holdout_seed: 0,
         }
     }
 }
@@ -281,6 +289,16 @@ impl Config {
                                     Error::invalid(format!("{name} must be a number of sessions, got {n}"))
                                 })?;
                             }
+                            "holdout" => {
+                                let t = float(x, &name)?;
+                                if !(0.0..=1.0).contains(&t) {
+                                    return Err(Error::invalid(format!(
+                                        "{name} must be between 0 (never withhold) and 1 (a note at every load), got {t}"
+                                    )));
+                                }
+                                cfg.memory.holdout = t as f32;
+                            }
+                            "holdoutSeed" => cfg.memory.holdout_seed = uint(x, &name)? as u64,
                             _ => warnings.push(format!("unknown configuration key {name} (ignored)")),
                         }
                     }

@@ -19,7 +19,7 @@ use skillmem_store::db;
 use skillmem_store::memory::calls::{self, Call, IDLE_END};
 use skillmem_store::memory::evidence::{self, Evidence, Later};
 use skillmem_store::memory::stash::{self, IntentStash};
-use skillmem_store::memory::store::{self, SessionVerdict};
+use skillmem_store::memory::store::{self, SessionVerdict, SessionWithheld};
 
 /// Prefix of the session ids a door makes up when its host names none (the MCP door): a hook
 /// door that reads the host's transcript gives the notes written under one the host's own
@@ -120,6 +120,7 @@ impl Engine {
             tool: c.tool,
             skill: None,
             shown: vec![],
+            withheld: vec![],
             args,
             command,
             failed: c.failed,
@@ -182,6 +183,7 @@ impl Engine {
         call_id: &str,
         skill: &str,
         shown: &[i64],
+        withheld: &[i64],
     ) {
         if session.trim().is_empty() {
             return;
@@ -194,6 +196,7 @@ impl Engine {
             tool: "skill".into(),
             skill: Some(skill.to_string()),
             shown: shown.to_vec(),
+            withheld: withheld.to_vec(),
             at: db::now_ms(),
             ..Default::default()
         };
@@ -288,6 +291,7 @@ impl Engine {
                 }
             }
         }
+        let shown_here: Vec<i64> = first.iter().map(|(id, _)| *id).collect();
         let mut verdicts = Vec::with_capacity(first.len());
         for (id, load) in first {
             let Some(note) = store::get(&conn, id)? else { continue };
@@ -299,8 +303,27 @@ impl Engine {
             let v = evidence::judge(&note.delta, &before, &later, &reference);
             verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
         }
-        let touched: Vec<i64> = verdicts.iter().map(|v| v.note).collect();
-        let account = |c: &mut rusqlite::Connection| store::account(c, session, &verdicts);
+        // The notes a load withheld and no load showed: did their specific appear anyway?
+        let mut held: Vec<(i64, usize)> = vec![];
+        for (i, c) in log.iter().enumerate().filter(|(_, c)| c.skill.is_some()) {
+            for id in &c.withheld {
+                if !shown_here.contains(id) && !held.iter().any(|(n, _)| n == id) {
+                    held.push((*id, i));
+                }
+            }
+        }
+        let mut withheld = Vec::with_capacity(held.len());
+        for (id, load) in held {
+            let Some(note) = store::get(&conn, id)? else { continue };
+            let before: Vec<Later<'_>> = log[..load].iter().filter(|c| c.skill.is_none()).map(judged).collect();
+            let later: Vec<Later<'_>> = log[load + 1..].iter().filter(|c| c.skill.is_none()).map(judged).collect();
+            // Any specific that would count as a use, common or not: a step done anyway must
+            // not look rarer when withheld than when shown (no base rate here).
+            let v = evidence::judge(&note.delta, &before, &later, &[]);
+            withheld.push(SessionWithheld { note: id, appeared: v.used.is_some() });
+        }
+        let touched: Vec<i64> = verdicts.iter().map(|v| v.note).chain(withheld.iter().map(|w| w.note)).collect();
+        let account = |c: &mut rusqlite::Connection| store::account(c, session, &verdicts, &withheld);
         self.store.catalog.write_always(&mut conn, account, |_| touched.clone())?;
         drop(conn);
         // The counts moved: the team gets this machine's new counts at the next sync.
@@ -386,9 +409,9 @@ impl Engine {
                     }
                     (None, true) => {}
                 }
-                if f.person {
-                    self.vouch(&[id])?;
-                }
+                // `useful` feedback trusts the note directly, as a person's act does: it needs no
+                // lift (docs/protocol.md, "Trust").
+                self.vouch(&[id])?;
             }
             Verdict::Wrong => {
                 let reason = match f.reason.map(str::trim).filter(|r| !r.is_empty()) {

@@ -13,6 +13,7 @@ use skillmem_embed::{embed_notes_with_pieces, Pieces};
 use skillmem_error::{Error, Result};
 use skillmem_store::db;
 use skillmem_store::memory::block::{self, Budget};
+use skillmem_store::memory::evidence::holdout;
 use skillmem_store::memory::recall::{self, Query, Rungs};
 
 /// What [`Engine::rank_head`] ranks: the intent, the block's budget, whether the vector rung
@@ -215,9 +216,12 @@ impl Engine {
         let t = Instant::now();
         let ctx = self.skill_context(&load.skill, load.dir)?;
         tracing::trace!("load {}: skill context {:?}", load.skill, t.elapsed());
+        let mut withheld: Vec<i64> = vec![];
         let r = if ctx.enabled {
             let intent = load.intent.filter(|s| !s.trim().is_empty());
-            let out = self.recall_block(&ctx, intent.as_deref(), None, None, true)?;
+            let holdout = load.session.as_deref().filter(|s| !s.trim().is_empty());
+            let (out, held) = self.recall_block_withholding(&ctx, intent.as_deref(), None, None, true, holdout)?;
+            withheld = held.into_iter().collect();
             LoadRecall {
                 append: out.0.as_ref().map(|b| format!("\n\n{}", b.text)),
                 skill: Some(load.skill),
@@ -229,7 +233,7 @@ impl Engine {
         };
         if let (Some(session), Some(skill)) = (&load.session, &r.skill) {
             let call = load.call_id.as_deref().unwrap_or_default();
-            self.skill_load_called(session, load.position, call, skill, &r.note_ids);
+            self.skill_load_called(session, load.position, call, skill, &r.note_ids, &withheld);
         }
         Ok(r)
     }
@@ -598,6 +602,22 @@ impl Engine {
         limit: Option<usize>,
         count: bool,
     ) -> Result<BlockOut> {
+        Ok(self.recall_block_withholding(ctx, intent, max_tokens, limit, count, None)?.0)
+    }
+
+    /// [`Engine::recall_block`] for a load of `session` (`holdout`): with probability
+    /// `memory.holdout` (a draw seeded by `memory.holdoutSeed`, the session and the skill) one
+    /// eligible unverified note of the block is withheld from it ([`holdout::pick`]) and
+    /// returned, for the session's log.
+    pub(super) fn recall_block_withholding(
+        &self,
+        ctx: &SkillContext,
+        intent: Option<&str>,
+        max_tokens: Option<usize>,
+        limit: Option<usize>,
+        count: bool,
+        holdout: Option<&str>,
+    ) -> Result<(BlockOut, Option<i64>)> {
         let query = self.query_vector(ctx, intent)?;
         let conn = self.conn_for_recall();
         let budget = Budget {
@@ -650,6 +670,31 @@ impl Engine {
             newer_of = lead(&mut out);
             b = block::render(&ctx.name, out.mode, &out.notes, budget, tools, ctx.version.as_deref(), &newer_of);
         }
+        let mut withheld = None;
+        let (p, seed) = (self.config.memory.holdout, self.config.memory.holdout_seed);
+        if let (Some(session), Some(shown)) = (holdout, &b) {
+            if holdout::draws(seed, session, &ctx.name, p) {
+                let eligible: Vec<(i64, bool, _)> = out
+                    .notes
+                    .iter()
+                    .filter(|r| shown.note_ids.contains(&r.note.id))
+                    .map(|r| (r.note.id, r.note.pinned, r.uses))
+                    .collect();
+                if let Some(id) = holdout::pick(seed, session, &eligible) {
+                    out.notes.retain(|r| r.note.id != id);
+                    b = block::render(
+                        &ctx.name,
+                        out.mode,
+                        &out.notes,
+                        budget,
+                        tools,
+                        ctx.version.as_deref(),
+                        &newer_of,
+                    );
+                    withheld = Some(id);
+                }
+            }
+        }
         let t_render = t0.elapsed();
         if let (Some(b), true) = (&b, count) {
             // Written by the next user of the connection, or right after the answer.
@@ -664,7 +709,7 @@ impl Engine {
             t0.elapsed() - t_render,
             t0.elapsed()
         );
-        Ok((b, out.mode, out.notes, out.found_by))
+        Ok(((b, out.mode, out.notes, out.found_by), withheld))
     }
 
     /// The block a load of `skill` would append for `intent`, with each note's score. Counts

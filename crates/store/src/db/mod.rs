@@ -36,6 +36,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0018_team_counts_lookup", include_str!("../../migrations/0018_team_counts_lookup.sql")),
     ("0019_mined_support", include_str!("../../migrations/0019_mined_support.sql")),
     ("0020_skill_plugins", include_str!("../../migrations/0020_skill_plugins.sql")),
+    ("0021_holdout", include_str!("../../migrations/0021_holdout.sql")),
 ];
 
 /// The file name of the database inside the data directory.

@@ -45,6 +45,8 @@ pub struct Call {
     /// For a skill load: the skill, and the notes its block showed, in block order.
     pub skill: Option<String>,
     pub shown: Vec<i64>,
+    /// For a skill load: the note its block withheld (the holdout), if any.
+    pub withheld: Vec<i64>,
     /// The arguments as text ([`args_text`]).
     pub args: String,
     /// The command as the host ran it, for the error → fix miner: a shell tool's line, else

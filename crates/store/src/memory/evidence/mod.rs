@@ -21,6 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod errors;
+pub mod holdout;
 mod specifics;
 
 pub use errors::error_texts;
@@ -29,7 +30,7 @@ pub use specifics::{occurs, specifics, Specific};
 
 /// A note's evidence, over the sessions that ended: how many were shown it, used it, ignored
 /// it, and when it was last used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Evidence {
     /// Sessions whose tool results showed the note (a block appended to a skill load).
@@ -52,7 +53,19 @@ pub struct Evidence {
     /// whose writing session is not known).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub used_elsewhere: i64,
-    /// Derived from the two above ([`Evidence::with_trust`]): trusted when either holds.
+    /// Sessions whose load withheld the note from its block (the holdout, `memory.holdout`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub withheld: i64,
+    /// Of the sessions that withheld it, those whose calls carried its distinctive specific
+    /// anyway.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub appeared: i64,
+    /// Derived ([`Evidence::with_trust`]): the use rate when shown minus the rate its specific
+    /// appeared when withheld, smoothed ([`Evidence::lift`]).
+    #[serde(default)]
+    pub lift: f64,
+    /// Derived ([`Evidence::with_trust`]): trusted by a person's act, or by a use in another
+    /// session with lift behind it ([`Evidence::derived_trust`]).
     #[serde(default)]
     pub trust: Trust,
 }
@@ -85,19 +98,47 @@ impl Trust {
     }
 }
 
+/// The lift a use in another session must have behind it to trust a note: the use rate when
+/// shown at least this far above the rate its specific appears when withheld.
+pub const LIFT_MIN: f64 = 0.25;
+/// The sessions that withheld a note before its uses can trust it.
+pub const LIFT_WITHHELD_MIN: i64 = 2;
+
+/// A note's lift from its counts: `(used + 1) / (shown + 2) − (appeared + 1) / (withheld + 2)`.
+/// Shown in three sessions and used in three, withheld in one where the specific did not
+/// appear: 0.8 − 0.333 = 0.467; a step the agent does anyway in half the sessions, shown or
+/// not, stays near 0.
+pub fn lift(shown: i64, used: i64, withheld: i64, appeared: i64) -> f64 {
+    let rate = |k: i64, n: i64| (k.max(0) as f64 + 1.0) / (n.max(0) as f64 + 2.0);
+    rate(used, shown) - rate(appeared, withheld)
+}
+
+/// Whether uses in other sessions trust a note: it was used in one, withheld in at least
+/// [`LIFT_WITHHELD_MIN`], and its lift is at least [`LIFT_MIN`].
+pub fn trusted_by_use(shown: i64, used: i64, used_elsewhere: i64, withheld: i64, appeared: i64) -> bool {
+    used_elsewhere > 0 && withheld >= LIFT_WITHHELD_MIN && lift(shown, used, withheld, appeared) >= LIFT_MIN
+}
+
 impl Evidence {
-    /// The note's trust, from its acts and uses.
+    /// The note's trust, from its acts and uses: a person's act, or a use in another session
+    /// with lift behind it ([`trusted_by_use`]).
     pub fn derived_trust(&self) -> Trust {
-        if self.vouched || self.used_elsewhere > 0 {
+        if self.vouched || trusted_by_use(self.shown, self.used, self.used_elsewhere, self.withheld, self.appeared) {
             Trust::Trusted
         } else {
             Trust::Unverified
         }
     }
 
-    /// `self` with [`Evidence::trust`] derived.
+    /// The note's lift ([`lift`]).
+    pub fn lift(&self) -> f64 {
+        lift(self.shown, self.used, self.withheld, self.appeared)
+    }
+
+    /// `self` with [`Evidence::trust`] and [`Evidence::lift`] derived.
     pub fn with_trust(mut self) -> Evidence {
         self.trust = self.derived_trust();
+        self.lift = (self.lift() * 1000.0).round() / 1000.0;
         self
     }
 
@@ -134,6 +175,9 @@ pub struct Uses {
     pub used: u32,
     pub ignored: u32,
     pub trusted: bool,
+    /// Sessions that withheld it, and of those, sessions whose calls carried its specific.
+    pub withheld: u32,
+    pub appeared: u32,
 }
 
 /// The prior of [`Uses::rate`]: a note never shown counts as used in one of two sessions, so
@@ -145,7 +189,14 @@ pub const PRIOR_SHOWN: f32 = 2.0;
 impl Uses {
     pub fn of(e: &Evidence) -> Uses {
         let n = |x: i64| x.clamp(0, u32::MAX as i64) as u32;
-        Uses { shown: n(e.shown), used: n(e.used), ignored: n(e.ignored), trusted: e.derived_trust() == Trust::Trusted }
+        Uses {
+            shown: n(e.shown),
+            used: n(e.used),
+            ignored: n(e.ignored),
+            trusted: e.derived_trust() == Trust::Trusted,
+            withheld: n(e.withheld),
+            appeared: n(e.appeared),
+        }
     }
 
     /// The smoothed use rate in (0, 1): sessions that used the note over sessions shown it,
@@ -277,7 +328,8 @@ mod tests {
             ((0, 0, 0, false, 0), 0.5, false),
             ((6, 0, 0, false, 0), 0.125, false),
             ((3, 3, 0, false, 0), 0.8, false),
-            ((3, 3, 0, false, 1), 0.8, true),
+            // Used elsewhere, but never withheld: no lift behind it.
+            ((3, 3, 0, false, 1), 0.8, false),
             ((2, 0, 2, false, 0), 1.0 / 6.0, false),
             ((0, 0, 0, true, 0), 0.5, true),
         ] {
@@ -626,6 +678,40 @@ mod tests {
         ];
         for (what, reference, used) in cases {
             assert_eq!(judge(note, &[], &after, &reference).used, used, "{what}: {:?}", specifics(note));
+        }
+    }
+
+    /// Trust by use needs lift: used in another session, withheld in two, and used when shown
+    /// at least [`LIFT_MIN`] more often than its specific appears when withheld.
+    #[test]
+    fn lift_table() {
+        // (shown, used, used elsewhere, withheld, appeared) → (lift, trusted by use)
+        let cases = [
+            ((0, 0, 0, 0, 0), 0.0, false),
+            ((3, 3, 1, 0, 0), 0.3, false),
+            // One withheld session is not enough.
+            ((3, 3, 1, 1, 0), 0.8 - 1.0 / 3.0, false),
+            ((3, 3, 1, 2, 0), 0.8 - 0.25, true),
+            ((1, 1, 1, 2, 0), 2.0 / 3.0 - 0.25, true),
+            // A step done anyway: it appears when withheld as often as it is used when shown.
+            ((6, 3, 3, 2, 1), 0.5 - 0.5, false),
+            ((6, 6, 6, 2, 2), 7.0 / 8.0 - 3.0 / 4.0, false),
+            // Rarely used when shown: no lift.
+            ((6, 1, 1, 2, 0), 0.25 - 0.25, false),
+            // Withheld, never used elsewhere (the writer's session only).
+            ((3, 3, 0, 2, 0), 0.8 - 0.25, false),
+        ];
+        for ((shown, used, elsewhere, withheld, appeared), want_lift, want) in cases {
+            let got = lift(shown, used, withheld, appeared);
+            assert!((got - want_lift).abs() < 1e-9, "{shown} {used} {withheld} {appeared}: {got}");
+            assert_eq!(
+                trusted_by_use(shown, used, elsewhere, withheld, appeared),
+                want,
+                "{shown} {used} {elsewhere} {withheld} {appeared}"
+            );
+            let e = Evidence { shown, used, used_elsewhere: elsewhere, withheld, appeared, ..Default::default() }
+                .with_trust();
+            assert_eq!(e.trust == Trust::Trusted, want);
         }
     }
 }

@@ -35,8 +35,8 @@ pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Res
         )?;
         let mut insert = tx.prepare_cached(
             "INSERT INTO call_log (session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at,
-                                   command, key_lines)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                                   command, key_lines, withheld)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )?;
         let mut count = tx.prepare_cached("UPDATE tool_sessions SET calls = calls + 1 WHERE session_id = ?1")?;
         for c in calls {
@@ -45,6 +45,7 @@ pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Res
                 continue;
             }
             let shown = c.skill.as_ref().map(|_| serde_json::to_string(&c.shown).unwrap_or_else(|_| "[]".into()));
+            let withheld = (!c.withheld.is_empty()).then(|| serde_json::to_string(&c.withheld).unwrap_or_default());
             insert.execute(params![
                 c.session,
                 c.position,
@@ -58,7 +59,8 @@ pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Res
                 c.errors,
                 c.at,
                 c.command,
-                c.key_lines
+                c.key_lines,
+                withheld
             ])?;
             count.execute([&c.session])?;
         }
@@ -70,7 +72,8 @@ pub fn record_calls(conn: &mut Connection, project: &str, calls: &[Call]) -> Res
 /// The calls of `session`, in arrival order.
 pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
     let mut st = conn.prepare_cached(
-        "SELECT session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at, command, key_lines
+        "SELECT session_id, position, call_id, tool, skill, shown, args, failed, exit_code, errors, at, command, key_lines,
+                withheld
          FROM call_log WHERE session_id = ?1 ORDER BY position, id",
     )?;
     let rows = st.query_map([session], |r| {
@@ -89,6 +92,7 @@ pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
             at: r.get(10)?,
             command: r.get(11)?,
             key_lines: r.get(12)?,
+            withheld: r.get::<_, Option<String>>(13)?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default(),
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -218,14 +222,28 @@ pub struct SessionVerdict {
     pub ignored: bool,
 }
 
+/// What a session said of a note its load withheld (the holdout): whether the note's
+/// distinctive specific appeared anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionWithheld {
+    pub note: i64,
+    pub appeared: bool,
+}
+
 /// Writes a session's accounting in one transaction: each note's counts move only by what
 /// this session newly says of it (a session counts once per note, however often it ends);
 /// notes purged meanwhile are skipped. The session is marked ended, and the logs of sessions
 /// ended or silent long ago are dropped.
-pub fn account(conn: &mut Connection, session: &str, verdicts: &[SessionVerdict]) -> Result<()> {
+pub fn account(
+    conn: &mut Connection,
+    session: &str,
+    verdicts: &[SessionVerdict],
+    withheld: &[SessionWithheld],
+) -> Result<()> {
     let now = now_ms();
     let tx = write_tx(conn)?;
     apply_verdicts(&tx, session, verdicts)?;
+    apply_withheld(&tx, session, withheld)?;
     tx.execute("UPDATE tool_sessions SET ended_at = ?2 WHERE session_id = ?1", params![session, now])?;
     prune(&tx, now)?;
     tx.commit()?;
@@ -281,6 +299,34 @@ fn apply_verdicts(tx: &rusqlite::Transaction<'_>, session: &str, verdicts: &[Ses
     Ok(found)
 }
 
+/// Writes what `session` says of each note it withheld: counted once per session (a note the
+/// session was shown too is none of these: the engine leaves it out).
+fn apply_withheld(tx: &rusqlite::Transaction<'_>, session: &str, withheld: &[SessionWithheld]) -> Result<()> {
+    let mut before =
+        tx.prepare_cached("SELECT withheld, appeared FROM note_sessions WHERE note_id = ?1 AND session_id = ?2")?;
+    let mut put = tx.prepare_cached(
+        "INSERT INTO note_sessions (note_id, session_id, withheld, appeared)
+         SELECT ?1, ?2, 1, ?3 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)
+         ON CONFLICT (note_id, session_id) DO UPDATE SET withheld = 1, appeared = max(appeared, excluded.appeared)",
+    )?;
+    let mut add = tx.prepare_cached(
+        "INSERT INTO note_evidence (note_id, withheld, appeared) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)
+         ON CONFLICT (note_id) DO UPDATE SET withheld = withheld + excluded.withheld, appeared = appeared + excluded.appeared",
+    )?;
+    for w in withheld {
+        let (was_withheld, was_appeared) = before
+            .query_row(params![w.note, session], |r| Ok((r.get::<_, bool>(0)?, r.get::<_, bool>(1)?)))
+            .optional()?
+            .unwrap_or((false, false));
+        put.execute(params![w.note, session, w.appeared])?;
+        let (new_withheld, new_appeared) = (i64::from(!was_withheld), i64::from(w.appeared && !was_appeared));
+        if new_withheld + new_appeared > 0 {
+            add.execute(params![w.note, new_withheld, new_appeared])?;
+        }
+    }
+    Ok(())
+}
+
 /// Records a person's act on notes (wrote, edited, pinned, accepted, confirmed): they are
 /// trusted from now on. Notes that do not exist are skipped.
 pub fn vouch(conn: &mut Connection, ids: &[i64]) -> Result<()> {
@@ -328,11 +374,13 @@ pub fn evidence_of(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Eviden
             used_at: used_at.filter(|t| *t > 0),
             vouched: r.get(5)?,
             used_elsewhere: r.get(6)?,
+            withheld: r.get(7)?,
+            appeared: r.get(8)?,
             ..Default::default()
         };
         Ok((r.get(0)?, e.with_trust()))
     };
-    const COLUMNS: &str = "note_id, shown, used, ignored, used_at, vouched, used_elsewhere";
+    const COLUMNS: &str = "note_id, shown, used, ignored, used_at, vouched, used_elsewhere, withheld, appeared";
     if ids.len() > 256 {
         let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
         let mut st = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM note_evidence_all"))?;
@@ -361,16 +409,20 @@ pub fn add_evidence(conn: &mut Connection, notes: &[(i64, Evidence)]) -> Result<
     let tx = write_tx(conn)?;
     {
         let mut add = tx.prepare_cached(
-            "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at, vouched, used_elsewhere)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            "INSERT INTO note_evidence (note_id, shown, used, ignored, used_at, vouched, used_elsewhere, withheld, appeared)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT (note_id) DO UPDATE SET shown = shown + excluded.shown, used = used + excluded.used,
                  ignored = ignored + excluded.ignored, used_at = max(coalesce(used_at, 0), coalesce(excluded.used_at, 0)),
-                 vouched = max(vouched, excluded.vouched), used_elsewhere = used_elsewhere + excluded.used_elsewhere",
+                 vouched = max(vouched, excluded.vouched), used_elsewhere = used_elsewhere + excluded.used_elsewhere,
+                 withheld = withheld + excluded.withheld, appeared = appeared + excluded.appeared",
         )?;
         for (id, e) in notes {
             let e = e.carried();
             let counts = (e.shown.max(0), e.used.max(0), e.ignored.max(0), e.used_elsewhere.max(0));
-            add.execute(params![id, counts.0, counts.1, counts.2, e.used_at, e.vouched, counts.3])?;
+            let holdout = (e.withheld.max(0), e.appeared.max(0).min(e.withheld.max(0)));
+            add.execute(params![
+                id, counts.0, counts.1, counts.2, e.used_at, e.vouched, counts.3, holdout.0, holdout.1
+            ])?;
         }
     }
     tx.commit()?;
@@ -498,7 +550,7 @@ pub(super) fn counts_forget(tx: &Connection) -> Result<()> {
 /// beside the other statements over `note_evidence`).
 pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT id, pinned, created_at, e.shown, e.used, e.ignored, e.vouched, e.used_elsewhere
+        "SELECT id, pinned, created_at, e.shown, e.used, e.ignored, e.vouched, e.used_elsewhere, e.withheld, e.appeared
          FROM notes LEFT JOIN note_evidence_all e ON e.note_id = notes.id WHERE skill = ?1 AND {} ORDER BY id",
         super::visible_from(2)
     ))?;
@@ -510,7 +562,8 @@ pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<C
 
 /// The uses and trust of the note `only`, or of every note with evidence (`None`).
 pub fn scan_uses(conn: &Connection, only: Option<i64>) -> Result<Vec<(i64, Uses)>> {
-    const COLUMNS: &str = "SELECT note_id, shown, used, ignored, vouched, used_elsewhere FROM note_evidence_all";
+    const COLUMNS: &str =
+        "SELECT note_id, shown, used, ignored, vouched, used_elsewhere, withheld, appeared FROM note_evidence_all";
     let row = |r: &rusqlite::Row| -> rusqlite::Result<(i64, Uses)> { Ok((r.get(0)?, uses_from(r, 1)?)) };
     Ok(match only {
         Some(id) => conn
@@ -521,8 +574,8 @@ pub fn scan_uses(conn: &Connection, only: Option<i64>) -> Result<Vec<(i64, Uses)
     })
 }
 
-/// [`Uses`] from the columns `shown, used, ignored, vouched, used_elsewhere` at `at` (NULLs,
-/// from a note with no evidence row, read as none).
+/// [`Uses`] from the columns `shown, used, ignored, vouched, used_elsewhere, withheld,
+/// appeared` at `at` (NULLs, from a note with no evidence row, read as none).
 pub(super) fn uses_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Uses> {
     let n = |i: usize| -> rusqlite::Result<i64> { Ok(r.get::<_, Option<i64>>(at + i)?.unwrap_or(0)) };
     let e = Evidence {
@@ -531,15 +584,19 @@ pub(super) fn uses_from(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Uses> 
         ignored: n(2)?,
         vouched: n(3)? != 0,
         used_elsewhere: n(4)?,
+        withheld: n(5)?,
+        appeared: n(6)?,
         ..Default::default()
     };
     Ok(Uses::of(&e))
 }
 
 /// A condition on `notes` that holds for trusted notes (a person's act, or a use in another
-/// session: docs/protocol.md, "Trust"), for the listing's filter.
-pub(super) const TRUSTED_NOTES: &str =
-    "notes.id IN (SELECT note_id FROM note_evidence_all WHERE vouched = 1 OR used_elsewhere > 0)";
+/// session with lift behind it: [`crate::memory::evidence::trusted_by_use`], whose constants
+/// it writes out; docs/protocol.md, "Trust"), for the listing's filter.
+pub(super) const TRUSTED_NOTES: &str = "notes.id IN (SELECT note_id FROM note_evidence_all WHERE vouched = 1
+     OR (used_elsewhere > 0 AND withheld >= 2
+         AND (used + 1.0) / (shown + 2.0) - (appeared + 1.0) / (withheld + 2.0) >= 0.25))";
 
 /// The listing's order by use: most sessions that used it first.
 pub(super) const MOST_USED_FIRST: &str =
@@ -592,11 +649,11 @@ mod tests {
         for s in ["old", "recent", "open"] {
             record_calls(&mut conn, "p", &[call(s, 1, "ls", now)]).unwrap();
         }
-        account(&mut conn, "old", &[]).unwrap();
-        account(&mut conn, "recent", &[]).unwrap();
+        account(&mut conn, "old", &[], &[]).unwrap();
+        account(&mut conn, "recent", &[], &[]).unwrap();
         conn.execute("UPDATE tool_sessions SET ended_at = ?1 WHERE session_id = 'old'", [now - KEEP_ENDED_MS - 1])
             .unwrap();
-        account(&mut conn, "recent", &[]).unwrap();
+        account(&mut conn, "recent", &[], &[]).unwrap();
         assert!(session_calls(&conn, "old").unwrap().is_empty(), "pruned");
         assert_eq!(session_calls(&conn, "recent").unwrap().len(), 1);
         assert_eq!(open_sessions(&conn).unwrap(), vec!["open".to_string()]);
