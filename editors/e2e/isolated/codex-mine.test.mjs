@@ -22,7 +22,7 @@ test(`Codex CLI ${HOSTS.codex.version}: a command that fails, then works with a 
   // The lesson is shown from its first session here (memory.minedSupport = 1): what this host's
   // transcript gives is this test's subject; holding a lesson until it recurs is the Claude
   // Code e2e's (test/claude-code-mine.test.mjs) and tests/mine.rs's.
-  writeFileSync(join(w.ws, "skillmem.toml"), "[memory]\nmined_support = 1\n")
+  writeFileSync(join(w.ws, "skillmem.toml"), "[memory]\nmined_support = 1\nholdout = 0.0\n")
   const read = { name: "exec_command", input: { cmd: `cat .agents/skills/${DEPLOY.skill}/SKILL.md` } }
   let session = 1
   const srv = await startModelServer({

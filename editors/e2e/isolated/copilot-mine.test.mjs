@@ -24,7 +24,7 @@ test(`Copilot CLI ${HOSTS.copilot.version}: a command that fails, then works wit
   // The lesson is shown from its first session here (memory.minedSupport = 1): what this host's
   // transcript gives is this test's subject; holding a lesson until it recurs is the Claude
   // Code e2e's (test/claude-code-mine.test.mjs) and tests/mine.rs's.
-  writeFileSync(join(w.ws, "skillmem.toml"), "[memory]\nmined_support = 1\n")
+  writeFileSync(join(w.ws, "skillmem.toml"), "[memory]\nmined_support = 1\nholdout = 0.0\n")
   setup(w, "copilot")
   let session = 1
   const srv = await startModelServer({

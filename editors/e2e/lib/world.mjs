@@ -59,6 +59,9 @@ export const LESSONS = {
 }
 export const LATER_INTENT = "print the names as raw strings without quotes for a shell loop"
 
+/** The workspace's skillmem.toml in every world: the holdout off (append to it, never replace). */
+export const HOLDOUT_OFF = "[memory]\nholdout = 0.0\n"
+
 /** A fresh world under the temporary folder: HOME, a workspace with the skill, skillmem's data. */
 export function world(host, skillDir) {
   const root = mkdtempSync(join(tmpdir(), `skillmem-e2e-${host}-`))
@@ -69,6 +72,9 @@ export function world(host, skillDir) {
   const dir = join(ws, skillDir, SKILL)
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, "SKILL.md"), SKILL_MD)
+  // No holdout: a real host's session ids are random, so a seeded draw would withhold a note
+  // from one load in ten at random (docs/protocol.md, "Use and trust"); tests/trust.rs tests it.
+  writeFileSync(join(ws, "skillmem.toml"), HOLDOUT_OFF)
   // A git checkout, as a real project is (its identity then comes from git, not the path).
   spawnSync("git", ["init", "-q"], { cwd: ws })
   return { root, home, ws, data, skillDir: dir }

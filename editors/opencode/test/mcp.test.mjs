@@ -34,7 +34,8 @@ test("the TypeScript SDK client lists and calls the tools", async () => {
     const { tools } = await client.listTools()
     assert.deepEqual(tools.map((t) => t.name).sort(), [
       "skill_feedback", "skill_forget", "skill_note", "skill_pin", "skill_recall",
-      "skills_install", "skills_list", "skills_remove", "skills_resolve", "skills_seed", "skills_update",
+      "skills_audit", "skills_install", "skills_install_locked", "skills_list", "skills_lock", "skills_remove",
+      "skills_resolve", "skills_seed", "skills_update", "skills_verify",
     ])
     const seed = tools.find((t) => t.name === "skills_seed")
     assert.deepEqual(seed.inputSchema.required, ["cwd", "skills"])
@@ -56,7 +57,7 @@ test("the TypeScript SDK client lists and calls the tools", async () => {
 
     // Session skills (installs are covered by tests/mcp.rs): results and refusals.
     const listed = await client.callTool({ name: "skills_list", arguments: {} })
-    assert.deepEqual(listed.structuredContent, { sources: [] })
+    assert.deepEqual(listed.structuredContent, { sources: [], usage: [] })
     const resolved = await client.callTool({ name: "skills_resolve", arguments: { task: ["ghost"] } })
     assert.deepEqual(resolved.structuredContent, { skills: [], dropped: ["ghost"] })
     const unseeded = await client.callTool({ name: "skills_seed", arguments: { cwd: ws, skills: ["ghost"] } })

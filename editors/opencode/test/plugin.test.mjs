@@ -208,8 +208,9 @@ test("every tool call is reported and a deleted session counts the notes it used
     const n = r.notes.find((x) => x.source === "agent")
     assert.deepEqual([n.shown, n.used, n.ignored], [1, 1, 0])
     assert.ok(n.usedAt > 0)
-    // Used in another session than the one that wrote it (ses_1): trusted.
-    assert.equal(n.trust, "trusted")
+    // Used in another session than the one that wrote it (ses_1), but no session withheld it
+    // yet, so its lift is unknown: counted, still unverified (docs/protocol.md, "Use and trust").
+    assert.equal(n.trust, "unverified")
     // The agent's feedback: useful counts a use in its session, wrong retires.
     const said = await hooks.tool.ctx_skill_feedback.execute({ id: n.id, verdict: "useful" }, { ...ctx, sessionID: "ses_2" })
     assert.equal(said, `Noted: note ${n.id} helped (used in 2 sessions; trusted).`)
