@@ -81,8 +81,9 @@ fn the_crates_depend_only_on_the_crates_below_them() {
 
 /// What Cargo cannot see: every statement over a table lives in its store module, wherever in
 /// the workspace it is written: the notes (and their full-text index) in `memory/store/`, the
-/// skill uses in `memory/usage.rs`, a session's calls and the use counts in
-/// `memory/store/calls.rs` (all in `crates/store`), the hook's sessions in `hosts/hooks/store.rs`.
+/// skill uses in `memory/usage.rs`, a session's calls, the use counts and a mined lesson's
+/// support (here and the team's) in `memory/store/calls.rs` (all in `crates/store`), the hook's
+/// sessions in `hosts/hooks/store.rs`.
 /// Test modules are left out (schema tests write rows of older schemas by hand), and so are the
 /// full-text self-heal at open and the table rebuild of a migration in `db/` (schema-level).
 #[test]
@@ -95,7 +96,19 @@ fn every_statement_over_a_table_lives_in_its_store() {
         (&["skill_uses"], "crates/store/src/memory/usage.rs"),
         (&["host_sessions"], "src/hosts/hooks/store.rs"),
         (
-            &["tool_sessions", "call_log", "note_sessions", "note_evidence", "mined_pairs"],
+            &[
+                "tool_sessions",
+                "call_log",
+                "note_sessions",
+                "note_evidence",
+                "mined_pairs",
+                "from mined_support",
+                "into mined_support",
+                "update mined_support",
+                "join mined_support",
+                "mined_support_remote",
+                "mined_support_sent",
+            ],
             "crates/store/src/memory/store/calls.rs",
         ),
     ];

@@ -578,6 +578,7 @@ fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
         "ALTER TABLE skillmem.notes DROP COLUMN retired_at, DROP COLUMN superseded_by, DROP COLUMN reason,
              DROP COLUMN evidence;
          DROP TABLE skillmem.note_counts;
+         DROP TABLE skillmem.lesson_support;
          UPDATE skillmem.version SET version = 1",
     )
     .unwrap();
@@ -585,7 +586,7 @@ fn a_server_of_the_first_schema_is_migrated_and_keeps_its_notes() {
     let r = b.sync();
     assert_eq!(r["inserted"], 1, "{r}");
     assert_eq!(b.deltas(), vec![lesson.to_string()]);
-    assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 4);
+    assert_eq!(count(&pg, "SELECT version::bigint FROM skillmem.version"), 5);
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE retired_at IS NULL"), 1);
 }
 
@@ -806,4 +807,204 @@ fn use_counts_of_every_machine_add_up_once_and_a_persons_vouch_travels() {
     b.sync();
     assert_eq!(counts(&b), vec![row(other, 2, 0, "trusted"), row(used, 2, 2, "unverified")]);
     assert_eq!(counts(&a), counts(&b));
+}
+
+const ERESOLVE: &str = "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\nnpm ERR! \nnpm ERR! While resolving: app@1.0.0\nnpm ERR! Found: react@18.2.0";
+const MINED: &str =
+    "`npm ci` fails with `ERESOLVE unable to resolve dependency tree`; `npm ci --legacy-peer-deps` works.";
+
+/// One agent session on `m` that meets `ERESOLVE` in `npm ci` with the `deploy` skill loaded and
+/// gets past it with `--legacy-peer-deps`: the miner's lesson, at the session's end.
+fn eresolve_session(m: &Machine, id: &str) {
+    m.offline(|| eresolve_session_in(m, id))
+}
+
+fn eresolve_session_in(m: &Machine, id: &str) {
+    let mut c = serve(m);
+    let dir = m.w.ws.join(".claude/skills/deploy");
+    let call = |c: &mut skillmem::client::Client, call: &str, command: &str, exit: i64, output: &str| {
+        common::ok(
+            c.request(
+                "skillmem/toolAfter",
+                json!({ "sessionId": id, "callId": call, "tool": "bash", "args": { "command": command },
+                        "output": output, "metadata": { "exit": exit, "output": output } }),
+            )
+            .unwrap(),
+        );
+    };
+    common::ok(
+        c.request(
+            "skillmem/toolAfter",
+            json!({ "sessionId": id, "callId": "1", "tool": "skill", "args": { "name": "deploy" },
+                    "output": format!("# deploy\n\nBase directory for this skill: {}\n", dir.display()) }),
+        )
+        .unwrap(),
+    );
+    call(&mut c, "2", "npm ci", 1, ERESOLVE);
+    call(&mut c, "3", "npm ci --legacy-peer-deps", 0, "added 312 packages in 9s");
+    common::ok(c.request("skillmem/sessionEnd", json!({ "sessionId": id })).unwrap());
+    c.shutdown().unwrap();
+}
+
+impl Machine {
+    /// Runs `f` with no `[team]` in the configuration: `serve` then syncs nothing in the
+    /// background, so that the test's own syncs are the only ones and their order is the test's.
+    fn offline<T>(&self, f: impl FnOnce() -> T) -> T {
+        let file = self.w.ws.join("skillmem.toml");
+        let with_team = std::fs::read_to_string(&file).unwrap();
+        let without = with_team.split("[team]").next().unwrap().to_string();
+        std::fs::write(&file, without).unwrap();
+        let out = f();
+        std::fs::write(&file, with_team).unwrap();
+        out
+    }
+
+    /// The notes waiting in review (a mined lesson is held there until it recurs).
+    fn held(&self) -> Vec<Value> {
+        self.json(&["review"])["notes"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The current notes of `deploy` that say `delta`.
+    fn current(&self, delta: &str) -> Vec<Value> {
+        let all = self.json(&["notes", "deploy"])["notes"].as_array().cloned().unwrap_or_default();
+        all.into_iter().filter(|n| n["delta"] == delta).collect()
+    }
+
+    /// The block a load of `deploy` shows in a session of its own.
+    fn block(&self, session: &str) -> String {
+        self.offline(|| self.block_in(session))
+    }
+
+    fn block_in(&self, session: &str) -> String {
+        let mut c = serve(self);
+        let dir = self.w.ws.join(".claude/skills/deploy");
+        let r = common::ok(
+            c.request(
+                "skillmem/toolAfter",
+                json!({ "sessionId": session, "callId": "1", "tool": "skill", "args": { "name": "deploy" },
+                        "output": format!("# deploy\n\nBase directory for this skill: {}\n", dir.display()) }),
+            )
+            .unwrap(),
+        );
+        c.shutdown().unwrap();
+        r["append"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+/// Several machines seeing the same fix is the strongest evidence there is: a lesson each of
+/// two machines mined in one session of its own is held on each (one session is not enough),
+/// and released by the team's count, never by sending the held text: after A syncs, B's sync
+/// counts A's session, releases B's lesson (shown at B's next load) and shares it; A's next
+/// sync maps B's note onto A's own held copy and releases it too. One current copy each, one
+/// row on the server.
+#[test]
+fn a_lesson_mined_once_on_each_of_two_machines_is_released_on_both_by_the_teams_count() {
+    let pg = server();
+    let quiet = "[memory]\nholdout = 0.0\n";
+    let a = Machine::new(&pg, "team_a", PW_A, "core", quiet);
+    let b = Machine::new(&pg, "team_a", PW_A, "core", quiet);
+    eresolve_session(&a, "a1");
+    eresolve_session(&b, "b1");
+    for m in [&a, &b] {
+        let held = m.held();
+        assert_eq!(held.len(), 1, "{held:#?}");
+        assert_eq!((held[0]["delta"].as_str(), held[0]["evidence"]["sessions"].as_i64()), (Some(MINED), Some(1)));
+        assert!(m.current(MINED).is_empty());
+    }
+    let held_on_a = a.held()[0]["id"].as_i64().unwrap();
+    let held_on_b = b.held()[0]["id"].as_i64().unwrap();
+
+    let r = a.sync();
+    assert_eq!(r["released"], 0, "{r}");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 0, "a held lesson is not shared");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.lesson_support"), 1);
+
+    // B counts A's session: two sessions on the team, B's lesson released and shared.
+    let r = b.sync();
+    assert_eq!(r["released"], 1, "{r}");
+    assert!(b.held().is_empty(), "{:#?}", b.held());
+    let on_b = b.current(MINED);
+    assert_eq!(on_b.len(), 1, "{on_b:#?}");
+    assert_eq!(on_b[0]["id"].as_i64(), Some(held_on_b), "the held note itself is released");
+    assert_eq!(on_b[0]["evidence"]["sessions"], 2, "{}", on_b[0]);
+    assert!(b.block("b2").contains("--legacy-peer-deps"), "shown at B's next load");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 1);
+    // A has not synced since: still held there.
+    assert_eq!(a.held().len(), 1);
+
+    // A pulls B's note (the same lesson: mapped onto A's held copy) and B's session: released.
+    let r = a.sync();
+    assert_eq!(r["released"], 1, "{r}");
+    assert_eq!(r["inserted"], 0, "mapped onto the copy held here, not a second note: {r}");
+    assert!(a.held().is_empty());
+    let on_a = a.current(MINED);
+    assert_eq!(on_a.len(), 1, "{on_a:#?}");
+    assert_eq!(on_a[0]["id"].as_i64(), Some(held_on_a));
+    assert_eq!(on_a[0]["evidence"]["sessions"], 2, "{}", on_a[0]);
+    assert!(a.block("a2").contains("--legacy-peer-deps"));
+    for _ in 0..2 {
+        b.sync();
+        a.sync();
+    }
+    for m in [&a, &b] {
+        assert_eq!(m.current(MINED).len(), 1, "one current copy");
+        assert!(m.held().is_empty());
+        let all = m.json(&["notes", "deploy"])["notes"].as_array().cloned().unwrap_or_default();
+        assert_eq!(all.len(), 1, "{all:#?}");
+    }
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 1, "one row on the server");
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.lesson_support"), 2, "one row per machine");
+    assert_eq!(count(&pg, "SELECT sum(sessions)::bigint FROM skillmem.lesson_support"), 2, "each counted once");
+}
+
+/// A lesson mined on one machine only stays held everywhere, and its text never reaches the
+/// server: only its key's hash and the count of sessions travel (a push sent again counts
+/// once). A second session there releases it, and then it is shared as any note.
+#[test]
+fn a_lesson_mined_on_one_machine_stays_held_and_its_text_never_reaches_the_server() {
+    let pg = server();
+    let quiet = "[memory]\nholdout = 0.0\n";
+    let a = Machine::new(&pg, "team_a", PW_A, "core", quiet);
+    let b = Machine::new(&pg, "team_a", PW_A, "core", quiet);
+    eresolve_session(&a, "a1");
+    let key = a.held()[0]["evidence"]["key"].as_str().unwrap().to_string();
+    for _ in 0..2 {
+        a.sync();
+        b.sync();
+    }
+    assert_eq!(a.held().len(), 1, "still held on A");
+    assert!(a.current(MINED).is_empty());
+    assert!(b.held().is_empty() && b.current(MINED).is_empty(), "nothing of it on B");
+    assert!(!b.block("b1").contains("legacy-peer-deps"));
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 0);
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.lesson_support"), 1);
+    assert_eq!(count(&pg, "SELECT sum(sessions)::bigint FROM skillmem.lesson_support"), 1, "sent twice, counted once");
+    // What the server holds of it: the skill, the key's SHA-256 and a count; no word of it.
+    let mut admin = pg.admin("skillmem").unwrap();
+    let row = admin.query_one("SELECT skill, key_hash, sessions FROM skillmem.lesson_support", &[]).unwrap();
+    let (skill, hash, sessions): (String, String, i64) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!((skill.as_str(), sessions), ("deploy", 1));
+    assert_eq!(hash.len(), 64, "{hash}");
+    assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()), "{hash}");
+    let everything: String = admin
+        .query_one(
+            "SELECT coalesce(string_agg(t::text, ' '), '') FROM (
+                 SELECT n::text AS t FROM skillmem.notes n UNION ALL SELECT s::text FROM skillmem.lesson_support s
+                 UNION ALL SELECT c::text FROM skillmem.note_counts c) x",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    for word in ["legacy-peer-deps", "ERESOLVE", "npm ci", key.as_str()] {
+        assert!(!everything.contains(word), "{word:?} reached the server: {everything}");
+    }
+
+    // A second session on A: released there, then shared as any accepted note.
+    eresolve_session(&a, "a2");
+    assert_eq!(a.current(MINED).len(), 1);
+    a.sync();
+    b.sync();
+    assert_eq!(b.current(MINED).len(), 1, "shared once released");
+    assert!(b.held().is_empty());
+    assert_eq!(count(&pg, "SELECT sum(sessions)::bigint FROM skillmem.lesson_support"), 2);
 }

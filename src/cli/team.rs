@@ -38,6 +38,12 @@ fn human_report(r: &SyncReport) -> String {
         "team {}: pushed {} changes, pulled {} rows ({} new notes, {} updated, {} retired, {} restored, {} purged), cursor {}",
         r.team, r.pushed, r.pulled, r.inserted, r.updated, r.retired, r.restored, r.removed, r.cursor
     );
+    if r.released > 0 {
+        t.push_str(&format!(
+            "\n{} held mined lesson(s) released into recall: the team's sessions brought their support to memory.minedSupport",
+            r.released
+        ));
+    }
     for h in &r.held {
         t.push_str(&format!("\nnote {} ({}) not pushed: {}", h.id, h.skill, h.reason));
     }

@@ -52,6 +52,10 @@ pub struct SyncReport {
     pub retired: usize,
     /// Notes the team brought back into recall.
     pub restored: usize,
+    /// Held mined lessons released into recall by this sync: with the team's sessions counted,
+    /// their support reached `memory.minedSupport` (or a person accepted one on another
+    /// machine). They are shared in the same sync, as any accepted note.
+    pub released: usize,
     /// Notes held back by this sync (secrets found, skills that opted out, project notes).
     pub held: Vec<HeldNote>,
     /// The last server sequence applied here.
@@ -169,9 +173,67 @@ impl Engine {
         let mut report = SyncReport { team: cfg.team.clone(), cursor: local.cursor, ..Default::default() };
         self.team_push(cfg, &local.machine, &mut remote, &mut report)?;
         self.team_push_counts(&local.machine, &mut remote)?;
+        self.team_push_support(&local.machine, &mut remote)?;
         self.team_pull(cfg, local.cursor, &mut remote, &mut report)?;
         self.team_pull_counts(&local.machine, &mut remote)?;
+        self.team_pull_support(&local.machine, &mut remote)?;
+        report.released = self.team_release_supported()?.len();
+        if report.released > 0 {
+            // Released lessons wait in the outbox as accepted notes: the team gets them now.
+            self.team_push(cfg, &local.machine, &mut remote, &mut report)?;
+        }
         Ok(report)
+    }
+
+    /// Pushes this machine's own support of each mined lesson that changed since its last push
+    /// (named by its key's hash: a held lesson's text never leaves this machine). Skills that
+    /// opted out of the team (`share: false`) keep theirs.
+    fn team_push_support(&self, machine: &str, remote: &mut Remote) -> Result<()> {
+        let mut rows = store::support_to_push(&self.conn())?;
+        let mut opted_out: HashMap<String, bool> = HashMap::new();
+        rows.retain(|r| {
+            !*opted_out.entry(r.skill.clone()).or_insert_with(|| {
+                self.skill_context(&r.skill, None).ok().is_some_and(|c| c.settings.share == Some(false))
+            })
+        });
+        for chunk in rows.chunks(PUSH_BATCH) {
+            remote.push_support(machine, chunk)?;
+            store::support_sent(&mut self.conn(), chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Pulls the other machines' support of mined lessons changed since the support cursor.
+    fn team_pull_support(&self, machine: &str, remote: &mut Remote) -> Result<()> {
+        let mut cursor = store::support_cursor(&self.conn())?;
+        loop {
+            let rows = remote.pull_support(machine, cursor, PULL_BATCH)?;
+            let Some(last) = rows.last().map(|r| r.0) else { return Ok(()) };
+            let n = rows.len();
+            let support: Vec<_> = rows.into_iter().map(|r| r.1).collect();
+            store::support_apply(&mut self.conn(), machine, &support, last)?;
+            cursor = last;
+            if n < PULL_BATCH as usize {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Releases the held mined lessons whose support, with the team's sessions counted, reached
+    /// `memory.minedSupport` (or that a person accepted on another machine), through the one
+    /// release path: the team's trigger then queues each as an accepted note.
+    fn team_release_supported(&self) -> Result<Vec<i64>> {
+        let needed = i64::from(self.config.memory.mined_support.max(1));
+        let mut conn = self.conn();
+        let release = |c: &mut rusqlite::Connection| {
+            let ids = store::held_supported(c, needed)?;
+            store::release_all(c, &ids)
+        };
+        let released = self.store.catalog.write(&mut conn, release, Vec::clone)?;
+        for id in &released {
+            tracing::info!("team sync: held mined lesson {id} released: its support across the team reached {needed}");
+        }
+        Ok(released)
     }
 
     /// Pushes this machine's own counts of the shared notes whose counts changed since their
@@ -457,7 +519,10 @@ fn events_of(rows: &[TeamOutboxRow], share: Share, opted_out: &HashMap<String, b
         if kind == EventKind::Hit && whole.contains(&r.note_id) {
             continue;
         }
-        events.push(Event { id: r.id, kind, uid, note: Some(n.clone()), hits: r.hits });
+        // A note the team has already (a held lesson a pull mapped onto the team's row, then
+        // released here): its write counts as the team's hit, its hits are the team's already.
+        let hits = if kind == EventKind::Note { 0 } else { r.hits };
+        events.push(Event { id: r.id, kind, uid, note: Some(n.clone()), hits });
     }
     (events, assigned)
 }
@@ -568,13 +633,23 @@ mod tests {
             row(8, "forget", 15, None, None, 0, None),
             // A pin of a note deleted since: nothing to send.
             row(9, "pin", 16, Some("u16"), None, 0, None),
+            // A held lesson a pull mapped onto the team's row, released here: the note again,
+            // adding none of the hits the team gave it.
+            row(10, "note", 17, Some("u17"), None, 3, Some(ok.clone())),
         ];
         let (events, assigned) = events_of(&rows, Share::Global, &HashMap::new());
         let got: Vec<(i64, EventKind, i64)> = events.iter().map(|e| (e.id, e.kind, e.hits)).collect();
         assert_eq!(
             got,
-            vec![(1, EventKind::Note, 0), (2, EventKind::Hit, 1), (4, EventKind::Note, 2), (7, EventKind::Forget, 0)]
+            vec![
+                (1, EventKind::Note, 0),
+                (2, EventKind::Hit, 1),
+                (4, EventKind::Note, 2),
+                (7, EventKind::Forget, 0),
+                (10, EventKind::Note, 0)
+            ]
         );
+        assert_eq!(events[4].uid, "u17");
         assert_eq!(events[2].uid, "u12", "a uid, once given, is kept");
         let held: Vec<(i64, bool)> = assigned.iter().map(|a| (a.0, a.2.is_some())).collect();
         assert_eq!(held, vec![(10, false), (11, true), (12, false), (13, true)]);

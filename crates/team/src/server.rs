@@ -11,7 +11,7 @@ use postgres::{Client, NoTls};
 
 use crate::config::team::TeamConfig;
 use crate::error::{Error, Result};
-use crate::memory::store::{NoteCounts, TeamNote};
+use crate::memory::store::{LessonSupport, NoteCounts, TeamNote};
 
 /// The server schema's migrations, in order. Append only.
 pub const MIGRATIONS: &[(&str, &str)] = &[
@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0002_history", include_str!("../migrations/0002_history.sql")),
     ("0003_evidence", include_str!("../migrations/0003_evidence.sql")),
     ("0004_counts", include_str!("../migrations/0004_counts.sql")),
+    ("0005_support", include_str!("../migrations/0005_support.sql")),
 ];
 
 /// The server schema version this binary writes.
@@ -499,6 +500,57 @@ impl Remote {
                         vouched: r.get(8),
                     },
                 )
+            })
+            .collect())
+    }
+
+    /// Replaces this machine's support of the lessons in `rows` (each row whole: a push sent
+    /// twice counts once; a lesson at 0 is no longer mined here), and wakes the team's
+    /// listeners when any changed. A lesson is named by its key's hash, never by its text.
+    pub fn push_support(&mut self, machine: &str, rows: &[LessonSupport]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let team = self.team.clone();
+        let mut tx = self.client.transaction().map_err(|e| server_error(e, "cannot start a push of support"))?;
+        let err = |e| server_error(e, "push of support failed");
+        // Serialised with the team's other pushes (the pull's cursor, as for the counts).
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext('skillmem:' || $1))", &[&team]).map_err(err)?;
+        let put = tx
+            .prepare(
+                "INSERT INTO skillmem.lesson_support (team, skill, key_hash, machine, seq, sessions)
+                 VALUES ($1, $2, $3, $4, nextval('skillmem.seq'), $5)
+                 ON CONFLICT (team, skill, key_hash, machine) DO UPDATE
+                     SET sessions = excluded.sessions, seq = excluded.seq
+                     WHERE skillmem.lesson_support.sessions IS DISTINCT FROM excluded.sessions",
+            )
+            .map_err(err)?;
+        let mut changed = 0;
+        for c in rows {
+            changed += tx.execute(&put, &[&team, &c.skill, &c.key_hash, &machine, &c.sessions]).map_err(err)?;
+        }
+        if changed > 0 {
+            tx.execute("SELECT pg_notify($1, '')", &[&channel(&team)]).map_err(err)?;
+        }
+        tx.commit().map_err(|e| server_error(e, "push of support failed at commit"))?;
+        Ok(())
+    }
+
+    /// The other machines' support changed after `cursor`, in server order, at most `limit`,
+    /// each with its sequence number.
+    pub fn pull_support(&mut self, machine: &str, cursor: i64, limit: i64) -> Result<Vec<(i64, LessonSupport)>> {
+        let rows = self
+            .client
+            .query(
+                "SELECT seq, skill, key_hash, machine, sessions FROM skillmem.lesson_support
+                 WHERE team = $1 AND seq > $2 AND machine <> $3 ORDER BY seq LIMIT $4",
+                &[&self.team, &cursor, &machine, &limit],
+            )
+            .map_err(|e| server_error(e, "pull of support failed"))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (r.get(0), LessonSupport { skill: r.get(1), key_hash: r.get(2), machine: r.get(3), sessions: r.get(4) })
             })
             .collect())
     }

@@ -167,19 +167,62 @@ pub fn record_mined(conn: &mut Connection, session: &str, pairs: &[String]) -> R
 }
 
 /// The note that holds the mined lesson `key` of `skill`, current or retired (a lesson a
-/// person rejected stays rejected when another session mines it again).
+/// person rejected stays rejected when another session mines it again); else a note of the
+/// skill whose evidence names that key (a lesson another machine of the team released, pulled
+/// here), current first.
 pub fn lesson_note(conn: &Connection, skill: &str, key: &str) -> Result<Option<i64>> {
-    Ok(conn
+    let mined = conn
         .prepare_cached(
             "SELECT s.note_id FROM mined_support s JOIN notes n ON n.id = s.note_id
              WHERE s.skill = ?1 AND s.lesson_key = ?2 ORDER BY n.retired_at IS NOT NULL, s.at LIMIT 1",
         )?
         .query_row(params![skill, key], |r| r.get(0))
+        .optional()?;
+    if mined.is_some() {
+        return Ok(mined);
+    }
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT id FROM notes WHERE skill = ?1 AND {EVIDENCE_KEY} = ?2 AND (retired_at IS NULL OR review IS NOT NULL)
+             ORDER BY retired_at IS NOT NULL, id LIMIT 1"
+        ))?
+        .query_row(params![skill, key], |r| r.get(0))
         .optional()?)
 }
 
+/// A note's mined lesson key, as its evidence names it (NULL when it names none).
+const EVIDENCE_KEY: &str = "(CASE WHEN json_valid(evidence) THEN json_extract(evidence, '$.key') END)";
+
+/// Sessions an import counted (`imported:N`): they stand for other machines' sessions.
+const IMPORTED: &str = "substr(session_id, 1, 9) = 'imported:'";
+
+/// The name a mined lesson's key travels under to the team: the SHA-256 (hex) of the key, so
+/// that the team learns of a held lesson only that its key recurred.
+pub fn lesson_key_hash(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The support of the mined lesson `key` of `skill`: this machine's own sessions, plus the
+/// larger of the sessions imports counted and the sessions of the team's other machines (an
+/// import from a teammate and that teammate's sync count the same sessions: never both).
+pub fn lesson_support(conn: &Connection, skill: &str, key: &str) -> Result<i64> {
+    let (own, imported): (i64, i64) = conn
+        .prepare_cached(&format!(
+            "SELECT count(CASE WHEN NOT ({IMPORTED}) THEN 1 END), count(CASE WHEN {IMPORTED} THEN 1 END)
+             FROM mined_support WHERE skill = ?1 AND lesson_key = ?2"
+        ))?
+        .query_row(params![skill, key], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let team: i64 = conn
+        .prepare_cached(
+            "SELECT coalesce(sum(sessions), 0) FROM mined_support_remote WHERE skill = ?1 AND key_hash = ?2",
+        )?
+        .query_row(params![skill, lesson_key_hash(key)], |r| r.get(0))?;
+    Ok(own + imported.max(team))
+}
+
 /// Records that `session` mined the lesson `key` of `skill`, held by `note`; returns its
-/// support, the distinct sessions that mined it.
+/// support ([`lesson_support`]: the distinct sessions that mined it, here and on the team).
 pub fn record_support(conn: &mut Connection, skill: &str, key: &str, session: &str, note: i64) -> Result<i64> {
     let tx = write_tx(conn)?;
     tx.prepare_cached(
@@ -187,30 +230,186 @@ pub fn record_support(conn: &mut Connection, skill: &str, key: &str, session: &s
          ON CONFLICT (skill, lesson_key, session_id) DO NOTHING",
     )?
     .execute(params![skill, key, session, note, now_ms()])?;
-    let n = tx.query_row(
-        "SELECT count(*) FROM mined_support WHERE skill = ?1 AND lesson_key = ?2",
-        params![skill, key],
-        |r| r.get(0),
-    )?;
+    let n = lesson_support(&tx, skill, key)?;
     tx.commit()?;
     Ok(n)
 }
 
-/// The support of the mined lessons among `ids`, by note id (notes that hold no mined lesson
-/// are left out).
+/// The support of the mined lessons among `ids` ([`lesson_support`]), by note id: a note this
+/// machine mined, or one whose evidence names a lesson key (pulled from the team). Notes that
+/// hold no mined lesson are left out.
 pub fn support_of(conn: &Connection, ids: &[i64]) -> Result<std::collections::HashMap<i64, i64>> {
     let mut out = std::collections::HashMap::new();
-    let mut st = conn.prepare_cached(
-        "SELECT count(*) FROM mined_support WHERE (skill, lesson_key) IN
-         (SELECT skill, lesson_key FROM mined_support WHERE note_id = ?1)",
-    )?;
+    let mut key_of = conn.prepare_cached(&format!(
+        "SELECT skill, lesson_key FROM mined_support WHERE note_id = ?1
+         UNION ALL SELECT skill, {EVIDENCE_KEY} FROM notes WHERE id = ?1 AND {EVIDENCE_KEY} IS NOT NULL
+         LIMIT 1"
+    ))?;
     for id in ids {
-        let n: i64 = st.query_row([id], |r| r.get(0))?;
+        let Some((skill, key)) =
+            key_of.query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).optional()?
+        else {
+            continue;
+        };
+        let n = lesson_support(conn, &skill, &key)?;
         if n > 0 {
             out.insert(*id, n);
         }
     }
     Ok(out)
+}
+
+/// The note here that holds the mined lesson `key` of `skill` in the partition (`scope`,
+/// `project`), with its team id when it has one: mined here (held, released or rejected in
+/// review) or pulled with evidence naming the key, current first. A pull maps the team's row of
+/// the same lesson onto it rather than keeping two notes of one lesson.
+pub(super) fn lesson_here(
+    tx: &Connection,
+    skill: &str,
+    scope: &str,
+    project: &str,
+    key: &str,
+) -> Result<Option<(i64, Option<String>)>> {
+    Ok(tx
+        .prepare_cached(&format!(
+            "SELECT n.id, t.uid FROM notes n LEFT JOIN team_notes t ON t.note_id = n.id
+             WHERE n.skill = ?1 AND n.scope = ?2 AND n.project_id = ?3 AND (n.retired_at IS NULL OR n.review IS NOT NULL)
+               AND (n.id IN (SELECT note_id FROM mined_support WHERE skill = ?1 AND lesson_key = ?4)
+                    OR {EVIDENCE_KEY} = ?4)
+             ORDER BY n.retired_at IS NOT NULL, n.id LIMIT 1"
+        ))?
+        .query_row(params![skill, scope, project, key], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
+
+/// One machine's support of a mined lesson, as the team server keeps it (team schema 0005):
+/// the distinct sessions of that machine that mined the lesson whose key hashes to
+/// `key_hash` ([`lesson_key_hash`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LessonSupport {
+    pub skill: String,
+    pub key_hash: String,
+    /// The machine it is of (empty in a push: the pushing machine).
+    pub machine: String,
+    pub sessions: i64,
+}
+
+/// This machine's own support of each mined lesson (its sessions, not those an import counted)
+/// that changed since it was last pushed; a lesson no longer here (its note purged) goes once
+/// more, at 0.
+pub fn support_to_push(conn: &Connection) -> Result<Vec<LessonSupport>> {
+    let mut own: std::collections::BTreeMap<(String, String), i64> = std::collections::BTreeMap::new();
+    let mut st = conn.prepare_cached(&format!(
+        "SELECT skill, lesson_key, count(*) FROM mined_support WHERE NOT ({IMPORTED}) GROUP BY skill, lesson_key"
+    ))?;
+    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))? {
+        let (skill, key, n) = r?;
+        *own.entry((skill, lesson_key_hash(&key))).or_default() += n;
+    }
+    let mut sent: HashMap<(String, String), i64> = HashMap::new();
+    let mut st = conn.prepare_cached("SELECT skill, key_hash, sessions FROM mined_support_sent")?;
+    for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))? {
+        let (skill, hash, n) = r?;
+        sent.insert((skill, hash), n);
+    }
+    let mut out = vec![];
+    for ((skill, key_hash), n) in &own {
+        if sent.get(&(skill.clone(), key_hash.clone())) != Some(n) {
+            out.push(LessonSupport {
+                skill: skill.clone(),
+                key_hash: key_hash.clone(),
+                machine: String::new(),
+                sessions: *n,
+            });
+        }
+    }
+    let mut gone: Vec<_> = sent.into_keys().filter(|k| !own.contains_key(k)).collect();
+    gone.sort();
+    for (skill, key_hash) in gone {
+        out.push(LessonSupport { skill, key_hash, machine: String::new(), sessions: 0 });
+    }
+    Ok(out)
+}
+
+/// Records the support the server committed, so that it is not pushed again unchanged.
+pub fn support_sent(conn: &mut Connection, rows: &[LessonSupport]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT OR REPLACE INTO mined_support_sent (skill, key_hash, sessions) VALUES (?1, ?2, ?3)",
+        )?;
+        let mut drop = tx.prepare_cached("DELETE FROM mined_support_sent WHERE skill = ?1 AND key_hash = ?2")?;
+        for c in rows {
+            if c.sessions > 0 {
+                put.execute(params![c.skill, c.key_hash, c.sessions])?;
+            } else {
+                drop.execute(params![c.skill, c.key_hash])?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Where the support pull stands (0 before the first).
+pub fn support_cursor(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT support_cursor FROM team_state WHERE id = 1", [], |r| r.get(0)).optional()?.unwrap_or(0))
+}
+
+/// Stores the other machines' support a pull brought (each replaces that machine's row of the
+/// lesson; a row at 0 drops it; rows of the `own` machine are skipped) and moves the support
+/// cursor to `cursor`.
+pub fn support_apply(conn: &mut Connection, own: &str, rows: &[LessonSupport], cursor: i64) -> Result<()> {
+    let tx = write_tx(conn)?;
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT OR REPLACE INTO mined_support_remote (skill, key_hash, machine, sessions) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        let mut drop =
+            tx.prepare_cached("DELETE FROM mined_support_remote WHERE skill = ?1 AND key_hash = ?2 AND machine = ?3")?;
+        for c in rows.iter().filter(|c| c.machine != own) {
+            if c.sessions > 0 {
+                put.execute(params![c.skill, c.key_hash, c.machine, c.sessions])?;
+            } else {
+                drop.execute(params![c.skill, c.key_hash, c.machine])?;
+            }
+        }
+    }
+    tx.execute("UPDATE team_state SET support_cursor = max(support_cursor, ?1) WHERE id = 1", [cursor])?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The held mined lessons (waiting, not rejected) that may be released: their support
+/// ([`lesson_support`], the team's sessions counted) reached `needed`, or a person on another
+/// machine of the team vouched for the note (accepted it there).
+pub fn held_supported(conn: &Connection, needed: i64) -> Result<Vec<i64>> {
+    let mut st = conn.prepare_cached(
+        "SELECT s.note_id, s.skill, s.lesson_key,
+                EXISTS (SELECT 1 FROM note_evidence_remote r WHERE r.note_id = s.note_id AND r.vouched = 1)
+         FROM mined_support s JOIN notes n ON n.id = s.note_id
+         WHERE n.review IS NOT NULL AND n.retired_at IS NULL
+         GROUP BY s.note_id, s.skill, s.lesson_key ORDER BY s.note_id",
+    )?;
+    let held: Vec<(i64, String, String, bool)> =
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut out = vec![];
+    for (id, skill, key, vouched) in held {
+        if (vouched || lesson_support(conn, &skill, &key)? >= needed) && !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+/// Forgets the team's support and what was pushed of it (the sync target changed).
+pub(super) fn support_forget(tx: &Connection) -> Result<()> {
+    tx.execute("DELETE FROM mined_support_remote", [])?;
+    tx.execute("DELETE FROM mined_support_sent", [])?;
+    Ok(())
 }
 
 /// What a session said of one note it was shown.
@@ -624,6 +823,113 @@ mod tests {
 
     fn call(session: &str, position: i64, args: &str, at: i64) -> Call {
         Call { session: session.into(), position, tool: "bash".into(), args: args.into(), at, ..Default::default() }
+    }
+
+    /// A mined lesson stored held (`review = 'pending'`), as the miner stores one.
+    fn held_lesson(conn: &Connection, delta: &str, key: &str) -> i64 {
+        conn.execute(
+            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, delta, norm_hash, created_at,
+                                updated_at, review, evidence)
+             VALUES ('npm', 'global', '', 'p', 'transcript', 'fix', ?1, ?1, 1, 1, 'pending', ?2)",
+            params![delta, serde_json::json!({ "key": key }).to_string()],
+        )
+        .unwrap();
+        conn.last_insert_rowid()
+    }
+
+    fn team(machine: &str, key: &str, sessions: i64) -> LessonSupport {
+        LessonSupport { skill: "npm".into(), key_hash: lesson_key_hash(key), machine: machine.into(), sessions }
+    }
+
+    /// A lesson's support is its sessions here plus the team's other machines' (each machine's
+    /// row replaced, never added up; this machine's own row skipped); what is pushed is this
+    /// machine's own sessions under the key's hash, once per change, and at 0 once it is gone.
+    #[test]
+    fn a_lessons_support_adds_the_teams_sessions_once_and_travels_as_a_hash() {
+        const KEY: &str = "npm ci | +--legacy-peer-deps | ERESOLVE unable to resolve dependency tree";
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        crate::memory::store::team_begin(&mut conn, "me", "target").unwrap();
+        let id = held_lesson(&conn, "`npm ci` fails with ERESOLVE; `npm ci --legacy-peer-deps` works.", KEY);
+        assert_eq!(record_support(&mut conn, "npm", KEY, "s1", id).unwrap(), 1);
+        assert_eq!(record_support(&mut conn, "npm", KEY, "s1", id).unwrap(), 1, "a session counts once");
+        assert_eq!(lesson_note(&conn, "npm", KEY).unwrap(), Some(id));
+
+        // Pushed: this machine's one session, the key hashed (SHA-256, hex), never its words.
+        let push = support_to_push(&conn).unwrap();
+        assert_eq!(push, vec![team("", KEY, 1)]);
+        assert_eq!(push[0].key_hash, "88a1f748ea3547f49f81de9ffd2af73d1e434800c5684c04555dabd1bcea4384");
+        support_sent(&mut conn, &push).unwrap();
+        assert!(support_to_push(&conn).unwrap().is_empty(), "unchanged: not pushed again");
+        assert!(held_supported(&conn, 2).unwrap().is_empty(), "one session: held");
+
+        // Another machine's session of the same lesson (and this machine's own row, come back).
+        support_apply(&mut conn, "me", &[team("other", KEY, 1), team("me", KEY, 5)], 10).unwrap();
+        assert_eq!(lesson_support(&conn, "npm", KEY).unwrap(), 2);
+        assert_eq!(support_of(&conn, &[id]).unwrap().get(&id), Some(&2));
+        assert_eq!(support_cursor(&conn).unwrap(), 10);
+        // The same row again replaces it: a pull seen twice counts once.
+        support_apply(&mut conn, "me", &[team("other", KEY, 1)], 11).unwrap();
+        assert_eq!(lesson_support(&conn, "npm", KEY).unwrap(), 2);
+        assert_eq!(held_supported(&conn, 2).unwrap(), vec![id]);
+        assert!(held_supported(&conn, 3).unwrap().is_empty());
+        // An import from that teammate counts the same sessions: not added to the team's, and
+        // not pushed as this machine's.
+        assert_eq!(record_support(&mut conn, "npm", KEY, "imported:0", id).unwrap(), 2);
+        assert!(support_to_push(&conn).unwrap().is_empty());
+        // The teammate's lesson gone (its row at 0): the import's session stands for it.
+        support_apply(&mut conn, "me", &[team("other", KEY, 0)], 12).unwrap();
+        assert_eq!(lesson_support(&conn, "npm", KEY).unwrap(), 2);
+        support_apply(&mut conn, "me", &[team("other", KEY, 3)], 13).unwrap();
+        assert_eq!(lesson_support(&conn, "npm", KEY).unwrap(), 4, "1 here + max(1 imported, 3 on the team)");
+
+        // Released once: no longer held.
+        assert_eq!(crate::memory::store::release_all(&mut conn, &[id]).unwrap(), vec![id]);
+        assert!(held_supported(&conn, 2).unwrap().is_empty());
+        assert!(crate::memory::store::release_all(&mut conn, &[id]).unwrap().is_empty());
+
+        // Purged: its sessions go with it, and the team hears it at 0, once.
+        conn.execute("DELETE FROM notes WHERE id = ?1", [id]).unwrap();
+        let push = support_to_push(&conn).unwrap();
+        assert_eq!(push, vec![team("", KEY, 0)]);
+        support_sent(&mut conn, &push).unwrap();
+        assert!(support_to_push(&conn).unwrap().is_empty());
+    }
+
+    /// A held lesson a person accepted on another machine (its counts there vouched) is
+    /// released here too; a rejected one is not held, so never released; a note pulled with
+    /// the key in its evidence is the lesson's note when this machine mines it.
+    #[test]
+    fn a_held_lesson_vouched_on_the_team_is_released_and_a_pulled_one_is_found_by_its_key() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        let held = held_lesson(&conn, "`make` fails; `make -j1` works.", "make | +-j1 | race");
+        record_support(&mut conn, "npm", "make | +-j1 | race", "s1", held).unwrap();
+        let rejected = held_lesson(&conn, "`tar x` fails; `tar xf` works.", "tar | +f | usage");
+        record_support(&mut conn, "npm", "tar | +f | usage", "s1", rejected).unwrap();
+        conn.execute("UPDATE notes SET retired_at = 5, reason = 'rejected in review' WHERE id = ?1", [rejected])
+            .unwrap();
+        for id in [held, rejected] {
+            conn.execute("INSERT INTO note_evidence_remote (note_id, machine, vouched) VALUES (?1, 'other', 1)", [id])
+                .unwrap();
+        }
+        assert_eq!(held_supported(&conn, 5).unwrap(), vec![held]);
+
+        // Pulled from the team, released there: found by the key its evidence names.
+        let pulled = held_lesson(&conn, "`pip install x` fails; `pip install --user x` works.", "pip | +--user | perm");
+        conn.execute("UPDATE notes SET review = NULL, source = 'team' WHERE id = ?1", [pulled]).unwrap();
+        assert_eq!(lesson_note(&conn, "npm", "pip | +--user | perm").unwrap(), Some(pulled));
+        assert_eq!(support_of(&conn, &[pulled]).unwrap().get(&pulled), None, "no session mined it yet");
+        conn.execute(
+            "INSERT INTO mined_support_remote (skill, key_hash, machine, sessions) VALUES ('npm', ?1, 'other', 2)",
+            [lesson_key_hash("pip | +--user | perm")],
+        )
+        .unwrap();
+        assert_eq!(support_of(&conn, &[pulled]).unwrap().get(&pulled), Some(&2), "the team's sessions");
+        assert_eq!(lesson_here(&conn, "npm", "global", "", "pip | +--user | perm").unwrap(), Some((pulled, None)));
+        assert_eq!(lesson_here(&conn, "npm", "project", "p", "pip | +--user | perm").unwrap(), None);
+        assert_eq!(lesson_here(&conn, "npm", "global", "", "tar | +f | usage").unwrap(), Some((rejected, None)));
+        assert_eq!(lesson_note(&conn, "npm", "no such key").unwrap(), None);
     }
 
     /// A session keeps at most SESSION_CALLS_MAX calls, and its loads beyond them.

@@ -100,13 +100,30 @@ pub fn accept(conn: &mut Connection, id: i64, project: &str, index: Option<&dyn 
 /// (the team's trigger makes it a new note for the team), with no person's act recorded.
 /// Returns whether it was held.
 pub fn release(conn: &mut Connection, id: i64) -> Result<bool> {
+    Ok(!release_all(conn, &[id])?.is_empty())
+}
+
+/// Releases held mined lessons in one transaction, as [`release`] does each; returns those
+/// that were held.
+pub fn release_all(conn: &mut Connection, ids: &[i64]) -> Result<Vec<i64>> {
+    if ids.is_empty() {
+        return Ok(vec![]);
+    }
     let tx = write_tx(conn)?;
-    let n = tx.execute(
-        "UPDATE notes SET review = NULL, updated_at = ?2 WHERE id = ?1 AND review IS NOT NULL AND retired_at IS NULL",
-        params![id, now_ms()],
-    )?;
+    let mut out = vec![];
+    {
+        let mut put = tx.prepare_cached(
+            "UPDATE notes SET review = NULL, updated_at = ?2 WHERE id = ?1 AND review IS NOT NULL AND retired_at IS NULL",
+        )?;
+        let now = now_ms();
+        for id in ids {
+            if put.execute(params![id, now])? > 0 {
+                out.push(*id);
+            }
+        }
+    }
     tx.commit()?;
-    Ok(n > 0)
+    Ok(out)
 }
 
 /// Rejects a note waiting for review: it is retired with the reason (`rejected in review`,

@@ -160,6 +160,7 @@ pub fn team_begin(conn: &mut Connection, machine: &str, target: &str) -> Result<
         tx.execute("DELETE FROM team_notes", [])?;
         tx.execute("DELETE FROM team_outbox", [])?;
         super::calls::counts_forget(&tx)?;
+        super::calls::support_forget(&tx)?;
         // Current notes only: history rows (an edit's old text) share the uid of the note they
         // are a version of, and travel with the events that made them.
         tx.execute(
@@ -332,6 +333,18 @@ pub fn team_apply(
                 }
                 None => {}
             }
+            // A mined lesson here with the same key is the same lesson in other words (task
+            // paths and ids differ from machine to machine): one note, as for the same text.
+            if let (None, Some(key)) = (local, mined_key(n.evidence.as_deref())) {
+                match super::calls::lesson_here(&tx, &n.skill, &n.scope, &n.project_id, &key)? {
+                    Some((_, Some(_))) => continue,
+                    Some((id, None)) => {
+                        tx.execute("INSERT INTO team_notes (note_id, uid) VALUES (?1, ?2)", params![id, row.uid])?;
+                        local = Some(id);
+                    }
+                    None => {}
+                }
+            }
         }
         let Some(id) = local else {
             if n.scope == "project" && !with_project {
@@ -378,6 +391,15 @@ pub fn team_apply(
             }
             continue;
         };
+        // A lesson a person rejected here in review stays rejected, whatever the team does
+        // with it (but purge it): nothing of the team's row is taken.
+        let rejected_here: bool =
+            tx.query_row("SELECT review IS NOT NULL AND retired_at IS NOT NULL FROM notes WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })?;
+        if rejected_here {
+            continue;
+        }
         // What this machine changed and has not pushed yet.
         let (pending_hits, pin, edit, scope, life): (i64, i64, i64, i64, i64) = tx.query_row(
             "SELECT COALESCE(sum(CASE WHEN kind IN ('note', 'hit') THEN hits END), 0),
@@ -451,6 +473,11 @@ pub fn team_apply(
     tx.execute("UPDATE team_state SET cursor = max(cursor, ?1), last_pull_at = ?2 WHERE id = 1", params![cursor, now])?;
     tx.commit()?;
     Ok(out)
+}
+
+/// The mined lesson key a note's evidence names, if it names one.
+fn mined_key(evidence: Option<&str>) -> Option<String> {
+    crate::memory::Backing::parse(evidence?)?.key.filter(|k| !k.is_empty())
 }
 
 /// Whether the team's row says another lesson than the local note `id`, and this machine can
@@ -571,4 +598,107 @@ pub fn team_note_id(conn: &Connection, uid: &str) -> Result<Option<i64>> {
 /// The team id of a local note, if it has one.
 pub fn team_uid(conn: &Connection, note_id: i64) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT uid FROM team_notes WHERE note_id = ?1", [note_id], |r| r.get(0)).optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lesson(delta: &str, key: &str) -> TeamNote {
+        TeamNote {
+            skill: "deploy".into(),
+            scope: "global".into(),
+            project_id: String::new(),
+            origin_project: "p".into(),
+            source: "transcript".into(),
+            kind: "fix".into(),
+            intent: String::new(),
+            delta: delta.into(),
+            tags: "[]".into(),
+            pinned: false,
+            hits: 0,
+            norm_hash: crate::memory::norm_hash(delta),
+            created_at: 1,
+            updated_at: 1,
+            retired_at: None,
+            superseded_by: None,
+            reason: None,
+            evidence: Some(serde_json::json!({ "key": key }).to_string()),
+        }
+    }
+
+    /// A mined lesson stored here as the miner stores it: held, with its key and one session.
+    fn mined_here(conn: &mut Connection, n: &TeamNote, key: &str) -> i64 {
+        conn.execute(
+            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, delta, norm_hash, created_at,
+                                updated_at, review, evidence)
+             VALUES (?1, ?2, ?3, ?4, 'transcript', 'fix', ?5, ?6, 1, 1, 'pending', ?7)",
+            params![n.skill, n.scope, n.project_id, n.origin_project, n.delta, n.norm_hash, n.evidence],
+        )
+        .unwrap();
+        let id = conn.last_insert_rowid();
+        super::super::record_support(conn, &n.skill, key, "s1", id).unwrap();
+        id
+    }
+
+    fn pulled(uid: &str, note: TeamNote) -> TeamIncoming {
+        TeamIncoming { uid: uid.into(), deleted: false, note, vector: None }
+    }
+
+    fn review_of(conn: &Connection, id: i64) -> (Option<String>, bool) {
+        conn.query_row("SELECT review, retired_at IS NOT NULL FROM notes WHERE id = ?1", [id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+    }
+
+    /// A lesson the team released arrives where the same lesson is held: with the same text
+    /// (the twin check) or in other words under the same key, it maps onto the note here (one
+    /// note, still held until the support says otherwise); a lesson a person rejected here
+    /// stays rejected; a lesson nobody here mined is inserted, shown, not held.
+    #[test]
+    fn a_pulled_mined_lesson_maps_onto_the_one_held_here_and_never_holds_or_unholds() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        team_begin(&mut conn, "me", "target").unwrap();
+        let same = lesson("`npm ci` fails with `ERESOLVE`; `npm ci --legacy-peer-deps` works.", "npm|eresolve");
+        let same_here = mined_here(&mut conn, &same, "npm|eresolve");
+        let theirs =
+            lesson("`pytest /home/b/app` fails with `No module named app`; `python -m pytest` works.", "pytest|m");
+        let ours =
+            lesson("`pytest /home/a/app` fails with `No module named app`; `python -m pytest` works.", "pytest|m");
+        let ours_here = mined_here(&mut conn, &ours, "pytest|m");
+        let rejected = lesson("`tar x a.tgz` fails; `tar xzf a.tgz` works.", "tar|xzf");
+        let rejected_here = mined_here(&mut conn, &rejected, "tar|xzf");
+        conn.execute("UPDATE notes SET retired_at = 5, reason = 'rejected in review' WHERE id = ?1", [rejected_here])
+            .unwrap();
+        let new = lesson("`helm upgrade` fails with `UPGRADE FAILED`; `helm upgrade --atomic` works.", "helm|atomic");
+
+        let rows = [pulled("u1", same), pulled("u2", theirs.clone()), pulled("u3", rejected), pulled("u4", new)];
+        let applied = team_apply(&mut conn, &rows, 4, None, false).unwrap();
+        assert_eq!(team_note_id(&conn, "u1").unwrap(), Some(same_here), "the same text: the twin");
+        assert_eq!(team_note_id(&conn, "u2").unwrap(), Some(ours_here), "other words, the same key");
+        assert_eq!(team_note_id(&conn, "u3").unwrap(), Some(rejected_here));
+        let inserted = team_note_id(&conn, "u4").unwrap().unwrap();
+        assert_eq!(applied.inserted, vec![inserted]);
+        // A pull neither releases a held lesson nor brings back a rejected one, nor holds one.
+        assert_eq!(review_of(&conn, same_here), (Some("pending".into()), false));
+        assert_eq!(review_of(&conn, ours_here), (Some("pending".into()), false));
+        assert_eq!(review_of(&conn, rejected_here), (Some("pending".into()), true));
+        assert_eq!(review_of(&conn, inserted), (None, false));
+        // One current note per lesson here (the team's words kept, ours as a version).
+        let current: i64 = conn
+            .query_row("SELECT count(*) FROM notes WHERE retired_at IS NULL AND skill = 'deploy'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(current, 3, "same, ours (the pytest lesson), the new one; the rejected one is retired");
+        let delta: String = conn.query_row("SELECT delta FROM notes WHERE id = ?1", [ours_here], |r| r.get(0)).unwrap();
+        assert_eq!(delta, theirs.delta);
+
+        // A second team row of a lesson already mapped here (another machine's words): one note.
+        let more =
+            lesson("`pytest /home/c/app` fails with `No module named app`; `python -m pytest` works.", "pytest|m");
+        let applied = team_apply(&mut conn, &[pulled("u5", more)], 5, None, false).unwrap();
+        assert!(applied.inserted.is_empty() && applied.updated.is_empty(), "{applied:?}");
+        assert_eq!(team_note_id(&conn, "u5").unwrap(), None);
+    }
 }
