@@ -1008,3 +1008,49 @@ fn a_lesson_mined_on_one_machine_stays_held_and_its_text_never_reaches_the_serve
     assert!(b.held().is_empty());
     assert_eq!(count(&pg, "SELECT sum(sessions)::bigint FROM skillmem.lesson_support"), 2);
 }
+
+/// The holdout's counts travel with the other counts: a session on A that withheld a note
+/// (and whose calls carried its specific anyway) shows on B as withheld and appeared, in the
+/// note's lift.
+#[test]
+fn withheld_and_appeared_counted_on_one_machine_reach_the_others_lift() {
+    let pg = server();
+    let a = Machine::new(&pg, "team_a", PW_A, "core", "[memory]\nholdout = 1.0\n");
+    let b = Machine::new(&pg, "team_a", PW_A, "core", "[memory]\nholdout = 0.0\n");
+    let lesson = "aws s3 sync skips files whose size did not change; pass `--exact-timestamps` after a rebuild.";
+    a.offline(|| {
+        let mut c = serve(&a);
+        common::ok(
+            c.request(
+                "skillmem/note",
+                json!({ "skill": "deploy", "kind": "gotcha", "scope": "global", "intent": "deploy to staging",
+                        "delta": lesson }),
+            )
+            .unwrap(),
+        );
+        c.shutdown().unwrap();
+    });
+    a.sync();
+    // Two sessions on A withhold it (the holdout at every load); one types the flag anyway.
+    a.offline(|| {
+        session(&a, "a1", "aws s3 sync dist s3://site --exact-timestamps");
+        session(&a, "a2", "aws s3 sync dist s3://site");
+    });
+    let of = |m: &Machine| -> Value {
+        let all = m.json(&["notes", "deploy"])["notes"].as_array().cloned().unwrap_or_default();
+        all.into_iter().find(|n| n["delta"] == lesson).unwrap_or_else(|| panic!("no note {lesson:?}"))
+    };
+    let on_a = of(&a);
+    assert_eq!((on_a["withheld"].as_i64(), on_a["appeared"].as_i64()), (Some(2), Some(1)), "{on_a}");
+    a.sync();
+    b.sync();
+    let on_b = of(&b);
+    assert_eq!((on_b["withheld"].as_i64(), on_b["appeared"].as_i64()), (Some(2), Some(1)), "{on_b}");
+    assert_eq!(on_b["lift"], on_a["lift"], "{on_b}");
+    assert_eq!(count(&pg, "SELECT sum(withheld)::bigint FROM skillmem.note_counts"), 2);
+    // Sent again, counted once.
+    a.sync();
+    b.sync();
+    assert_eq!(of(&b)["withheld"].as_i64(), Some(2));
+    assert_eq!(count(&pg, "SELECT sum(withheld)::bigint FROM skillmem.note_counts"), 2);
+}

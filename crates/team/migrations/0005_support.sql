@@ -23,3 +23,8 @@ CREATE POLICY lesson_support_member ON skillmem.lesson_support
     WITH CHECK (team IN (SELECT t.team FROM skillmem.teams t WHERE pg_has_role(current_user, t.owner, 'MEMBER')));
 GRANT SELECT, INSERT, UPDATE ON skillmem.lesson_support TO PUBLIC;
 
+-- The holdout's counts (docs/protocol.md, "Use and trust") travel with the other per-machine
+-- counts: sessions that withheld the note, and of those the sessions whose calls carried its
+-- specific anyway, so that every machine's lift reads the whole team's sessions.
+ALTER TABLE skillmem.note_counts ADD COLUMN withheld bigint NOT NULL DEFAULT 0;
+ALTER TABLE skillmem.note_counts ADD COLUMN appeared bigint NOT NULL DEFAULT 0;

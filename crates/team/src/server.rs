@@ -434,16 +434,20 @@ impl Remote {
         tx.execute("SELECT pg_advisory_xact_lock(hashtext('skillmem:' || $1))", &[&team]).map_err(err)?;
         let put = tx
             .prepare(
-                "INSERT INTO skillmem.note_counts (team, uid, machine, seq, shown, used, ignored, used_elsewhere, used_at, vouched)
-                 VALUES ($1, $2, $3, nextval('skillmem.seq'), $4, $5, $6, $7, $8, $9)
+                "INSERT INTO skillmem.note_counts (team, uid, machine, seq, shown, used, ignored, used_elsewhere, used_at, vouched,
+                                                   withheld, appeared)
+                 VALUES ($1, $2, $3, nextval('skillmem.seq'), $4, $5, $6, $7, $8, $9, $10, $11)
                  ON CONFLICT (team, uid, machine) DO UPDATE
                      SET shown = excluded.shown, used = excluded.used, ignored = excluded.ignored,
                          used_elsewhere = excluded.used_elsewhere, used_at = excluded.used_at,
-                         vouched = excluded.vouched, seq = excluded.seq
+                         vouched = excluded.vouched, withheld = excluded.withheld, appeared = excluded.appeared,
+                         seq = excluded.seq
                      WHERE (skillmem.note_counts.shown, skillmem.note_counts.used, skillmem.note_counts.ignored,
-                            skillmem.note_counts.used_elsewhere, skillmem.note_counts.vouched)
+                            skillmem.note_counts.used_elsewhere, skillmem.note_counts.vouched,
+                            skillmem.note_counts.withheld, skillmem.note_counts.appeared)
                            IS DISTINCT FROM (excluded.shown, excluded.used, excluded.ignored,
-                                             excluded.used_elsewhere, excluded.vouched)
+                                             excluded.used_elsewhere, excluded.vouched, excluded.withheld,
+                                             excluded.appeared)
                         OR skillmem.note_counts.used_at IS DISTINCT FROM excluded.used_at",
             )
             .map_err(err)?;
@@ -462,6 +466,8 @@ impl Remote {
                         &c.used_elsewhere,
                         &c.used_at,
                         &c.vouched,
+                        &c.withheld,
+                        &c.appeared,
                     ],
                 )
                 .map_err(err)?;
@@ -479,7 +485,7 @@ impl Remote {
         let rows = self
             .client
             .query(
-                "SELECT seq, uid, machine, shown, used, ignored, used_elsewhere, used_at, vouched
+                "SELECT seq, uid, machine, shown, used, ignored, used_elsewhere, used_at, vouched, withheld, appeared
                  FROM skillmem.note_counts WHERE team = $1 AND seq > $2 AND machine <> $3 ORDER BY seq LIMIT $4",
                 &[&self.team, &cursor, &machine, &limit],
             )
@@ -498,6 +504,8 @@ impl Remote {
                         used_elsewhere: r.get(6),
                         used_at: r.get(7),
                         vouched: r.get(8),
+                        withheld: r.get(9),
+                        appeared: r.get(10),
                     },
                 )
             })

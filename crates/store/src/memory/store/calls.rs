@@ -641,19 +641,26 @@ pub struct NoteCounts {
     pub used_elsewhere: i64,
     pub used_at: Option<i64>,
     pub vouched: bool,
+    /// Sessions that withheld the note (the holdout), and of those the sessions whose calls
+    /// carried its specific anyway (team schema 0005).
+    pub withheld: i64,
+    pub appeared: i64,
 }
 
 /// This machine's counts of shared notes that changed since they were last pushed, with the
 /// local note ids (for [`counts_sent`]).
 pub fn counts_to_push(conn: &Connection) -> Result<Vec<(i64, NoteCounts)>> {
     let mut st = conn.prepare_cached(
-        "SELECT e.note_id, t.uid, e.shown, e.used, e.ignored, e.used_elsewhere, e.used_at, e.vouched
+        "SELECT e.note_id, t.uid, e.shown, e.used, e.ignored, e.used_elsewhere, e.used_at, e.vouched, e.withheld,
+                e.appeared
          FROM note_evidence e JOIN team_notes t ON t.note_id = e.note_id AND t.held IS NULL
          LEFT JOIN note_evidence_sent s ON s.note_id = e.note_id
-         WHERE CASE WHEN s.note_id IS NULL THEN e.shown > 0 OR e.used > 0 OR e.ignored > 0 OR e.vouched > 0
+         WHERE CASE WHEN s.note_id IS NULL
+                    THEN e.shown > 0 OR e.used > 0 OR e.ignored > 0 OR e.vouched > 0 OR e.withheld > 0
                     ELSE s.shown IS NOT e.shown OR s.used IS NOT e.used OR s.ignored IS NOT e.ignored
                          OR s.used_elsewhere IS NOT e.used_elsewhere OR s.used_at IS NOT e.used_at
-                         OR s.vouched IS NOT e.vouched END
+                         OR s.vouched IS NOT e.vouched OR s.withheld IS NOT e.withheld
+                         OR s.appeared IS NOT e.appeared END
          ORDER BY e.note_id",
     )?;
     let rows = st.query_map([], |r| {
@@ -668,6 +675,8 @@ pub fn counts_to_push(conn: &Connection) -> Result<Vec<(i64, NoteCounts)>> {
                 used_elsewhere: r.get(5)?,
                 used_at: r.get(6)?,
                 vouched: r.get::<_, i64>(7)? != 0,
+                withheld: r.get(8)?,
+                appeared: r.get(9)?,
             },
         ))
     })?;
@@ -682,11 +691,22 @@ pub fn counts_sent(conn: &mut Connection, rows: &[(i64, NoteCounts)]) -> Result<
     let tx = write_tx(conn)?;
     {
         let mut put = tx.prepare_cached(
-            "INSERT OR REPLACE INTO note_evidence_sent (note_id, shown, used, ignored, used_elsewhere, used_at, vouched)
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
+            "INSERT OR REPLACE INTO note_evidence_sent
+                 (note_id, shown, used, ignored, used_elsewhere, used_at, vouched, withheld, appeared)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
         )?;
         for (id, c) in rows {
-            put.execute(params![id, c.shown, c.used, c.ignored, c.used_elsewhere, c.used_at, c.vouched as i64])?;
+            put.execute(params![
+                id,
+                c.shown,
+                c.used,
+                c.ignored,
+                c.used_elsewhere,
+                c.used_at,
+                c.vouched as i64,
+                c.withheld,
+                c.appeared
+            ])?;
         }
     }
     tx.commit()?;
@@ -708,8 +728,8 @@ pub fn counts_apply(conn: &mut Connection, own: &str, rows: &[NoteCounts], curso
         let mut id_of = tx.prepare_cached("SELECT note_id FROM team_notes WHERE uid = ?1")?;
         let mut put = tx.prepare_cached(
             "INSERT OR REPLACE INTO note_evidence_remote
-                 (note_id, machine, shown, used, ignored, used_elsewhere, used_at, vouched)
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
+                 (note_id, machine, shown, used, ignored, used_elsewhere, used_at, vouched, withheld, appeared)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
         )?;
         // The summed view reads from the local row: the note has one, at zero if never shown here.
         let mut local =
@@ -725,7 +745,9 @@ pub fn counts_apply(conn: &mut Connection, own: &str, rows: &[NoteCounts], curso
                 c.ignored,
                 c.used_elsewhere,
                 c.used_at,
-                c.vouched as i64
+                c.vouched as i64,
+                c.withheld,
+                c.appeared
             ])?;
             if n > 0 {
                 touched.push(id);
@@ -930,6 +952,53 @@ mod tests {
         assert_eq!(lesson_here(&conn, "npm", "project", "p", "pip | +--user | perm").unwrap(), None);
         assert_eq!(lesson_here(&conn, "npm", "global", "", "tar | +f | usage").unwrap(), Some((rejected, None)));
         assert_eq!(lesson_note(&conn, "npm", "no such key").unwrap(), None);
+    }
+
+    /// The holdout's counts travel with each machine's other counts: pushed when they change
+    /// (a session that only withheld a note is a change), and the other machines' summed into
+    /// what every read of a note's evidence sees, its lift included.
+    #[test]
+    fn withheld_and_appeared_are_pushed_and_the_teams_summed() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        crate::memory::store::team_begin(&mut conn, "me", "target").unwrap();
+        conn.execute(
+            "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, delta, norm_hash, created_at,
+                                updated_at)
+             VALUES ('aws', 'global', '', 'p', 'agent', 'gotcha', 'pass `--exact-timestamps`', 'h', 1, 1)",
+            [],
+        )
+        .unwrap();
+        let id = conn.last_insert_rowid();
+        conn.execute("INSERT INTO team_notes (note_id, uid) VALUES (?1, 'u1')", [id]).unwrap();
+        account(&mut conn, "s1", &[], &[SessionWithheld { note: id, appeared: true }]).unwrap();
+        let push = counts_to_push(&conn).unwrap();
+        assert_eq!(push.len(), 1, "only withheld: still a change to push");
+        assert_eq!((push[0].1.withheld, push[0].1.appeared, push[0].1.shown), (1, 1, 0));
+        counts_sent(&mut conn, &push).unwrap();
+        assert!(counts_to_push(&conn).unwrap().is_empty());
+        account(&mut conn, "s2", &[], &[SessionWithheld { note: id, appeared: false }]).unwrap();
+        let push = counts_to_push(&conn).unwrap();
+        assert_eq!((push[0].1.withheld, push[0].1.appeared), (2, 1));
+        counts_sent(&mut conn, &push).unwrap();
+
+        let theirs = NoteCounts {
+            uid: "u1".into(),
+            machine: "other".into(),
+            shown: 2,
+            used: 2,
+            withheld: 3,
+            appeared: 0,
+            ..Default::default()
+        };
+        assert_eq!(counts_apply(&mut conn, "me", std::slice::from_ref(&theirs), 7).unwrap(), vec![id]);
+        let e = evidence_of(&conn, &[id]).unwrap()[&id];
+        assert_eq!((e.shown, e.used, e.withheld, e.appeared), (2, 2, 5, 1));
+        assert!((e.lift() - ((2.0 + 1.0) / (2.0 + 2.0) - (1.0 + 1.0) / (5.0 + 2.0))).abs() < 1e-9);
+        // The other machine's row again (a pull seen twice) replaces it: counted once.
+        counts_apply(&mut conn, "me", &[theirs], 8).unwrap();
+        assert_eq!(evidence_of(&conn, &[id]).unwrap()[&id].withheld, 5);
+        assert!(counts_to_push(&conn).unwrap().is_empty(), "the team's counts are never pushed as this machine's");
     }
 
     /// A session keeps at most SESSION_CALLS_MAX calls, and its loads beyond them.
