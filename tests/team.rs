@@ -446,7 +446,10 @@ fn a_team_cannot_read_another_teams_notes() {
     let pg = server();
     let a = Machine::new(&pg, "team_a", PW_A, "alpha", "");
     a.note("alpha's secret sauce is caching");
+    // A held mined lesson: its support row is alpha's too.
+    eresolve_session(&a, "a1");
     a.sync();
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.lesson_support WHERE team = 'alpha'"), 1);
     let c = Machine::new(&pg, "team_b", PW_B, "beta", "");
     let r = c.sync();
     assert_eq!(r["pulled"], 0, "{r}");
@@ -471,6 +474,18 @@ fn a_team_cannot_read_another_teams_notes() {
         )
         .is_err());
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes WHERE team = 'alpha'"), 1);
+    let seen: i64 = direct.query_one("SELECT count(*) FROM skillmem.lesson_support", &[]).unwrap().get(0);
+    assert_eq!(seen, 0, "nor its lessons' support");
+    let n = direct.execute("UPDATE skillmem.lesson_support SET sessions = 99 WHERE team = 'alpha'", &[]).unwrap();
+    assert_eq!(n, 0);
+    assert!(direct
+        .execute(
+            "INSERT INTO skillmem.lesson_support (team, skill, key_hash, machine, seq, sessions)
+             VALUES ('alpha', 'deploy', 'h', 'm', 1, 99)",
+            &[],
+        )
+        .is_err());
+    assert_eq!(count(&pg, "SELECT sum(sessions)::bigint FROM skillmem.lesson_support WHERE team = 'alpha'"), 1);
 }
 
 #[test]
