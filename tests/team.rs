@@ -831,10 +831,10 @@ const MINED: &str =
 /// One agent session on `m` that meets `ERESOLVE` in `npm ci` with the `deploy` skill loaded and
 /// gets past it with `--legacy-peer-deps`: the miner's lesson, at the session's end.
 fn eresolve_session(m: &Machine, id: &str) {
-    m.offline(|| eresolve_session_in(m, id))
+    m.offline(|| eresolve_session_in(m, id, "npm ci"))
 }
 
-fn eresolve_session_in(m: &Machine, id: &str) {
+fn eresolve_session_in(m: &Machine, id: &str, npm_ci: &str) {
     let mut c = serve(m);
     let dir = m.w.ws.join(".claude/skills/deploy");
     let call = |c: &mut skillmem::client::Client, call: &str, command: &str, exit: i64, output: &str| {
@@ -855,8 +855,8 @@ fn eresolve_session_in(m: &Machine, id: &str) {
         )
         .unwrap(),
     );
-    call(&mut c, "2", "npm ci", 1, ERESOLVE);
-    call(&mut c, "3", "npm ci --legacy-peer-deps", 0, "added 312 packages in 9s");
+    call(&mut c, "2", npm_ci, 1, ERESOLVE);
+    call(&mut c, "3", &format!("{npm_ci} --legacy-peer-deps"), 0, "added 312 packages in 9s");
     common::ok(c.request("skillmem/sessionEnd", json!({ "sessionId": id })).unwrap());
     c.shutdown().unwrap();
 }
@@ -970,6 +970,41 @@ fn a_lesson_mined_once_on_each_of_two_machines_is_released_on_both_by_the_teams_
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 1, "one row on the server");
     assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.lesson_support"), 2, "one row per machine");
     assert_eq!(count(&pg, "SELECT sum(sessions)::bigint FROM skillmem.lesson_support"), 2, "each counted once");
+}
+
+/// The same lesson in other words: each machine's find names its own checkout, so the texts
+/// differ but the lesson's key (paths left out) is the same. The team's row of it maps onto the
+/// copy held here by that key: one note on each machine, one row on the server.
+#[test]
+fn the_same_lesson_mined_in_other_words_on_two_machines_is_one_note_on_each() {
+    let pg = server();
+    let quiet = "[memory]\nholdout = 0.0\n";
+    let a = Machine::new(&pg, "team_a", PW_A, "core", quiet);
+    let b = Machine::new(&pg, "team_a", PW_A, "core", quiet);
+    a.offline(|| eresolve_session_in(&a, "a1", "npm ci --prefix /home/alice/shop"));
+    b.offline(|| eresolve_session_in(&b, "b1", "npm ci --prefix /home/bob/shop"));
+    let (on_a, on_b) = (a.held(), b.held());
+    assert_eq!((on_a.len(), on_b.len()), (1, 1), "{on_a:#?} {on_b:#?}");
+    assert_ne!(on_a[0]["delta"], on_b[0]["delta"], "other words");
+    assert_eq!(on_a[0]["evidence"]["key"], on_b[0]["evidence"]["key"], "the same lesson");
+    let held_on_a = on_a[0]["id"].as_i64().unwrap();
+    let theirs = on_b[0]["delta"].as_str().unwrap().to_string();
+    a.sync();
+    assert_eq!(b.sync()["released"], 1);
+    let r = a.sync();
+    assert_eq!((r["released"].as_i64(), r["inserted"].as_i64()), (Some(1), Some(0)), "{r}");
+    for m in [&a, &b] {
+        let all = m.json(&["notes", "deploy"])["notes"].as_array().cloned().unwrap_or_default();
+        assert_eq!(all.len(), 1, "one current note: {all:#?}");
+        assert_eq!(all[0]["delta"], theirs.as_str(), "the team's words");
+        assert!(m.held().is_empty());
+    }
+    assert_eq!(a.json(&["notes", "deploy"])["notes"][0]["id"].as_i64(), Some(held_on_a), "A's own note, mapped");
+    b.sync();
+    a.sync();
+    assert_eq!(count(&pg, "SELECT count(*) FROM skillmem.notes"), 1);
+    assert_eq!(a.json(&["notes", "deploy"])["notes"].as_array().map(Vec::len), Some(1));
+    assert_eq!(b.json(&["notes", "deploy"])["notes"].as_array().map(Vec::len), Some(1));
 }
 
 /// A lesson mined on one machine only stays held everywhere, and its text never reaches the
