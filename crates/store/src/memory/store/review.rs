@@ -126,6 +126,10 @@ pub fn release_all(conn: &mut Connection, ids: &[i64]) -> Result<Vec<i64>> {
     Ok(out)
 }
 
+/// The reason a rejection in review gives (what the person said follows it): a pull tells a
+/// lesson rejected here from one the team retired by it.
+pub(super) const REJECTED: &str = "rejected in review";
+
 /// Rejects a note waiting for review: it is retired with the reason (`rejected in review`,
 /// and what the person said), still marked as reviewed-pending, so that `restore` puts it
 /// back in the queue. Nothing written is lost; `purge` deletes it for good.
@@ -133,8 +137,8 @@ pub fn reject(conn: &mut Connection, id: i64, project: &str, reason: Option<&str
     let tx = write_tx(conn)?;
     pending_note(&tx, id, project)?;
     let why = match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => format!("rejected in review: {r}"),
-        None => "rejected in review".to_string(),
+        Some(r) => format!("{REJECTED}: {r}"),
+        None => REJECTED.to_string(),
     };
     let now = now_ms();
     tx.execute("UPDATE notes SET retired_at = ?2, reason = ?3, updated_at = ?2 WHERE id = ?1", params![id, now, why])?;

@@ -392,11 +392,14 @@ pub fn team_apply(
             continue;
         };
         // A lesson a person rejected here in review stays rejected, whatever the team does
-        // with it (but purge it): nothing of the team's row is taken.
-        let rejected_here: bool =
-            tx.query_row("SELECT review IS NOT NULL AND retired_at IS NOT NULL FROM notes WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })?;
+        // with it (but purge it): nothing of the team's row is taken. (A held lesson the team
+        // retired is not: the team's restore brings it back, held, into the queue.)
+        let rejected_here: bool = tx.query_row(
+            "SELECT review IS NOT NULL AND retired_at IS NOT NULL AND (reason = ?2 OR reason LIKE ?2 || ': %')
+             FROM notes WHERE id = ?1",
+            params![id, super::review::REJECTED],
+            |r| r.get(0),
+        )?;
         if rejected_here {
             continue;
         }
@@ -694,10 +697,26 @@ mod tests {
         let delta: String = conn.query_row("SELECT delta FROM notes WHERE id = ?1", [ours_here], |r| r.get(0)).unwrap();
         assert_eq!(delta, theirs.delta);
 
+        // The team retires the lesson held here, then restores it: retired with the team's
+        // reason, then back in the queue, held (a rejection here would have stayed).
+        let retired = TeamIncoming {
+            note: TeamNote { retired_at: Some(9), reason: Some("outdated".into()), ..theirs.clone() },
+            ..pulled("u2", theirs.clone())
+        };
+        team_apply(&mut conn, &[retired], 5, None, false).unwrap();
+        assert_eq!(review_of(&conn, ours_here), (Some("pending".into()), true));
+        team_apply(&mut conn, &[pulled("u2", theirs.clone())], 6, None, false).unwrap();
+        assert_eq!(review_of(&conn, ours_here), (Some("pending".into()), false));
+        conn.execute("UPDATE notes SET reason = 'rejected in review: not a lesson' WHERE id = ?1", [rejected_here])
+            .unwrap();
+        let again = lesson("`tar x a.tgz` fails; `tar xzf a.tgz` works.", "tar|xzf");
+        team_apply(&mut conn, &[pulled("u3", again)], 7, None, false).unwrap();
+        assert_eq!(review_of(&conn, rejected_here), (Some("pending".into()), true), "what the person said too");
+
         // A second team row of a lesson already mapped here (another machine's words): one note.
         let more =
             lesson("`pytest /home/c/app` fails with `No module named app`; `python -m pytest` works.", "pytest|m");
-        let applied = team_apply(&mut conn, &[pulled("u5", more)], 5, None, false).unwrap();
+        let applied = team_apply(&mut conn, &[pulled("u5", more)], 8, None, false).unwrap();
         assert!(applied.inserted.is_empty() && applied.updated.is_empty(), "{applied:?}");
         assert_eq!(team_note_id(&conn, "u5").unwrap(), None);
     }
