@@ -4,6 +4,7 @@
 //! no product binary. docs/benchmarks.md has every benchmark and its figures.
 
 mod common;
+mod footprint;
 mod index;
 mod recall;
 mod skills;
@@ -130,6 +131,20 @@ enum BenchCommand {
         #[arg(long, value_name = "DIR")]
         index_dir: Option<PathBuf>,
     },
+    /// Where a filled store's resident memory goes: each part a sidecar holds loaded in turn
+    /// in this process, the resident size after each (and after malloc_trim).
+    Footprint {
+        /// The data directory of a filled store (`bench recall --keep DIR` leaves
+        /// DIR/<notes>-<skills>/data).
+        #[arg(long, value_name = "DIR")]
+        data: PathBuf,
+        /// Its workspace (DIR/<notes>-<skills>/ws).
+        #[arg(long, value_name = "DIR")]
+        workspace: PathBuf,
+        /// Loads with an intent after every skill was loaded once.
+        #[arg(long, default_value_t = 1000)]
+        rounds: usize,
+    },
     /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
     Ui {
         /// Notes of the skill.
@@ -251,6 +266,9 @@ fn run(cli: Cli) -> Result<()> {
         BenchCommand::Skills { count, runs } => skills::run(g, count, runs),
         BenchCommand::Team { notes } => team::run(g, notes),
         BenchCommand::Ui { notes, rounds } => ui::run(g, notes, rounds),
+        BenchCommand::Footprint { data, workspace, rounds } => {
+            footprint::footprint(g, footprint::FootprintOpts { data, workspace, rounds })
+        }
         BenchCommand::Index {
             n,
             data,
