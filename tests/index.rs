@@ -286,7 +286,7 @@ fn worker_builds_in_the_background_and_persists() {
     let ix = HnswIndex::new("test-model", 16, Some(idir.clone()), graph_params());
     let data = vs.clone();
     ix.start(Some(Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
-        for (i, v) in data.into_iter().enumerate() {
+        for (i, v) in data.iter().cloned().enumerate() {
             sink(i as i64 + 1, v);
         }
         Ok(300)

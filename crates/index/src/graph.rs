@@ -2,13 +2,16 @@
 //!
 //! Nodes are numbered 0.. in insertion order (the index calls them *slots*). Per node:
 //!
-//! - its exact vector, in one contiguous `Vec<f32>` (`dim` floats a node): insertion compares
-//!   exact distances, and every search re-scores its final list with them;
 //! - one 64-byte-aligned *block* laid out like hnswlib's level 0: the int8 scale, the number
 //!   of layer-0 links, `2m` link slots, and the vector in int8 (one scale per vector), so that
 //!   a search finds a candidate's links beside the codes whose distance put it in the queue,
-//!   and each distance reads a few cache lines instead of a 1.5 kB float vector;
-//! - its level, and for the few nodes above layer 0 their upper links (`m` per layer).
+//!   and each distance reads a few cache lines instead of a float vector;
+//! - its level, and for the few nodes above layer 0 their upper links (`m` per layer);
+//! - its exact vector, a row of [`Rows`]: kept in a file, not in memory (issue 49: at 100k
+//!   × 384 the rows were 154 MB of a 215 MB index). Construction and the walk compare the
+//!   int8 codes (a new node's own vector against its neighbours' codes, two nodes by their
+//!   codes); a search reads back the rows of only the head of its list and rescores them
+//!   exactly ([`rescore_depth`]).
 //!
 //! Inserting is split in two so that searches never wait for the slow part: [`Graph::plan`]
 //! (`&self`: the searches and the neighbour selection, under a read lock beside any number of
@@ -19,21 +22,26 @@
 //!
 //! A node's level is drawn from a hash of its slot number, so a build is reproducible.
 //!
-//! Files: [`Graph::save`] writes one little-endian file (header, levels, vectors, layer-0
-//! links, upper links); [`Graph::load`] checks its size, every count and every link against
-//! the header and refuses anything else, so a damaged file is rebuilt, never trusted.
+//! Files: [`Graph::save`] writes `graph.bin` (header, levels, the rows' checksums, the blocks
+//! as they are in memory, upper links; little-endian) and `vectors.f32` (the rows);
+//! [`Graph::load`] checks the sizes, every count, scale and link against the header and
+//! refuses anything else, so a damaged file is rebuilt, never trusted; a row is checked
+//! against its checksum each time it is read.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use super::fast_dot;
+use super::rows::Rows;
 
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"SKMGRAPH";
-/// The file layout's version.
-const VERSION: u32 = 1;
+/// The file layout's version (1 held the exact vectors inside the graph file).
+const VERSION: u32 = 2;
+/// The graph's file, and the exact rows' file, in the folder given to [`Graph::save`].
+pub const GRAPH_FILE: &str = "graph.bin";
+pub const VECTORS_FILE: &str = "vectors.f32";
 /// Levels are capped here (a node reaches level 16 with probability m^-16).
 const MAX_LEVEL: usize = 15;
 /// Byte offsets inside a block.
@@ -57,7 +65,10 @@ pub struct Graph {
     /// Lines per block.
     stride: usize,
     blocks: Vec<Line>,
-    vectors: Vec<f32>,
+    /// The exact vectors, out of memory (see the module docs).
+    rows: Rows,
+    /// A row failed its checksum.
+    damaged: std::sync::atomic::AtomicBool,
     levels: Vec<u8>,
     /// Per node above layer 0: for each layer `1..=level`, a count then `m` links.
     upper: Vec<Box<[u32]>>,
@@ -134,7 +145,8 @@ impl Graph {
             ef_construction: ef_construction.max(m),
             stride,
             blocks: Vec::with_capacity(capacity * stride),
-            vectors: Vec::with_capacity(capacity * dim),
+            rows: Rows::in_memory(dim),
+            damaged: std::sync::atomic::AtomicBool::new(false),
             levels: Vec::with_capacity(capacity),
             upper: Vec::with_capacity(capacity),
             entry: 0,
@@ -157,10 +169,31 @@ impl Graph {
         self.dim
     }
 
-    /// The exact vector of `slot`.
-    pub fn vector(&self, slot: u32) -> &[f32] {
-        let s = slot as usize * self.dim;
-        &self.vectors[s..s + self.dim]
+    /// The same empty graph with its rows kept in `rows` (a build's private file).
+    pub fn with_rows(mut self, rows: Rows) -> Graph {
+        assert!(self.is_empty() && rows.is_empty(), "rows are given to an empty graph");
+        self.rows = rows;
+        self
+    }
+
+    /// Reads `slot`'s exact vector into `out` (`dim` floats); false when its row cannot be
+    /// read or does not match its checksum (the caller falls back to the codes).
+    pub fn read_row(&self, slot: u32, out: &mut [f32]) -> bool {
+        self.rows.read(slot, out)
+    }
+
+    /// True when `slot`'s int8 codes and scale are those of `row` (a reloaded graph is
+    /// verified against its rows).
+    pub fn codes_match(&self, slot: u32, row: &[f32]) -> bool {
+        let mut codes = vec![0i8; self.dim];
+        let scale = quantize(row, &mut codes);
+        let (s, c) = self.codes(slot);
+        s.to_bits() == scale.to_bits() && c == codes.as_slice()
+    }
+
+    /// The checksum of `slot`'s exact vector ([`super::rows::row_sum`]).
+    pub fn row_sum(&self, slot: u32) -> u64 {
+        self.rows.sum(slot)
     }
 
     /// The cosine of `q` and `slot`'s vector from its int8 codes (within about 0.01 of the
@@ -176,25 +209,18 @@ impl Graph {
         prefetch(self.block(slot).as_ptr(), self.stride);
     }
 
-    /// Asks the CPU to start loading `slot`'s exact vector.
-    #[inline]
-    pub fn prefetch_vector(&self, slot: u32) {
-        prefetch(self.vector(slot).as_ptr().cast::<u8>(), (self.dim * 4).div_ceil(64));
-    }
-
-    /// Asks the kernel to back the two big arrays with huge pages where it can (Linux,
+    /// Asks the kernel to back the blocks with huge pages where it can (Linux,
     /// `transparent_hugepage` in `madvise` mode, the common default). A search or a scan
-    /// reads a few blocks and rows scattered over tens of megabytes: with 4 KiB pages nearly
-    /// every read also misses the TLB. Advice only; nothing changes when it is refused.
+    /// reads a few blocks scattered over tens of megabytes: with 4 KiB pages nearly every
+    /// read also misses the TLB. Advice only; nothing changes when it is refused.
     pub fn advise_huge_pages(&self) {
         advise_huge(self.blocks.as_ptr().cast::<u8>(), self.blocks.capacity() * 64);
-        advise_huge(self.vectors.as_ptr().cast::<u8>(), self.vectors.capacity() * 4);
     }
 
     /// Bytes held by the arrays (for logs and benchmarks).
     pub fn heap_bytes(&self) -> usize {
         self.blocks.capacity() * 64
-            + self.vectors.capacity() * 4
+            + self.rows.heap_bytes()
             + self.levels.capacity()
             + self.upper.capacity() * std::mem::size_of::<Box<[u32]>>()
             + self.upper.iter().map(|u| u.len() * 4).sum::<usize>()
@@ -261,10 +287,13 @@ impl Graph {
         }
     }
 
-    /// The exact distance `1 - a·b`.
+    /// The distance `1 - a·b` of two nodes by their int8 codes (construction: neither row
+    /// is in memory).
     #[inline]
-    fn exact(a: &[f32], b: &[f32]) -> f32 {
-        1.0 - fast_dot(a, b)
+    fn dist_codes(&self, a: u32, b: u32) -> f32 {
+        let (sa, ca) = self.codes(a);
+        let (sb, cb) = self.codes(b);
+        1.0 - sa * sb * skillmem_embed::tokens::dot_i8_i8(ca, cb) as f32
     }
 
     /// The int8 distance `1 - q·v` (approximate).
@@ -299,12 +328,12 @@ impl Graph {
         ((-u.ln() * ml).floor() as usize).min(MAX_LEVEL)
     }
 
-    /// Greedy descent on `layer` from `ep` (exact distances to `q`).
+    /// Greedy descent on `layer` from `ep` (int8 distances to `q`).
     fn greedy(&self, q: &[f32], mut ep: u32, mut d: f32, layer: usize) -> (u32, f32) {
         loop {
             let mut moved = false;
             for &nb in self.links_up(ep, layer) {
-                let dn = Self::exact(q, self.vector(nb));
+                let dn = self.dist_i8(q, nb);
                 if dn < d {
                     (ep, d, moved) = (nb, dn, true);
                 }
@@ -316,9 +345,8 @@ impl Graph {
     }
 
     /// The `ef` nearest nodes to `q` on `layer` reachable from `eps`, nearest first, with
-    /// exact distances (no filter: construction). On layer 0 the walk compares int8
-    /// distances like a search (measured at 100k × 384: build time and recall in
-    /// docs/research/ann-index.md); the list is re-scored exactly for the neighbour heuristic.
+    /// their int8 distances (no filter: construction; `q` is the new node's exact vector, the
+    /// nodes' codes are within about 0.002 of theirs).
     fn search_layer(&self, q: &[f32], eps: &[(f32, u32)], ef: usize, layer: usize) -> Vec<(f32, u32)> {
         with_visited(self.len(), |marks, mark| {
             let mut cands: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef * 4);
@@ -349,16 +377,12 @@ impl Graph {
                     }
                 }
                 for (j, &nb) in nbs.iter().enumerate() {
-                    // Layer 0 (nearly all the work) walks the int8 codes, as a search does;
-                    // the list found is re-scored exactly below.
-                    let dn = if layer == 0 {
+                    if layer == 0 {
                         if let Some(&next) = nbs.get(j + PREFETCH_AHEAD) {
                             prefetch(self.block(next).as_ptr(), self.stride);
                         }
-                        self.dist_i8(q, nb)
-                    } else {
-                        Self::exact(q, self.vector(nb))
-                    };
+                    }
+                    let dn = self.dist_i8(q, nb);
                     if best.len() < ef || best.peek().is_some_and(|w| dn < w.0) {
                         cands.push(Reverse(Scored(dn, nb)));
                         best.push(Scored(dn, nb));
@@ -368,8 +392,7 @@ impl Graph {
                     }
                 }
             }
-            let mut found: Vec<(f32, u32)> =
-                best.into_iter().map(|s| (Self::exact(q, self.vector(s.1)), s.1)).collect();
+            let mut found: Vec<(f32, u32)> = best.into_iter().map(|s| (s.0, s.1)).collect();
             found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             found
         })
@@ -377,15 +400,14 @@ impl Graph {
 
     /// hnswlib's neighbour heuristic: from `cands` (nearest first, distances to the node being
     /// linked), keep a candidate only when it is nearer to that node than to every one kept
-    /// so far, up to `max`. `vec_of` gives each candidate's vector.
-    fn select<'a>(cands: &[(f32, u32)], max: usize, vec_of: &dyn Fn(u32) -> &'a [f32]) -> Vec<u32> {
+    /// so far, up to `max`. `between` gives the distance of two candidates.
+    fn select(cands: &[(f32, u32)], max: usize, between: &dyn Fn(u32, u32) -> f32) -> Vec<u32> {
         let mut kept: Vec<(f32, u32)> = Vec::with_capacity(max);
         for &(d, c) in cands {
             if kept.len() >= max {
                 break;
             }
-            let vc = vec_of(c);
-            if kept.iter().all(|&(_, r)| Self::exact(vc, vec_of(r)) >= d) {
+            if kept.iter().all(|&(_, r)| between(c, r) >= d) {
                 kept.push((d, c));
             }
         }
@@ -402,16 +424,22 @@ impl Graph {
             return plan;
         }
         let mut ep = self.entry;
-        let mut d = Self::exact(v, self.vector(ep));
+        let mut d = self.dist_i8(v, ep);
         for layer in (level + 1..=self.max_level).rev() {
             (ep, d) = self.greedy(v, ep, d, layer);
         }
         let mut eps = vec![(d, ep)];
-        let vec_of = |n: u32| if n == slot { v } else { self.vector(n) };
+        // Two nodes' distance: the new one by its exact vector, the others by their codes.
+        let between = |a: u32, b: u32| match (a == slot, b == slot) {
+            (true, true) => 0.0,
+            (true, false) => self.dist_i8(v, b),
+            (false, true) => self.dist_i8(v, a),
+            (false, false) => self.dist_codes(a, b),
+        };
         let mut theirs = Vec::with_capacity(self.m0() + 1);
         for layer in (0..=level.min(self.max_level)).rev() {
             let found = self.search_layer(v, &eps, self.ef_construction, layer);
-            let mine = Self::select(&found, self.m, &vec_of);
+            let mine = Self::select(&found, self.m, &between);
             let cap = if layer == 0 { self.m0() } else { self.m };
             for &nb in &mine {
                 self.links(nb, layer, &mut theirs);
@@ -420,11 +448,10 @@ impl Graph {
                     plan.updates.push((nb, layer, theirs.clone()));
                     continue;
                 }
-                let vn = self.vector(nb);
-                let mut scored: Vec<(f32, u32)> = theirs.iter().map(|&x| (Self::exact(vn, vec_of(x)), x)).collect();
-                scored.push((Self::exact(vn, v), slot));
+                let mut scored: Vec<(f32, u32)> = theirs.iter().map(|&x| (between(nb, x), x)).collect();
+                scored.push((between(nb, slot), slot));
                 scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                let kept = Self::select(&scored, cap, &vec_of);
+                let kept = Self::select(&scored, cap, &between);
                 if kept != theirs {
                     plan.updates.push((nb, layer, kept));
                 }
@@ -442,12 +469,11 @@ impl Graph {
             return None;
         }
         let slot = plan.slot;
-        let grows = self.vectors.len() + v.len() > self.vectors.capacity();
-        self.vectors.extend_from_slice(v);
-        if grows {
-            self.blocks.reserve(self.vectors.capacity() / self.dim.max(1) * self.stride - self.blocks.len());
+        if self.blocks.len() + self.stride > self.blocks.capacity() {
+            self.blocks.reserve(self.blocks.len().max(64 * self.stride));
             self.advise_huge_pages();
         }
+        self.rows.push(v);
         let mut block = vec![Line([0; 64]); self.stride];
         {
             let b = bytes_of_mut(&mut block);
@@ -484,7 +510,9 @@ impl Graph {
     }
 
     /// The `k` nearest nodes passing `keep`, best first, as (slot, exact cosine); `ef`
-    /// candidates. The walk compares int8 distances; the final list is re-scored exactly.
+    /// candidates. The walk compares int8 distances; the head of the final list
+    /// ([`rescore_depth`]) is re-scored from the exact rows. A row that cannot be read keeps
+    /// its int8 cosine, and [`Graph::damaged`] says so from then on.
     pub fn search(&self, q: &[f32], k: usize, ef: usize, keep: &dyn Fn(usize) -> bool) -> Vec<(usize, f32)> {
         if self.is_empty() || q.len() != self.dim || k == 0 {
             return vec![];
@@ -549,48 +577,81 @@ impl Graph {
                     }
                 }
             }
-            let mut out: Vec<(usize, f32)> =
-                best.into_iter().map(|s| (s.1 as usize, fast_dot(q, self.vector(s.1)))).collect();
+            let mut head = best.into_sorted_vec();
+            head.truncate(rescore_depth(k));
+            let mut row = vec![0.0f32; self.dim];
+            let mut out: Vec<(usize, f32)> = head
+                .into_iter()
+                .map(|Scored(d, slot)| (slot as usize, self.exact_cosine(q, slot, &mut row).unwrap_or(1.0 - d)))
+                .collect();
             out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             out.truncate(k);
             out
         })
     }
 
-    /// Writes the graph to `path` (see the module docs for the layout).
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    /// `q`'s exact cosine with `slot`'s row (read into `row`), or `None` when the row cannot be
+    /// read or is not the vector it was (then [`Graph::damaged`] is set).
+    pub fn exact_cosine(&self, q: &[f32], slot: u32, row: &mut [f32]) -> Option<f32> {
+        if self.rows.read(slot, row) {
+            Some(super::fast_dot(q, row))
+        } else {
+            if !self.damaged.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                tracing::error!("vector index: a row of the vectors file does not match its checksum; ranking by the int8 codes until it is rebuilt");
+            }
+            None
+        }
+    }
+
+    /// True once a row could not be read back as it was written (the index should be rebuilt
+    /// from the stored vectors).
+    pub fn damaged(&self) -> bool {
+        self.damaged.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Forgets that a row failed (the slots whose rows failed are tombstones now).
+    pub fn clear_damaged(&self) {
+        self.damaged.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Writes `graph.bin` and `vectors.f32` into `dir` (see the module docs for the layout),
+    /// both synced, and reads the rows from the new `vectors.f32` from then on (the file this
+    /// graph read them from may belong to a save another process replaces).
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let vectors = dir.join(VECTORS_FILE);
+        let mut f = std::fs::File::create(&vectors)?;
+        self.rows.write_to(&mut f)?;
+        drop(f);
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(dir.join(GRAPH_FILE))?);
         w.write_all(MAGIC)?;
         for x in [VERSION, self.dim as u32, self.m as u32, self.len() as u32, self.entry, self.max_level as u32] {
             w.write_all(&x.to_le_bytes())?;
         }
         w.write_all(&self.levels)?;
-        let mut buf = Vec::with_capacity(self.dim * 4);
-        for chunk in self.vectors.chunks(self.dim.max(1)) {
-            buf.clear();
-            buf.extend(chunk.iter().flat_map(|x| x.to_le_bytes()));
-            w.write_all(&buf)?;
-        }
-        for slot in 0..self.len() as u32 {
-            let b = self.block(slot);
-            w.write_all(&b[COUNT_AT..LINKS_AT + 4 * self.m0()])?;
-        }
+        let sums: Vec<u8> = self.rows.sums().iter().flat_map(|x| x.to_le_bytes()).collect();
+        w.write_all(&sums)?;
+        w.write_all(bytes_of(&self.blocks))?;
+        let mut buf = Vec::new();
         for u in &self.upper {
             buf.clear();
             buf.extend(u.iter().flat_map(|x| x.to_le_bytes()));
             w.write_all(&buf)?;
         }
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        self.rows.adopt(std::fs::File::open(&vectors)?);
+        Ok(())
     }
 
-    /// Reads a graph written by [`Graph::save`] for vectors of `dim` floats; an error says
-    /// what is wrong with the file (nothing of it is trusted unchecked).
-    pub fn load(path: &Path, dim: usize, ef_construction: usize) -> std::io::Result<Graph> {
+    /// Reads a graph written by [`Graph::save`] into `dir` for vectors of `dim` floats; an
+    /// error says what is wrong with the files (nothing of them is trusted unchecked; the
+    /// rows are checked as they are read).
+    pub fn load(dir: &Path, dim: usize, ef_construction: usize) -> std::io::Result<Graph> {
+        let path = dir.join(GRAPH_FILE);
         let bad =
             |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {why}", path.display()));
-        let file = std::fs::File::open(path)?;
+        let file = std::fs::File::open(&path)?;
         let size = file.metadata()?.len();
-        let mut r = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut r = std::io::BufReader::with_capacity(1 << 16, file);
         let mut magic = [0u8; 8];
         r.read_exact(&mut magic)?;
         if &magic != MAGIC {
@@ -610,7 +671,12 @@ impl Graph {
         if fdim != dim || !(2..=255).contains(&m) || max_level > MAX_LEVEL || (n > 0 && entry as usize >= n) {
             return Err(bad("header does not match"));
         }
-        let mut g = Graph::new(dim, m, ef_construction, n);
+        let mut g = Graph::new(dim, m, ef_construction, 0);
+        let stride = g.stride;
+        let fixed = 8 + 24 + n as u64 * (1 + 8 + 64 * stride as u64);
+        if size < fixed {
+            return Err(bad("truncated"));
+        }
         g.levels.resize(n, 0);
         r.read_exact(&mut g.levels)?;
         if g.levels.iter().any(|&l| l as usize > max_level) || (n > 0 && g.levels[entry as usize] as usize != max_level)
@@ -618,50 +684,33 @@ impl Graph {
             return Err(bad("levels do not match the header"));
         }
         let upper_words: usize = g.levels.iter().map(|&l| l as usize * (m + 1)).sum();
-        let want = 8 + 24 + n as u64 + (n * dim * 4) as u64 + (n * 4 * (1 + 2 * m)) as u64 + upper_words as u64 * 4;
-        if size != want {
+        if size != fixed + upper_words as u64 * 4 {
             return Err(bad("truncated or too long"));
         }
-        let mut buf = vec![0u8; dim * 4];
-        g.vectors.reserve_exact(n * dim);
-        for _ in 0..n {
-            r.read_exact(&mut buf)?;
-            g.vectors.extend(buf.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
-        }
-        if g.vectors.iter().any(|x| !x.is_finite()) {
-            return Err(bad("a vector is not finite"));
-        }
-        g.blocks = vec![Line([0; 64]); n * g.stride];
-        let links_len = 4 * (1 + 2 * m);
-        let mut codes = vec![0i8; dim];
-        for slot in 0..n {
-            let s = slot * g.stride;
-            let b = bytes_of_mut(&mut g.blocks[s..s + g.stride]);
-            r.read_exact(&mut b[COUNT_AT..COUNT_AT + links_len])?;
+        let mut sums = vec![0u8; n * 8];
+        r.read_exact(&mut sums)?;
+        let sums: Vec<u64> = sums.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        g.blocks = vec![Line([0; 64]); n * stride];
+        r.read_exact(bytes_of_mut(&mut g.blocks))?;
+        for slot in 0..n as u32 {
+            let b = g.block(slot);
+            let scale = f32::from_le_bytes([b[SCALE_AT], b[SCALE_AT + 1], b[SCALE_AT + 2], b[SCALE_AT + 3]]);
+            if !scale.is_finite() || scale < 0.0 {
+                return Err(bad("a scale is not a number"));
+            }
             let count = read_u32(b, COUNT_AT) as usize;
             if count > 2 * m {
                 return Err(bad("a link count is out of range"));
             }
-            for i in 0..count {
-                if read_u32(b, LINKS_AT + 4 * i) as usize >= n {
-                    return Err(bad("a link points past the last node"));
-                }
-            }
-            let scale = quantize(&g.vectors[slot * dim..(slot + 1) * dim], &mut codes);
-            b[SCALE_AT..SCALE_AT + 4].copy_from_slice(&scale.to_le_bytes());
-            let at = LINKS_AT + 4 * 2 * m;
-            for (dst, c) in b[at..at + dim].iter_mut().zip(&codes) {
-                *dst = *c as u8;
+            if g.links0(slot).any(|l| l as usize >= n) {
+                return Err(bad("a link points past the last node"));
             }
         }
-        let mut word = [0u8; 4];
+        let mut words = vec![];
         for slot in 0..n {
-            let words = g.levels[slot] as usize * (m + 1);
-            let mut u = vec![0u32; words].into_boxed_slice();
-            for x in u.iter_mut() {
-                r.read_exact(&mut word)?;
-                *x = u32::from_le_bytes(word);
-            }
+            words.resize(g.levels[slot] as usize * (m + 1) * 4, 0u8);
+            r.read_exact(&mut words)?;
+            let u: Box<[u32]> = words.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
             for chunk in u.chunks_exact(m + 1) {
                 let count = chunk[0] as usize;
                 if count > m || chunk[1..=count].iter().any(|&l| l as usize >= n) {
@@ -672,8 +721,19 @@ impl Graph {
         }
         g.entry = entry;
         g.max_level = max_level;
+        g.rows = Rows::shared(dim, std::fs::File::open(dir.join(VECTORS_FILE))?, sums)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.join(VECTORS_FILE).display())))?;
         Ok(g)
     }
+}
+
+/// How many of a search's best candidates by their int8 codes are re-scored from the exact
+/// rows for `k` results: twice `k`, and at least `k + 16`. The codes put a vector's cosine
+/// within about 0.002 of the exact one, so the exact top `k` is inside this head unless more
+/// than `k` others are that close; reading fewer rows keeps a search off the disk cache
+/// (one positioned read a row).
+pub fn rescore_depth(k: usize) -> usize {
+    (2 * k).max(k + 16)
 }
 
 fn read_u32(b: &[u8], at: usize) -> u32 {
@@ -801,6 +861,7 @@ unsafe fn avx2_dot_i8(q: &[f32], codes: &[i8]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fast_dot;
 
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
         let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -877,33 +938,123 @@ mod tests {
             g.insert(&unit(i, dim));
         }
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("graph.bin");
-        g.save(&path).unwrap();
-        let back = Graph::load(&path, dim, 32).unwrap();
+        g.save(dir.path()).unwrap();
+        let back = Graph::load(dir.path(), dim, 32).unwrap();
         assert_eq!(back.len(), g.len());
         for i in 0..300u64 {
             let q = unit(i + 1000, dim);
             assert_eq!(back.search(&q, 5, 32, &|_| true), g.search(&q, 5, 32, &|_| true));
         }
-        assert!(Graph::load(&path, dim + 1, 32).is_err(), "another dimension");
-        let bytes = std::fs::read(&path).unwrap();
-        // Truncated, one byte too many, a foreign file, a link past the end.
+        // The saved graph still answers from the file it wrote, and grows past it.
+        g.insert(&unit(5000, dim));
+        assert_eq!(g.search(&unit(5000, dim), 1, 32, &|_| true)[0].0, 300);
+        assert!(Graph::load(dir.path(), dim + 1, 32).is_err(), "another dimension");
+        let graph = dir.path().join(GRAPH_FILE);
+        let bytes = std::fs::read(&graph).unwrap();
+        let stride = g.stride;
+        let blocks = 8 + 24 + 300 + 300 * 8;
+        // Truncated, one byte too many, a foreign file, a link past the end, a scale that is
+        // not a number.
         let cases: Vec<Vec<u8>> = vec![
             bytes[..bytes.len() - 1].to_vec(),
             [bytes.clone(), vec![0]].concat(),
             b"not a graph at all, just some text".to_vec(),
             {
                 let mut b = bytes.clone();
-                let links0 = 8 + 24 + 300 + 300 * dim * 4;
                 // Node 0's first link.
-                b[links0 + 4..links0 + 8].copy_from_slice(&5000u32.to_le_bytes());
-                b[links0..links0 + 4].copy_from_slice(&1u32.to_le_bytes());
+                b[blocks + COUNT_AT..blocks + COUNT_AT + 4].copy_from_slice(&1u32.to_le_bytes());
+                b[blocks + LINKS_AT..blocks + LINKS_AT + 4].copy_from_slice(&5000u32.to_le_bytes());
+                b
+            },
+            {
+                let mut b = bytes.clone();
+                let at = blocks + 64 * stride * 7 + SCALE_AT;
+                b[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
                 b
             },
         ];
         for (i, case) in cases.iter().enumerate() {
-            std::fs::write(&path, case).unwrap();
-            assert!(Graph::load(&path, dim, 32).is_err(), "case {i} was accepted");
+            std::fs::write(&graph, case).unwrap();
+            assert!(Graph::load(dir.path(), dim, 32).is_err(), "case {i} was accepted");
+        }
+        // A vectors file with a row too few, or none: refused.
+        std::fs::write(&graph, &bytes).unwrap();
+        let vectors = dir.path().join(VECTORS_FILE);
+        let rows = std::fs::read(&vectors).unwrap();
+        std::fs::write(&vectors, &rows[..rows.len() - 4 * dim]).unwrap();
+        assert!(Graph::load(dir.path(), dim, 32).is_err(), "a short vectors file was accepted");
+        std::fs::remove_file(&vectors).unwrap();
+        assert!(Graph::load(dir.path(), dim, 32).is_err(), "a missing vectors file was accepted");
+        // A row changed on disk: the graph loads (its links are sound) but that row is not
+        // read as a vector; its node keeps its int8 cosine and the graph says it is damaged.
+        let mut changed = rows.clone();
+        changed[4 * dim * 11] ^= 0x20;
+        std::fs::write(&vectors, &changed).unwrap();
+        let hurt = Graph::load(dir.path(), dim, 32).unwrap();
+        assert!(!hurt.damaged());
+        let q = unit(11, dim);
+        let got = hurt.search(&q, 1, 32, &|_| true);
+        assert_eq!(got[0].0, 11);
+        assert!((got[0].1 - 1.0).abs() < 0.01, "{}", got[0].1);
+        assert!(hurt.damaged());
+    }
+
+    /// Quantization round trips: each vector's codes times its scale come back within half a
+    /// step of every coordinate, the codes span ±127, and cosines by the codes (one side or
+    /// both) stay within 0.01 of the exact ones.
+    #[test]
+    fn quantization_round_trips() {
+        let dim = 64;
+        let ramp: Vec<f32> = (0..dim).map(|i| i as f32 / dim as f32 - 0.5).collect();
+        let mut spike = vec![1e-3f32; dim];
+        spike[5] = 1.0;
+        let tiny: Vec<f32> = (0..dim).map(|i| if i % 2 == 0 { 1e-30 } else { -1e-30 }).collect();
+        let huge: Vec<f32> = (0..dim).map(|i| (i as f32 - 31.5) * 1e30).collect();
+        let mut basis = vec![0.0f32; dim];
+        basis[0] = 1.0;
+        let cases: Vec<(&str, Vec<f32>)> = vec![
+            ("unit", unit(1, dim)),
+            ("another unit", unit(2, dim)),
+            ("ramp", ramp),
+            ("one spike", spike),
+            ("a basis vector", basis),
+            ("tiny", tiny),
+            ("huge", huge),
+            ("zeros", vec![0.0; dim]),
+            ("negative", unit(3, dim).iter().map(|x| -x.abs()).collect()),
+        ];
+        for (name, v) in &cases {
+            let mut codes = vec![0i8; dim];
+            let scale = quantize(v, &mut codes);
+            let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+            assert!(scale.is_finite() && scale >= 0.0, "{name}");
+            assert!((scale * 127.0 - max).abs() <= max * 1e-6, "{name}: scale {scale} for max {max}");
+            assert!(codes.iter().all(|&c| c >= -127), "{name}: -128 is never used");
+            if max > 0.0 {
+                assert_eq!(codes.iter().map(|c| c.unsigned_abs()).max(), Some(127), "{name}");
+            }
+            for (x, &c) in v.iter().zip(&codes) {
+                let back = scale * f32::from(c);
+                assert!((back - x).abs() <= scale * 0.5 * (1.0 + 1e-5) + f32::MIN_POSITIVE, "{name}: {x} -> {back}");
+            }
+        }
+        // Cosines of unit vectors: exact against the codes of one side (search), and the
+        // codes of both sides (construction).
+        let units: Vec<Vec<f32>> = (0..40).map(|i| unit(i + 100, dim)).collect();
+        let mut g = Graph::new(dim, 4, 16, 0);
+        for u in &units {
+            g.insert(u);
+        }
+        for (i, a) in units.iter().enumerate() {
+            for (j, b) in units.iter().enumerate() {
+                let exact = fast_dot(a, b);
+                let one = 1.0 - g.dist_i8(a, j as u32);
+                let both = 1.0 - g.dist_codes(i as u32, j as u32);
+                assert!((one - exact).abs() < 0.01, "{i},{j}: {one} vs {exact}");
+                assert!((both - exact).abs() < 0.01, "{i},{j}: {both} vs {exact}");
+                let mut row = vec![0.0; dim];
+                assert_eq!(g.exact_cosine(a, j as u32, &mut row), Some(exact), "rows read back exactly");
+            }
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod columns;
 pub mod graph;
 pub mod hnsw;
+pub mod rows;
 
 use std::collections::HashMap;
 use std::sync::RwLock;

@@ -1,8 +1,10 @@
 //! The HNSW index over the note vectors of one embedder model, persisted in the data
 //! directory and rebuilt from SQLite whenever it cannot be trusted.
 //!
-//! [`HnswIndex`] keeps every current vector in memory, once: in the graph ([`Graph`], our own
-//! HNSW) for the notes it holds, as an owned copy for the others. The graph is an accelerator:
+//! [`HnswIndex`] keeps every current vector once: in the graph ([`Graph`], our own HNSW) for
+//! the notes it holds (their int8 codes in memory, their exact rows in a file, read back for
+//! the head of a result: issue 49), as an owned copy for the others. The graph is an
+//! accelerator:
 //!
 //! - each note id maps to a *slot* (a node of the graph); an edited or forgotten note's old
 //!   slot is a tombstone, filtered out of every search; when tombstones pile up the graph is
@@ -18,17 +20,24 @@
 //!
 //! Locks are always taken maps first, then graph.
 //!
-//! Files, under `<data dir>/index/<model id>/`: `graph.bin` ([`Graph::save`]), `slots.bin`
-//! (slot → note id, little-endian i64), and `manifest.json` (format, model id, dimension,
-//! count, highest note id, slots). They are written to a temporary folder and renamed into
-//! place, so a crash leaves the old files or the new ones. A missing, mismatched, truncated or
-//! otherwise unreadable set is ignored and the graph is rebuilt from the vectors SQLite holds,
-//! in the background.
+//! Files, under `<data dir>/index/<model id>/`: `graph.bin` and `vectors.f32`
+//! ([`Graph::save`]), `slots.bin` (slot → note id, little-endian i64), and `manifest.json`
+//! (format, model id, dimension, count, highest note id, slots). They are written to a
+//! temporary folder and renamed into place, so a crash leaves the old files or the new ones,
+//! and a file once in place is never written again (several processes may read it). A
+//! missing, mismatched, truncated or otherwise unreadable set is ignored and the graph is
+//! rebuilt from the vectors SQLite holds, in the background.
+//!
+//! A start reloads the saved graph first and searches it at once; the stored vectors are
+//! then streamed from SQLite and each is checked against its slot's row checksum, without
+//! being kept: a note whose vector changed, or that is new, is queued as pending, a slot
+//! whose note is gone becomes a tombstone (`worker.rs`, `verify`).
 //!
 //! Here: the index, its maps and its searches; `scan.rs`: the exact scans of small candidate
 //! sets (by int8 codes, packed for the sets recalls repeat); `worker.rs`: the background worker
 //! (load, reload or build, insert, compact, save).
 
+use std::borrow::Cow;
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -38,6 +47,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::graph::Graph;
+use super::rows::row_sum;
 use super::{top_k, IdMap, VectorIndex};
 
 mod scan;
@@ -68,9 +78,9 @@ impl Default for HnswParams {
 }
 
 const TOMB: i64 = -1;
-/// Format 1 was hnsw_rs's dump; its files are ignored and rebuilt.
-const FORMAT: u32 = 2;
-const GRAPH_FILE: &str = "graph.bin";
+/// Format 1 was hnsw_rs's dump, 2 our graph with its exact vectors inside; their files are
+/// ignored and rebuilt.
+const FORMAT: u32 = 3;
 /// Inserts per worker round (between checks for compaction, saving and stopping).
 const BATCH: usize = 256;
 
@@ -102,7 +112,8 @@ struct Maps {
     tombstones: usize,
     /// Inserts since the files were last written.
     dirty: usize,
-    /// Forgotten while the vectors were still loading (the loader must not bring them back).
+    /// Forgotten while the vectors were still loading or being verified (the loader must not
+    /// bring them back).
     removed: HashSet<i64>,
     /// Counts the changes that may give an id another vector or none (every change of the
     /// maps but the worker's moves of pending vectors into the graph): a [`Pack`] made at
@@ -111,13 +122,38 @@ struct Maps {
 }
 
 impl Maps {
-    /// The current vector of `id`.
-    fn vector<'a>(&'a self, graph: Option<&'a Graph>, id: i64) -> Option<&'a [f32]> {
+    /// The current vector of `id` (a graph's row is read back: `None` when it cannot be).
+    fn vector<'a>(&'a self, graph: Option<&Graph>, id: i64) -> Option<Cow<'a, [f32]>> {
         if let Some(v) = self.own.get(&id) {
-            return Some(v);
+            return Some(Cow::Borrowed(v));
         }
         let slot = *self.slot_of.get(&id)?;
-        graph.filter(|g| (slot as usize) < g.len()).map(|g| g.vector(slot))
+        let g = graph.filter(|g| (slot as usize) < g.len())?;
+        let mut row = vec![0.0; g.dim()];
+        g.read_row(slot, &mut row).then_some(Cow::Owned(row))
+    }
+
+    /// True when `id`'s current vector is `v` (a slot's by its row checksum).
+    fn holds(&self, graph: Option<&Graph>, id: i64, v: &[f32]) -> bool {
+        if let Some(own) = self.own.get(&id) {
+            return own.as_slice() == v;
+        }
+        match (self.slot_of.get(&id), graph) {
+            (Some(&slot), Some(g)) if (slot as usize) < g.len() => g.row_sum(slot) == row_sum(v),
+            _ => false,
+        }
+    }
+
+    /// `query`'s cosine with `id`'s current vector: exact, or by the graph's int8 codes when
+    /// its row cannot be read back (the graph then says it is damaged).
+    fn cosine(&self, graph: Option<&Graph>, query: &[f32], id: i64, row: &mut Vec<f32>) -> Option<f32> {
+        if let Some(v) = self.own.get(&id) {
+            return (v.len() == query.len()).then(|| super::fast_dot(query, v));
+        }
+        let slot = *self.slot_of.get(&id)?;
+        let g = graph.filter(|g| (slot as usize) < g.len() && g.dim() == query.len())?;
+        row.resize(g.dim(), 0.0);
+        Some(g.exact_cosine(query, slot, row).unwrap_or_else(|| g.approx_cosine(query, slot)))
     }
 
     fn tombstone(&mut self, id: i64) {
@@ -128,8 +164,9 @@ impl Maps {
     }
 }
 
-/// Streams the stored vectors into the sink it is given (run once, in the worker).
-pub type Loader = Box<dyn FnOnce(&mut dyn FnMut(i64, Vec<f32>)) -> skillmem_error::Result<usize> + Send>;
+/// Streams the stored vectors into the sink it is given (in the worker: once at the start,
+/// and again to repair a graph whose rows fail their checksums).
+pub type Loader = Box<dyn Fn(&mut dyn FnMut(i64, Vec<f32>)) -> skillmem_error::Result<usize> + Send + Sync>;
 
 struct Shared {
     model_id: String,
@@ -141,8 +178,11 @@ struct Shared {
     graph: RwLock<Option<Graph>>,
     /// Vectors are all loaded (before that, big candidate sets skip the vector rung).
     loaded: AtomicBool,
-    /// The worker is building or loading the graph.
+    /// The worker is building or loading the graph, or verifying a reloaded one.
     building: AtomicBool,
+    /// A reloaded graph is being checked against the stored vectors (removals are recorded
+    /// in [`Maps::removed`] meanwhile).
+    verifying: AtomicBool,
     /// The worker failed (a bug): stay exact.
     broken: AtomicBool,
     wake: (Mutex<bool>, Condvar),
@@ -150,6 +190,8 @@ struct Shared {
     save_requested: AtomicBool,
     searches: AtomicUsize,
     packs: Mutex<Packs>,
+    /// The worker's loader, kept to verify the graph again when a row fails its checksum.
+    loader: Mutex<Option<Loader>>,
 }
 
 /// The HNSW-backed [`VectorIndex`]; see the module docs.
@@ -179,12 +221,14 @@ impl HnswIndex {
             graph: RwLock::new(None),
             loaded: AtomicBool::new(false),
             building: AtomicBool::new(false),
+            verifying: AtomicBool::new(false),
             broken: AtomicBool::new(false),
             wake: (Mutex::new(false), Condvar::new()),
             stop: AtomicBool::new(false),
             save_requested: AtomicBool::new(false),
             searches: AtomicUsize::new(0),
             packs: Mutex::new(Packs::default()),
+            loader: Mutex::new(None),
         });
         HnswIndex { shared, worker: Mutex::new(None) }
     }
@@ -342,7 +386,7 @@ impl VectorIndex for HnswIndex {
             let mut m = write(&self.shared.maps);
             {
                 let graph = read(&self.shared.graph);
-                if m.vector(graph.as_ref(), id).is_some_and(|old| old == v) {
+                if m.holds(graph.as_ref(), id, v) {
                     return;
                 }
             }
@@ -356,7 +400,7 @@ impl VectorIndex for HnswIndex {
 
     fn remove(&self, id: i64) {
         let mut m = write(&self.shared.maps);
-        if !self.shared.loaded.load(Ordering::SeqCst) {
+        if !self.shared.loaded.load(Ordering::SeqCst) || self.shared.verifying.load(Ordering::SeqCst) {
             m.removed.insert(id);
         }
         m.own.remove(&id);
@@ -454,6 +498,10 @@ impl HnswIndex {
         s.searches.fetch_add(1, Ordering::Relaxed);
         let mut out: Vec<(i64, f32)> =
             g.search(query, k, ef.max(k), &keep).into_iter().map(|(slot, score)| (slots[slot], score)).collect();
+        if g.damaged() {
+            // The worker verifies the graph against the stored vectors again.
+            self.notify();
+        }
         // Vectors not in the graph yet: exactly.
         let extra = maps.own.keys().copied().filter(|id| cands.binary_search(id).is_ok());
         out.extend(exact(&maps, Some(g), query, extra, k));

@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::{HnswIndex, Maps};
-use crate::graph::Graph;
-use crate::{fast_dot, top_k};
+use crate::graph::{rescore_depth, Graph};
+use crate::top_k;
 
 /// A small candidate set's int8 codes side by side, for the recalls that search it again.
 /// A skill's notes are scattered over the graph's whole array, so a [`scan`] waits on a
@@ -74,7 +74,7 @@ impl Pack {
 
     /// What [`scan`] answers for the candidates packed, from the codes side by side.
     fn scan(&self, maps: &Maps, g: &Graph, query: &[f32], k: usize) -> Vec<(i64, f32)> {
-        let want = (RESCORE * k).max(64);
+        let want = rescore_depth(k);
         let mut approx: Vec<(f32, usize)> = self
             .scales
             .iter()
@@ -88,10 +88,11 @@ impl Pack {
             approx.truncate(want);
         }
         let mut scored: Vec<(i64, f32)> = Vec::with_capacity(approx.len() + self.pending.len());
+        let mut row = vec![];
         for &(_, j) in &approx {
             let id = self.ids[j];
-            if let Some(v) = maps.vector(Some(g), id) {
-                scored.push((id, fast_dot(query, v)));
+            if let Some(c) = maps.cosine(Some(g), query, id, &mut row) {
+                scored.push((id, c));
             }
         }
         scored.extend(exact(maps, Some(g), query, self.pending.iter().copied(), k));
@@ -111,7 +112,7 @@ impl HnswIndex {
         k: usize,
         pack: bool,
     ) -> Vec<(i64, f32)> {
-        let want = (RESCORE * k).max(64);
+        let want = rescore_depth(k);
         let g = match graph {
             Some(g) if g.dim() == query.len() && ids.len() > want && ids.len() <= PACK_MAX => g,
             _ => return scan(maps, graph, query, ids, k),
@@ -148,12 +149,13 @@ impl HnswIndex {
 }
 
 /// The exact top `k` of `ids` for `query`. When the graph holds them, a first pass ranks them
-/// by their int8 codes and only the best [`RESCORE`] × `k` (at least 64) are scored exactly:
-/// a skill's few thousand notes are scattered over the whole array, so the scan is bound by
-/// memory reads, and the codes are a third of the float rows (measured at 100k notes: the
-/// exact scan of a 1k-note skill was a third of its recall's vector rung).
+/// by their int8 codes and only the best [`rescore_depth`] are scored exactly, from their
+/// rows: a skill's few thousand notes are scattered over the whole array, so the scan is
+/// bound by memory reads, and the codes are a quarter of the float rows (which are not in
+/// memory at all since issue 49; measured at 100k notes: the exact scan of a 1k-note skill
+/// was a third of its recall's vector rung).
 fn scan(maps: &Maps, graph: Option<&Graph>, query: &[f32], ids: &[i64], k: usize) -> Vec<(i64, f32)> {
-    let want = (RESCORE * k).max(64);
+    let want = rescore_depth(k);
     let g = match graph {
         Some(g) if g.dim() == query.len() && ids.len() > want => g,
         _ => return exact(maps, graph, query, ids.iter().copied(), k),
@@ -181,11 +183,9 @@ fn scan(maps: &Maps, graph: Option<&Graph>, query: &[f32], ids: &[i64], k: usize
         approx.truncate(want);
     }
     let mut scored: Vec<(i64, f32)> = Vec::with_capacity(approx.len() + pending.len());
-    for (j, &(_, id, slot)) in approx.iter().enumerate() {
-        if let Some(&(_, _, next)) = approx.get(j + SCAN_AHEAD) {
-            g.prefetch_vector(next);
-        }
-        scored.push((id, fast_dot(query, g.vector(slot))));
+    let mut row = vec![0.0; g.dim()];
+    for &(approx, id, slot) in &approx {
+        scored.push((id, g.exact_cosine(query, slot, &mut row).unwrap_or(approx)));
     }
     scored.extend(exact(maps, graph, query, pending.into_iter(), k));
     top_k(&mut scored, k);
@@ -195,9 +195,6 @@ fn scan(maps: &Maps, graph: Option<&Graph>, query: &[f32], ids: &[i64], k: usize
 /// Candidates whose memory [`scan`] requests ahead of the one it scores.
 const SCAN_AHEAD: usize = 6;
 
-/// See [`scan`].
-const RESCORE: usize = 4;
-
 /// Exact cosine of `query` against the current vectors of `ids`, best `k`.
 pub(super) fn exact(
     maps: &Maps,
@@ -206,9 +203,9 @@ pub(super) fn exact(
     ids: impl Iterator<Item = i64>,
     k: usize,
 ) -> Vec<(i64, f32)> {
-    let mut scored: Vec<(i64, f32)> = ids
-        .filter_map(|id| maps.vector(graph, id).filter(|v| v.len() == query.len()).map(|v| (id, fast_dot(query, v))))
-        .collect();
+    let mut row = vec![];
+    let mut scored: Vec<(i64, f32)> =
+        ids.filter_map(|id| Some((id, maps.cosine(graph, query, id, &mut row)?))).collect();
     top_k(&mut scored, k);
     scored
 }
