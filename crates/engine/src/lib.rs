@@ -166,8 +166,11 @@ impl Engine {
 
     /// Opens the store of `config.data_dir` for the project of `workspace`.
     pub fn open(config: Config, workspace: Option<PathBuf>) -> Result<Engine> {
+        let t = std::time::Instant::now();
         let conn = db::open(&config.data_dir)?;
+        let db = t.elapsed();
         let embedder = embedder::from_config(&config.embedding)?;
+        tracing::debug!("engine open: database {db:?}, embedder {:?}", t.elapsed() - db);
         Self::with_embedder(conn, config, workspace, embedder)
     }
 
@@ -178,16 +181,25 @@ impl Engine {
         workspace: Option<PathBuf>,
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Engine> {
+        let t = std::time::Instant::now();
         let project_id = match &config.project_id {
             Some(p) => p.clone(),
             None => {
                 let dir =
                     workspace.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("/"));
-                skillmem_skills::project::identity(&dir)
+                // Kept under the data directory: a hook process would read the repository
+                // at every skill load.
+                skillmem_skills::project::identity_cached(&dir, &config.data_dir.join("cache"))
             }
         };
+        let project = t.elapsed();
         let skill_folders = skill_folders::SkillFolders::new(workspace, &config.memory.enabled_skills)?;
+        let folders = t.elapsed() - project;
         let embedding = embedder::Embedding::open(&conn, &config, embedder)?;
+        tracing::debug!(
+            "engine open: project identity {project:?}, skill folders {folders:?}, the index opened {:?}",
+            t.elapsed() - project - folders
+        );
         Ok(Engine {
             store: store::Store::new(conn),
             embedding,

@@ -166,8 +166,10 @@ pub fn open_or_log(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Opti
 }
 
 fn open(ws: &Path, opts: &HookOptions, log: &mut Vec<String>) -> Result<Engine, Error> {
+    let t = std::time::Instant::now();
     let o = opts.data_dir.as_ref().map(|d| json!({ "dataDir": d.display().to_string() }));
     let mut resolved = Config::resolve(Some(ws), o.as_ref())?;
+    tracing::debug!("hook: configuration read in {:?}", t.elapsed());
     log.extend(resolved.warnings.into_iter().map(|w| format!("warning: {w}")));
     // The agent notes through the MCP server's tool, by its full name in the host.
     if let Some(tool) = &opts.note_tool {
