@@ -131,6 +131,11 @@ pub trait VectorIndex: Send + Sync {
     fn remove(&self, id: i64);
     /// True when `id` has a vector here.
     fn contains(&self, id: i64) -> bool;
+    /// The ids of `ids` without a vector here, in order (a recall checks a skill's every
+    /// candidate: one lock for all of them where the index has one).
+    fn missing(&self, ids: &[i64]) -> Vec<i64> {
+        ids.iter().copied().filter(|id| !self.contains(*id)).collect()
+    }
     /// How many vectors are held.
     fn len(&self) -> usize;
     /// True when empty.

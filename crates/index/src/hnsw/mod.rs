@@ -192,7 +192,12 @@ struct Shared {
     packs: Mutex<Packs>,
     /// The worker's loader, kept to verify the graph again when a row fails its checksum.
     loader: Mutex<Option<Loader>>,
+    /// True from a start that found saved files until the worker has tried to reload them.
+    reloading: (Mutex<bool>, Condvar),
 }
+
+/// How long a recall waits for a saved graph being reloaded (see [`HnswIndex::warming`]).
+const RELOAD_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// The HNSW-backed [`VectorIndex`]; see the module docs.
 pub struct HnswIndex {
@@ -229,6 +234,7 @@ impl HnswIndex {
             searches: AtomicUsize::new(0),
             packs: Mutex::new(Packs::default()),
             loader: Mutex::new(None),
+            reloading: (Mutex::new(false), Condvar::new()),
         });
         HnswIndex { shared, worker: Mutex::new(None) }
     }
@@ -239,6 +245,8 @@ impl HnswIndex {
     pub fn start(&self, loader: Option<Loader>) {
         if loader.is_none() {
             self.shared.loaded.store(true, Ordering::SeqCst);
+        } else if self.shared.dir.as_ref().is_some_and(|d| d.join("manifest.json").is_file()) {
+            *self.shared.reloading.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
         }
         self.shared.building.store(true, Ordering::SeqCst);
         let shared = self.shared.clone();
@@ -249,6 +257,7 @@ impl HnswIndex {
                 tracing::error!("vector index: cannot start the index worker ({e}); vectors are searched exactly");
                 self.shared.building.store(false, Ordering::SeqCst);
                 self.shared.broken.store(true, Ordering::SeqCst);
+                *self.shared.reloading.0.lock().unwrap_or_else(|e| e.into_inner()) = false;
             }
         }
     }
@@ -413,12 +422,26 @@ impl VectorIndex for HnswIndex {
         m.own.contains_key(&id) || m.slot_of.contains_key(&id)
     }
 
+    fn missing(&self, ids: &[i64]) -> Vec<i64> {
+        let m = read(&self.shared.maps);
+        ids.iter().copied().filter(|id| !m.own.contains_key(id) && !m.slot_of.contains_key(id)).collect()
+    }
+
     fn len(&self) -> usize {
         let m = read(&self.shared.maps);
         m.own.len() + m.slot_of.len()
     }
 
+    /// While a saved graph is being reloaded (tens of milliseconds at 100,000 notes, a few at
+    /// 1,000), waits for it, at most [`RELOAD_WAIT`]: the first recall of a start (or of a
+    /// hook's one-shot process) then searches the graph instead of ranking a large skill
+    /// lexically or loading a small one's vectors one by one from the store.
     fn warming(&self) -> bool {
+        let (lock, cv) = &self.shared.reloading;
+        let pending = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if *pending {
+            drop(cv.wait_timeout_while(pending, RELOAD_WAIT, |p| *p).unwrap_or_else(|e| e.into_inner()));
+        }
         !self.shared.loaded.load(Ordering::SeqCst)
     }
 

@@ -23,6 +23,11 @@ pub(super) fn worker(s: Arc<Shared>, loader: Option<Loader>) {
         s.verifying.store(true, Ordering::SeqCst);
         s.loaded.store(true, Ordering::SeqCst);
     }
+    {
+        let (lock, cv) = &s.reloading;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        cv.notify_all();
+    }
     if let Some(load) = loader {
         if reloaded {
             // The verification is background work beside a start's first recalls: on a thread
@@ -76,10 +81,15 @@ pub(super) fn worker(s: Arc<Shared>, loader: Option<Loader>) {
         let (compact, save_now) = {
             let m = read(&s.maps);
             let live = m.slot_of.len();
-            let asked = s.save_requested.swap(false, Ordering::SeqCst) && m.dirty > 0;
+            // A request waits until the pending vectors are in (a verification asks while
+            // it still has them to insert).
+            let asked = m.own.is_empty() && s.save_requested.load(Ordering::SeqCst);
+            if asked {
+                s.save_requested.store(false, Ordering::SeqCst);
+            }
             (
                 m.tombstones > 1000 && m.tombstones > live / 4,
-                m.own.is_empty() && (asked || m.dirty >= 1000.max(live / 10)),
+                m.own.is_empty() && ((asked && m.dirty > 0) || m.dirty >= 1000.max(live / 10)),
             )
         };
         if read(&s.graph).as_ref().is_some_and(Graph::damaged) {

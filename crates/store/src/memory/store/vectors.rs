@@ -5,7 +5,7 @@ use super::*;
 /// Loads into `index` the stored vectors of `ids` it does not hold yet (notes written by
 /// another process sharing the data directory).
 pub fn ensure_vectors(conn: &Connection, index: &dyn VectorIndex, ids: &[i64]) -> Result<()> {
-    let missing: Vec<i64> = ids.iter().copied().filter(|id| !index.contains(*id)).collect();
+    let missing = index.missing(ids);
     if missing.is_empty() {
         return Ok(());
     }
