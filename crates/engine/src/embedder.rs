@@ -162,6 +162,9 @@ fn open_index(conn: &Connection, config: &Config, embedder: Option<&dyn Embedder
     let model = e.model_id().to_string();
     let loader: skillmem_index::hnsw::Loader = Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
         let c = db::open(&data_dir)?;
+        // One pass over every vector: a page is read once, so SQLite's default cache does
+        // (the connection's 16 MiB were a start's transient peak at 100k notes).
+        c.pragma_update(None, "cache_size", -2048)?;
         store::stream_vectors(&c, &model, sink)
     });
     let choice = std::env::var("SKILLMEM_INDEX").unwrap_or_default();

@@ -209,7 +209,11 @@ impl Rows {
                 return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the vectors file is short"));
             }
         }
-        out.write_all(&to_bytes(&inner.tail))?;
+        // A chunk at a time: the tail is up to a save's worth of rows (10,000 at 100,000
+        // notes), and a copy of it all was a start's transient peak.
+        for chunk in inner.tail.chunks(16 * 1024) {
+            out.write_all(&to_bytes(chunk))?;
+        }
         out.sync_all()
     }
 
