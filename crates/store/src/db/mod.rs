@@ -83,8 +83,10 @@ fn cache_kib() -> i64 {
 /// store reads the FTS index's pages and the rows of the notes it ranks from all over the
 /// file; with 2 MiB every recall read them again from the operating system (measured at 100k
 /// notes: a tenth of the server's CPU time in `pread` copies). The cache only grows with the
-/// pages actually read.
-pub const CACHE_KIB: i64 = 16 * 1024;
+/// pages actually read. 8 MiB since the footprint work: at 100k notes 16 MiB held 9 MB more
+/// (the server 155–156 MB against 146–147 MB) for no `toolAfter` time the rounds could tell
+/// apart (docs/benchmarks.md, "The goals at 100,000 notes").
+pub const CACHE_KIB: i64 = 8 * 1024;
 
 /// Starts a write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
 pub fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
