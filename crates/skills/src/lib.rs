@@ -430,9 +430,18 @@ impl Skills<'_> {
         refused: &mut Vec<Refused>,
     ) -> Result<Vec<Prepared>> {
         let mut keep = Vec::with_capacity(prepared.len());
-        for mut p in prepared {
-            let files = audit_files(repo, &p.files)?;
-            let report = skillmem_audit::audit(&p.info.subpath, &p.info.name, &files, &self.audit_allow);
+        // The blobs are read on this thread (a repository is not shared across threads), a
+        // batch at a time so that a large source is never all in memory; the rules, most of
+        // an install's CPU on a collection of hundreds of skills, run on every core.
+        let mut reports = Vec::with_capacity(prepared.len());
+        for batch in prepared.chunks(AUDIT_BATCH) {
+            let files = batch.iter().map(|p| audit_files(repo, &p.files)).collect::<Result<Vec<_>>>()?;
+            let audit = |(p, files): (&Prepared, &Vec<skillmem_audit::File>)| {
+                skillmem_audit::audit(&p.info.subpath, &p.info.name, files, &self.audit_allow)
+            };
+            reports.extend(on_every_core(batch.iter().zip(files.iter()).collect(), audit));
+        }
+        for (mut p, report) in prepared.into_iter().zip(reports) {
             let blocking = skillmem_audit::blocking_rules(&report);
             let unaccepted: Vec<String> = blocking.iter().filter(|r| !self.accept_risk.contains(r)).cloned().collect();
             if !unaccepted.is_empty() {
@@ -1156,6 +1165,26 @@ fn commit_log(repo: &git2::Repository, from: &str, to: &str) -> (Vec<String>, Op
 /// Most bytes of one file the install audit reads (the rest of a larger file is not read
 /// line by line; its first bytes still tell what kind of file it is).
 const AUDIT_READ: u64 = skillmem_audit::MAX_TEXT as u64;
+
+/// Skills whose files the install audit holds in memory at once.
+const AUDIT_BATCH: usize = 64;
+
+/// `f` of each item, in order, the items split over the machine's cores.
+fn on_every_core<T: Copy + Sync, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    if cores <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = items
+            .chunks(per)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|&t| f(t)).collect::<Vec<R>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("an audit thread panicked")).collect()
+    })
+}
 
 /// A skill's files as the audit reads them, from the commit's blobs (nothing is checked out).
 fn audit_files(repo: &git2::Repository, files: &[store::FileEntry]) -> Result<Vec<skillmem_audit::File>> {

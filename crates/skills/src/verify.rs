@@ -84,24 +84,37 @@ pub fn write_manifest(path: &Path, files: &Files) -> std::io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp)?;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
     for (rel, (sha, exec)) in files {
         writeln!(f, "{sha}\t{}\t{rel}", if *exec { "x" } else { "-" })?;
     }
-    f.sync_all()?;
+    // No fsync (one per skill was a large part of installing a collection of hundreds, and the
+    // stored files it describes are not synced either): the last line counts the files, so a
+    // manifest a crash cut short reads as none ([`read_manifest`]), never as a wrong list.
+    writeln!(f, "{MANIFEST_END}\t{}", files.len())?;
+    f.into_inner().map_err(|e| e.into_error())?;
     std::fs::rename(tmp, path)
 }
+
+/// The first field of a manifest's last line, which counts its files.
+const MANIFEST_END: &str = "#end";
 
 /// A manifest's files, or `None` when there is none (a version stored before manifests).
 pub fn read_manifest(path: &Path) -> Option<Files> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut out = Files::new();
+    let mut count = None;
     for line in text.lines() {
+        if let Some(n) = line.strip_prefix(MANIFEST_END).and_then(|r| r.strip_prefix('\t')) {
+            count = n.parse::<usize>().ok();
+            continue;
+        }
         let mut parts = line.splitn(3, '\t');
         let (Some(sha), Some(x), Some(rel)) = (parts.next(), parts.next(), parts.next()) else { continue };
         out.insert(rel.to_string(), (sha.to_string(), x == "x"));
     }
-    Some(out)
+    // Cut short (or of another writer): no list rather than a wrong one.
+    (count == Some(out.len())).then_some(out)
 }
 
 /// What differs between the files expected and the files found.
@@ -183,5 +196,33 @@ mod tests {
         let m = d.path().join("m/x.tsv");
         write_manifest(&m, &before.files).unwrap();
         assert_eq!(read_manifest(&m).unwrap(), before.files);
+    }
+
+    /// A manifest is read whole or not at all: one a crash cut short (its count line missing,
+    /// or a line lost) names no files rather than wrong ones.
+    #[test]
+    fn manifest_cut_short_reads_as_none() {
+        let d = tempfile::tempdir().unwrap();
+        let files: Files = [("SKILL.md", "aa"), ("scripts/run.sh", "bb")]
+            .into_iter()
+            .map(|(r, h)| (r.to_string(), (h.to_string(), false)))
+            .collect();
+        let m = d.path().join("m.tsv");
+        write_manifest(&m, &files).unwrap();
+        let whole = std::fs::read_to_string(&m).unwrap();
+        let lines: Vec<&str> = whole.lines().collect();
+        // (what, the file's text, read back whole)
+        let cases = [
+            ("whole", whole.clone(), true),
+            ("no count line", format!("{}\n{}\n", lines[0], lines[1]), false),
+            ("a line lost", format!("{}\n{}\n", lines[0], lines[2]), false),
+            ("cut mid-line", whole[..whole.len() / 2].to_string(), false),
+            ("empty", String::new(), false),
+        ];
+        for (what, text, ok) in cases {
+            std::fs::write(&m, text).unwrap();
+            assert_eq!(read_manifest(&m).is_some(), ok, "{what}");
+        }
+        assert_eq!(read_manifest(&d.path().join("missing.tsv")), None);
     }
 }
