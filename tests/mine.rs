@@ -141,6 +141,82 @@ fn a_failed_call_and_its_fix_become_one_unverified_fix_note_with_its_evidence() 
     assert_eq!(line2["evidence"], evidence, "the round trip keeps it: {line2}");
 }
 
+/// A held lesson's support travels by export as its sessions, each named by the SHA-256 of its
+/// session id: the same file imported twice, or a machine's own export imported back, adds no
+/// session and the lesson stays held; another machine's session of the same lesson releases it.
+#[test]
+fn an_import_counts_each_session_of_a_held_lesson_once() {
+    // Three machines with the same checkout (the same project): A and B each mine the lesson
+    // once, C mines nothing.
+    let a = World::new();
+    let dir = a.enabled_skill("npm");
+    let mut b = World::new();
+    b.ws = a.ws.clone();
+    let mut c = World::new();
+    c.ws = a.ws.clone();
+    for (w, session) in [(&a, "a-1"), (&b, "b-1")] {
+        let mut client = w.spawn();
+        eresolve_session(&mut client, session, &dir);
+        end(&mut client, session);
+        client.shutdown().unwrap();
+    }
+    // (held notes, released notes, the lesson's support) on a machine.
+    let state = |w: &World| {
+        let mut client = w.spawn();
+        let (queue, shown) = (held(&mut client, "npm"), listed(&mut client, "npm"));
+        client.shutdown().unwrap();
+        let support =
+            queue.iter().chain(&shown).map(|n| n["evidence"]["sessions"].as_i64().unwrap()).collect::<Vec<_>>();
+        (queue.len(), shown.len(), support)
+    };
+    let export = |w: &World, name: &str| {
+        let (code, out, e) = w.cli(&["export"]);
+        assert_eq!(code, 0, "{e}");
+        let file = c.tmp.path().join(name);
+        std::fs::write(&file, &out).unwrap();
+        (file, out)
+    };
+    let import = |w: &World, file: &Path| {
+        let (code, out, e) = w.cli(&["import", file.to_str().unwrap()]);
+        assert_eq!(code, 0, "{out}{e}");
+        out + &e
+    };
+    assert_eq!(state(&a), (1, 0, vec![1]));
+    let (from_a, text) = export(&a, "a.jsonl");
+    let line: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let named = line["minedSessions"].as_array().unwrap();
+    assert_eq!(named.len(), 1, "{line}");
+    let token = named[0].as_str().unwrap();
+    assert!(token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()), "a SHA-256, never the id: {line}");
+    let (from_b, _) = export(&b, "b.jsonl");
+
+    // A's own export, imported back into A twice: its own session, not another one.
+    for _ in 0..2 {
+        let said = import(&a, &from_a);
+        assert!(!said.contains("released"), "{said}");
+        assert_eq!(state(&a), (1, 0, vec![1]), "{said}");
+    }
+    // C imports A's export twice: one session, still held, and the note is there once.
+    for _ in 0..2 {
+        import(&c, &from_a);
+        assert_eq!(state(&c), (1, 0, vec![1]));
+    }
+    // What C exports now names that same session: A importing it counts nothing either.
+    let (from_c, _) = export(&c, "c.jsonl");
+    import(&a, &from_c);
+    assert_eq!(state(&a), (1, 0, vec![1]));
+    // B's export: another machine's session of the same lesson releases it, in C and in A.
+    let said = import(&c, &from_b);
+    assert!(said.contains("released"), "{said}");
+    assert_eq!(state(&c), (0, 1, vec![2]), "{said}");
+    import(&a, &from_b);
+    assert_eq!(state(&a), (0, 1, vec![2]));
+    // And again: still two sessions.
+    import(&c, &from_b);
+    import(&c, &from_a);
+    assert_eq!(state(&c), (0, 1, vec![2]));
+}
+
 /// An export written by hand whose evidence holds a secret is imported with it redacted.
 #[test]
 fn imported_evidence_is_redacted() {

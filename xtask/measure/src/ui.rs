@@ -52,6 +52,7 @@ pub fn run(g: &Global, notes: usize, rounds: usize) -> Result<()> {
             pending: false,
             evidence: Default::default(),
             backing: None,
+            mined_sessions: vec![],
         };
         exported.push(n);
     }

@@ -83,6 +83,12 @@ pub struct ExportedNote {
     /// (redacted).
     #[serde(rename = "evidence", default, skip_serializing_if = "Option::is_none")]
     pub backing: Option<skillmem_store::memory::Backing>,
+    /// A mined lesson's sessions, each named by the SHA-256 (hex) of its host's session id:
+    /// the exporting store's own and those its imports counted (not its team's, which travel
+    /// by sync). An import counts each session once, however many files name it, and none of
+    /// its own; a file without them counts `evidence.sessions` as sessions of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mined_sessions: Vec<String>,
 }
 
 impl ExportedNote {
@@ -126,13 +132,19 @@ pub struct Imported {
 impl Engine {
     /// Every note (of one skill, of one scope), oldest first, as an export writes it.
     pub fn export_notes(&self, skill: Option<&str>, scope: Option<Scope>) -> Result<Vec<ExportedNote>> {
-        let (rows, evidence, mut backing) = {
+        let (rows, evidence, mut backing, mut sessions) = {
             let conn = self.conn();
             let rows = store::export_rows(&conn, skill, scope)?;
             let ids: Vec<i64> = rows.iter().map(|r| r.note.id).collect();
             let evidence = store::evidence_of(&conn, &ids)?;
             let backing = super::super::historian::backing_of(&conn, &ids)?;
-            (rows, evidence, backing)
+            let mut sessions = std::collections::HashMap::new();
+            for r in &rows {
+                if let Some(key) = backing.get(&r.note.id).and_then(|b| b.key.as_deref()) {
+                    sessions.insert(r.note.id, store::lesson_sessions(&conn, &r.note.skill, key)?);
+                }
+            }
+            (rows, evidence, backing, sessions)
         };
         rows.into_iter()
             .map(|r| {
@@ -140,6 +152,7 @@ impl Engine {
                 Ok(ExportedNote {
                     evidence: evidence.get(&n.id).copied().unwrap_or_default(),
                     backing: backing.remove(&n.id),
+                    mined_sessions: sessions.remove(&n.id).unwrap_or_default(),
                     id: Some(n.id),
                     skill: n.skill,
                     scope: n.scope,
@@ -224,6 +237,8 @@ impl Engine {
                 .count();
         }
         let evidence: Vec<Evidence> = notes.iter().map(|n| n.evidence).collect();
+        let mined_sessions: Vec<Vec<String>> =
+            notes.iter_mut().map(|n| std::mem::take(&mut n.mined_sessions)).collect();
         let backing: Vec<Option<skillmem_store::memory::Backing>> =
             notes.iter_mut().map(|n| n.backing.take().map(skillmem_store::memory::Backing::redacted)).collect();
         let rows: Vec<store::ImportRow> = notes
@@ -281,22 +296,42 @@ impl Engine {
                 .collect();
             store::add_evidence(&mut conn, &kept)?;
             // What backs a note comes with it (a note met again keeps the record it has). A
-            // mined lesson's support comes too: the sessions the export counted, as sessions of
-            // their own, so that a held lesson other machines also mined is released.
+            // mined lesson's support comes too: the sessions the export names, each counted
+            // once however often it is imported and not at all when it is one of this
+            // machine's own (`store::lesson_support`), so that a held lesson is released by
+            // sessions that are distinct, here or on other machines, never by importing again.
             let needed = i64::from(self.config().memory.mined_support.max(1));
             let mut released = vec![];
-            for (((id, _), b), row) in w.iter().zip(&backing).zip(&rows) {
+            for ((((id, _), b), row), named) in w.iter().zip(&backing).zip(&rows).zip(&mined_sessions) {
                 if let Some(b) = b {
                     store::set_evidence(&mut conn, *id, &serde_json::to_string(b).unwrap_or_default())?;
-                    if let (Some(key), Some(n)) = (&b.key, b.sessions) {
-                        let mut support = 0;
-                        for i in 0..n.clamp(0, 1000) {
-                            let session = format!("imported:{i}");
-                            support = store::record_support(&mut conn, &row.note.skill, key, &session, *id)?;
+                    let Some(key) = &b.key else { continue };
+                    let sessions: Vec<String> = if named.is_empty() {
+                        // An export that names no session (written before they were named):
+                        // its count, as sessions of its own.
+                        (0..b.sessions.unwrap_or(0).clamp(0, 1000)).map(|i| format!("imported:{i}")).collect()
+                    } else {
+                        let tokens: Vec<String> = named
+                            .iter()
+                            .map(|t| t.trim().to_ascii_lowercase())
+                            .filter(|t| store::is_session_token(t))
+                            .take(1000)
+                            .map(|t| format!("imported:{t}"))
+                            .collect();
+                        if tokens.len() < named.len().min(1000) {
+                            out.warnings.push(format!(
+                                "a mined lesson of {} named sessions that are no SHA-256: they were not counted",
+                                row.note.skill
+                            ));
                         }
-                        if support >= needed && store::release(&mut conn, *id)? {
-                            released.push(*id);
-                        }
+                        tokens
+                    };
+                    let mut support = 0;
+                    for session in &sessions {
+                        support = store::record_support(&mut conn, &row.note.skill, key, session, *id)?;
+                    }
+                    if support >= needed && store::release(&mut conn, *id)? {
+                        released.push(*id);
                     }
                 }
             }

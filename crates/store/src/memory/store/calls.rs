@@ -193,32 +193,76 @@ pub fn lesson_note(conn: &Connection, skill: &str, key: &str) -> Result<Option<i
 /// A note's mined lesson key, as its evidence names it (NULL when it names none).
 const EVIDENCE_KEY: &str = "(CASE WHEN json_valid(evidence) THEN json_extract(evidence, '$.key') END)";
 
-/// Sessions an import counted (`imported:N`): they stand for other machines' sessions.
+/// Sessions an import counted: `imported:` and the session's token ([`session_token`]) as the
+/// export named it (`minedSessions`), or `imported:N` from an export that named none.
 const IMPORTED: &str = "substr(session_id, 1, 9) = 'imported:'";
+
+/// The SHA-256 (hex) of `text`.
+fn sha256_hex(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// The name a mined lesson's key travels under to the team: the SHA-256 (hex) of the key, so
 /// that the team learns of a held lesson only that its key recurred.
 pub fn lesson_key_hash(key: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(key)
+}
+
+/// Whether `s` is a session token: 64 lowercase hex digits (a SHA-256).
+pub fn is_session_token(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// What names a session that mined a lesson wherever its support travels by export: the
+/// SHA-256 (hex) of the host's session id, and for a session an import counted the token its
+/// export named. A host's session id is unique to its session (a UUID or the like), so the same
+/// token is the same session, whichever machine's export brings it, and this machine's own
+/// session coming back in its own export is recognised.
+fn session_token(session_id: &str) -> String {
+    match session_id.strip_prefix("imported:") {
+        Some(t) if is_session_token(t) => t.to_string(),
+        _ => sha256_hex(session_id),
+    }
+}
+
+/// The sessions that mined the lesson `key` of `skill`, by their tokens: this machine's own
+/// and those imports counted (not the team's, which travel by sync), each once, sorted.
+pub fn lesson_sessions(conn: &Connection, skill: &str, key: &str) -> Result<Vec<String>> {
+    let (own, imported) = lesson_tokens(conn, skill, key)?;
+    let mut out: Vec<String> = own.into_iter().chain(imported).collect();
+    out.sort();
+    Ok(out)
+}
+
+/// A set of session tokens ([`session_token`]).
+type Tokens = std::collections::HashSet<String>;
+
+/// The tokens of this machine's own sessions of a lesson, and of the sessions imports counted
+/// that are none of them (an export of this machine's lesson imported back counts nothing).
+fn lesson_tokens(conn: &Connection, skill: &str, key: &str) -> Result<(Tokens, Tokens)> {
+    let mut st = conn.prepare_cached("SELECT session_id FROM mined_support WHERE skill = ?1 AND lesson_key = ?2")?;
+    let (mut own, mut imported) = (Tokens::new(), Tokens::new());
+    for r in st.query_map(params![skill, key], |r| r.get::<_, String>(0))? {
+        let s = r?;
+        if s.starts_with("imported:") { &mut imported } else { &mut own }.insert(session_token(&s));
+    }
+    imported.retain(|t| !own.contains(t));
+    Ok((own, imported))
 }
 
 /// The support of the mined lesson `key` of `skill`: this machine's own sessions, plus the
-/// larger of the sessions imports counted and the sessions of the team's other machines (an
-/// import from a teammate and that teammate's sync count the same sessions: never both).
+/// larger of the other sessions imports counted (each session once, however many exports
+/// named it) and the sessions of the team's other machines (an import from a teammate and
+/// that teammate's sync count the same sessions: never both).
 pub fn lesson_support(conn: &Connection, skill: &str, key: &str) -> Result<i64> {
-    let (own, imported): (i64, i64) = conn
-        .prepare_cached(&format!(
-            "SELECT count(CASE WHEN NOT ({IMPORTED}) THEN 1 END), count(CASE WHEN {IMPORTED} THEN 1 END)
-             FROM mined_support WHERE skill = ?1 AND lesson_key = ?2"
-        ))?
-        .query_row(params![skill, key], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let (own, imported) = lesson_tokens(conn, skill, key)?;
     let team: i64 = conn
         .prepare_cached(
             "SELECT coalesce(sum(sessions), 0) FROM mined_support_remote WHERE skill = ?1 AND key_hash = ?2",
         )?
         .query_row(params![skill, lesson_key_hash(key)], |r| r.get(0))?;
-    Ok(own + imported.max(team))
+    Ok(own.len() as i64 + (imported.len() as i64).max(team))
 }
 
 /// Records that `session` mined the lesson `key` of `skill`, held by `note`; returns its
@@ -916,6 +960,38 @@ mod tests {
         assert_eq!(push, vec![team("", KEY, 0)]);
         support_sent(&mut conn, &push).unwrap();
         assert!(support_to_push(&conn).unwrap().is_empty());
+    }
+
+    /// A lesson's sessions travel by export as tokens (the SHA-256 of each session id): a
+    /// session counts once however many imports name it, this machine's own session coming
+    /// back counts nothing, and an import of an export that named none counts as before.
+    #[test]
+    fn an_imported_session_counts_once_and_never_as_one_of_this_machines() {
+        const KEY: &str = "npm ci | +--legacy-peer-deps | ERESOLVE";
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        let id = held_lesson(&conn, "`npm ci` fails with ERESOLVE; `npm ci --legacy-peer-deps` works.", KEY);
+        assert_eq!(record_support(&mut conn, "npm", KEY, "s1", id).unwrap(), 1);
+        let mine = lesson_sessions(&conn, "npm", KEY).unwrap();
+        assert_eq!(mine, vec![sha256_hex("s1")]);
+        assert!(is_session_token(&mine[0]) && !is_session_token("s1") && !is_session_token(&mine[0].to_uppercase()));
+        // This machine's own session, back from its own export (or a teammate's re-export).
+        assert_eq!(record_support(&mut conn, "npm", KEY, &format!("imported:{}", mine[0]), id).unwrap(), 1);
+        assert_eq!(lesson_sessions(&conn, "npm", KEY).unwrap(), mine);
+        // Another machine's session: once, however many files name it.
+        let other = format!("imported:{}", sha256_hex("elsewhere"));
+        assert_eq!(record_support(&mut conn, "npm", KEY, &other, id).unwrap(), 2);
+        assert_eq!(record_support(&mut conn, "npm", KEY, &other, id).unwrap(), 2);
+        assert_eq!(lesson_sessions(&conn, "npm", KEY).unwrap().len(), 2);
+        // An export that named no session: its count, as sessions of its own.
+        assert_eq!(record_support(&mut conn, "npm", KEY, "imported:0", id).unwrap(), 3);
+        // What is pushed to the team is this machine's own session only.
+        assert_eq!(support_to_push(&conn).unwrap(), vec![team("", KEY, 1)]);
+        // A session mined here after its export came back is still one session.
+        let later = "s2";
+        record_support(&mut conn, "npm", KEY, &format!("imported:{}", sha256_hex(later)), id).unwrap();
+        assert_eq!(lesson_support(&conn, "npm", KEY).unwrap(), 4);
+        assert_eq!(record_support(&mut conn, "npm", KEY, later, id).unwrap(), 4);
     }
 
     /// A held lesson a person accepted on another machine (its counts there vouched) is
