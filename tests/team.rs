@@ -1104,3 +1104,137 @@ fn withheld_and_appeared_counted_on_one_machine_reach_the_others_lift() {
     assert_eq!(of(&b)["withheld"].as_i64(), Some(2));
     assert_eq!(count(&pg, "SELECT sum(withheld)::bigint FROM skillmem.note_counts"), 2);
 }
+
+impl Machine {
+    /// The dashboard's review page (`skillmem ui`, read over loopback with its token), rendered
+    /// with no sync of its own.
+    fn review_page(&self) -> String {
+        use std::io::{BufRead, BufReader, Read, Write};
+        self.offline(|| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_skillmem"))
+                .args(["ui", "--no-open", "--port", "0", "--json"])
+                .current_dir(&self.w.ws)
+                .envs(self.envs())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            let token = v["url"].as_str().unwrap().split("?token=").nth(1).unwrap().to_string();
+            let port = v["port"].as_u64().unwrap() as u16;
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            write!(
+                s,
+                "GET /review HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: skillmem_ui={token}\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut out = vec![];
+            s.read_to_end(&mut out).unwrap();
+            let _ = child.kill();
+            let _ = child.wait();
+            let text = String::from_utf8_lossy(&out).to_string();
+            let (head, body) = text.split_once("\r\n\r\n").unwrap();
+            assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+            if !head.to_lowercase().contains("transfer-encoding: chunked") {
+                return body.to_string();
+            }
+            let (mut page, mut rest) = (String::new(), body);
+            while let Some((size, after)) = rest.split_once("\r\n") {
+                let n = usize::from_str_radix(size.trim(), 16).unwrap();
+                if n == 0 {
+                    break;
+                }
+                page.push_str(&after[..n]);
+                rest = &after[n + 2..];
+            }
+            page
+        })
+    }
+}
+
+/// `sync status` and the dashboard's review page list the team's support of this machine's
+/// mined lessons: a held lesson the team's other machines mined too (with how many sessions
+/// each side counts), and a lesson their sessions released. With `memory.minedSupport = 3`, A's
+/// and B's sessions hold B's lesson up (2 of 3); C's session releases it on C, then on B.
+#[test]
+fn sync_status_and_the_dashboard_list_the_teams_support_of_held_lessons() {
+    let pg = server();
+    let cfg = "[memory]\nholdout = 0.0\nmined_support = 3\n";
+    let a = Machine::new(&pg, "team_a", PW_A, "core", cfg);
+    let b = Machine::new(&pg, "team_a", PW_A, "core", cfg);
+    let c = Machine::new(&pg, "team_a", PW_A, "core", cfg);
+    eresolve_session(&a, "a1");
+    eresolve_session(&b, "b1");
+    let on_b = b.held()[0]["id"].as_i64().unwrap();
+    // Before any sync: no team support, nothing listed.
+    let st = b.json(&["sync", "status", "--offline"]);
+    assert_eq!(st["support"], json!({ "needed": 3, "held": [], "released": [] }), "{st}");
+    assert!(!b.review_page().contains("id=\"team-support\""));
+
+    a.sync();
+    assert_eq!(b.sync()["released"], 0);
+    let st = b.json(&["sync", "status", "--offline"]);
+    let lesson = json!({ "id": on_b, "skill": "deploy", "here": 1, "team": 1, "support": 2, "acceptedOnTeam": false });
+    assert_eq!(st["support"], json!({ "needed": 3, "held": [lesson], "released": [] }), "{st}");
+    let (code, text, e) = b.cli(&["sync", "status", "--offline"]);
+    assert_eq!(code, 0, "{e}");
+    assert!(
+        text.contains("mined lessons with the team's support: 1 held (memory.minedSupport 3), 0 released by it"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "held: note {on_b} (deploy): 1 session(s) here + 1 on the team's other machines = 2 of 3"
+        )),
+        "{text}"
+    );
+    let page = b.review_page();
+    assert!(page.contains("1 held lesson(s) with the team's support, 0 released by it"), "{page}");
+    assert!(page.contains(&format!("id=\"team-held-{on_b}\"")), "{page}");
+    assert!(
+        page.contains("held: mined in 2 of the 3 sessions it needs, 1 of them on the team's other machines"),
+        "{page}"
+    );
+
+    // C's session makes three on the team: released on C, then on B, each by the team.
+    eresolve_session(&c, "c1");
+    assert_eq!(c.sync()["released"], 1);
+    let st = c.json(&["sync", "status", "--offline"]);
+    assert_eq!(
+        (st["support"]["held"].as_array().map(Vec::len), st["support"]["released"].as_array().map(Vec::len)),
+        (Some(0), Some(1)),
+        "{st}"
+    );
+    assert_eq!(b.sync()["released"], 1);
+    assert!(b.held().is_empty());
+    let st = b.json(&["sync", "status", "--offline"]);
+    let lesson = json!({ "id": on_b, "skill": "deploy", "here": 1, "team": 2, "support": 3, "acceptedOnTeam": false });
+    assert_eq!(st["support"], json!({ "needed": 3, "held": [], "released": [lesson] }), "{st}");
+    let (_, text, _) = b.cli(&["sync", "status", "--offline"]);
+    assert!(
+        text.contains(&format!(
+            "released by the team: note {on_b} (deploy): 1 session(s) here + 2 on the team's other machines = 3 of 3"
+        )),
+        "{text}"
+    );
+    let page = b.review_page();
+    assert!(page.contains("0 held lesson(s) with the team's support, 1 released by it"), "{page}");
+    assert!(page.contains(&format!("id=\"team-released-{on_b}\"")), "{page}");
+
+    // A's second session leaves it short (2 of 3) and with no team support yet; its next sync
+    // counts B's and C's sessions and releases it by the team.
+    eresolve_session(&a, "a2");
+    let st = a.json(&["sync", "status", "--offline"]);
+    assert_eq!(st["support"], json!({ "needed": 3, "held": [], "released": [] }), "{st}");
+    assert_eq!(a.held().len(), 1);
+    assert_eq!(a.sync()["released"], 1);
+    let st = a.json(&["sync", "status", "--offline"]);
+    let released = &st["support"]["released"];
+    assert_eq!((released[0]["here"].as_i64(), released[0]["team"].as_i64()), (Some(2), Some(2)), "{st}");
+    // A lesson whose own sessions release it is none of the team's doing.
+    eresolve_session(&b, "b2");
+    eresolve_session(&b, "b3");
+    let st = b.json(&["sync", "status", "--offline"]);
+    assert_eq!(st["support"]["released"], json!([]), "3 sessions here: {st}");
+}

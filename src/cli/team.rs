@@ -5,7 +5,7 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use super::{emit, engine, Global};
-use skillmem::engine::{SyncReport, TeamStatus};
+use skillmem::engine::{SupportedLesson, SyncReport, TeamStatus, TeamSupport};
 
 #[derive(Debug, Subcommand)]
 pub enum SyncCommand {
@@ -82,6 +82,32 @@ fn human_status(s: &TeamStatus) -> String {
     }
     for h in &s.held {
         t.push_str(&format!("\nheld: note {} ({}): {}", h.id, h.skill, h.reason));
+    }
+    t.push_str(&human_support(&s.support));
+    t
+}
+
+/// The team's support of this machine's mined lessons: how many held ones it backs, and
+/// which it released.
+fn human_support(s: &TeamSupport) -> String {
+    let lesson = |l: &SupportedLesson| {
+        let accepted = if l.accepted_on_team { ", accepted on another machine" } else { "" };
+        format!(
+            "note {} ({}): {} session(s) here + {} on the team's other machines = {} of {}{accepted}",
+            l.id, l.skill, l.here, l.team, l.support, s.needed
+        )
+    };
+    let mut t = format!(
+        "\nmined lessons with the team's support: {} held (memory.minedSupport {}), {} released by it",
+        s.held.len(),
+        s.needed,
+        s.released.len()
+    );
+    for l in &s.held {
+        t.push_str(&format!("\n  held: {}", lesson(l)));
+    }
+    for l in &s.released {
+        t.push_str(&format!("\n  released by the team: {}", lesson(l)));
     }
     t
 }

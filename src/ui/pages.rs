@@ -745,10 +745,11 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
     let got = blocking(move || {
         let p = ReviewParams { skill, limit: Some(PAGE), include_rejected: true, ..Default::default() };
         let queue = Review::run(&engine, p, &Cx::quiet_as(crate::protocol::Actor::Person))?;
-        Ok((queue, engine.config().historian.review, engine.config().memory.mined_support))
+        let team = engine.team_support()?;
+        Ok((queue, engine.config().historian.review, engine.config().memory.mined_support, team))
     })
     .await;
-    let (queue, on, support) = match got {
+    let (queue, on, support, team) = match got {
         Ok(v) => v,
         Err(e) => return err_page(&ui, e),
     };
@@ -763,6 +764,7 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
     b.push_str(&format!(
         "<p class=\"muted\">Lessons mined from sessions' calls are held here until {support} sessions mined the same lesson (<code>memory.minedSupport</code>), or you accept them.</p>"
     ));
+    b.push_str(&team_support(&team));
     b.push_str(&format!("<p class=\"count\" id=\"pending-count\">{} waiting</p>", waiting.len()));
     if waiting.is_empty() {
         b.push_str("<p class=\"muted\" id=\"queue-empty\">Nothing waits for review.</p>");
@@ -774,9 +776,15 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
                 .review_replaces
                 .map(|r| format!("<div class=\"intent\">corrects note #{r}: replaces it once accepted</div>"))
                 .unwrap_or_default();
+            let on_team = team
+                .held
+                .iter()
+                .find(|l| l.id == id)
+                .map(|l| format!(", {} of them on the team's other machines", l.team))
+                .unwrap_or_default();
             let corrects = match (n.held, n.support) {
                 (true, Some(seen)) => format!(
-                    "{corrects}<div class=\"intent held\">held: mined in {seen} of the {support} sessions it needs</div>"
+                    "{corrects}<div class=\"intent held\">held: mined in {seen} of the {support} sessions it needs{on_team}</div>"
                 ),
                 _ => corrects,
             };
@@ -816,6 +824,40 @@ pub async fn review(State(ui): State<Shared>, Query(q): Query<HashMap<String, St
         b.push_str("</tbody></table>");
     }
     layout(&ui, "Review", "Review", &b)
+}
+
+/// The team's support of this machine's mined lessons, as `skillmem sync status` lists it: the
+/// held ones the team's other machines mined too, and those their sessions released. Nothing
+/// when the team backs none.
+fn team_support(t: &crate::engine::TeamSupport) -> String {
+    if t.held.is_empty() && t.released.is_empty() {
+        return String::new();
+    }
+    let line = |l: &crate::engine::SupportedLesson, what: &str, kind: &str| {
+        let accepted = if l.accepted_on_team { ", accepted on another machine" } else { "" };
+        format!(
+            "<li id=\"team-{kind}-{id}\"><a href=\"/note/{id}\">#{id}</a> ({skill}) {what}: {here} session(s) here + {team} on the team's other machines = {support} of {needed}{accepted}</li>",
+            id = l.id,
+            skill = esc(&l.skill),
+            here = l.here,
+            team = l.team,
+            support = l.support,
+            needed = t.needed,
+        )
+    };
+    let mut b = format!(
+        "<section id=\"team-support\"><h2>The team's support</h2><p class=\"count\" id=\"team-support-count\">{} held lesson(s) with the team's support, {} released by it</p><ul>",
+        t.held.len(),
+        t.released.len()
+    );
+    for l in &t.held {
+        b.push_str(&line(l, "held", "held"));
+    }
+    for l in &t.released {
+        b.push_str(&line(l, "released by the team", "released"));
+    }
+    b.push_str("</ul></section>");
+    b
 }
 
 // ---- a session's notes -------------------------------------------------------------------

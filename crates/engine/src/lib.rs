@@ -47,7 +47,7 @@ pub use skills::{
     Audited, Installed, LockFile, Locked, LockedInstall, LockedSkill, LockedSource, Pruned, Removed, Resolved, Seeded,
     SkillUsage, SourceInfo, Sources, Verified, LOCK_FILE,
 };
-pub use team::{HeldNote, SyncReport, TeamStatus, PULL_BATCH, PUSH_BATCH};
+pub use team::{HeldNote, SupportedLesson, SyncReport, TeamStatus, TeamSupport, PULL_BATCH, PUSH_BATCH};
 
 pub use skill_folders::SkillContext;
 pub use store::{RECALL_COUNTS_EVERY, RECALL_COUNTS_HELD};

@@ -84,6 +84,37 @@ pub struct TeamStatus {
     pub server_head: Option<i64>,
     /// Why the server could not be asked.
     pub server_error: Option<String>,
+    /// The team's support of this machine's mined lessons ([`TeamSupport`]).
+    pub support: TeamSupport,
+}
+
+/// The team's support of this machine's mined lessons: the held ones the team's other
+/// machines mined too (their sessions count toward `memory.minedSupport`), and those the
+/// team's support released (their sessions here fell short; the team's, or a person's
+/// acceptance on another machine, did it).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamSupport {
+    /// `memory.minedSupport`: the sessions a mined lesson needs.
+    pub needed: i64,
+    pub held: Vec<SupportedLesson>,
+    pub released: Vec<SupportedLesson>,
+}
+
+/// A mined lesson and the sessions behind it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportedLesson {
+    pub id: i64,
+    pub skill: String,
+    /// Distinct sessions of this machine (its own, and those imports counted).
+    pub here: i64,
+    /// Sessions of the team's other machines.
+    pub team: i64,
+    /// The support every read counts (here and the team's, never the same sessions twice).
+    pub support: i64,
+    /// A person accepted it on another machine of the team.
+    pub accepted_on_team: bool,
 }
 
 /// The hold of project notes when only global notes are shared: expected, so not reported.
@@ -419,6 +450,30 @@ impl Engine {
         Ok(())
     }
 
+    /// The team's support of this machine's mined lessons (`sync status`, the dashboard's
+    /// review page): what the other machines' sessions hold up, and what they released.
+    pub fn team_support(&self) -> Result<TeamSupport> {
+        let needed = i64::from(self.config.memory.mined_support.max(1));
+        let mut out = TeamSupport { needed, ..Default::default() };
+        for b in store::team_backed(&self.conn())? {
+            let released = b.released_by_team(needed);
+            let l = SupportedLesson {
+                id: b.note_id,
+                skill: b.skill,
+                here: b.here,
+                team: b.team,
+                support: b.support,
+                accepted_on_team: b.vouched_team,
+            };
+            if b.held {
+                out.held.push(l);
+            } else if released {
+                out.released.push(l);
+            }
+        }
+        Ok(out)
+    }
+
     /// The local sync state; with `probe`, the server is asked for the team's head too.
     pub fn team_status(&self, probe: bool) -> Result<TeamStatus> {
         let cfg = self.team_config().cloned();
@@ -431,6 +486,7 @@ impl Engine {
             .map(|h| HeldNote { id: h.note_id, skill: h.skill, reason: h.reason })
             .collect();
         drop(conn);
+        let support = self.team_support()?;
         let mut st = TeamStatus {
             configured: cfg.is_some(),
             team: cfg.as_ref().map(|c| c.team.clone()),
@@ -438,6 +494,7 @@ impl Engine {
             share: cfg.as_ref().map(|c| c.share.as_str().to_string()),
             pending,
             held,
+            support,
             ..Default::default()
         };
         if let Some(l) = local {

@@ -449,6 +449,66 @@ pub fn held_supported(conn: &Connection, needed: i64) -> Result<Vec<i64>> {
     Ok(out)
 }
 
+/// A mined lesson of this machine that the team's other machines mined too (or that a person
+/// accepted on one of them): what `sync status` and the dashboard's review page list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamBacked {
+    pub note_id: i64,
+    pub skill: String,
+    /// Distinct sessions here: this machine's own and those imports counted.
+    pub here: i64,
+    /// Sessions of the team's other machines.
+    pub team: i64,
+    /// The support as every read counts it ([`lesson_support`]).
+    pub support: i64,
+    /// Still held in review.
+    pub held: bool,
+    /// A person accepted it, edited it, pinned it or called it useful on this machine.
+    pub vouched_here: bool,
+    /// A person accepted it on another machine of the team.
+    pub vouched_team: bool,
+}
+
+impl TeamBacked {
+    /// Released (no longer held) by the team: its sessions here fell short of `needed` and no
+    /// person here vouched for it, so the team's sessions, or a teammate's acceptance, did it.
+    pub fn released_by_team(&self, needed: i64) -> bool {
+        !self.held && !self.vouched_here && self.here < needed && (self.support >= needed || self.vouched_team)
+    }
+}
+
+/// The current (not retired) mined lessons of this machine with support on the team's other
+/// machines, or accepted on one of them, by note id.
+pub fn team_backed(conn: &Connection) -> Result<Vec<TeamBacked>> {
+    let mut st = conn.prepare_cached(
+        "SELECT s.note_id, s.skill, s.lesson_key, n.review IS NOT NULL,
+                coalesce((SELECT e.vouched FROM note_evidence e WHERE e.note_id = s.note_id), 0) != 0,
+                EXISTS (SELECT 1 FROM note_evidence_remote r WHERE r.note_id = s.note_id AND r.vouched = 1)
+         FROM mined_support s JOIN notes n ON n.id = s.note_id
+         WHERE n.retired_at IS NULL
+         GROUP BY s.note_id, s.skill, s.lesson_key ORDER BY s.note_id",
+    )?;
+    type Row = (i64, String, String, bool, bool, bool);
+    let rows: Vec<Row> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut team_of = conn.prepare_cached(
+        "SELECT coalesce(sum(sessions), 0) FROM mined_support_remote WHERE skill = ?1 AND key_hash = ?2",
+    )?;
+    let mut out: Vec<TeamBacked> = vec![];
+    for (note_id, skill, key, held, vouched_here, vouched_team) in rows {
+        let team: i64 = team_of.query_row(params![skill, lesson_key_hash(&key)], |r| r.get(0))?;
+        if (team == 0 && !vouched_team) || out.last().is_some_and(|b| b.note_id == note_id) {
+            continue;
+        }
+        let (own, imported) = lesson_tokens(conn, &skill, &key)?;
+        let here = (own.len() + imported.len()) as i64;
+        let support = lesson_support(conn, &skill, &key)?;
+        out.push(TeamBacked { note_id, skill, here, team, support, held, vouched_here, vouched_team });
+    }
+    Ok(out)
+}
+
 /// Forgets the team's support and what was pushed of it (the sync target changed).
 pub(super) fn support_forget(tx: &Connection) -> Result<()> {
     tx.execute("DELETE FROM mined_support_remote", [])?;
