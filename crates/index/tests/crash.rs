@@ -180,3 +180,60 @@ fn a_reopened_index_is_verified_or_rebuilt_never_wrong() {
         }
     }
 }
+
+/// A sidecar killed in the middle of a save leaves a copy of its index beside the index
+/// folder (a hundred megabytes or more at 100,000 notes); the next save removes what killed
+/// processes left, and nothing a live process is writing.
+#[test]
+fn a_save_removes_what_killed_saves_left_and_nothing_in_use() {
+    use std::os::fd::AsRawFd;
+    let rows = store(300, 0);
+    let root = tempfile::tempdir().unwrap();
+    let dir = saved(root.path(), &rows);
+    let parent = dir.parent().unwrap().to_path_buf();
+    let folder = |name: &str, lock: bool| {
+        let d = parent.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("vectors.f32"), [0u8; 4096]).unwrap();
+        if lock {
+            std::fs::write(d.join(".saving"), b"").unwrap();
+        }
+        d
+    };
+    // A save killed mid-write: its lock file is there, and nobody holds it.
+    let killed = folder(".tmp-index-killed", true);
+    // A save under way in another process: its lock file is held.
+    let live = folder(".tmp-index-live", true);
+    let held = std::fs::OpenOptions::new().write(true).open(live.join(".saving")).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    // Left by an older build (no lock file): removed once it is old, kept while it is new.
+    let legacy = folder(".tmp-index-legacy", false);
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(&legacy).unwrap().set_modified(an_hour_ago).unwrap();
+    let fresh = folder(".tmp-index-fresh", false);
+    // The index a save replaced, of a process that is gone, and of one alive (pid 1).
+    let dead_pid = folder(&format!(".old-{}", i32::MAX - 7), false);
+    let live_pid = folder(".old-1", false);
+    // Not a save's: never touched.
+    let other = folder("another-model", false);
+
+    let ix = open(&dir, &store(310, 0));
+    ix.save().unwrap();
+    for (d, kept) in [
+        (&killed, false),
+        (&live, true),
+        (&legacy, false),
+        (&fresh, true),
+        (&dead_pid, false),
+        (&live_pid, true),
+        (&other, true),
+    ] {
+        assert_eq!(d.exists(), kept, "{}", d.display());
+    }
+    // The saved index is whole, and no save's leftovers are in it.
+    assert!(HnswIndex::manifest(&dir).is_some());
+    assert!(!dir.join(".saving").exists());
+    answers_exactly(&open(&dir, &store(310, 0)), &store(310, 0), "after the sweep");
+    drop(held);
+}

@@ -66,6 +66,8 @@ struct RecallFigures {
     /// toolAfter [p50, p99] (ms) of the rounds on the first skill (90% of a protocol fill's
     /// notes), and of the rounds on the other skills.
     tool_after_largest_skill_ms: Option<[f64; 2]>,
+    /// toolAfter [p50, p99] (ms) of `--first-skill-rounds` rounds on the first skill alone.
+    tool_after_first_skill_alone_ms: Option<[f64; 2]>,
     tool_after_other_skills_ms: Option<[f64; 2]>,
     modes: std::collections::BTreeMap<String, usize>,
     writes_per_s: f64,
@@ -119,6 +121,8 @@ pub struct RecallOpts {
     pub model: Option<PathBuf>,
     /// The fixture, or every note through `skillmem/note`.
     pub fill: FillMode,
+    /// Rounds on the first skill alone, after the random ones.
+    pub first_skill_rounds: usize,
 }
 
 fn skill_name(i: usize) -> String {
@@ -570,6 +574,15 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 plain.push(ms(t.elapsed()));
             }
             plain.sort_by(f64::total_cmp);
+            let mut first_only = vec![];
+            for i in 0..o.first_skill_rounds {
+                let k = 2 + r.below(3);
+                let intent = words.phrase(&mut r, k);
+                let t = Instant::now();
+                tool_after(&mut s, &ws, 200_000 + i, &skill_name(0), Some(&intent))?;
+                first_only.push(ms(t.elapsed()));
+            }
+            first_only.sort_by(f64::total_cmp);
             // Each write is paired too: its note embedded here as the server embeds it, and its
             // prose alone (one text), right before it.
             let mut write_ms = vec![];
@@ -627,6 +640,8 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 tool_after_largest_skill_ms: (!lat_big.is_empty()).then(|| [pct(&lat_big, 0.5), pct(&lat_big, 0.99)]),
                 tool_after_other_skills_ms: (!lat_small.is_empty())
                     .then(|| [pct(&lat_small, 0.5), pct(&lat_small, 0.99)]),
+                tool_after_first_skill_alone_ms: (!first_only.is_empty())
+                    .then(|| [pct(&first_only, 0.5), pct(&first_only, 0.99)]),
                 modes,
                 writes_per_s,
                 server_rss_mb: rss,
@@ -658,6 +673,12 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                     out(&format!(
                         "  by skill: the first skill toolAfter p50 {:.2} ms p99 {:.2} ms; the other skills p50 {:.2} ms p99 {:.2} ms",
                         b[0], b[1], s[0], s[1]
+                    ));
+                }
+                if let Some(b) = f.tool_after_first_skill_alone_ms {
+                    out(&format!(
+                        "  the first skill alone, {} rounds: toolAfter p50 {:.2} ms p99 {:.2} ms",
+                        o.first_skill_rounds, b[0], b[1]
                     ));
                 }
                 if let Some(p) = &f.paired {

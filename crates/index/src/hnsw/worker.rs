@@ -539,7 +539,11 @@ pub(super) fn save(s: &Shared) -> std::io::Result<()> {
     let Some(dir) = s.dir.clone() else { return Ok(()) };
     let parent = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&parent)?;
-    let tmp = tempfile::Builder::new().prefix(".tmp-index-").tempdir_in(&parent)?;
+    sweep(&parent);
+    let tmp = tempfile::Builder::new().prefix(TMP_PREFIX).tempdir_in(&parent)?;
+    // Held until the folder is swapped in: a sweep by another process leaves it alone, and
+    // finds it free once this process is gone (see [`sweep`]).
+    let saving = hold(&tmp.path().join(SAVING))?;
     let (slots, count, max_note_id) = {
         let mut m = write(&s.maps);
         m.dirty = 0;
@@ -561,12 +565,77 @@ pub(super) fn save(s: &Shared) -> std::io::Result<()> {
         Manifest { format: FORMAT, model_id: s.model_id.clone(), dim: s.dim, count, slots: slots.len(), max_note_id };
     std::fs::write(tmp.path().join("manifest.json"), serde_json::to_vec_pretty(&man).map_err(std::io::Error::other)?)?;
     let tmp = tmp.keep();
-    let old = parent.join(format!(".old-{}", std::process::id()));
+    // Unlinked while still held: the folder's time is now, which a sweep reads as in use.
+    let _ = std::fs::remove_file(tmp.join(SAVING));
+    let old = parent.join(format!("{OLD_PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&old);
     if dir.exists() {
         std::fs::rename(&dir, &old)?;
     }
     std::fs::rename(&tmp, &dir)?;
     let _ = std::fs::remove_dir_all(&old);
+    drop(saving);
     Ok(())
+}
+
+/// A save's temporary folder, beside the index folders.
+const TMP_PREFIX: &str = ".tmp-index-";
+/// The index folder a save is replacing, named by the saving process's id.
+const OLD_PREFIX: &str = ".old-";
+/// The file a save holds locked in its temporary folder while it writes it.
+const SAVING: &str = ".saving";
+/// A temporary folder without a lock file (written before it had one) is left alone this long.
+const UNLOCKED_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Creates `path` and takes an exclusive lock on it, released when the file is closed (or the
+/// process ends, however it ends).
+fn hold(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(f)
+}
+
+/// Removes what saves of killed processes left in `parent`: each is a copy of an index (a
+/// hundred megabytes or more at 100,000 notes), and a sidecar is often killed rather than
+/// shut down. A temporary folder is left when its lock file is held (a save under way in any
+/// process); an `.old-PID` folder when that process is alive.
+pub(super) fn sweep(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let path = e.path();
+        let stale = if name.starts_with(TMP_PREFIX) {
+            let lock = path.join(SAVING);
+            if lock.exists() {
+                hold(&lock).is_ok()
+            } else {
+                let age = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+                age.is_some_and(|a| a > UNLOCKED_GRACE)
+            }
+        } else if let Some(pid) = name.strip_prefix(OLD_PREFIX) {
+            pid.parse::<i32>().is_ok_and(|pid| pid != std::process::id() as i32 && !alive(pid))
+        } else {
+            false
+        };
+        if stale && e.file_type().is_ok_and(|t| t.is_dir()) {
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => {
+                    tracing::info!("vector index: removed {}, left by a save that did not finish", path.display())
+                }
+                Err(why) => tracing::debug!("vector index: cannot remove {}: {why}", path.display()),
+            }
+        }
+    }
+}
+
+/// Whether process `pid` exists (a signal 0 reaches it, or it belongs to another user).
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
