@@ -248,8 +248,18 @@ pub struct Verdict {
 pub const COMMON_SHARE: f64 = 0.05;
 
 /// In how many of the `reference` sessions (each its calls after the skill's load) a call
-/// carries `s`, of how many.
+/// carries `s`, of how many. A flag means something only to its program, so only that
+/// program's calls count; a path, a file, a name or a value names the same thing whatever
+/// program touches it, so a call of any program counts (`sympy/core/basic.py` that sessions
+/// `sed`, `cat` and `python` anyway is no rarer for never having been `grep`ped).
 pub fn base_rate(s: &Specific, reference: &[Vec<Later<'_>>]) -> (usize, usize) {
+    let anywhere;
+    let s = if s.program.is_some() && !s.text.starts_with('-') {
+        anywhere = Specific { program: None, ..s.clone() };
+        &anywhere
+    } else {
+        s
+    };
     let k = reference.iter().filter(|calls| calls.iter().any(|c| c.carries(s))).count();
     (k, reference.len())
 }
@@ -675,6 +685,19 @@ mod tests {
             ("5 of 100 is rare", sessions(100, 5, "python reproduce_issue.py --fast"), Some(0)),
             ("6 of 100 is not", sessions(100, 6, "python reproduce_issue.py --fast"), None),
             ("another program's flag is no base rate", sessions(20, 20, "grep --fast reproduce_issue.py"), Some(0)),
+        ];
+        for (what, reference, used) in cases {
+            assert_eq!(judge(note, &[], &after, &reference).used, used, "{what}: {:?}", specifics(note));
+        }
+
+        // A path names the same file whatever program touches it: the sessions that `sed` it
+        // anyway make it common for `grep` too (a flag stays its program's own, above).
+        let note = "`grep -n \"def __ne__\" sympy/core/numbers.py` fails; `grep -A 5 \"def atoms\" sympy/core/basic.py` works.";
+        let after = [run("grep \"def atoms\" sympy/core/basic.py")];
+        let cases: Vec<(&str, Reference, Option<usize>)> = vec![
+            ("never typed", sessions(20, 0, ""), Some(0)),
+            ("grepped anyway", sessions(20, 15, "grep x sympy/core/basic.py"), None),
+            ("read with other programs anyway", sessions(20, 15, "sed -n 1,80p sympy/core/basic.py"), None),
         ];
         for (what, reference, used) in cases {
             assert_eq!(judge(note, &[], &after, &reference).used, used, "{what}: {:?}", specifics(note));
