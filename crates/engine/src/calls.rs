@@ -296,11 +296,12 @@ impl Engine {
         for (id, load) in first {
             let Some(note) = store::get(&conn, id)? else { continue };
             let skill = log[load].skill.as_deref().unwrap_or_default();
-            let reference = reference_for(others.get(skill).map_or(&[][..], Vec::as_slice), &note, judged);
+            let references = reference_for(others.get(skill).map_or(&[][..], Vec::as_slice), &note, judged);
+            let reference: Vec<&[Vec<Later<'_>>]> = references.iter().map(Vec::as_slice).collect();
             let before: Vec<Later<'_>> = log[..load].iter().filter(|c| c.skill.is_none()).map(judged).collect();
             let after: Vec<&Call> = log[load + 1..].iter().filter(|c| c.skill.is_none()).collect();
             let later: Vec<Later<'_>> = after.iter().map(|c| judged(c)).collect();
-            let v = evidence::judge(&note.delta, &before, &later, &reference);
+            let v = evidence::judge_in(&note.delta, &before, &later, &reference);
             verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
         }
         // The notes a load withheld and no load showed: did their specific appear anyway?
@@ -440,23 +441,25 @@ impl Engine {
 pub const SKILL_REFERENCE_MIN: usize = 10;
 
 /// The sessions a note's base rate is read from ([`evidence::distinctive`]): of `others`, those
-/// that were not shown it and did not write it, each its calls after the skill's load; the
-/// sessions of its skill, and when they are fewer than [`SKILL_REFERENCE_MIN`], the other
-/// sessions too.
+/// that were not shown it and did not write it, each its calls after the skill's load. The
+/// sessions of its skill first; when they are fewer than [`SKILL_REFERENCE_MIN`], the store's
+/// other sessions are a second set, and a specific must be rare in both: what the skill's own
+/// few sessions type anyway (its repository's paths) is no rarer for the other skills' sessions
+/// never typing it.
 fn reference_for<'a>(
     others: &'a [store::Reference],
     note: &skillmem_store::memory::Note,
     judged: fn(&Call) -> Later<'_>,
-) -> Vec<Vec<Later<'a>>> {
+) -> Vec<Vec<Vec<Later<'a>>>> {
     let fits = |r: &&store::Reference| {
         note.session_id.as_deref() != Some(r.session.as_str()) && !r.calls.iter().any(|c| c.shown.contains(&note.id))
     };
     let calls = |r: &'a store::Reference| r.calls.iter().filter(|c| c.skill.is_none()).map(judged).collect();
-    let same: Vec<&store::Reference> = others.iter().filter(|r| r.same_skill).filter(fits).collect();
+    let same: Vec<Vec<Later<'a>>> = others.iter().filter(|r| r.same_skill).filter(fits).map(calls).collect();
     if same.len() >= SKILL_REFERENCE_MIN {
-        return same.into_iter().map(calls).collect();
+        return vec![same];
     }
-    others.iter().filter(fits).map(calls).collect()
+    vec![same, others.iter().filter(fits).map(calls).collect()]
 }
 
 /// A note retired because it was shown and never used ([`Engine::decay`]).

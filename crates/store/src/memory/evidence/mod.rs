@@ -276,9 +276,15 @@ pub fn distinctive(s: &Specific, reference: &[Vec<Later<'_>>]) -> bool {
 /// were not shown the note (nor wrote it), each its calls after the skill's load. Only a
 /// distinctive specific ([`distinctive`]) is evidence of use.
 pub fn judge(note: &str, before: &[Later<'_>], after: &[Later<'_>], reference: &[Vec<Later<'_>>]) -> Verdict {
+    judge_in(note, before, after, &[reference])
+}
+
+/// [`judge`] with several reference sets (the skill's sessions, and the store's others when
+/// the skill has few): a specific is evidence only when it is distinctive in each.
+pub fn judge_in(note: &str, before: &[Later<'_>], after: &[Later<'_>], references: &[&[Vec<Later<'_>>]]) -> Verdict {
     let new: Vec<Specific> = specifics(note)
         .into_iter()
-        .filter(|s| !before.iter().any(|b| b.carries(s)) && distinctive(s, reference))
+        .filter(|s| !before.iter().any(|b| b.carries(s)) && references.iter().all(|r| distinctive(s, r)))
         .collect();
     let used = if new.is_empty() { None } else { after.iter().position(|c| new.iter().any(|s| c.carries(s))) };
     let errors = error_texts(note);
@@ -702,6 +708,14 @@ mod tests {
         for (what, reference, used) in cases {
             assert_eq!(judge(note, &[], &after, &reference).used, used, "{what}: {:?}", specifics(note));
         }
+
+        // Several reference sets (the skill's few sessions, the store's others): rare in each.
+        let skill = sessions(4, 2, "sed -n 1,80p sympy/core/basic.py");
+        let store = sessions(90, 2, "sed -n 1,80p sympy/core/basic.py");
+        assert_eq!(judge_in(note, &[], &after, &[&store]).used, Some(0), "2 of 90: rare in the store");
+        assert_eq!(judge_in(note, &[], &after, &[&skill, &store]).used, None, "2 of the skill's 4: common");
+        let once = sessions(4, 1, "sed -n 1,80p sympy/core/basic.py");
+        assert_eq!(judge_in(note, &[], &after, &[&once, &store]).used, Some(0), "1 of 4: no base rate yet");
     }
 
     /// Trust by use needs lift: used in another session, withheld in two, and used when shown
