@@ -122,6 +122,28 @@ impl Table {
         unsafe { std::slice::from_raw_parts(row.as_ptr().cast::<i8>(), row.len()) }
     }
 
+    /// Requests row `id` and its length into the cache ahead of a read (nothing for an id out
+    /// of range).
+    pub fn prefetch_row(&self, id: u32) {
+        let id = id as usize;
+        if id >= self.vocab.len() {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let row = self.row(id);
+            for l in (0..row.len()).step_by(64) {
+                // SAFETY: prefetching never faults; the address is inside the row.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(l).cast::<i8>()) };
+            }
+            if let Some(inv) = self.inv_norms.get().and_then(|v| v.get(id)) {
+                // SAFETY: as above.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>((inv as *const f32).cast::<i8>()) };
+            }
+        }
+    }
+
     /// 1 / the length of int8 row `id` (0 for a zero row or an id out of range): the row's
     /// scale cancels out of a cosine, so `row_i8(a) · row_i8(b) × inv_norm(a) × inv_norm(b)`
     /// is the cosine of two rows. Made for every row on first use.

@@ -88,43 +88,66 @@ impl TokenMatch {
         let table = self.table.table();
         // Two int8 rows: an exact integer dot product, times the rows' inverse lengths.
         let inv: Vec<f32> = q.iter().map(|id| table.inv_norm(*id)).collect();
-        score_pieces(&q, &pieces, |j, t| {
-            dot_i8_i8(table.row_i8(q[j]), table.row_i8(t)) as f32 * inv[j] * table.inv_norm(t)
-        })
+        score_pieces(
+            &q,
+            &pieces,
+            |j, t| dot_i8_i8(table.row_i8(q[j]), table.row_i8(t)) as f32 * inv[j] * table.inv_norm(t),
+            |t| table.prefetch_row(t),
+        )
     }
 }
 
+/// How many distinct pieces ahead [`score_pieces`] requests a row: a recall's ~2,000 pieces
+/// have their rows scattered over the table's megabytes, and each read would otherwise wait
+/// for memory in turn.
+const ROWS_AHEAD: usize = 4;
+
 /// [`TokenMatch::scores`] over piece ids, with `cos(j, t)` the similarity of the query's
-/// `j`-th piece and piece `t`.
-fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32) -> Vec<f32> {
+/// `j`-th piece and piece `t`; `ahead(t)` requests what `cos` will read of piece `t`.
+fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32, ahead: impl Fn(u32)) -> Vec<f32> {
     if q.is_empty() {
         return vec![0.0; notes.len()];
     }
     let ids: Vec<&[u32]> = notes.iter().map(|p| &p[..]).collect();
     let weights = idf(q, &ids);
     let total: f32 = weights.iter().sum();
+    if total <= 0.0 {
+        return vec![0.0; notes.len()];
+    }
     // The cosines of a note piece to every query piece, computed once per distinct piece and
     // found by the piece's id (ids are a vocabulary's rows: a dense table beats hashing the
     // ~2,000 pieces of a recall's notes).
     const NONE: u32 = u32::MAX;
     let top = notes.iter().flat_map(|p| p.iter()).max().map_or(0, |m| *m as usize + 1);
     let mut row_of: Vec<u32> = vec![NONE; top];
-    let mut rows: Vec<f32> = vec![];
+    let mut distinct: Vec<u32> = vec![];
+    for t in notes.iter().flat_map(|p| p.iter()) {
+        let slot = &mut row_of[*t as usize];
+        if *slot == NONE {
+            *slot = distinct.len() as u32;
+            distinct.push(*t);
+        }
+    }
+    let mut rows: Vec<f32> = Vec::with_capacity(distinct.len() * q.len());
+    for &t in distinct.iter().take(ROWS_AHEAD) {
+        ahead(t);
+    }
+    for (i, &t) in distinct.iter().enumerate() {
+        if let Some(&next) = distinct.get(i + ROWS_AHEAD) {
+            ahead(next);
+        }
+        rows.extend((0..q.len()).map(|j| cos(j, t)));
+    }
     let mut best = vec![0f32; q.len()];
     notes
         .iter()
         .map(|p| {
-            if p.is_empty() || total <= 0.0 {
+            if p.is_empty() {
                 return 0.0;
             }
             best.iter_mut().for_each(|b| *b = f32::NEG_INFINITY);
             for t in p.iter() {
-                let slot = &mut row_of[*t as usize];
-                if *slot == NONE {
-                    *slot = (rows.len() / q.len()) as u32;
-                    rows.extend((0..q.len()).map(|j| cos(j, *t)));
-                }
-                let at = *slot as usize;
+                let at = row_of[*t as usize] as usize;
                 for (b, c) in best.iter_mut().zip(&rows[at * q.len()..(at + 1) * q.len()]) {
                     *b = b.max(*c);
                 }
@@ -241,7 +264,7 @@ mod tests {
             (vec![2, 2, 4], vec![2.0 * w2 / (2.0 * w2 + w4), w4 / (2.0 * w2 + w4), 0.0, 2.0 * w2 / (2.0 * w2 + w4)]),
         ];
         for (q, want) in cases {
-            let got = score_pieces(&q, &notes, exact(&q));
+            let got = score_pieces(&q, &notes, exact(&q), |_| {});
             assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() < 1e-5, "query {q:?}: {got:?} want {want:?}");
@@ -265,7 +288,7 @@ mod tests {
         let as_ids: Vec<Arc<[u32]>> = notes.iter().map(|p| p.ids.clone().into()).collect();
         for q in [vec![1u32], vec![1, 0], vec![2, 0], vec![2, 2, 0], vec![]] {
             let got = score_contextual(&axes(4, &q), &refs);
-            let want = score_pieces(&q, &as_ids, exact(&q));
+            let want = score_pieces(&q, &as_ids, exact(&q), |_| {});
             assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() < 1e-5, "query {q:?}: {got:?} want {want:?}");
@@ -323,7 +346,7 @@ mod tests {
     fn the_closest_piece_counts() {
         // Cosine by distance between ids: the best match of 10 in [12, 30] is 12.
         let near = |_: usize, b: u32| 1.0 - (10u32.abs_diff(b) as f32) / 10.0;
-        let got = score_pieces(&[10], &[vec![12, 30].into(), vec![30].into()], near);
+        let got = score_pieces(&[10], &[vec![12, 30].into(), vec![30].into()], near, |_| {});
         assert!((got[0] - 0.8).abs() < 1e-6 && (got[1] + 1.0).abs() < 1e-6, "{got:?}");
     }
 

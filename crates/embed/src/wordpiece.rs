@@ -18,18 +18,65 @@ const MAX_WORD_CHARS: usize = 100;
 /// the id).
 #[derive(Debug, Clone)]
 pub struct WordPiece {
-    ids: HashMap<String, u32>,
+    /// Pieces that begin a word.
+    first: HashMap<Box<str>, u32, Fx>,
+    /// Pieces that continue one, without their `##`.
+    rest: HashMap<Box<str>, u32, Fx>,
     unk: Option<u32>,
     /// The longest token's length in characters (`##` left out): no longer piece is looked up.
     longest: usize,
 }
 
+/// The hash of the pieces' maps: the FxHash of rustc (a multiply and a rotate per word of the
+/// key). A tokenization looks up a few pieces per word, each a short slice of it; SipHash,
+/// the standard map's, took most of that time. The keys are a fixed vocabulary, so nothing an
+/// outsider types can crowd one bucket.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fx;
+
+impl std::hash::BuildHasher for Fx {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+/// See [`Fx`].
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        let r = chunks.remainder();
+        tail[..r.len()].copy_from_slice(r);
+        self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(tail) ^ ((r.len() as u64) << 59)).wrapping_mul(K);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 impl WordPiece {
-    /// A tokenizer over `vocab` (the id of a token is its index).
+    /// A tokenizer over `vocab` (the id of a token is its index; of a token listed twice, its
+    /// last line).
     pub fn new<S: AsRef<str>>(vocab: &[S]) -> Self {
-        let ids: HashMap<String, u32> =
-            vocab.iter().enumerate().map(|(i, t)| (t.as_ref().to_string(), i as u32)).collect();
-        let unk = ids.get("[UNK]").copied();
+        let mut first: HashMap<Box<str>, u32, Fx> = HashMap::with_capacity_and_hasher(vocab.len(), Fx);
+        let mut rest: HashMap<Box<str>, u32, Fx> = HashMap::with_capacity_and_hasher(vocab.len() / 4, Fx);
+        for (i, t) in vocab.iter().enumerate() {
+            let t = t.as_ref();
+            first.insert(t.into(), i as u32);
+            if let Some(r) = t.strip_prefix("##") {
+                rest.insert(r.into(), i as u32);
+            }
+        }
+        let unk = first.get("[UNK]").copied();
         let longest = vocab
             .iter()
             .map(|t| {
@@ -38,7 +85,7 @@ impl WordPiece {
             })
             .max()
             .unwrap_or(0);
-        WordPiece { ids, unk, longest }
+        WordPiece { first, rest, unk, longest }
     }
 
     /// The id of `[UNK]`, if the vocabulary has one.
@@ -50,17 +97,20 @@ impl WordPiece {
     /// WordPiece split is one `[UNK]`.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut out = vec![];
-        let mut key = String::new();
+        let mut bounds = vec![];
         for word in pre_tokenize(&normalize(text)) {
-            self.word(word, &mut key, &mut out);
+            self.word(word, &mut bounds, &mut out);
         }
         out
     }
 
-    /// Appends the pieces of one pre-tokenized word (`key`: a buffer to look pieces up with).
-    fn word(&self, word: &str, key: &mut String, out: &mut Vec<u32>) {
+    /// Appends the pieces of one pre-tokenized word (`bounds`: a buffer for its characters'
+    /// offsets). A word holds no `#` (punctuation is a word of its own), so a piece that
+    /// begins it is never one of the `##` tokens: `first` answers as the whole vocabulary would.
+    fn word(&self, word: &str, bounds: &mut Vec<usize>, out: &mut Vec<u32>) {
         // Piece boundaries as byte offsets, one per character, and the word's end.
-        let bounds: Vec<usize> = word.char_indices().map(|(i, _)| i).chain([word.len()]).collect();
+        bounds.clear();
+        bounds.extend(word.char_indices().map(|(i, _)| i).chain([word.len()]));
         let chars = bounds.len() - 1;
         if chars > MAX_WORD_CHARS {
             out.extend(self.unk);
@@ -71,13 +121,9 @@ impl WordPiece {
         while start < chars {
             let mut end = chars.min(start + self.longest);
             let mut found = None;
+            let map = if start > 0 { &self.rest } else { &self.first };
             while start < end {
-                key.clear();
-                if start > 0 {
-                    key.push_str("##");
-                }
-                key.push_str(&word[bounds[start]..bounds[end]]);
-                if let Some(id) = self.ids.get(key.as_str()) {
+                if let Some(id) = map.get(&word[bounds[start]..bounds[end]]) {
                     found = Some(*id);
                     break;
                 }

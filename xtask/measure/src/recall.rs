@@ -66,9 +66,12 @@ struct RecallFigures {
     /// toolAfter [p50, p99] (ms) of the rounds on the first skill (90% of a protocol fill's
     /// notes), and of the rounds on the other skills.
     tool_after_largest_skill_ms: Option<[f64; 2]>,
-    /// toolAfter [p50, p99] (ms) of `--first-skill-rounds` rounds on the first skill alone.
-    tool_after_first_skill_alone_ms: Option<[f64; 2]>,
+    /// toolAfter [p50, p99, the server's CPU a round] (ms) of `--first-skill-rounds` rounds on
+    /// the first skill alone.
+    tool_after_first_skill_alone_ms: Option<[f64; 3]>,
     tool_after_other_skills_ms: Option<[f64; 2]>,
+    /// The server's CPU (ms) over the random rounds, a round.
+    rounds_cpu_ms: f64,
     modes: std::collections::BTreeMap<String, usize>,
     writes_per_s: f64,
     server_rss_mb: f64,
@@ -540,6 +543,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             // same moment's load.
             let mut over = vec![];
             let (mut lat_big, mut lat_small) = (vec![], vec![]);
+            let rounds_cpu_before = process_cpu_s(s.client.child.id());
             for i in 0..o.rounds {
                 let skill = skill_name(r.below(skills));
                 let k = 2 + r.below(3);
@@ -563,6 +567,8 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 }
                 *modes.entry(res["mode"].as_str().unwrap_or("").to_string()).or_insert(0) += 1;
             }
+            let rounds_cpu_ms =
+                1000.0 * (process_cpu_s(s.client.child.id()) - rounds_cpu_before) / o.rounds.max(1) as f64;
             lat.sort_by(f64::total_cmp);
             lat_big.sort_by(f64::total_cmp);
             lat_small.sort_by(f64::total_cmp);
@@ -575,6 +581,7 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             }
             plain.sort_by(f64::total_cmp);
             let mut first_only = vec![];
+            let cpu_before = process_cpu_s(s.client.child.id());
             for i in 0..o.first_skill_rounds {
                 let k = 2 + r.below(3);
                 let intent = words.phrase(&mut r, k);
@@ -583,6 +590,10 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 first_only.push(ms(t.elapsed()));
             }
             first_only.sort_by(f64::total_cmp);
+            // The server's CPU a round (user and system, all its threads): what a busy machine
+            // adds to the wall time does not move it.
+            let first_cpu_ms =
+                1000.0 * (process_cpu_s(s.client.child.id()) - cpu_before) / o.first_skill_rounds.max(1) as f64;
             // Each write is paired too: its note embedded here as the server embeds it, and its
             // prose alone (one text), right before it.
             let mut write_ms = vec![];
@@ -640,8 +651,9 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 tool_after_largest_skill_ms: (!lat_big.is_empty()).then(|| [pct(&lat_big, 0.5), pct(&lat_big, 0.99)]),
                 tool_after_other_skills_ms: (!lat_small.is_empty())
                     .then(|| [pct(&lat_small, 0.5), pct(&lat_small, 0.99)]),
+                rounds_cpu_ms,
                 tool_after_first_skill_alone_ms: (!first_only.is_empty())
-                    .then(|| [pct(&first_only, 0.5), pct(&first_only, 0.99)]),
+                    .then(|| [pct(&first_only, 0.5), pct(&first_only, 0.99), first_cpu_ms]),
                 modes,
                 writes_per_s,
                 server_rss_mb: rss,
@@ -671,14 +683,14 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 ));
                 if let (Some(b), Some(s)) = (f.tool_after_largest_skill_ms, f.tool_after_other_skills_ms) {
                     out(&format!(
-                        "  by skill: the first skill toolAfter p50 {:.2} ms p99 {:.2} ms; the other skills p50 {:.2} ms p99 {:.2} ms",
-                        b[0], b[1], s[0], s[1]
+                        "  by skill: the first skill toolAfter p50 {:.2} ms p99 {:.2} ms; the other skills p50 {:.2} ms p99 {:.2} ms; server CPU {:.3} ms a round",
+                        b[0], b[1], s[0], s[1], f.rounds_cpu_ms
                     ));
                 }
                 if let Some(b) = f.tool_after_first_skill_alone_ms {
                     out(&format!(
-                        "  the first skill alone, {} rounds: toolAfter p50 {:.2} ms p99 {:.2} ms",
-                        o.first_skill_rounds, b[0], b[1]
+                        "  the first skill alone, {} rounds: toolAfter p50 {:.2} ms p99 {:.2} ms; server CPU {:.3} ms a round",
+                        o.first_skill_rounds, b[0], b[1], b[2]
                     ));
                 }
                 if let Some(p) = &f.paired {

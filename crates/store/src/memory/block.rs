@@ -130,6 +130,57 @@ pub fn lead_newer(ranked: &mut Vec<Ranked>, pairs: &[(i64, i64)]) -> std::collec
 /// block with less room left than this is full.
 pub const NOTE_TOKENS_MIN: usize = 16;
 
+/// The characters of `s` once escaped ([`escape`], or [`escape_attr`] with `attr`), counted
+/// without writing them.
+fn escaped_chars(s: &str, attr: bool) -> usize {
+    s.chars()
+        .map(|c| match c {
+            '&' => 5,
+            '<' | '>' => 4,
+            '"' | '\'' => 6,
+            '\r' => 5,
+            '\t' if attr => 4,
+            '\n' if attr => 5,
+            '\t' | '\n' => 1,
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => 0,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// The digits of `n` (and its sign).
+fn digits(n: i64) -> usize {
+    let sign = usize::from(n < 0);
+    let mut n = n.unsigned_abs();
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d + sign
+}
+
+/// `tokens(&note_xml(r, older, newer))`, counted without writing the element: a recall ranks
+/// dozens of notes, and a block shows the few its budget holds.
+pub fn note_tokens(r: &Ranked, older: bool, newer: Option<i64>) -> usize {
+    let n = &r.note;
+    // The markup of `note_xml` without its values.
+    const MARKUP: usize =
+        "<note id=\"\" kind=\"\" intent=\"\" used=\"\" pinned=\"\" written=\"\">\n<delta></delta>\n</note>\n".len();
+    let chars = MARKUP
+        + digits(n.id)
+        + escaped_chars(n.kind.as_str(), true)
+        + escaped_chars(&n.intent, true)
+        + digits(r.uses.used as i64)
+        + if n.pinned { 4 } else { 5 }
+        + crate::db::day_of(n.created_at).chars().count()
+        + if r.uses.trusted { 0 } else { " trust=\"unverified\"".len() }
+        + if older { " skill_version=\"older\"".len() } else { 0 }
+        + newer.map_or(0, |id| " newer=\"\"".len() + digits(id))
+        + escaped_chars(&n.delta, false);
+    chars.div_ceil(4)
+}
+
 /// Renders one note element: `written` is the day it was written (UTC), `used` the sessions
 /// that used it, `newer` the note of a conflicting pair that is a newer version of it, and
 /// `trust="unverified"` marks a note not yet trusted (trusted notes carry no trust attribute).
@@ -230,8 +281,8 @@ pub fn render(
         }
         let older = matches!((current_skill_hash, r.note.skill_hash.as_deref()), (Some(c), Some(h)) if c != h);
         let unverified = !r.uses.trusted;
-        let xml = note_xml(r, older, newer_of.get(&r.note.id).copied());
-        let note = tokens(&xml);
+        let newer = newer_of.get(&r.note.id).copied();
+        let note = note_tokens(r, older, newer);
         let t = note
             + if older && !any_older { older_cost } else { 0 }
             + if unverified && !any_unverified { unverified_cost } else { 0 };
@@ -252,7 +303,7 @@ pub fn render(
         used += t;
         any_older |= older;
         any_unverified |= unverified;
-        chosen.push((xml, older, r.note.id));
+        chosen.push((note_xml(r, older, newer), older, r.note.id));
     }
     if chosen.is_empty() {
         return None;
@@ -340,6 +391,44 @@ mod tests {
         r.note.intent = String::new();
         r.note.kind = crate::memory::Kind::Fix;
         assert!(tokens(&note_xml(&r, false, None)) >= NOTE_TOKENS_MIN);
+    }
+
+    #[test]
+    fn a_note_is_counted_as_its_markup_is_table() {
+        let texts = [
+            "",
+            "x",
+            "plain text, nothing to escape",
+            "a&b <x> \"q\" 'a'",
+            "tab\tline\nfeed\r\nreturn",
+            "bell\u{7} non\u{fffe}char\u{ffff} nul\u{0}",
+            "café ünïcode – fine \u{fffd} 日本語",
+            &"long ".repeat(97),
+        ];
+        for (i, intent) in texts.iter().enumerate() {
+            for (j, delta) in texts.iter().enumerate() {
+                for (id, used, created, pinned, trusted) in [
+                    (1, 0, 0, false, true),
+                    (1234567, 42, 1_780_000_000_000, true, false),
+                    (9, 10, -86_400_000, false, false),
+                ] {
+                    let mut r = ranked(id, delta, pinned);
+                    r.note.intent = intent.to_string();
+                    r.note.created_at = created;
+                    r.note.kind =
+                        if (i + j) % 2 == 0 { crate::memory::Kind::Workflow } else { crate::memory::Kind::Fix };
+                    r.uses.used = used;
+                    r.uses.trusted = trusted;
+                    for (older, newer) in [(false, None), (true, Some(7)), (false, Some(123_456_789_012))] {
+                        assert_eq!(
+                            note_tokens(&r, older, newer),
+                            tokens(&note_xml(&r, older, newer)),
+                            "intent {intent:?}, delta {delta:?}, id {id}, older {older}, newer {newer:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
