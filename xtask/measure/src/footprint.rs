@@ -24,6 +24,8 @@ pub struct FootprintOpts {
     pub workspace: PathBuf,
     /// Recalls with an intent after every skill was loaded once.
     pub rounds: usize,
+    /// Then recalls of the first skill alone (a protocol fill's largest).
+    pub largest_rounds: usize,
 }
 
 #[derive(Serialize)]
@@ -156,6 +158,23 @@ pub fn footprint(g: &Global, o: FootprintOpts) -> Result<()> {
         t,
         &mut steps,
     );
+    if o.largest_rounds > 0 {
+        let t = Instant::now();
+        // A protocol fill puts 90% of the notes in its first skill.
+        let largest = skills[0].clone();
+        for i in 0..o.largest_rounds {
+            let intent = format!("{} {} {}", words[r.below(10)], words[r.below(10)], r.below(100_000));
+            engine.skill_loaded(SkillLoad {
+                skill: largest.clone(),
+                dir: Some(skills_dir.join(&largest)),
+                intent: Some(intent),
+                session: Some("footprint".into()),
+                position: None,
+                call_id: Some(format!("l{i}")),
+            })?;
+        }
+        step(&format!("{} loads of the first skill ({largest}) alone", o.largest_rounds), t, &mut steps);
+    }
     if g.json {
         out(&serde_json::to_string_pretty(&steps)?);
         return Ok(());

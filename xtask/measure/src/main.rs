@@ -144,6 +144,9 @@ enum BenchCommand {
         /// Loads with an intent after every skill was loaded once.
         #[arg(long, default_value_t = 1000)]
         rounds: usize,
+        /// Then loads of the first skill alone (a protocol fill's 90%-of-the-notes skill).
+        #[arg(long, default_value_t = 0)]
+        first_skill_rounds: usize,
     },
     /// The dashboard: a skill page of N notes (50 a page) fetched over loopback.
     Ui {
@@ -271,9 +274,10 @@ fn run(cli: Cli) -> Result<()> {
         BenchCommand::Skills { count, runs } => skills::run(g, count, runs),
         BenchCommand::Team { notes } => team::run(g, notes),
         BenchCommand::Ui { notes, rounds } => ui::run(g, notes, rounds),
-        BenchCommand::Footprint { data, workspace, rounds } => {
-            footprint::footprint(g, footprint::FootprintOpts { data, workspace, rounds })
-        }
+        BenchCommand::Footprint { data, workspace, rounds, first_skill_rounds } => footprint::footprint(
+            g,
+            footprint::FootprintOpts { data, workspace, rounds, largest_rounds: first_skill_rounds },
+        ),
         BenchCommand::Index {
             n,
             data,

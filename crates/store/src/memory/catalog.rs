@@ -86,8 +86,18 @@ impl Pairs {
 }
 
 /// Notes [`Catalog::load_notes`] keeps in memory at most (~1 KB each); past it they are
-/// dropped and read again.
-pub const NOTES_HELD: usize = 65_536;
+/// dropped and read again. 65,536 held up to 64 MB: at 100,000 notes, 600 loads of a
+/// 90,000-note skill grew the sidecar from 149 to 183 MB.
+pub const NOTES_HELD: usize = 16_384;
+
+/// [`Catalog::load_notes`] keeps the notes of skills of at most this many notes: a larger
+/// skill's loads read different notes nearly every time (a handful of its thousands), so
+/// holding them only pushed out the small skills' notes, which their loads read again and
+/// again. (Three in this crate's tests, which then read notes both ways.)
+#[cfg(not(test))]
+pub const HOLD_SKILL_MAX: usize = 5_000;
+#[cfg(test)]
+pub const HOLD_SKILL_MAX: usize = 3;
 
 /// Candidate lists held at most (one per skill and project), then all dropped. A list is
 /// what the skill's bm25 index is kept for (`memory/lexicon/`), so a workspace with more
@@ -403,14 +413,19 @@ impl Catalog {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let st = self.fresh(conn, &mut g)?;
         let missing: Vec<i64> = ids.iter().copied().filter(|id| !st.notes.contains_key(id)).collect();
+        let mut passing: HashMap<i64, Note> = HashMap::new();
         if !missing.is_empty() {
             let read = store::load(conn, &missing)?;
-            if st.notes.len() + read.len() > NOTES_HELD {
+            let (held, through): (Vec<Note>, Vec<Note>) = read
+                .into_iter()
+                .partition(|n| st.skills.get(n.skill.as_str()).is_none_or(|v| v.len() <= HOLD_SKILL_MAX));
+            if st.notes.len() + held.len() > NOTES_HELD {
                 st.notes.clear();
             }
-            st.notes.extend(read.into_iter().map(|n| (n.id, n)));
+            st.notes.extend(held.into_iter().map(|n| (n.id, n)));
+            passing.extend(through.into_iter().map(|n| (n.id, n)));
         }
-        Ok(ids.iter().filter_map(|id| st.notes.get(id).cloned()).collect())
+        Ok(ids.iter().filter_map(|id| passing.get(id).or_else(|| st.notes.get(id)).cloned()).collect())
     }
 
     /// The conflicting pairs `(older, newer)` with both notes among `ids`, both current and
@@ -716,7 +731,10 @@ mod tests {
         let (d, mut c) = conn();
         let cat = Catalog::default();
         let ids: Vec<i64> = (0..6).map(|i| add(&mut c, "jq", "project", "p1", &format!("lesson {i}"))).collect();
+        // A skill small enough that its notes are held (jq's are read through: HOLD_SKILL_MAX).
+        let small: Vec<i64> = (0..2).map(|i| add(&mut c, "yq", "project", "p1", &format!("small {i}"))).collect();
         let mut all = ids.clone();
+        all.extend(&small);
         all.push(9999);
         let check = |c: &Connection, why: &str| {
             let want = store::load(c, &all).unwrap();
@@ -741,6 +759,13 @@ mod tests {
                 .unwrap();
         });
         check(&c, "an edit");
+        reported(&mut c, small[0], &|c| {
+            c.execute("UPDATE notes SET delta = 'held, edited', updated_at = updated_at + 1 WHERE id = ?1", [small[0]])
+                .unwrap();
+        });
+        check(&c, "an edit of a held note");
+        reported(&mut c, small[1], &|c| store::retire(c, small[1], "p1", None, None).unwrap());
+        check(&c, "a held note retired");
         reported(&mut c, ids[3], &|c| store::retire(c, ids[3], "p1", None, None).unwrap());
         check(&c, "a retirement");
         c.execute("UPDATE notes SET delta = 'unreported' WHERE id = ?1", [ids[4]]).unwrap();
