@@ -28,6 +28,13 @@ pub struct SkillContext {
 }
 
 /// Where the skills of this engine's workspace live.
+/// What a SKILL.md's frontmatter said: its memory settings and why it was read line by line,
+/// or why it could not be read.
+type Parsed = std::result::Result<(MemorySettings, Option<String>), String>;
+
+/// SKILL.md files whose parse is kept at most (then all dropped).
+const PARSED_HELD: usize = 4096;
+
 pub(super) struct SkillFolders {
     workspace: Option<PathBuf>,
     /// `memory.enabledSkills`.
@@ -36,6 +43,11 @@ pub(super) struct SkillFolders {
     dirs: Mutex<HashMap<String, PathBuf>>,
     /// Skill folders' content hashes, kept while their files are unchanged.
     hashes: version::HashCache,
+    /// Each SKILL.md's text as last read and what its frontmatter said (the memory settings,
+    /// and why it was read line by line; or why it could not be read): a load reads the file
+    /// (cheap) and parses it again only when the text changed (YAML, a tenth of a small
+    /// skill's load).
+    parsed: Mutex<HashMap<PathBuf, (String, Parsed)>>,
 }
 
 impl SkillFolders {
@@ -49,7 +61,13 @@ impl SkillFolders {
             b.add(glob);
         }
         let enabled_globs = b.build().map_err(|e| Error::invalid(format!("memory.enabledSkills: {e}")))?;
-        Ok(SkillFolders { workspace, enabled_globs, dirs: Mutex::default(), hashes: version::HashCache::default() })
+        Ok(SkillFolders {
+            workspace,
+            enabled_globs,
+            dirs: Mutex::default(),
+            hashes: version::HashCache::default(),
+            parsed: Mutex::default(),
+        })
     }
 
     pub(super) fn workspace(&self) -> Option<&Path> {
@@ -133,13 +151,27 @@ impl Engine {
             Error::InvalidSkillRepo(format!("skill {name:?}: {} is not UTF-8 text; save it as UTF-8", file.display()))
         })?;
         lock(&self.skill_folders.dirs).insert(name.to_string(), dir.clone());
-        let (mut settings, problem) = match frontmatter::parse(&text) {
-            Ok(f) => {
-                if let Some(why) = &f.lenient {
+        let parsed = {
+            let mut held = lock(&self.skill_folders.parsed);
+            match held.get(&file) {
+                Some((t, p)) if *t == text => p.clone(),
+                _ => {
+                    let p = frontmatter::parse(&text).map(|f| (f.memory, f.lenient)).map_err(|e| e.to_string());
+                    if held.len() >= PARSED_HELD {
+                        held.clear();
+                    }
+                    held.insert(file.clone(), (text, p.clone()));
+                    p
+                }
+            }
+        };
+        let (mut settings, problem) = match parsed {
+            Ok((memory, lenient)) => {
+                if let Some(why) = &lenient {
                     // Hosts read such a frontmatter too; nothing for a person to act on.
                     tracing::debug!("skill {name:?}: {} read line by line: {why}", file.display());
                 }
-                (f.memory, None)
+                (memory, None)
             }
             Err(why) => {
                 let problem = format!("{} has a malformed frontmatter that cannot be read: {why}", file.display());

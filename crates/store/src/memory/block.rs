@@ -59,14 +59,19 @@ pub fn escape_attr(s: &str) -> String {
     escape_xml(s, true)
 }
 
-fn escape_xml(s: &str, attr: bool) -> String {
-    // Most lessons need nothing escaped: copy them whole (U+FFFE and U+FFFF start with 0xEF).
-    let plain = |b: &u8| match *b {
+/// Whether byte `b` of a text is written as it is ([`escape`], or [`escape_attr`] with
+/// `attr`); a text of such bytes only is copied whole (U+FFFE and U+FFFF start with 0xEF).
+fn plain(b: u8, attr: bool) -> bool {
+    match b {
         b'&' | b'<' | b'>' | b'"' | b'\'' | b'\r' | 0xEF => false,
         b'\t' | b'\n' => !attr,
         b => b >= 0x20,
-    };
-    if s.bytes().all(|b| plain(&b)) {
+    }
+}
+
+fn escape_xml(s: &str, attr: bool) -> String {
+    // Most lessons need nothing escaped: copy them whole.
+    if s.bytes().all(|b| plain(b, attr)) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len());
@@ -133,6 +138,9 @@ pub const NOTE_TOKENS_MIN: usize = 16;
 /// The characters of `s` once escaped ([`escape`], or [`escape_attr`] with `attr`), counted
 /// without writing them.
 fn escaped_chars(s: &str, attr: bool) -> usize {
+    if s.bytes().all(|b| plain(b, attr)) {
+        return s.chars().count();
+    }
     s.chars()
         .map(|c| match c {
             '&' => 5,
@@ -160,6 +168,16 @@ fn digits(n: i64) -> usize {
     d + sign
 }
 
+/// The characters of `crate::db::day_of(ms)`: `YYYY-MM-DD` from 1970 to 9999.
+fn day_chars(ms: i64) -> usize {
+    const YEAR_10000: i64 = 253_402_300_800_000;
+    if (0..YEAR_10000).contains(&ms) {
+        10
+    } else {
+        crate::db::day_of(ms).chars().count()
+    }
+}
+
 /// `tokens(&note_xml(r, older, newer))`, counted without writing the element: a recall ranks
 /// dozens of notes, and a block shows the few its budget holds.
 pub fn note_tokens(r: &Ranked, older: bool, newer: Option<i64>) -> usize {
@@ -173,7 +191,7 @@ pub fn note_tokens(r: &Ranked, older: bool, newer: Option<i64>) -> usize {
         + escaped_chars(&n.intent, true)
         + digits(r.uses.used as i64)
         + if n.pinned { 4 } else { 5 }
-        + crate::db::day_of(n.created_at).chars().count()
+        + day_chars(n.created_at)
         + if r.uses.trusted { 0 } else { " trust=\"unverified\"".len() }
         + if older { " skill_version=\"older\"".len() } else { 0 }
         + newer.map_or(0, |id| " newer=\"\"".len() + digits(id))
@@ -214,6 +232,12 @@ fn part(r: &Ranked) -> u8 {
 /// each part in ranked order; the older note of a conflicting pair (`newer_of`, by older note)
 /// that is not pinned goes right after its newer note, in the newer's part.
 pub fn in_parts<'a>(ranked: &'a [Ranked], newer_of: &std::collections::HashMap<i64, i64>) -> Vec<&'a Ranked> {
+    if newer_of.is_empty() {
+        // Each note is a group of its own (the usual case): the parts in ranked order.
+        let mut out: Vec<&Ranked> = ranked.iter().collect();
+        out.sort_by_key(|r| part(r));
+        return out;
+    }
     let at = |id: i64| ranked.iter().position(|r| r.note.id == id);
     // Each note's group: its newest version in the ranking (a chain followed to its end), or
     // itself; a pinned note leads its own.
