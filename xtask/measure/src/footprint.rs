@@ -41,16 +41,6 @@ struct Step {
     ms: f64,
 }
 
-fn status(field: &str) -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<f64>().ok())
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
-}
-
 fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free heap pages; it has no preconditions.
@@ -76,22 +66,22 @@ pub fn footprint(g: &Global, o: FootprintOpts) -> Result<()> {
     skills.sort();
     let mut steps: Vec<Step> = vec![];
     trim();
-    let mut last = status("VmRSS:");
+    let mut last = crate::common::rss_mb(None).0;
     steps.push(Step {
         part: "the process (this program, no store)".into(),
         added_mb: last,
         rss_mb: last,
         rss_trimmed_mb: last,
-        peak_mb: status("VmHWM:"),
+        peak_mb: crate::common::rss_mb(None).1,
         ms: 0.0,
     });
     reset_peak();
     let mut step = |part: &str, t: Instant, steps: &mut Vec<Step>| {
         let ms = t.elapsed().as_secs_f64() * 1000.0;
-        let rss = status("VmRSS:");
-        let peak = status("VmHWM:");
+        let rss = crate::common::rss_mb(None).0;
+        let peak = crate::common::rss_mb(None).1;
         trim();
-        let trimmed = status("VmRSS:");
+        let trimmed = crate::common::rss_mb(None).0;
         steps.push(Step {
             part: part.into(),
             added_mb: trimmed - last,
