@@ -9,7 +9,8 @@
 //! whole command when it adds nothing else (`npx prisma generate`: a step). The program a
 //! call runs and its subcommands (the first words of each command) are not a use by
 //! themselves, nor is what the note says not to do or warns about (a clause's subject that
-//! does harm, `specifics::Subject`). A call of a tool that only reads applies nothing unless the note
+//! does harm, `specifics::Subject`), nor the file a note's command that only reads names
+//! (`grep -n x sympy/core/basic.py`: where it looked). A call of a tool that only reads applies nothing unless the note
 //! says to look at what it names. A shown note is ignored when an error text the note names (a
 //! quoted message, a message a failure comes with, an error code, an exception name) comes
 //! back in the errors of a failed call after the load, before any use.
@@ -631,13 +632,16 @@ mod tests {
     }
 
     /// A call that only reads applies nothing, unless the note says to look at what it names;
-    /// nor does a read before the load make a specific old.
+    /// nor does a read before the load make a specific old. What a note's own command that only
+    /// reads names (`grep … sympy/core/basic.py`) is where it looked, not what it adds.
     #[test]
     fn reads_table() {
         let read = |args| Later { args, errors: "", read_only: true };
         let run = |args| Later { args, errors: "", read_only: false };
         let strip = "Set `strip = true` under `[profile.release]` in Cargo.toml to shrink the binary.";
         let see = "The schema test rewrites schemas with UPDATE_SCHEMAS=1; see tests/schemas.rs.";
+        let grep = "`grep -n \"def __ne__\" sympy/core/numbers.py` fails; `grep -A 5 \"def atoms\" sympy/core/basic.py` works.";
+        let check = "When nginx answers 502, check `tail -n 50 /var/log/nginx/error.log` for the upstream.";
         // (what, note, before, after, used at)
         type ReadCase<'a> = (&'a str, &'a str, Vec<Later<'a>>, Vec<Later<'a>>, Option<usize>);
         let cases: &[ReadCase] = &[
@@ -658,6 +662,23 @@ mod tests {
             ),
             ("a file the note says to see, read", see, vec![], vec![read("/w/tests/schemas.rs")], Some(0)),
             ("a shell read is a call like any other", strip, vec![], vec![run("cat Cargo.toml")], Some(0)),
+            // A note's own command that only reads: the file it reads is where it looked.
+            (
+                "the file a note's search read, touched",
+                grep,
+                vec![],
+                vec![run("sed -n 1,80p sympy/core/basic.py")],
+                None,
+            ),
+            (
+                "the file a note's search read, searched",
+                grep,
+                vec![],
+                vec![run("grep -n atoms sympy/core/basic.py")],
+                None,
+            ),
+            ("the flag a note's search adds", grep, vec![], vec![run("grep -A 5 atoms sympy/core/basic.py")], Some(0)),
+            ("a log the note says to check", check, vec![], vec![run("tail -n 200 /var/log/nginx/error.log")], Some(0)),
         ];
         for (what, note, before, after, used) in cases {
             assert_eq!(judge(note, before, after, &[]).used, *used, "{what}: {:?}", specifics(note));
@@ -697,12 +718,12 @@ mod tests {
         }
 
         // A path names the same file whatever program touches it: the sessions that `sed` it
-        // anyway make it common for `grep` too (a flag stays its program's own, above).
-        let note = "`grep -n \"def __ne__\" sympy/core/numbers.py` fails; `grep -A 5 \"def atoms\" sympy/core/basic.py` works.";
-        let after = [run("grep \"def atoms\" sympy/core/basic.py")];
+        // anyway make it common for `python` too (a flag stays its program's own, above).
+        let note = "`python sympy/core/numbers.py` fails with `ImportError`; `python sympy/core/basic.py` works.";
+        let after = [run("python sympy/core/basic.py")];
         let cases: Vec<(&str, Reference, Option<usize>)> = vec![
             ("never typed", sessions(20, 0, ""), Some(0)),
-            ("grepped anyway", sessions(20, 15, "grep x sympy/core/basic.py"), None),
+            ("run anyway", sessions(20, 15, "python sympy/core/basic.py"), None),
             ("read with other programs anyway", sessions(20, 15, "sed -n 1,80p sympy/core/basic.py"), None),
         ];
         for (what, reference, used) in cases {

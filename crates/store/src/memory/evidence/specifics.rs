@@ -88,7 +88,13 @@ pub fn specifics(note: &str) -> Vec<Specific> {
                 // Only what runs the program: the whole command is the step (`python -m build`).
                 push(s, true, look, None);
             }
+            // What a reading command reads is where it looks, not what the note adds (its
+            // flags still are), unless the note says to look there ("check `tail -n 50 x.log`").
+            let reader = program.as_deref().is_some_and(reads_files);
             for (text, step) in adds {
+                if reader && !step && !look && !text.starts_with('-') {
+                    continue;
+                }
                 if !(step && anchor) {
                     push(&text, step, look, if step { None } else { program.clone() });
                 }
@@ -106,6 +112,17 @@ pub fn specifics(note: &str) -> Vec<Specific> {
     let shared = shared_targets(&spans);
     out.retain(|s| !shared.contains(&s.text));
     out
+}
+
+/// Programs that only read or list files: what a note's command of theirs names is where it
+/// looks (`grep -n "def uniq" sympy/utilities/iterables.py`), a file the session's own task
+/// leads any agent to, not something the note adds (`sed` and `awk` also write, so are not).
+const FILE_READERS: &[&str] =
+    &["cat", "nl", "head", "tail", "grep", "egrep", "fgrep", "rg", "less", "more", "ls", "find", "wc"];
+
+/// Whether `program` ([`program_name`]) is one of [`FILE_READERS`].
+fn reads_files(program: &str) -> bool {
+    FILE_READERS.contains(&program)
 }
 
 /// Whether `word` stands in `text` as a whole word (both lower-cased).
@@ -673,7 +690,7 @@ mod tests {
         let cases: &[(&str, &[&str])] = &[
             (
                 "`python reproduce_issue.py` fails with `NameError: name 'old_index_name' is not defined` until `nl -ba django/x.py` is run.",
-                &["-ba", "django/x.py"],
+                &["-ba"],
             ),
             ("If the api pod is in CrashLoopBackOff, read the crash with `kubectl logs deploy/api --previous`.", &["deploy/api", "--previous"]),
             (
