@@ -39,6 +39,9 @@ use skillmem_store::memory::usage;
 use skillmem_store::memory::write::NoteWrite;
 use skillmem_store::memory::{NewNote, RecallMode, Scope, WriteStatus};
 
+/// Notes the warm-up reads ahead at a time ([`Engine::build_lexicons`]).
+const READ_AHEAD_CHUNK: usize = 32;
+
 /// A skill the agent just loaded: what the doors know of it.
 #[derive(Debug, Clone, Default)]
 pub struct SkillLoad {
@@ -463,6 +466,16 @@ impl Engine {
             if let Some(t) = &self.embedding.tokens {
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 room -= t.prepare(&refs, room);
+            }
+            // And the notes themselves, as the catalog holds them for a small skill's loads: a
+            // few at a time, so that a load waits for the connection a fraction of a
+            // millisecond at most.
+            for ids in cands.chunks(READ_AHEAD_CHUNK) {
+                let ids: Vec<i64> = ids.iter().map(|c| c.id).collect();
+                let conn = self.conn_for_recall();
+                if self.store.catalog.read_ahead(&conn, &ids)? == 0 {
+                    break;
+                }
             }
         }
         Ok(self.caches.lexicons.builds() - before)

@@ -70,6 +70,10 @@ struct RecallFigures {
     /// the first skill alone.
     tool_after_first_skill_alone_ms: Option<[f64; 3]>,
     tool_after_other_skills_ms: Option<[f64; 2]>,
+    /// Of the other skills' rounds: toolAfter [p50, p99] (ms) of each skill's first load since
+    /// the spawn (its catalog read cold), and of the loads after it.
+    tool_after_other_skills_first_ms: Option<[f64; 2]>,
+    tool_after_other_skills_later_ms: Option<[f64; 2]>,
     /// The server's CPU (ms) over the random rounds, a round.
     rounds_cpu_ms: f64,
     modes: std::collections::BTreeMap<String, usize>,
@@ -416,6 +420,7 @@ fn spawn(data: &Path, ws: &Path, blocking: bool, embedding: &Value) -> Result<(S
     let mut envs = vec![("SKILLMEM_HOME", data_s.as_str()), ("HOME", home_s.as_str())];
     if blocking {
         envs.push(("SKILLMEM_INDEX_BLOCKING", "1"));
+        envs.push(("SKILLMEM_WARM_BLOCKING", "1"));
     }
     let t = Instant::now();
     // SKILLMEM_BENCH_STDERR=1 shows the servers' logs (with SKILLMEM_LOG set).
@@ -543,6 +548,8 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             // same moment's load.
             let mut over = vec![];
             let (mut lat_big, mut lat_small) = (vec![], vec![]);
+            let (mut small_first, mut small_later) = (vec![], vec![]);
+            let mut loaded = std::collections::HashSet::new();
             let rounds_cpu_before = process_cpu_s(s.client.child.id());
             for i in 0..o.rounds {
                 let skill = skill_name(r.below(skills));
@@ -562,6 +569,10 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 // A protocol fill puts 90% of the notes in the first skill: the others are the
                 // small skills of a big store.
                 if skill == skill_name(0) { &mut lat_big } else { &mut lat_small }.push(ms(t.elapsed()));
+                if skill != skill_name(0) {
+                    if loaded.insert(skill.clone()) { &mut small_first } else { &mut small_later }
+                        .push(ms(t.elapsed()));
+                }
                 if let Some(q) = q {
                     over.push(ms(t.elapsed()) - q);
                 }
@@ -572,6 +583,8 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             lat.sort_by(f64::total_cmp);
             lat_big.sort_by(f64::total_cmp);
             lat_small.sort_by(f64::total_cmp);
+            small_first.sort_by(f64::total_cmp);
+            small_later.sort_by(f64::total_cmp);
             let mut plain = vec![];
             for i in 0..(o.rounds / 5).max(10) {
                 let skill = skill_name(r.below(skills));
@@ -651,6 +664,10 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 tool_after_largest_skill_ms: (!lat_big.is_empty()).then(|| [pct(&lat_big, 0.5), pct(&lat_big, 0.99)]),
                 tool_after_other_skills_ms: (!lat_small.is_empty())
                     .then(|| [pct(&lat_small, 0.5), pct(&lat_small, 0.99)]),
+                tool_after_other_skills_first_ms: (!small_first.is_empty())
+                    .then(|| [pct(&small_first, 0.5), pct(&small_first, 0.99)]),
+                tool_after_other_skills_later_ms: (!small_later.is_empty())
+                    .then(|| [pct(&small_later, 0.5), pct(&small_later, 0.99)]),
                 rounds_cpu_ms,
                 tool_after_first_skill_alone_ms: (!first_only.is_empty())
                     .then(|| [pct(&first_only, 0.5), pct(&first_only, 0.99), first_cpu_ms]),
@@ -685,6 +702,12 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                     out(&format!(
                         "  by skill: the first skill toolAfter p50 {:.2} ms p99 {:.2} ms; the other skills p50 {:.2} ms p99 {:.2} ms; server CPU {:.3} ms a round",
                         b[0], b[1], s[0], s[1], f.rounds_cpu_ms
+                    ));
+                }
+                if let (Some(a), Some(b)) = (f.tool_after_other_skills_first_ms, f.tool_after_other_skills_later_ms) {
+                    out(&format!(
+                        "  the other skills: each one's first load p50 {:.2} ms p99 {:.2} ms; the loads after it p50 {:.2} ms p99 {:.2} ms",
+                        a[0], a[1], b[0], b[1]
                     ));
                 }
                 if let Some(b) = f.tool_after_first_skill_alone_ms {
