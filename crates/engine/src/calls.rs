@@ -291,13 +291,17 @@ impl Engine {
                 }
             }
         }
+        // Each reference session's calls as judged and the notes it was shown, once a skill
+        // (not once a note: a session's end judges every note it showed).
+        let prepared: HashMap<&str, Vec<Prepared<'_>>> =
+            others.iter().map(|(skill, refs)| (skill.as_str(), refs.iter().map(Prepared::of).collect())).collect();
         let shown_here: Vec<i64> = first.iter().map(|(id, _)| *id).collect();
         let mut verdicts = Vec::with_capacity(first.len());
         for (id, load) in first {
             let Some(note) = store::get(&conn, id)? else { continue };
             let skill = log[load].skill.as_deref().unwrap_or_default();
-            let references = reference_for(others.get(skill).map_or(&[][..], Vec::as_slice), &note, judged);
-            let reference: Vec<&[Vec<Later<'_>>]> = references.iter().map(Vec::as_slice).collect();
+            let references = reference_for(prepared.get(skill).map_or(&[][..], Vec::as_slice), &note);
+            let reference: Vec<&[&[Later<'_>]]> = references.iter().map(Vec::as_slice).collect();
             let before: Vec<Later<'_>> = log[..load].iter().filter(|c| c.skill.is_none()).map(judged).collect();
             let after: Vec<&Call> = log[load + 1..].iter().filter(|c| c.skill.is_none()).collect();
             let later: Vec<Later<'_>> = after.iter().map(|c| judged(c)).collect();
@@ -446,20 +450,39 @@ pub const SKILL_REFERENCE_MIN: usize = 10;
 /// other sessions are a second set, and a specific must be rare in both: what the skill's own
 /// few sessions type anyway (its repository's paths) is no rarer for the other skills' sessions
 /// never typing it.
-fn reference_for<'a>(
-    others: &'a [store::Reference],
-    note: &skillmem_store::memory::Note,
-    judged: fn(&Call) -> Later<'_>,
-) -> Vec<Vec<Vec<Later<'a>>>> {
-    let fits = |r: &&store::Reference| {
-        note.session_id.as_deref() != Some(r.session.as_str()) && !r.calls.iter().any(|c| c.shown.contains(&note.id))
-    };
-    let calls = |r: &'a store::Reference| r.calls.iter().filter(|c| c.skill.is_none()).map(judged).collect();
-    let same: Vec<Vec<Later<'a>>> = others.iter().filter(|r| r.same_skill).filter(fits).map(calls).collect();
+fn reference_for<'p, 'a>(others: &'p [Prepared<'a>], note: &skillmem_store::memory::Note) -> Vec<Vec<&'p [Later<'a>]>> {
+    let fits = |r: &&Prepared<'a>| note.session_id.as_deref() != Some(r.session) && !r.shown.contains(&note.id);
+    let calls = |r: &'p Prepared<'a>| r.calls.as_slice();
+    let same: Vec<&[Later<'a>]> = others.iter().filter(|r| r.same_skill).filter(fits).map(calls).collect();
     if same.len() >= SKILL_REFERENCE_MIN {
         return vec![same];
     }
     vec![same, others.iter().filter(fits).map(calls).collect()]
+}
+
+/// One of the store's other sessions as a base rate reads it ([`store::Reference`]): its calls
+/// after the skill's load as judged, and every note its loads showed.
+struct Prepared<'a> {
+    session: &'a str,
+    same_skill: bool,
+    shown: std::collections::HashSet<i64>,
+    calls: Vec<Later<'a>>,
+}
+
+impl<'a> Prepared<'a> {
+    fn of(r: &'a store::Reference) -> Prepared<'a> {
+        Prepared {
+            session: &r.session,
+            same_skill: r.same_skill,
+            shown: r.calls.iter().flat_map(|c| c.shown.iter().copied()).collect(),
+            calls: r
+                .calls
+                .iter()
+                .filter(|c| c.skill.is_none())
+                .map(|c| Later { args: &c.args, errors: &c.errors, read_only: calls::reads_only(&c.tool) })
+                .collect(),
+        }
+    }
 }
 
 /// A note retired because it was shown and never used ([`Engine::decay`]).

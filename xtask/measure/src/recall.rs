@@ -80,6 +80,11 @@ struct RecallFigures {
     writes_per_s: f64,
     server_rss_mb: f64,
     server_peak_rss_mb: f64,
+    /// The shutdown request (it ends the open session: its use judged), the server's CPU in
+    /// it, and the server's peak RSS after it (MB).
+    shutdown_ms: f64,
+    shutdown_cpu_ms: f64,
+    shutdown_peak_rss_mb: f64,
     /// How the store was filled, and (through the protocol) notes/s in each tenth of the fill.
     fill: FillMode,
     fill_per_s: Vec<f64>,
@@ -647,7 +652,14 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 v.sort_by(f64::total_cmp);
             }
             let (rss, peak) = rss_mb(Some(s.client.child.id()));
+            // The shutdown ends the open session (its notes' use judged): its time and the
+            // server's peak after it.
+            let cpu_before = process_cpu_s(s.client.child.id());
+            let t = Instant::now();
             s.client.request("shutdown", Value::Null)?;
+            let shutdown_ms = ms(t.elapsed());
+            let shutdown_cpu_ms = 1000.0 * (process_cpu_s(s.client.child.id()) - cpu_before);
+            let (_, shutdown_peak) = rss_mb(Some(s.client.child.id()));
             s.client.notify("exit", Value::Null)?;
             let _ = s.client.child.wait();
             let f = RecallFigures {
@@ -675,6 +687,9 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                 writes_per_s,
                 server_rss_mb: rss,
                 server_peak_rss_mb: peak,
+                shutdown_ms,
+                shutdown_cpu_ms,
+                shutdown_peak_rss_mb: shutdown_peak,
                 fill: o.fill,
                 fill_per_s,
                 fill_duplicates: fill_figures.as_ref().map_or(0, |f| f.duplicates),
@@ -704,6 +719,12 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                         b[0], b[1], s[0], s[1], f.rounds_cpu_ms
                     ));
                 }
+                out(&format!(
+                    "  shutdown (the bench's open session judged) {:.0} ms, server CPU {:.0} ms; server peak RSS after it {:.0} MB",
+                    f.shutdown_ms,
+                    f.shutdown_cpu_ms,
+                    f.shutdown_peak_rss_mb
+                ));
                 if let (Some(a), Some(b)) = (f.tool_after_other_skills_first_ms, f.tool_after_other_skills_later_ms) {
                     out(&format!(
                         "  the other skills: each one's first load p50 {:.2} ms p99 {:.2} ms; the loads after it p50 {:.2} ms p99 {:.2} ms",

@@ -253,7 +253,7 @@ pub const COMMON_SHARE: f64 = 0.05;
 /// program's calls count; a path, a file, a name or a value names the same thing whatever
 /// program touches it, so a call of any program counts (`sympy/core/basic.py` that sessions
 /// `sed`, `cat` and `python` anyway is no rarer for never having been `grep`ped).
-pub fn base_rate(s: &Specific, reference: &[Vec<Later<'_>>]) -> (usize, usize) {
+pub fn base_rate<'a, R: AsRef<[Later<'a>]>>(s: &Specific, reference: &[R]) -> (usize, usize) {
     let anywhere;
     let s = if s.program.is_some() && !s.text.starts_with('-') {
         anywhere = Specific { program: None, ..s.clone() };
@@ -261,13 +261,13 @@ pub fn base_rate(s: &Specific, reference: &[Vec<Later<'_>>]) -> (usize, usize) {
     } else {
         s
     };
-    let k = reference.iter().filter(|calls| calls.iter().any(|c| c.carries(s))).count();
+    let k = reference.iter().filter(|calls| calls.as_ref().iter().any(|c| c.carries(s))).count();
     (k, reference.len())
 }
 
 /// Whether `s` is distinctive: it appears in at most [`COMMON_SHARE`] of the `reference`
 /// sessions (none: every specific is).
-pub fn distinctive(s: &Specific, reference: &[Vec<Later<'_>>]) -> bool {
+pub fn distinctive<'a, R: AsRef<[Later<'a>]>>(s: &Specific, reference: &[R]) -> bool {
     let (k, n) = base_rate(s, reference);
     k <= 1 || k as f64 <= COMMON_SHARE * n as f64
 }
@@ -282,7 +282,12 @@ pub fn judge(note: &str, before: &[Later<'_>], after: &[Later<'_>], reference: &
 
 /// [`judge`] with several reference sets (the skill's sessions, and the store's others when
 /// the skill has few): a specific is evidence only when it is distinctive in each.
-pub fn judge_in(note: &str, before: &[Later<'_>], after: &[Later<'_>], references: &[&[Vec<Later<'_>>]]) -> Verdict {
+pub fn judge_in<'a, R: AsRef<[Later<'a>]>>(
+    note: &str,
+    before: &[Later<'_>],
+    after: &[Later<'_>],
+    references: &[&[R]],
+) -> Verdict {
     let new: Vec<Specific> = specifics(note)
         .into_iter()
         .filter(|s| !before.iter().any(|b| b.carries(s)) && references.iter().all(|r| distinctive(s, r)))

@@ -101,7 +101,9 @@ pub struct Embedded<'a> {
 
 /// One note by id.
 pub fn get(conn: &Connection, id: i64) -> Result<Option<Note>> {
-    Ok(conn.query_row(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"), [id], note_from_row).optional()?)
+    // Prepared once: a session's end reads every note it showed.
+    let mut st = conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"))?;
+    Ok(st.query_row([id], note_from_row).optional()?)
 }
 
 /// The error for a note id that names no note.
