@@ -647,6 +647,7 @@ mod tests {
         let see = "The schema test rewrites schemas with UPDATE_SCHEMAS=1; see tests/schemas.rs.";
         let grep = "`grep -n \"def __ne__\" sympy/core/numbers.py` fails; `grep -A 5 \"def atoms\" sympy/core/basic.py` works.";
         let check = "When nginx answers 502, check `tail -n 50 /var/log/nginx/error.log` for the upstream.";
+        let write = "twine needs the token in a config: `cat > ~/.pypirc` with a [pypi] section.";
         // (what, note, before, after, used at)
         type ReadCase<'a> = (&'a str, &'a str, Vec<Later<'a>>, Vec<Later<'a>>, Option<usize>);
         let cases: &[ReadCase] = &[
@@ -684,6 +685,7 @@ mod tests {
             ),
             ("the flag a note's search adds", grep, vec![], vec![run("grep -A 5 atoms sympy/core/basic.py")], Some(0)),
             ("a log the note says to check", check, vec![], vec![run("tail -n 200 /var/log/nginx/error.log")], Some(0)),
+            ("a file a note's `cat` writes", write, vec![], vec![run("cat > ~/.pypirc <<EOF")], Some(0)),
         ];
         for (what, note, before, after, used) in cases {
             assert_eq!(judge(note, before, after, &[]).used, *used, "{what}: {:?}", specifics(note));

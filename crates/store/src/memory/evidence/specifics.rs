@@ -90,7 +90,9 @@ pub fn specifics(note: &str) -> Vec<Specific> {
             }
             // What a reading command reads is where it looks, not what the note adds (its
             // flags still are), unless the note says to look there ("check `tail -n 50 x.log`").
-            let reader = program.as_deref().is_some_and(reads_files);
+            // Only a plain read: `cat > ~/.pypirc` writes the file, and a pipeline
+            // (`grep -l x -r src | xargs sed -i …`) goes on to change what it found.
+            let reader = program.as_deref().is_some_and(reads_files) && !s.contains(['>', '|']);
             for (text, step) in adds {
                 if reader && !step && !look && !text.starts_with('-') {
                     continue;
