@@ -467,10 +467,13 @@ impl Engine {
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 room -= t.prepare(&refs, room);
             }
-            // And the notes themselves, as the catalog holds them for a small skill's loads: a
+            // And the notes themselves, as the catalog holds them for a small skill's loads,
+            // of the skills this workspace (or the user) has a folder of: a sidecar whose
+            // workspace loads a few of a team store's skills does not hold the others' notes. A
             // few at a time, so that a load waits for the connection a fraction of a
             // millisecond at most.
-            for ids in cands.chunks(READ_AHEAD_CHUNK) {
+            let here = self.skill_folders.find(&skill).is_some();
+            for ids in cands.chunks(READ_AHEAD_CHUNK).take_while(|_| here) {
                 let ids: Vec<i64> = ids.iter().map(|c| c.id).collect();
                 let conn = self.conn_for_recall();
                 if self.store.catalog.read_ahead(&conn, &ids)? == 0 {

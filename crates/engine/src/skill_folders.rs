@@ -81,7 +81,7 @@ impl SkillFolders {
 
     /// The folder of `skill` seen before, while it still holds a SKILL.md; else the one found
     /// in the workspace's or the user's skill folders.
-    fn find(&self, skill: &str) -> Option<PathBuf> {
+    pub(super) fn find(&self, skill: &str) -> Option<PathBuf> {
         let home = dirs::home_dir();
         lock(&self.dirs)
             .get(skill)
