@@ -826,6 +826,29 @@ mod tests {
         Engine::with_embedder(conn, cfg, None, None).unwrap()
     }
 
+    /// The warm-up reads ahead the notes of the skills the workspace has a folder of, so that
+    /// their first load finds them held; a skill of the store that is not installed here is
+    /// left to be read when it is loaded.
+    #[test]
+    fn the_warm_up_reads_ahead_the_notes_of_the_workspaces_skills() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let folder = ws.path().join(".claude/skills/warm-here");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("SKILL.md"), "---\nname: warm-here\ndescription: x\n---\nbody\n").unwrap();
+        let conn = skillmem_store::db::open(d.path()).unwrap();
+        let cfg = Config { data_dir: d.path().to_path_buf(), project_id: Some("p".into()), ..Config::default() };
+        let e = Engine::with_embedder(conn, cfg, Some(ws.path().to_path_buf()), None).unwrap();
+        write(&e, "warm-here", "quote the csv fields");
+        write(&e, "warm-elsewhere", "pass the raw flag");
+        let id = |skill: &str| e.store.catalog.candidates(&e.conn(), skill, "p").unwrap().candidates[0].id;
+        let (here, elsewhere) = (id("warm-here"), id("warm-elsewhere"));
+        assert!(!e.store.catalog.holds(here) && !e.store.catalog.holds(elsewhere));
+        e.build_lexicons(true).unwrap();
+        assert!(e.store.catalog.holds(here), "the workspace's skill");
+        assert!(!e.store.catalog.holds(elsewhere), "a skill with no folder here");
+    }
+
     fn write(e: &Engine, skill: &str, delta: &str) {
         let new = NewNote {
             skill: skill.into(),

@@ -447,6 +447,11 @@ impl Catalog {
         Ok(n)
     }
 
+    /// Whether note `id` is held in memory ([`Catalog::load_notes`], [`Catalog::read_ahead`]).
+    pub fn holds(&self, id: i64) -> bool {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|st| st.notes.contains_key(&id))
+    }
+
     /// The conflicting pairs `(older, newer)` with both notes among `ids`, both current and
     /// recalled (not waiting for review), by `older` then `newer`: from memory, the table
     /// read once a load.
