@@ -150,6 +150,12 @@ pub trait VectorIndex: Send + Sync {
     /// The `k` most similar of `candidates` to `query`, best first, with their cosine.
     /// Candidates without a vector here are passed over.
     fn search(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)>;
+    /// [`VectorIndex::search`] over `candidates` known to be ascending with no repeats (a
+    /// recall's, kept in order by the catalog): an index that needs them in order need not
+    /// check.
+    fn search_sorted(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+        self.search(query, candidates, k)
+    }
     /// The most similar of `candidates` to `query` when its cosine is at least `min`
     /// (duplicate detection: `min` is high, so the one wanted is far closer than the rest and
     /// an approximate index may look at fewer candidates than for a ranking; see

@@ -369,6 +369,12 @@ impl Drop for HnswIndex {
     }
 }
 
+/// Candidate ids as a search gets them: known to be ascending (no check needed), or not.
+enum Order<'a> {
+    Ascending(&'a [i64]),
+    Unknown(&'a [i64]),
+}
+
 fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(|e| e.into_inner())
 }
@@ -446,12 +452,17 @@ impl VectorIndex for HnswIndex {
     }
 
     fn search(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
-        self.search_ef(query, candidates, k, self.shared.params.ef_search.max(2 * k), true)
+        self.search_ef(query, Order::Unknown(candidates), k, self.shared.params.ef_search.max(2 * k), true)
+    }
+
+    fn search_sorted(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+        debug_assert!(candidates.windows(2).all(|w| w[0] < w[1]), "candidates must be ascending");
+        self.search_ef(query, Order::Ascending(candidates), k, self.shared.params.ef_search.max(2 * k), true)
     }
 
     fn nearest(&self, query: &[f32], candidates: &[i64], min: f32) -> Option<(i64, f32)> {
         let (ef, margin) = super::nearest_params();
-        let first = self.search_ef(query, candidates, 1, ef, false).into_iter().next();
+        let first = self.search_ef(query, Order::Unknown(candidates), 1, ef, false).into_iter().next();
         match first {
             Some((id, s)) if s >= min => return Some((id, s)),
             Some((_, s)) if s < min - margin => return None,
@@ -464,17 +475,20 @@ impl VectorIndex for HnswIndex {
         if self.scanned_exactly(candidates.len(), self.len()) {
             return None;
         }
-        self.search_ef(query, candidates, 1, s.params.ef_search, false).into_iter().next().filter(|(_, s)| *s >= min)
+        self.search_ef(query, Order::Unknown(candidates), 1, s.params.ef_search, false)
+            .into_iter()
+            .next()
+            .filter(|(_, s)| *s >= min)
     }
 
     fn neighbours(&self, query: &[f32], candidates: &[i64], min: f32, k: usize) -> Vec<(i64, f32)> {
         // As [`VectorIndex::nearest`]: a short list first, the longer one only when the best
         // found is close below `min` and the set was not scanned exactly.
         let (ef, margin) = super::nearest_params();
-        let mut v = self.search_ef(query, candidates, k, ef.max(k), false);
+        let mut v = self.search_ef(query, Order::Unknown(candidates), k, ef.max(k), false);
         let best = v.first().map(|x| x.1);
         if best.is_none_or(|b| b < min && b >= min - margin) && !self.scanned_exactly(candidates.len(), self.len()) {
-            v = self.search_ef(query, candidates, k, self.shared.params.ef_search.max(k), false);
+            v = self.search_ef(query, Order::Unknown(candidates), k, self.shared.params.ef_search.max(k), false);
         }
         v.retain(|(_, s)| *s >= min);
         v
@@ -489,7 +503,11 @@ impl HnswIndex {
     }
 
     /// [`VectorIndex::search`] with `ef` candidates in the graph.
-    fn search_ef(&self, query: &[f32], candidates: &[i64], k: usize, ef: usize, pack: bool) -> Vec<(i64, f32)> {
+    fn search_ef(&self, query: &[f32], candidates: Order<'_>, k: usize, ef: usize, pack: bool) -> Vec<(i64, f32)> {
+        let (candidates, known_sorted) = match candidates {
+            Order::Ascending(c) => (c, true),
+            Order::Unknown(c) => (c, false),
+        };
         if k == 0 || candidates.is_empty() {
             return vec![];
         }
@@ -502,7 +520,7 @@ impl HnswIndex {
             Some(g) if !self.scanned_exactly(candidates.len(), total) && query.len() == s.dim => g,
             _ => return self.scan_packed(&maps, graph.as_ref(), query, candidates, k, pack),
         };
-        let sorted = candidates.windows(2).all(|w| w[0] < w[1]);
+        let sorted = known_sorted || candidates.windows(2).all(|w| w[0] < w[1]);
         let owned;
         let cands: &[i64] = if sorted {
             candidates

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 use super::evidence::Uses;
-use super::store::{self, Candidate};
+use super::store::{self, Candidate, Candidates};
 use super::{Note, Scope};
 use crate::error::Result;
 
@@ -41,7 +41,7 @@ struct State {
     /// Skills whose candidates' vectors were checked against the index since the last load.
     checked: std::collections::HashSet<String>,
     /// (skill, project) → its candidates, until the skill's notes change.
-    cache: HashMap<(String, String), Arc<Vec<Candidate>>>,
+    cache: HashMap<(String, String), Arc<Candidates>>,
     /// (skill, global, partition) → its note ids in order, kept up to date by writes (a new
     /// note is appended): duplicate detection asks for them on every write.
     parts: HashMap<(String, bool, String), Arc<Vec<i64>>>,
@@ -126,7 +126,7 @@ pub struct PartitionRead {
 
 /// What a read found.
 pub struct Read {
-    pub candidates: Arc<Vec<Candidate>>,
+    pub candidates: Arc<Candidates>,
     /// The index holds the vector of every candidate (the skill was checked since the catalog
     /// was last loaded; a load may bring notes written by another process).
     pub vectors_checked: bool,
@@ -343,7 +343,7 @@ impl Catalog {
         }
         // Partitions are interned: the project's is one pointer.
         let mine = st.partitions.get(project).cloned();
-        let candidates: Vec<Candidate> = st
+        let candidates: Candidates = st
             .skills
             .get(skill)
             .map(|v| {

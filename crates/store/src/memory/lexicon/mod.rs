@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 use super::catalog::Catalog;
-use super::store::{self, Candidate};
+use super::store::{self, Candidates};
 use crate::error::Result;
 
 /// Skills with at most this many visible notes are scored in memory; larger ones by FTS5
@@ -55,7 +55,7 @@ pub struct Store<'a, 'b> {
 }
 
 /// A kept lexicon and the candidate list it was built for.
-type Kept = (Arc<Vec<Candidate>>, Arc<Lexicon>);
+type Kept = (Arc<Candidates>, Arc<Lexicon>);
 
 /// One skill's inverted index, laid out flat: the stems end to end in one buffer, sorted,
 /// and every posting in one array (a stem's postings one run of it). With a vector and a
@@ -333,7 +333,7 @@ impl Drop for Building<'_> {
 const LEXICONS_HELD: usize = crate::memory::catalog::LISTS_HELD;
 
 impl LexiconCache {
-    fn kept(&self, key: (&str, &str), cands: &Arc<Vec<Candidate>>) -> Option<Arc<Lexicon>> {
+    fn kept(&self, key: (&str, &str), cands: &Arc<Candidates>) -> Option<Arc<Lexicon>> {
         let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         map.get(&(key.0.to_string(), key.1.to_string())).filter(|(c, _)| Arc::ptr_eq(c, cands)).map(|(_, l)| l.clone())
     }
@@ -344,20 +344,11 @@ impl LexiconCache {
         &self,
         conn: &Connection,
         key: (&str, &str),
-        cands: &Arc<Vec<Candidate>>,
+        cands: &Arc<Candidates>,
         also: &mut dyn FnMut(&str, &str),
     ) -> Result<Arc<Lexicon>> {
         let t = std::time::Instant::now();
-        let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
-        let unsorted: std::collections::HashSet<i64> =
-            if sorted { Default::default() } else { cands.iter().map(|c| c.id).collect() };
-        let visible = |id: i64| {
-            if sorted {
-                cands.binary_search_by_key(&id, |c| c.id).is_ok()
-            } else {
-                unsorted.contains(&id)
-            }
-        };
+        let visible = |id: i64| cands.index_of(id).is_some();
         let mut b = Builder::default();
         store::scan_texts(conn, key.0, &mut |id, intent, delta| {
             if visible(id) {
@@ -387,7 +378,7 @@ impl LexiconCache {
         &self,
         conn: &Connection,
         key: (&str, &str),
-        cands: &Arc<Vec<Candidate>>,
+        cands: &Arc<Candidates>,
         also: &mut dyn FnMut(&str, &str),
     ) -> Result<()> {
         if cands.len() > LEXICON_MAX || self.kept(key, cands).is_some() {
@@ -432,7 +423,7 @@ impl LexiconCache {
         &self,
         conn: &Connection,
         key: (&str, &str),
-        cands: &Arc<Vec<Candidate>>,
+        cands: &Arc<Candidates>,
         held: Option<&Catalog>,
         intent: &str,
         limit: usize,
@@ -506,7 +497,7 @@ mod tests {
             "CSV, Quote!",
         ];
         let check = |conn: &rusqlite::Connection, own: bool| {
-            let cands: Arc<Vec<Candidate>> = store::candidates(conn, "jq", "p").unwrap().into();
+            let cands: Arc<Candidates> = store::candidates(conn, "jq", "p").unwrap().into();
             let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
             let notes = store::load(conn, &ids).unwrap();
             let lex = Lexicon::build(notes.iter().map(|n| (n.id, n.intent.as_str(), n.delta.as_str())));
@@ -596,7 +587,7 @@ mod tests {
             };
             store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
         }
-        let cands: Arc<Vec<Candidate>> = store::candidates(&conn, "jq", "p").unwrap().into();
+        let cands: Arc<Candidates> = store::candidates(&conn, "jq", "p").unwrap().into();
         let cache = LexiconCache::default();
         assert!(!cache.any_wanted());
         assert_eq!(cache.search(&conn, ("jq", "p"), &cands, None, "csv kind 3", 10).unwrap(), None);
@@ -619,7 +610,7 @@ mod tests {
         assert_eq!(cache.builds(), 1, "recall used the index built ahead");
         assert!(!cache.any_wanted());
         // Another candidate list (a write to the skill) has no index until one is built.
-        let again: Arc<Vec<Candidate>> = store::candidates(&conn, "jq", "p").unwrap().into();
+        let again: Arc<Candidates> = store::candidates(&conn, "jq", "p").unwrap().into();
         assert_eq!(cache.search(&conn, ("jq", "p"), &again, None, "csv", 10).unwrap(), None);
         assert!(cache.any_wanted());
     }

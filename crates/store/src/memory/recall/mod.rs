@@ -21,7 +21,7 @@ use rusqlite::Connection;
 use super::catalog::Catalog;
 use super::evidence::Uses;
 use super::lexicon::LexiconCache;
-use super::store::{self, Candidate};
+use super::store::{self, Candidate, Candidates};
 use super::{Note, RecallMode};
 use crate::embed::Embedder;
 use crate::error::Result;
@@ -162,7 +162,7 @@ pub struct Rungs<'a> {
 /// SQLite.
 pub struct Prepared<'a> {
     /// Every visible note of the skill, by id (shared: the catalog caches it).
-    pub candidates: std::sync::Arc<Vec<Candidate>>,
+    pub candidates: std::sync::Arc<Candidates>,
     /// The index is known to hold the vector of every candidate that has one of its model
     /// (skips the per-query check for notes written by another process).
     pub vectors_checked: bool,
@@ -201,7 +201,7 @@ pub struct RestCache {
 }
 
 struct RestEntry {
-    candidates: std::sync::Arc<Vec<Candidate>>,
+    candidates: std::sync::Arc<Candidates>,
     day: i64,
     weights: (u32, u32),
     /// Indices into `candidates`, best first; `complete` when it holds all of them.
@@ -213,7 +213,7 @@ impl RestCache {
     fn head(
         &self,
         q: &Query<'_>,
-        cands: &std::sync::Arc<Vec<Candidate>>,
+        cands: &std::sync::Arc<Candidates>,
         rest: Ranking,
         want: usize,
     ) -> (std::sync::Arc<Vec<u32>>, bool) {
@@ -322,19 +322,11 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     };
     // The notes a rung found, scored by relevance (found by id, not by looking every
     // candidate up).
-    let sorted = cands.windows(2).all(|w| w[0].id < w[1].id);
-    let index_of = |id: i64| -> Option<usize> {
-        if sorted {
-            cands.binary_search_by_key(&id, |c| c.id).ok()
-        } else {
-            cands.iter().position(|c| c.id == id)
-        }
-    };
     let mut found: Vec<i64> = rel.keys().copied().collect();
     found.sort_unstable();
     let mut scored: Vec<(Candidate, bool, f32)> = Vec::with_capacity(found.len() + p.keep.min(cands.len()));
     for id in &found {
-        if let Some(i) = index_of(*id) {
+        if let Some(i) = cands.index_of(*id) {
             let c = &cands[i];
             let rv = if max_rel > 0.0 { rel[id] / max_rel } else { 0.0 };
             let s = q.ranking.relevance * rv
@@ -499,7 +491,7 @@ mod tests {
                     assert_eq!(full.notes.len(), 60, "every visible note is ranked");
                     // One candidate list for every call, as the catalog shares it: the cache
                     // answers from the second call on (and recomputes for a longer head).
-                    let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(&conn, "git", "p").unwrap().into();
+                    let cands: std::sync::Arc<Candidates> = store::candidates(&conn, "git", "p").unwrap().into();
                     for keep in [1, 5, 20, 59, 60, 100, 5] {
                         for _ in 0..2 {
                             let p = Prepared {
@@ -550,7 +542,7 @@ mod tests {
         }
         let rungs = fts_only();
         // The candidates as the catalog handed them out, before another process deletes one.
-        let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(&conn, "git", "p").unwrap().into();
+        let cands: std::sync::Arc<Candidates> = store::candidates(&conn, "git", "p").unwrap().into();
         let prepared = || Prepared {
             candidates: cands.clone(),
             vectors_checked: false,
@@ -633,7 +625,7 @@ mod tests {
     const BLIND_INTENT: &str = "nginx picks up my changed settings only after a restart";
 
     fn rank_blind(conn: &Connection, rungs: &Rungs<'_>) -> Outcome {
-        let cands: std::sync::Arc<Vec<Candidate>> = store::candidates(conn, "ops", "p").unwrap().into();
+        let cands: std::sync::Arc<Candidates> = store::candidates(conn, "ops", "p").unwrap().into();
         let q =
             Query { skill: "ops", project: "p", intent: Some(BLIND_INTENT), ranking: Ranking::default(), now_ms: 5 };
         let p = Prepared {

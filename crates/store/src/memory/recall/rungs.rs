@@ -48,10 +48,10 @@ pub(super) fn find(
     t0: std::time::Instant,
 ) -> Result<Found> {
     let cands = &p.candidates;
-    let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
-    let vec_hits = vector_hits(conn, rungs, p, intent, &ids, t0)?;
+    let ids = cands.ids();
+    let vec_hits = vector_hits(conn, rungs, p, intent, ids, t0)?;
     let t_vec = t0.elapsed();
-    let fts_hits = bm25_hits(conn, q, rungs, p, intent, &ids)?;
+    let fts_hits = bm25_hits(conn, q, rungs, p, intent, ids)?;
     tracing::trace!("rank: vector rung {:?}, bm25 rung {:?}", t_vec, t0.elapsed() - t_vec);
     let mut found = Found::default();
     let semantic = rungs.embedder.is_some_and(|e| !e.lexical());
@@ -106,7 +106,7 @@ fn vector_hits(
                     store::ensure_vectors(conn, ix, ids)?;
                 }
                 let t_search = std::time::Instant::now();
-                vec_hits = ix.search(qv, ids, RUNG_DEPTH);
+                vec_hits = ix.search_sorted(qv, ids, RUNG_DEPTH);
                 vec_hits.retain(|(_, s)| *s > 0.0);
                 tracing::trace!(
                     "rank: query ready after {:?}, searched {} candidates in {:?}",
@@ -142,9 +142,9 @@ fn bm25_hits(
         vec![]
     } else if let Some(hits) = in_memory {
         hits
-    } else if cands.len() > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
+    } else if cands.len() > FTS_PRUNE_MIN {
         store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
-    } else if p.corpus > FTS_PRUNE_MIN && ids.windows(2).all(|w| w[0] < w[1]) {
+    } else if p.corpus > FTS_PRUNE_MIN {
         store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, i64::MAX)?
     } else {
         store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::Candidate;
+use super::{Candidate, Candidates};
 use crate::db::{now_ms, write_tx};
 use crate::error::Result;
 use crate::memory::calls::{Call, SESSION_CALLS_MAX};
@@ -873,7 +873,7 @@ pub(super) fn counts_forget(tx: &Connection) -> Result<()> {
 
 /// Every note of `skill` visible from `project` (its own plus global), with its uses (here,
 /// beside the other statements over `note_evidence`).
-pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Vec<Candidate>> {
+pub fn candidates(conn: &Connection, skill: &str, project: &str) -> Result<Candidates> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT id, pinned, created_at, e.shown, e.used, e.ignored, e.vouched, e.used_elsewhere, e.withheld, e.appeared
          FROM notes LEFT JOIN note_evidence_all e ON e.note_id = notes.id WHERE skill = ?1 AND {} ORDER BY id",
