@@ -37,8 +37,9 @@ fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usiz
 /// [`fts`] for large corpora (`max_matches = i64::MAX`: every word, visibility checked in
 /// memory) and very large skills: the words of `intent` that match the most notes are left
 /// out, rarest first, until the words kept match at most `max_matches` notes in all (the
-/// rarest word is always kept). bm25 must score every matching note, and a few common words
-/// can match a third of 100k notes; they also weigh least in bm25, so the head of the
+/// rarest word is always kept, and when it alone matches more, only its newest
+/// `max_matches` matches are scored). bm25 must score every matching note, and a few common
+/// words can match a third of 100k notes; they also weigh least in bm25, so the head of the
 /// ranking barely moves. Each word's count is read up to the cap only.
 /// `visible` are the ids of the skill's visible notes, sorted: with at most `max_matches`
 /// matches, bm25 runs on the full-text table alone and visibility is checked in memory.
@@ -82,7 +83,25 @@ pub fn fts_pruned(
         kept.insert(w);
     }
     let words: Vec<String> = words.into_iter().filter(|w| kept.contains(w)).collect();
-    fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit)
+    let q = within_skill(skill, &or_query(&words));
+    if total > max_matches {
+        // Even the rarest word matches more notes than bm25 scores: only its newest
+        // `max_matches` matches are scored (scoring all 40,000 matches of a common word took
+        // 24 ms, the tail of a 90,000-note skill's loads).
+        return fts_newest(conn, visible, &q, limit, max_matches);
+    }
+    fts_in_memory(conn, visible, &q, limit)
+}
+
+/// [`fts_in_memory`] over the newest `newest` matches of `q` only (by rowid: FTS5 walks its
+/// posting lists from the end and stops there).
+fn fts_newest(conn: &Connection, visible: &[i64], q: &str, limit: usize, newest: i64) -> Result<Vec<(i64, f64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, score FROM (SELECT rowid, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts
+         WHERE notes_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) ORDER BY score, rowid",
+    )?;
+    let mut rows = stmt.query(params![q, newest])?;
+    visible_head(&mut rows, visible, limit)
 }
 
 /// bm25 over the full-text table alone, visibility checked against `visible` (sorted ids):
@@ -92,6 +111,11 @@ fn fts_in_memory(conn: &Connection, visible: &[i64], q: &str, limit: usize) -> R
         "SELECT rowid, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY score, rowid",
     )?;
     let mut rows = stmt.query([q])?;
+    visible_head(&mut rows, visible, limit)
+}
+
+/// The first `limit` rows (rowid, score) whose rowid is among `visible` (sorted).
+fn visible_head(rows: &mut rusqlite::Rows<'_>, visible: &[i64], limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut out = vec![];
     while let Some(r) = rows.next()? {
         let id: i64 = r.get(0)?;
@@ -255,6 +279,37 @@ mod tests {
         // A word that spells another skill's token finds nothing of that skill.
         let token = skill_token("git-rebase").trim_matches('"').to_string();
         assert!(fts(&conn, "jq", "p", &token, 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_word_too_common_to_score_is_scored_over_its_newest_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        // The oldest note says "rebase" three times: the best over all matches. The other
+        // three are alike (one "rebase" in as many words), so they rank by id.
+        let mut ids = vec![];
+        for delta in
+            ["rebase rebase rebase", "rebase the branch", "rebase then push", "rebase onto main", "cherry pick"]
+        {
+            ids.push(write(&mut conn, "p", &note("jq", "", delta), None, 0.9, None).unwrap().0);
+        }
+        let got = |intent: &str, max: i64| -> Vec<i64> {
+            fts_pruned(&conn, None, &ids, intent, 10, max).unwrap().into_iter().map(|x| x.0).collect()
+        };
+        // (intent, the cap on matches scored, the notes found, best first)
+        let cases: &[(&str, i64, &[usize])] = &[
+            ("rebase", i64::MAX, &[0, 1, 2, 3]),
+            // At the cap every match is still scored.
+            ("rebase", 4, &[0, 1, 2, 3]),
+            // Over it, only the newest two of the rarest word's matches.
+            ("rebase", 2, &[2, 3]),
+            // A rarer word under the cap is scored alone; the common one is left out.
+            ("cherry rebase", 2, &[4]),
+        ];
+        for (intent, max, want) in cases {
+            let want: Vec<i64> = want.iter().map(|&i| ids[i]).collect();
+            assert_eq!(got(intent, *max), want, "{intent:?} at most {max}");
+        }
     }
 
     #[test]
