@@ -662,7 +662,7 @@ impl Engine {
         // The newer note of a conflicting pair leads, and the older names it: the pairs among
         // the whole head, loaded or not, asked once (a pair whose other note is not loaded
         // waits for it).
-        let head: Vec<i64> = out.notes.iter().map(|r| r.note.id).chain(out.unloaded.iter().map(|u| u.0)).collect();
+        let head: Vec<i64> = out.notes.iter().map(|r| r.note.id).chain(out.unloaded.iter().map(|u| u.id)).collect();
         let pairs = self.store.catalog.conflicts_among(&conn, &head)?;
         let lead = |out: &mut recall::Outcome| block::lead_newer(&mut out.notes, &pairs);
         let mut newer_of = lead(&mut out);
@@ -670,8 +670,20 @@ impl Engine {
         let mut b = block::render(&ctx.name, out.mode, &out.notes, budget, tools, ctx.version.as_deref(), &newer_of);
         // Room left for another note, and notes not loaded: load them and render again (the
         // same block as rendering them all at once; a note costs more than NOTE_TOKENS_MIN).
+        // Not when none of them could go in: each is unverified and not pinned, the unverified
+        // notes' share has no room for one, no conflicting pair would reorder the loaded
+        // ones, and no note is withheld (which frees room) from this load.
+        let (p, seed) = (self.config.memory.holdout, self.config.memory.holdout_seed);
+        let draws = holdout.is_some_and(|session| holdout::draws(seed, session, &ctx.name, p));
         let full = b.as_ref().is_some_and(|b| {
-            b.tokens + block::NOTE_TOKENS_MIN > budget.max_tokens || limit.is_some_and(|l| b.note_ids.len() >= l)
+            let no_room_for_unverified =
+                budget.max_unverified_tokens.saturating_sub(b.unverified_tokens) < block::NOTE_TOKENS_MIN;
+            b.tokens + block::NOTE_TOKENS_MIN > budget.max_tokens
+                || limit.is_some_and(|l| b.note_ids.len() >= l)
+                || (no_room_for_unverified
+                    && !draws
+                    && out.unloaded.iter().all(|u| !u.pinned && !u.uses.trusted)
+                    && !pairs.iter().any(|(a, c)| out.unloaded.iter().any(|u| u.id == *a || u.id == *c)))
         });
         let t_first = t0.elapsed();
         if !full && !out.unloaded.is_empty() {
@@ -687,9 +699,8 @@ impl Engine {
             b = block::render(&ctx.name, out.mode, &out.notes, budget, tools, ctx.version.as_deref(), &newer_of);
         }
         let mut withheld = None;
-        let (p, seed) = (self.config.memory.holdout, self.config.memory.holdout_seed);
         if let (Some(session), Some(shown)) = (holdout, &b) {
-            if holdout::draws(seed, session, &ctx.name, p) {
+            if draws {
                 let eligible: Vec<(i64, bool, _)> = out
                     .notes
                     .iter()
@@ -866,6 +877,66 @@ mod tests {
         let mut conn = e.conn();
         let write = |c: &mut rusqlite::Connection| store::write(c, "p", &new, None, 0.92, None);
         e.store.catalog.write(&mut conn, write, |(id, _)| vec![*id]).unwrap();
+    }
+
+    /// A load whose block has no room left for an unverified note does not read the rest of
+    /// the head when it holds only unverified notes: the block is the one every note of the
+    /// head loaded gives, whether the notes after the first ones are unverified or trusted
+    /// (then they are read and go in).
+    #[test]
+    fn a_block_with_no_room_left_is_the_one_the_whole_head_gives() {
+        let d = tempfile::tempdir().unwrap();
+        let e = engine(d.path());
+        for i in 0..120 {
+            write(&e, "jq", &format!("lesson {i}: quote the csv field {i} before piping it to jq -r"));
+        }
+        let ctx = SkillContext {
+            name: "jq".into(),
+            dir: None,
+            enabled: true,
+            settings: Default::default(),
+            version: None,
+            problem: None,
+        };
+        let cands = e.store.catalog.candidates(&e.conn(), "jq", "p").unwrap().candidates;
+        let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
+        // The whole head loaded, as the block was rendered before.
+        let whole = |e: &Engine| {
+            let conn = e.conn_for_recall();
+            let budget = Budget {
+                max_tokens: e.config.memory.max_tokens,
+                max_pinned_tokens: e.config.memory.max_pinned_tokens,
+                limit: None,
+                max_unverified_tokens: Budget::unverified_cap(
+                    e.config.memory.max_tokens,
+                    e.config.memory.unverified_share,
+                ),
+            };
+            let ask = HeadAsk {
+                intent: None,
+                max_tokens: budget.max_tokens,
+                use_vectors: true,
+                load_first: usize::MAX,
+                query: None,
+                query_pieces: None,
+            };
+            let (mut out, _) = e.rank_head(&conn, &ctx, ask).unwrap();
+            let all: Vec<i64> = out.notes.iter().map(|r| r.note.id).collect();
+            let pairs = e.store.catalog.conflicts_among(&conn, &all).unwrap();
+            let newer_of = block::lead_newer(&mut out.notes, &pairs);
+            let feedback = e.feedback_tool();
+            let tools = block::Tools { note: e.note_tool(), feedback: &feedback };
+            block::render("jq", out.mode, &out.notes, budget, tools, None, &newer_of).unwrap().text
+        };
+        let shown = |e: &Engine| e.recall_block(&ctx, None, None, None, false).unwrap().0.unwrap().text;
+        assert_eq!(shown(&e), whole(&e), "every note unverified");
+        // Two notes trusted (a person vouched) though rarely used: they rank last, after the
+        // first notes loaded, and still go in.
+        let vouched = skillmem_store::memory::evidence::Evidence { shown: 40, vouched: true, ..Default::default() };
+        store::add_evidence(&mut e.conn(), &[(ids[3], vouched), (ids[77], vouched)]).unwrap();
+        let got = shown(&e);
+        assert_eq!(got, whole(&e), "trusted notes after the first ones");
+        assert!(got.contains("lesson 3:") && got.contains("lesson 77:"), "{got}");
     }
 
     /// A recall's counts wait (a ranking reads none): written by the delayed write claimed

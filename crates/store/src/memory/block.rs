@@ -45,6 +45,9 @@ pub struct Block {
     pub text: String,
     pub note_ids: Vec<i64>,
     pub tokens: usize,
+    /// The tokens of the unverified notes not pinned, counted against
+    /// [`Budget::max_unverified_tokens`].
+    pub unverified_tokens: usize,
 }
 
 /// Escapes `& < > " '` for XML text. A carriage return is written `&#13;`, since an XML parser
@@ -348,7 +351,12 @@ pub fn render(
     }
     text.push_str(&guide);
     let total = tokens(&text);
-    Some(Block { text, note_ids: chosen.into_iter().map(|c| c.2).collect(), tokens: total })
+    Some(Block {
+        text,
+        note_ids: chosen.into_iter().map(|c| c.2).collect(),
+        tokens: total,
+        unverified_tokens: unverified_used,
+    })
 }
 
 fn header(skill: &str, mode: RecallMode, count: usize, pinned: usize) -> String {

@@ -109,9 +109,18 @@ pub struct Outcome {
     /// The rung that found each matched note (`Vector` when the vector rung did, else `Fts`);
     /// a note not in it was ranked by recency and use (shown by the dashboard's preview).
     pub found_by: std::collections::HashMap<i64, RecallMode>,
-    /// Ranked after `notes` but not loaded yet (see [`Prepared::load_first`]): (id, score,
-    /// matched, uses), in order.
-    pub unloaded: Vec<(i64, f32, bool, Uses)>,
+    /// Ranked after `notes` but not loaded yet (see [`Prepared::load_first`]), in order.
+    pub unloaded: Vec<Unloaded>,
+}
+
+/// A note of the ranked head not loaded yet: what the ranking knows of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Unloaded {
+    pub id: i64,
+    pub score: f32,
+    pub matched: bool,
+    pub uses: Uses,
+    pub pinned: bool,
 }
 
 impl Outcome {
@@ -122,11 +131,11 @@ impl Outcome {
             return Ok(());
         }
         let rest = std::mem::take(&mut self.unloaded);
-        let ids: Vec<i64> = rest.iter().map(|r| r.0).collect();
+        let ids: Vec<i64> = rest.iter().map(|r| r.id).collect();
         let mut by_id: std::collections::HashMap<i64, Note> =
             load_notes(conn, held, &ids)?.into_iter().map(|n| (n.id, n)).collect();
-        self.notes.extend(rest.into_iter().filter_map(|(id, score, matched, uses)| {
-            by_id.remove(&id).map(|note| Ranked { note, score, matched, uses })
+        self.notes.extend(rest.into_iter().filter_map(|u| {
+            by_id.remove(&u.id).map(|note| Ranked { note, score: u.score, matched: u.matched, uses: u.uses })
         }));
         Ok(())
     }
@@ -377,8 +386,11 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     scored.sort_by(order);
     let t_score = t0.elapsed();
-    let unloaded: Vec<(i64, f32, bool, Uses)> = if scored.len() > p.load_first {
-        scored.drain(p.load_first..).map(|(c, matched, score)| (c.id, score, matched, c.uses)).collect()
+    let unloaded: Vec<Unloaded> = if scored.len() > p.load_first {
+        scored
+            .drain(p.load_first..)
+            .map(|(c, matched, score)| Unloaded { id: c.id, score, matched, uses: c.uses, pinned: c.pinned })
+            .collect()
     } else {
         vec![]
     };
