@@ -270,10 +270,13 @@ impl Engine {
         if log.is_empty() {
             return Ok(());
         }
+        // Each note shown, at the load that first showed it (sets, not scans: a long session
+        // shows thousands of notes).
         let mut first: Vec<(i64, usize)> = vec![];
+        let mut seen = std::collections::HashSet::new();
         for (i, c) in log.iter().enumerate().filter(|(_, c)| c.skill.is_some()) {
             for id in &c.shown {
-                if !first.iter().any(|(n, _)| n == id) {
+                if seen.insert(*id) {
                     first.push((*id, i));
                 }
             }
@@ -281,6 +284,11 @@ impl Engine {
         fn judged(c: &Call) -> Later<'_> {
             Later { args: &c.args, errors: &c.errors, read_only: calls::reads_only(&c.tool) }
         }
+        // The calls that are not skill loads, judged once: a note's calls before and after its
+        // load are the two sides of one split of this list.
+        let plain: Vec<usize> = (0..log.len()).filter(|&i| log[i].skill.is_none()).collect();
+        let plain_judged: Vec<Later<'_>> = plain.iter().map(|&i| judged(&log[i])).collect();
+        let split = |load: usize| plain.partition_point(|&i| i < load);
         // The store's other sessions, those of each skill loaded here first: a note's base
         // rate is read from those that were not shown it.
         let mut others: HashMap<String, Vec<store::Reference>> = HashMap::new();
@@ -295,24 +303,28 @@ impl Engine {
         // (not once a note: a session's end judges every note it showed).
         let prepared: HashMap<&str, Vec<Prepared<'_>>> =
             others.iter().map(|(skill, refs)| (skill.as_str(), refs.iter().map(Prepared::of).collect())).collect();
-        let shown_here: Vec<i64> = first.iter().map(|(id, _)| *id).collect();
         let mut verdicts = Vec::with_capacity(first.len());
         for (id, load) in first {
             let Some(note) = store::get(&conn, id)? else { continue };
             let skill = log[load].skill.as_deref().unwrap_or_default();
             let references = reference_for(prepared.get(skill).map_or(&[][..], Vec::as_slice), &note);
             let reference: Vec<&[&[Later<'_>]]> = references.iter().map(Vec::as_slice).collect();
-            let before: Vec<Later<'_>> = log[..load].iter().filter(|c| c.skill.is_none()).map(judged).collect();
-            let after: Vec<&Call> = log[load + 1..].iter().filter(|c| c.skill.is_none()).collect();
-            let later: Vec<Later<'_>> = after.iter().map(|c| judged(c)).collect();
-            let v = evidence::judge_in(&note.delta, &before, &later, &reference);
-            verdicts.push(SessionVerdict { note: id, used_at: v.used.map(|i| after[i].at), ignored: v.ignored });
+            // The load is a skill call, so no plain call is at its index.
+            let k = split(load);
+            let (before, later) = plain_judged.split_at(k);
+            let v = evidence::judge_in(&note.delta, before, later, &reference);
+            verdicts.push(SessionVerdict {
+                note: id,
+                used_at: v.used.map(|i| log[plain[k + i]].at),
+                ignored: v.ignored,
+            });
         }
         // The notes a load withheld and no load showed: did their specific appear anyway?
         let mut held: Vec<(i64, usize)> = vec![];
         for (i, c) in log.iter().enumerate().filter(|(_, c)| c.skill.is_some()) {
             for id in &c.withheld {
-                if !shown_here.contains(id) && !held.iter().any(|(n, _)| n == id) {
+                // Neither shown nor withheld by an earlier load.
+                if seen.insert(*id) {
                     held.push((*id, i));
                 }
             }
@@ -320,11 +332,10 @@ impl Engine {
         let mut withheld = Vec::with_capacity(held.len());
         for (id, load) in held {
             let Some(note) = store::get(&conn, id)? else { continue };
-            let before: Vec<Later<'_>> = log[..load].iter().filter(|c| c.skill.is_none()).map(judged).collect();
-            let later: Vec<Later<'_>> = log[load + 1..].iter().filter(|c| c.skill.is_none()).map(judged).collect();
+            let (before, later) = plain_judged.split_at(split(load));
             // Any specific that would count as a use, common or not: a step done anyway must
             // not look rarer when withheld than when shown (no base rate here).
-            let v = evidence::judge(&note.delta, &before, &later, &[]);
+            let v = evidence::judge(&note.delta, before, later, &[]);
             withheld.push(SessionWithheld { note: id, appeared: v.used.is_some() });
         }
         let touched: Vec<i64> = verdicts.iter().map(|v| v.note).chain(withheld.iter().map(|w| w.note)).collect();
@@ -351,6 +362,7 @@ impl Engine {
             let conn = self.conn();
             let mut due = store::unused_after(&conn, i64::from(after))?;
             if let Some(ids) = ids {
+                let ids: std::collections::HashSet<i64> = ids.iter().copied().collect();
                 due.retain(|id| ids.contains(id));
             }
             let evidence = store::evidence_of(&conn, &due)?;
