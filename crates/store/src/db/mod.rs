@@ -189,15 +189,33 @@ fn rebuild_notes(tx: &Transaction<'_>, sql: &str) -> Result<()> {
 }
 
 /// Rebuilds the notes' full-text index when it does not hold one row per note.
+///
+/// Both counts come from one snapshot: counted apart, a note another process (a running
+/// sidecar) wrote between them looked like a missing row, and every such open rebuilt the
+/// whole index (seen in `skillmem eval recall`, whose store a child server writes). A gap is
+/// counted again under the write lock before the rebuild.
 fn heal_fts(conn: &mut Connection) -> Result<()> {
-    let notes: i64 = conn.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
-    let indexed: i64 = conn.query_row("SELECT count(*) FROM notes_fts_docsize", [], |r| r.get(0))?;
+    let counts = |c: &Connection| -> Result<(i64, i64)> {
+        let notes: i64 = c.query_row("SELECT count(*) FROM notes", [], |r| r.get(0))?;
+        let indexed: i64 = c.query_row("SELECT count(*) FROM notes_fts_docsize", [], |r| r.get(0))?;
+        Ok((notes, indexed))
+    };
+    let (notes, indexed) = {
+        let snapshot = conn.transaction()?;
+        let n = counts(&snapshot)?;
+        snapshot.commit()?;
+        n
+    };
+    if notes == indexed {
+        return Ok(());
+    }
+    let tx = write_tx(conn)?;
+    let (notes, indexed) = counts(&tx)?;
     if notes != indexed {
         tracing::warn!(notes, indexed, "full-text index out of step; rebuilding");
-        let tx = write_tx(conn)?;
         tx.execute("INSERT INTO notes_fts(notes_fts) VALUES('rebuild')", [])?;
-        tx.commit()?;
     }
+    tx.commit()?;
     Ok(())
 }
 
