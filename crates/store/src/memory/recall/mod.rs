@@ -11,8 +11,10 @@
 //! weights; how often a note was recalled or re-recorded (`hits`) does not rank it. Every
 //! other visible note follows, ranked by recency × use (all of them without an intent, or
 //! when nothing matches it), so that the block fills its budget: with few notes the whole
-//! memory fits. Pinned notes always come first; ties are broken by uses, then recency, then
-//! id, so the order is total and deterministic.
+//! memory fits. Pinned notes always come first; ties are broken by uses, then the newer note
+//! (the later `created_at`, then the higher id: a note written in the same millisecond as
+//! another is still the newer one, so the order does not depend on how fast notes were
+//! written), so the order is total and deterministic.
 
 mod rungs;
 
@@ -261,7 +263,7 @@ fn rest_head(cands: &[Candidate], rest: Ranking, now_ms: i64, want: usize) -> (V
             .then(b.0.total_cmp(&a.0))
             .then(y.uses.used.cmp(&x.uses.used))
             .then(y.created_at.cmp(&x.created_at))
-            .then(x.id.cmp(&y.id))
+            .then(y.id.cmp(&x.id))
     };
     let complete = want >= scored.len();
     if !complete {
@@ -374,7 +376,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             .then(b.2.total_cmp(&a.2))
             .then(b.0.uses.used.cmp(&a.0.uses.used))
             .then(b.0.created_at.cmp(&a.0.created_at))
-            .then(a.0.id.cmp(&b.0.id))
+            .then(b.0.id.cmp(&a.0.id))
     };
     if p.keep < scored.len() {
         // Ids are unique, so the order is total: selecting then sorting the head gives the
@@ -599,8 +601,8 @@ mod tests {
         }
     }
 
-    /// Two notes of equal cosine under [`Blind`] of model `model`; the first has more hits,
-    /// so it wins every tie: it is the wrong one for [`BLIND_INTENT`].
+    /// Two notes of equal cosine under [`Blind`] of model `model`; the first is newer (by a
+    /// millisecond), so it wins every tie: it is the wrong one for [`BLIND_INTENT`].
     fn blind_store(model: &str) -> (tempfile::TempDir, Connection, crate::index::ExactIndex, Vec<i64>) {
         use crate::index::ExactIndex;
         use crate::memory::{Kind, NewNote, Scope, Source};
@@ -627,7 +629,7 @@ mod tests {
                 pending: false,
             };
             let (id, _) = store::write(&mut conn, "p", &new, None, 2.0, None).unwrap();
-            store::set_facts(&mut conn, id, if ids.is_empty() { 3 } else { 0 }, 0, false).unwrap();
+            store::set_facts(&mut conn, id, 0, if ids.is_empty() { 1 } else { 0 }, false).unwrap();
             index.insert(id, &[1.0, 0.0]);
             ids.push(id);
         }
