@@ -290,19 +290,47 @@ impl Engine {
         let plain_judged: Vec<Later<'_>> = plain.iter().map(|&i| judged(&log[i])).collect();
         let split = |load: usize| plain.partition_point(|&i| i < load);
         // The store's other sessions, those of each skill loaded here first: a note's base
-        // rate is read from those that were not shown it.
-        let mut others: HashMap<String, Vec<store::Reference>> = HashMap::new();
+        // rate is read from those that were not shown it. Each session's log is read once,
+        // whichever skills compare against it.
+        let mut lists: HashMap<String, Vec<(String, bool)>> = HashMap::new();
+        let mut refs: HashMap<String, store::Reference> = HashMap::new();
         for c in &log {
             if let Some(skill) = &c.skill {
-                if !others.contains_key(skill) {
-                    others.insert(skill.clone(), store::reference_sessions(&conn, skill, session)?);
+                if !lists.contains_key(skill) {
+                    let list = store::reference_sessions(&conn, skill, session)?;
+                    for (s, _) in &list {
+                        if !refs.contains_key(s) {
+                            refs.insert(s.clone(), store::reference(&conn, s)?);
+                        }
+                    }
+                    lists.insert(skill.clone(), list);
                 }
             }
         }
-        // Each reference session's calls as judged and the notes it was shown, once a skill
-        // (not once a note: a session's end judges every note it showed).
-        let prepared: HashMap<&str, Vec<Prepared<'_>>> =
-            others.iter().map(|(skill, refs)| (skill.as_str(), refs.iter().map(Prepared::of).collect())).collect();
+        // Each reference session's calls as judged, once (not once a note: a session's end
+        // judges every note it showed), and each skill's view of them: from its first load.
+        let judged_refs: HashMap<&str, Vec<Later<'_>>> = refs
+            .iter()
+            .map(|(s, r)| {
+                let calls = r.calls.iter().map(|c| Later { args: &c.args, errors: &c.errors, read_only: c.read_only });
+                (s.as_str(), calls.collect())
+            })
+            .collect();
+        let prepared: HashMap<&str, Vec<Prepared<'_>>> = lists
+            .iter()
+            .map(|(skill, list)| {
+                let view = list
+                    .iter()
+                    .filter_map(|(s, same_skill)| {
+                        let r = refs.get(s)?;
+                        let (k, from) = r.first_load.get(skill).copied().unwrap_or((0, 0));
+                        let calls = &judged_refs.get(s.as_str())?[k..];
+                        Some(Prepared { session: &r.session, same_skill: *same_skill, shown: &r.shown, from, calls })
+                    })
+                    .collect();
+                (skill.as_str(), view)
+            })
+            .collect();
         let mut verdicts = Vec::with_capacity(first.len());
         for (id, load) in first {
             let Some(note) = store::get(&conn, id)? else { continue };
@@ -463,8 +491,9 @@ pub const SKILL_REFERENCE_MIN: usize = 10;
 /// few sessions type anyway (its repository's paths) is no rarer for the other skills' sessions
 /// never typing it.
 fn reference_for<'p, 'a>(others: &'p [Prepared<'a>], note: &skillmem_store::memory::Note) -> Vec<Vec<&'p [Later<'a>]>> {
-    let fits = |r: &&Prepared<'a>| note.session_id.as_deref() != Some(r.session) && !r.shown.contains(&note.id);
-    let calls = |r: &'p Prepared<'a>| r.calls.as_slice();
+    let shown = |r: &Prepared<'a>| r.shown.get(&note.id).is_some_and(|last| *last >= r.from);
+    let fits = |r: &&Prepared<'a>| note.session_id.as_deref() != Some(r.session) && !shown(r);
+    let calls = |r: &'p Prepared<'a>| r.calls;
     let same: Vec<&[Later<'a>]> = others.iter().filter(|r| r.same_skill).filter(fits).map(calls).collect();
     if same.len() >= SKILL_REFERENCE_MIN {
         return vec![same];
@@ -472,29 +501,16 @@ fn reference_for<'p, 'a>(others: &'p [Prepared<'a>], note: &skillmem_store::memo
     vec![same, others.iter().filter(fits).map(calls).collect()]
 }
 
-/// One of the store's other sessions as a base rate reads it ([`store::Reference`]): its calls
-/// after the skill's load as judged, and every note its loads showed.
+/// One of the store's other sessions as a base rate reads it for one skill
+/// ([`store::Reference`]): its calls after its first load of the skill as judged (all of them
+/// when it did not load it), and the notes its loads showed from that load on (`shown` with a
+/// last load at or after `from`).
 struct Prepared<'a> {
     session: &'a str,
     same_skill: bool,
-    shown: std::collections::HashSet<i64>,
-    calls: Vec<Later<'a>>,
-}
-
-impl<'a> Prepared<'a> {
-    fn of(r: &'a store::Reference) -> Prepared<'a> {
-        Prepared {
-            session: &r.session,
-            same_skill: r.same_skill,
-            shown: r.calls.iter().flat_map(|c| c.shown.iter().copied()).collect(),
-            calls: r
-                .calls
-                .iter()
-                .filter(|c| c.skill.is_none())
-                .map(|c| Later { args: &c.args, errors: &c.errors, read_only: calls::reads_only(&c.tool) })
-                .collect(),
-        }
-    }
+    shown: &'a HashMap<i64, u32>,
+    from: u32,
+    calls: &'a [Later<'a>],
 }
 
 /// A note retired because it was shown and never used ([`Engine::decay`]).

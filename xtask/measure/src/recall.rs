@@ -414,6 +414,10 @@ fn workspace(root: &Path, skills: usize) -> Result<PathBuf> {
 
 struct Server {
     client: skillmem::client::Client,
+    /// The host's session for this server's loads: a name of its own, as a host gives each
+    /// session (one name for every run made the kept store's one session gather every run's
+    /// loads, and each shutdown judge them all).
+    session: String,
 }
 
 fn spawn(data: &Path, ws: &Path, blocking: bool, embedding: &Value) -> Result<(Server, Duration)> {
@@ -435,7 +439,9 @@ fn spawn(data: &Path, ws: &Path, blocking: bool, embedding: &Value) -> Result<(S
     if r.get("result").is_none() {
         bail!("initialize failed: {r}");
     }
-    Ok((Server { client }, t.elapsed()))
+    let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let session = format!("bench-{}-{at}", std::process::id());
+    Ok((Server { client, session }, t.elapsed()))
 }
 
 fn tool_after(s: &mut Server, ws: &Path, call: usize, skill: &str, intent: Option<&str>) -> Result<Value> {
@@ -446,7 +452,7 @@ fn tool_after(s: &mut Server, ws: &Path, call: usize, skill: &str, intent: Optio
     let dir = ws.join(".claude/skills").join(skill);
     let r = s.client.request(
         "skillmem/toolAfter",
-        json!({ "sessionId": "bench", "callId": format!("c{call}"), "tool": "skill", "args": args,
+        json!({ "sessionId": s.session, "callId": format!("c{call}"), "tool": "skill", "args": args,
                 "output": "", "metadata": { "dir": dir.display().to_string() } }),
     )?;
     if let Some(e) = r.get("error") {

@@ -102,34 +102,71 @@ pub fn session_calls(conn: &Connection, session: &str) -> Result<Vec<Call>> {
 /// rate of [`crate::memory::evidence::distinctive`]): the most recent.
 pub const REFERENCE_SESSIONS: i64 = 100;
 
-/// One of the store's other sessions, as a base rate reads it.
-#[derive(Debug, Clone)]
+/// One of the store's other sessions, as a base rate reads it: its calls that are not skill
+/// loads, and where each skill's first load falls among them and among its loads. Read once
+/// per session at a session's end, however many skills of the ending session compare
+/// against it: read whole once per skill, an end that had loaded ten skills held ten copies of
+/// up to [`REFERENCE_SESSIONS`] logs of up to [`SESSION_CALLS_MAX`] calls and more loads.
+#[derive(Debug, Clone, Default)]
 pub struct Reference {
     pub session: String,
-    /// It loaded the skill in question.
-    pub same_skill: bool,
-    /// Its calls from its first load of the skill (all of them when it did not load it), the
-    /// loads with what they showed.
-    pub calls: Vec<Call>,
+    /// Its calls that are not skill loads, in order.
+    pub calls: Vec<ReferenceCall>,
+    /// Each note its loads showed, and the last of its loads (counted from 0) that showed it.
+    pub shown: HashMap<i64, u32>,
+    /// Each skill it loaded: how many of `calls` came before its first load of it, and which
+    /// of its loads that was.
+    pub first_load: HashMap<String, (usize, u32)>,
 }
 
-/// The logs of the most recent [`REFERENCE_SESSIONS`] sessions other than `except` (ended or
-/// not), those that loaded `skill` first: what the store's sessions do without a note.
-pub fn reference_sessions(conn: &Connection, skill: &str, except: &str) -> Result<Vec<Reference>> {
+/// What a base rate reads of a call that is not a skill load.
+#[derive(Debug, Clone)]
+pub struct ReferenceCall {
+    pub args: String,
+    pub errors: String,
+    /// The tool only reads ([`crate::memory::calls::reads_only`]).
+    pub read_only: bool,
+}
+
+/// The most recent [`REFERENCE_SESSIONS`] sessions other than `except` (ended or not), those
+/// that loaded `skill` first, each with whether it loaded `skill`: what the store's sessions
+/// do without a note ([`reference`] reads each).
+pub fn reference_sessions(conn: &Connection, skill: &str, except: &str) -> Result<Vec<(String, bool)>> {
     let mut st = conn.prepare_cached(
         "SELECT session_id, EXISTS (SELECT 1 FROM call_log l WHERE l.session_id = t.session_id AND l.skill = ?1) AS same
          FROM tool_sessions t WHERE session_id <> ?2 ORDER BY same DESC, last_at DESC, session_id LIMIT ?3",
     )?;
-    let ids: Vec<(String, bool)> = st
+    let ids = st
         .query_map(params![skill, except, REFERENCE_SESSIONS], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut out = Vec::with_capacity(ids.len());
-    for (session, same_skill) in ids {
-        let mut calls = session_calls(conn, &session)?;
-        if let Some(first) = calls.iter().position(|c| c.skill.as_deref() == Some(skill)) {
-            calls.drain(..first);
+    Ok(ids)
+}
+
+/// The log of `session` as a base rate reads it.
+pub fn reference(conn: &Connection, session: &str) -> Result<Reference> {
+    let mut st = conn.prepare_cached(
+        "SELECT skill, shown, args, errors, tool FROM call_log WHERE session_id = ?1 ORDER BY position, id",
+    )?;
+    let mut rows = st.query([session])?;
+    let mut out = Reference { session: session.to_string(), ..Default::default() };
+    let mut loads: u32 = 0;
+    while let Some(r) = rows.next()? {
+        match r.get::<_, Option<String>>(0)? {
+            Some(skill) => {
+                out.first_load.entry(skill).or_insert((out.calls.len(), loads));
+                let shown: Vec<i64> =
+                    r.get::<_, Option<String>>(1)?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
+                for id in shown {
+                    out.shown.insert(id, loads);
+                }
+                loads += 1;
+            }
+            None => out.calls.push(ReferenceCall {
+                args: r.get(2)?,
+                errors: r.get(3)?,
+                read_only: crate::memory::calls::reads_only(&r.get::<_, String>(4)?),
+            }),
         }
-        out.push(Reference { session, same_skill, calls });
     }
     Ok(out)
 }
@@ -991,6 +1028,51 @@ mod tests {
         )
         .unwrap();
         conn.last_insert_rowid()
+    }
+
+    /// A reference session as a base rate reads it: its plain calls in order, the last load
+    /// that showed each note, and where each skill's first load falls.
+    #[test]
+    fn a_reference_session_keeps_its_plain_calls_and_where_each_skill_was_first_loaded() {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(d.path()).unwrap();
+        let load = |position: i64, skill: &str, shown: &[i64]| Call {
+            skill: Some(skill.into()),
+            shown: shown.to_vec(),
+            tool: "skill".into(),
+            ..call("s", position, &format!("{{\"name\":\"{skill}\"}}"), 10)
+        };
+        let read = Call { tool: "read".into(), ..call("s", 2, "README.md", 10) };
+        let failed = Call { errors: "error: no such file".into(), failed: true, ..call("s", 4, "make", 10) };
+        let log = [
+            call("s", 0, "git status", 10),
+            load(1, "jq", &[7, 8]),
+            read,
+            load(3, "git", &[9]),
+            failed,
+            load(5, "jq", &[8]),
+            call("s", 6, "jq -r .x", 10),
+        ];
+        record_calls(&mut conn, "p", &log).unwrap();
+        let r = reference(&conn, "s").unwrap();
+        let calls: Vec<(&str, &str, bool)> =
+            r.calls.iter().map(|c| (c.args.as_str(), c.errors.as_str(), c.read_only)).collect();
+        let want = [
+            ("git status", "", false),
+            ("README.md", "", true),
+            ("make", "error: no such file", false),
+            ("jq -r .x", "", false),
+        ];
+        assert_eq!(calls, want);
+        // (note, the last load that showed it)
+        let mut shown: Vec<(i64, u32)> = r.shown.iter().map(|(k, v)| (*k, *v)).collect();
+        shown.sort();
+        assert_eq!(shown, vec![(7, 0), (8, 2), (9, 1)]);
+        // (skill, plain calls before its first load, that load)
+        assert_eq!(r.first_load.get("jq"), Some(&(1, 0)));
+        assert_eq!(r.first_load.get("git"), Some(&(2, 1)));
+        assert_eq!(r.first_load.get("npm"), None);
+        assert_eq!(reference(&conn, "nobody").unwrap().calls.len(), 0);
     }
 
     /// Every note's uses read at once (a start's catalog) are what the summed view gives each
