@@ -860,6 +860,18 @@ mod tests {
         assert!(!e.store.catalog.holds(elsewhere), "a skill with no folder here");
     }
 
+    /// The context of `skill` as a load finds it: enabled, no folder, default settings.
+    fn enabled(skill: &str) -> SkillContext {
+        SkillContext {
+            name: skill.into(),
+            dir: None,
+            enabled: true,
+            settings: Default::default(),
+            version: None,
+            problem: None,
+        }
+    }
+
     fn write(e: &Engine, skill: &str, delta: &str) {
         let new = NewNote {
             skill: skill.into(),
@@ -890,14 +902,7 @@ mod tests {
         for i in 0..120 {
             write(&e, "jq", &format!("lesson {i}: quote the csv field {i} before piping it to jq -r"));
         }
-        let ctx = SkillContext {
-            name: "jq".into(),
-            dir: None,
-            enabled: true,
-            settings: Default::default(),
-            version: None,
-            problem: None,
-        };
+        let ctx = enabled("jq");
         let cands = e.store.catalog.candidates(&e.conn(), "jq", "p").unwrap().candidates;
         let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
         // The whole head loaded, as the block was rendered before.
@@ -946,14 +951,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let e = engine(d.path());
         write(&e, "jq", "quote the csv fields");
-        let ctx = SkillContext {
-            name: "jq".into(),
-            dir: None,
-            enabled: true,
-            settings: Default::default(),
-            version: None,
-            problem: None,
-        };
+        let ctx = enabled("jq");
         let id = e.recall_block(&ctx, None, None, None, true).unwrap().0.unwrap().note_ids[0];
         let recalls = |e: &Engine| store::get(&e.store.conn_as_is(), id).unwrap().unwrap().recalls;
         assert_eq!(recalls(&e), 0, "not written on the recall's path");
@@ -983,14 +981,7 @@ mod tests {
         for i in 0..200usize {
             write(&e, "pdf", &format!("{} page {} of a longer lesson about output number {i}", words[i % 4], i % 9));
         }
-        let ctx = SkillContext {
-            name: "jq".into(),
-            dir: None,
-            enabled: true,
-            settings: Default::default(),
-            version: None,
-            problem: None,
-        };
+        let ctx = enabled("jq");
         let intents = ["csv fields", "raw null output", "slurp slurp keys", "quoting filtered iterations"];
         let ranked = |e: &Engine| -> Vec<Vec<(i64, f32)>> {
             intents
