@@ -265,11 +265,14 @@ impl Lexicon {
 
 /// The store-wide counts of bm25, kept while the notes' generation is the same.
 #[derive(Default)]
-struct StoreCounts {
+pub struct StoreCounts {
     generation: Option<u64>,
     /// FTS5's rows and their average length in tokens ([`store::fts_totals`]).
     totals: Option<(f64, f64)>,
     df: HashMap<String, f64>,
+    /// [`store::fts_count_upto`] by (skill, word, cap): what the pruned bm25 rung of a large
+    /// skill counts ([`store::fts_pruned`]).
+    upto: HashMap<(Option<String>, String, i64), i64>,
 }
 
 /// Words whose counts are kept at most.
@@ -300,6 +303,20 @@ impl StoreCounts {
         }
         self.df.insert(word.to_string(), d);
         Ok((rows, d))
+    }
+
+    /// [`store::fts_count_upto`], kept.
+    pub fn count_upto(&mut self, conn: &Connection, skill: Option<&str>, word: &str, cap: i64) -> Result<i64> {
+        let key = (skill.map(str::to_string), word.to_string(), cap);
+        if let Some(n) = self.upto.get(&key) {
+            return Ok(*n);
+        }
+        let n = store::fts_count_upto(conn, skill, word, cap)?;
+        if self.upto.len() >= COUNTS_HELD {
+            self.upto.clear();
+        }
+        self.upto.insert(key, n);
+        Ok(n)
     }
 }
 
@@ -413,6 +430,19 @@ impl LexiconCache {
             .map(|_| Building(&self.building))
     }
 
+    /// The store's counts, kept while `held`'s generation stays (none kept without it).
+    pub fn counts(&self, conn: &Connection, held: Option<&Catalog>) -> Result<std::sync::MutexGuard<'_, StoreCounts>> {
+        let generation = match held {
+            Some(c) => Some(c.generation(conn)?),
+            None => None,
+        };
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if generation.is_none() || counts.generation != generation {
+            *counts = StoreCounts { generation, ..Default::default() };
+        }
+        Ok(counts)
+    }
+
     /// bm25 over `cands` (the visible notes of `skill` from `project`) for `intent`: see
     /// [`Lexicon::search`]. `None` when the skill has no index for `cands` yet: the caller
     /// asks FTS5, which ranks the same, and the skill is left for
@@ -435,14 +465,7 @@ impl LexiconCache {
             }
             return Ok(None);
         };
-        let generation = match held {
-            Some(c) => Some(c.generation(conn)?),
-            None => None,
-        };
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        if generation.is_none() || counts.generation != generation {
-            *counts = StoreCounts { generation, ..Default::default() };
-        }
+        let mut counts = self.counts(conn, held)?;
         let (_, avg_len) = counts.totals(conn)?;
         let mut df = |w: &str| counts.get(conn, w);
         lex.search(intent, limit, Some(Store { df: &mut df, avg_len })).map(Some)
@@ -613,5 +636,54 @@ mod tests {
         let again: Arc<Candidates> = store::candidates(&conn, "jq", "p").unwrap().into();
         assert_eq!(cache.search(&conn, ("jq", "p"), &again, None, "csv", 10).unwrap(), None);
         assert!(cache.any_wanted());
+    }
+
+    /// A word's count up to a cap is kept while no note changes and counted again after a
+    /// write; without a catalog nothing is kept.
+    #[test]
+    fn counts_up_to_a_cap_are_kept_until_a_note_changes() {
+        use crate::memory::{Kind, NewNote, Scope, Source};
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let write = |conn: &mut rusqlite::Connection, skill: &str, delta: &str| {
+            let new = NewNote {
+                skill: skill.into(),
+                kind: Kind::Gotcha,
+                intent: String::new(),
+                delta: delta.into(),
+                tags: vec![],
+                scope: Scope::Global,
+                source: Source::Agent,
+                session_id: None,
+                skill_hash: None,
+                origin: Default::default(),
+                pending: false,
+            };
+            store::write(conn, "p", &new, None, 0.9, None).unwrap();
+        };
+        for i in 0..5 {
+            write(&mut conn, "jq", &format!("rebase the widgets {i}"));
+        }
+        write(&mut conn, "git", "rebase the branch");
+        let catalog = Catalog::default();
+        let cache = LexiconCache::default();
+        let count = |conn: &rusqlite::Connection, held: Option<&Catalog>, skill: Option<&str>, cap: i64| {
+            cache.counts(conn, held).unwrap().count_upto(conn, skill, "rebase", cap).unwrap()
+        };
+        // (skill, cap, count): the cap bounds the count; a skill narrows it.
+        let cases: &[(Option<&str>, i64, i64)] =
+            &[(None, 100, 6), (None, 4, 4), (Some("jq"), 100, 5), (Some("git"), 100, 1)];
+        for &(skill, cap, want) in cases {
+            assert_eq!(count(&conn, Some(&catalog), skill, cap), want, "{skill:?} {cap}");
+        }
+        assert_eq!(cache.counts(&conn, Some(&catalog)).unwrap().upto.len(), cases.len(), "each kept");
+        // Another connection writes: the catalog sees a new generation, the counts follow.
+        let mut other = crate::db::open(dir.path()).unwrap();
+        write(&mut other, "jq", "rebase once more");
+        assert_eq!(count(&conn, Some(&catalog), None, 100), 7);
+        assert_eq!(count(&conn, Some(&catalog), Some("jq"), 100), 6);
+        write(&mut other, "jq", "rebase and again");
+        assert_eq!(count(&conn, None, Some("jq"), 100), 7, "nothing kept without a catalog");
+        assert_eq!(count(&conn, Some(&catalog), Some("jq"), 100), 7);
     }
 }

@@ -143,9 +143,18 @@ fn bm25_hits(
     } else if let Some(hits) = in_memory {
         hits
     } else if cands.len() > FTS_PRUNE_MIN {
-        store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES)?
+        // Each word's count is kept while no note changes (the lexicons' store counts).
+        let cap = FTS_MAX_MATCHES + 1;
+        let mut kept = p.lexicons.map(|l| l.counts(conn, p.held)).transpose()?;
+        let mut count = |w: &str| match kept.as_mut() {
+            Some(k) => k.count_upto(conn, narrow, w, cap),
+            None => store::fts_count_upto(conn, narrow, w, cap),
+        };
+        store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES, &mut count)?
     } else if p.corpus > FTS_PRUNE_MIN {
-        store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, i64::MAX)?
+        // Every word is scored: none is counted.
+        let mut count = |w: &str| store::fts_count_upto(conn, narrow, w, i64::MAX);
+        store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, i64::MAX, &mut count)?
     } else {
         store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?
     };

@@ -26,11 +26,11 @@ pub(super) fn within_skill<'a>(skill: impl Into<Option<&'a str>>, words: &str) -
 fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT notes.id, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts JOIN notes ON notes.id = notes_fts.rowid
-         WHERE notes_fts MATCH ?3 AND notes.skill = ?1 AND {} ORDER BY score, notes.id LIMIT ?4",
+         WHERE notes_fts MATCH ?3 AND notes.skill = ?1 AND {} ORDER BY score, notes.id LIMIT {limit}",
         visible_from(2)
     ))?;
     let q = within_skill(skill, q);
-    let rows = stmt.query_map(params![skill, project, q, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map(params![skill, project, q], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -46,6 +46,9 @@ fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usiz
 /// `skill` ANDs the words with the skill's token: worth it when the skill is a small part of
 /// the store (bm25 then scores only its matches); `None` when the skill is most of the store,
 /// where the AND would only walk the skill's whole posting list.
+/// `count` gives a word's [`fts_count_upto`] (within `skill`, up to `max_matches + 1`): the
+/// function itself, or counts kept while no note changes (the same intent words come back load
+/// after load, and counting them was a third of this rung).
 pub fn fts_pruned(
     conn: &Connection,
     skill: Option<&str>,
@@ -53,6 +56,7 @@ pub fn fts_pruned(
     intent: &str,
     limit: usize,
     max_matches: i64,
+    count: &mut dyn FnMut(&str) -> Result<i64>,
 ) -> Result<Vec<(i64, f64)>> {
     let words = query_words(intent);
     if words.is_empty() {
@@ -61,16 +65,11 @@ pub fn fts_pruned(
     if max_matches == i64::MAX {
         return fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit);
     }
-    // How many notes each word matches, counted up to the cap (reading at most that much
-    // of its posting list).
-    let mut count =
-        conn.prepare_cached("SELECT count(*) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)")?;
+    // How many notes each word matches, counted up to the cap.
     let mut dfs: Vec<(i64, String)> = vec![];
     let mut seen = std::collections::BTreeSet::new();
     for w in words.iter().filter(|w| seen.insert(w.as_str())) {
-        let df: i64 =
-            count.query_row(params![within_skill(skill, &format!("\"{w}\"")), max_matches + 1], |r| r.get(0))?;
-        dfs.push((df, w.clone()));
+        dfs.push((count(w)?, w.clone()));
     }
     dfs.sort();
     let mut kept = std::collections::BTreeSet::new();
@@ -93,14 +92,28 @@ pub fn fts_pruned(
     fts_in_memory(conn, visible, &q, limit)
 }
 
+/// How many notes match `word` (one word of [`query_words`]; within `skill` when given),
+/// counted up to `cap` only: at most that much of its posting list is read.
+pub fn fts_count_upto(conn: &Connection, skill: Option<&str>, word: &str, cap: i64) -> Result<i64> {
+    // The cap is written into the statement: a bound LIMIT makes SQLite prepare the statement
+    // again on every run (its planner reads the bound value; see [`fts_newest`]).
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT count(*) FROM (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT {cap})"
+    ))?;
+    Ok(stmt.query_row([within_skill(skill, &format!("\"{}\"", word.replace('"', "")))], |r| r.get(0))?)
+}
+
 /// [`fts_in_memory`] over the newest `newest` matches of `q` only (by rowid: FTS5 walks its
 /// posting lists from the end and stops there).
 fn fts_newest(conn: &Connection, visible: &[i64], q: &str, limit: usize, newest: i64) -> Result<Vec<(i64, f64)>> {
-    let mut stmt = conn.prepare_cached(
+    // `newest` is written into the statement, not bound: SQLite's planner reads a bound LIMIT's
+    // value, and binding it again (even to the same value) makes every run prepare the
+    // statement anew (measured with `StatementStatus::RePrepare`: once a run).
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT rowid, score FROM (SELECT rowid, bm25(notes_fts, 2.0, 1.0, 0.0) AS score FROM notes_fts
-         WHERE notes_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) ORDER BY score, rowid",
-    )?;
-    let mut rows = stmt.query(params![q, newest])?;
+         WHERE notes_fts MATCH ?1 ORDER BY rowid DESC LIMIT {newest}) ORDER BY score, rowid",
+    ))?;
+    let mut rows = stmt.query([q])?;
     visible_head(&mut rows, visible, limit)
 }
 
@@ -270,7 +283,8 @@ mod tests {
         let got: Vec<i64> = fts(&conn, "café-tools", "p", "rebase", 10).unwrap().into_iter().map(|x| x.0).collect();
         assert_eq!(got, vec![u]);
         let visible = vec![a];
-        let got: Vec<i64> = fts_pruned(&conn, Some("jq"), &visible, "rebase widgets", 10, 1)
+        let mut count = |w: &str| fts_count_upto(&conn, Some("jq"), w, 2);
+        let got: Vec<i64> = fts_pruned(&conn, Some("jq"), &visible, "rebase widgets", 10, 1, &mut count)
             .unwrap()
             .into_iter()
             .map(|x| x.0)
@@ -294,7 +308,8 @@ mod tests {
             ids.push(write(&mut conn, "p", &note("jq", "", delta), None, 0.9, None).unwrap().0);
         }
         let got = |intent: &str, max: i64| -> Vec<i64> {
-            fts_pruned(&conn, None, &ids, intent, 10, max).unwrap().into_iter().map(|x| x.0).collect()
+            let mut count = |w: &str| fts_count_upto(&conn, None, w, max + 1);
+            fts_pruned(&conn, None, &ids, intent, 10, max, &mut count).unwrap().into_iter().map(|x| x.0).collect()
         };
         // (intent, the cap on matches scored, the notes found, best first)
         let cases: &[(&str, i64, &[usize])] = &[
