@@ -75,6 +75,7 @@ impl TokenMatch {
                 *slot = Some(ids);
             }
         }
+        tracing::trace!("token matching: {} of {} notes tokenized (not held)", new.len(), texts.len());
         self.held.insert_many(new);
         out.into_iter().map(Option::unwrap_or_default).collect()
     }

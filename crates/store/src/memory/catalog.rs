@@ -440,7 +440,9 @@ impl Catalog {
             st.notes.extend(held.into_iter().map(|n| (n.id, n)));
             passing.extend(through.into_iter().map(|n| (n.id, n)));
         }
-        Ok(ids.iter().filter_map(|id| passing.get(id).or_else(|| st.notes.get(id)).cloned()).collect())
+        // A note read through (a large skill's) is moved out, not copied (copying them was a
+        // sixth of this read); recall asks for each note once.
+        Ok(ids.iter().filter_map(|id| passing.remove(id).or_else(|| st.notes.get(id).cloned())).collect())
     }
 
     /// Reads ahead the notes among `ids` that [`Catalog::load_notes`] would hold and does not
