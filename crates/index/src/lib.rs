@@ -121,6 +121,46 @@ impl std::hash::Hasher for IdHash {
 /// A map keyed by note id (see [`IdHash`]).
 pub type IdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<IdHash>>;
 
+/// A large set of note ids as bits from its smallest id: a graph search asks whether each
+/// node it visits is a candidate, and in a skill of 90,000 notes a binary search over their
+/// ids per visit was a fifth of the search. Kept beside a candidate list (one bit a note of
+/// the span between its first and last id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdBits {
+    base: i64,
+    words: Vec<u64>,
+}
+
+impl IdBits {
+    /// Sets smaller than this are searched by their ids (a binary search of a few thousand
+    /// ids stays in cache).
+    pub const MIN: usize = 4096;
+
+    /// The bits of `ids` (ascending, no repeats), when there are at least [`IdBits::MIN`] of
+    /// them and their span is at most 64 times their number (the bits then take no more
+    /// memory than the ids); `None` otherwise.
+    pub fn of_sorted(ids: &[i64]) -> Option<IdBits> {
+        let (&first, &last) = (ids.first()?, ids.last()?);
+        let span = last.checked_sub(first)?.checked_add(1)?;
+        if ids.len() < Self::MIN || span > 64 * ids.len() as i64 {
+            return None;
+        }
+        let mut words = vec![0u64; (span as usize).div_ceil(64)];
+        for id in ids {
+            let d = (id - first) as usize;
+            words[d >> 6] |= 1 << (d & 63);
+        }
+        Some(IdBits { base: first, words })
+    }
+
+    /// Whether `id` is in the set.
+    pub fn contains(&self, id: i64) -> bool {
+        let Some(d) = id.checked_sub(self.base).filter(|d| *d >= 0) else { return false };
+        let d = d as u64;
+        usize::try_from(d >> 6).ok().and_then(|w| self.words.get(w)).is_some_and(|w| (w >> (d & 63)) & 1 == 1)
+    }
+}
+
 /// A searchable set of unit vectors keyed by note id.
 pub trait VectorIndex: Send + Sync {
     /// The embedder model id whose vectors this index holds.
@@ -152,8 +192,9 @@ pub trait VectorIndex: Send + Sync {
     fn search(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)>;
     /// [`VectorIndex::search`] over `candidates` known to be ascending with no repeats (a
     /// recall's, kept in order by the catalog): an index that needs them in order need not
-    /// check.
-    fn search_sorted(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+    /// check. `bits`, when given, are the same set's [`IdBits`], for membership.
+    fn search_sorted(&self, query: &[f32], candidates: &[i64], bits: Option<&IdBits>, k: usize) -> Vec<(i64, f32)> {
+        let _ = bits;
         self.search(query, candidates, k)
     }
     /// The most similar of `candidates` to `query` when its cosine is at least `min`
@@ -265,6 +306,33 @@ mod tests {
         ix.remove(1);
         assert!(!ix.contains(1));
         assert_eq!(ix.len(), 2);
+    }
+
+    #[test]
+    fn id_bits_hold_exactly_their_ids() {
+        let dense: Vec<i64> = (10..10 + IdBits::MIN as i64 * 2).step_by(2).collect();
+        let spaced: Vec<i64> = (0..IdBits::MIN as i64).map(|i| i * 64).collect();
+        let negative: Vec<i64> = (-(IdBits::MIN as i64)..0).collect();
+        // (the set, whether it gets bits)
+        let cases: Vec<(&str, Vec<i64>, bool)> = vec![
+            ("empty", vec![], false),
+            ("too few", (1..IdBits::MIN as i64).collect(), false),
+            ("every id", (1..=IdBits::MIN as i64).collect(), true),
+            ("every other id", dense, true),
+            ("64 apart", spaced, true),
+            ("65 apart", (0..IdBits::MIN as i64).map(|i| i * 65).collect(), false),
+            ("below zero", negative, true),
+            ("the widest span", vec![i64::MIN, i64::MAX], false),
+        ];
+        for (case, ids, bits) in cases {
+            let got = IdBits::of_sorted(&ids);
+            assert_eq!(got.is_some(), bits, "{case}");
+            let Some(b) = got else { continue };
+            let (lo, hi) = (ids[0], *ids.last().unwrap());
+            for id in (lo - 130..=hi + 130).chain([i64::MIN, i64::MAX, 0]) {
+                assert_eq!(b.contains(id), ids.binary_search(&id).is_ok(), "{case}: {id}");
+            }
+        }
     }
 
     #[test]

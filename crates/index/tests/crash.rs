@@ -64,7 +64,7 @@ fn answers_exactly(ix: &HnswIndex, rows: &[(i64, Vec<f32>)], case: &str) {
             let got = ix.search(&q, cands, k);
             let want = ex.search(&q, cands, k);
             // The ids are ascending: the search that need not check answers the same.
-            assert_eq!(ix.search_sorted(&q, cands, k), got, "{case}");
+            assert_eq!(ix.search_sorted(&q, cands, None, k), got, "{case}");
             assert_eq!(
                 got.iter().map(|x| x.0).collect::<Vec<_>>(),
                 want.iter().map(|x| x.0).collect::<Vec<_>>(),

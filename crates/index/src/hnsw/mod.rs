@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use super::graph::Graph;
 use super::rows::row_sum;
-use super::{top_k, IdMap, VectorIndex};
+use super::{top_k, IdBits, IdMap, VectorIndex};
 
 mod scan;
 mod worker;
@@ -369,9 +369,12 @@ impl Drop for HnswIndex {
     }
 }
 
-/// Candidate ids as a search gets them: known to be ascending (no check needed), or not.
+/// Candidate ids as a search gets them: known to be ascending (no check needed; with their
+/// bits or not), or not.
 enum Order<'a> {
     Ascending(&'a [i64]),
+    /// Ascending, with the same set's bits for membership.
+    Bits(&'a [i64], &'a IdBits),
     Unknown(&'a [i64]),
 }
 
@@ -455,9 +458,13 @@ impl VectorIndex for HnswIndex {
         self.search_ef(query, Order::Unknown(candidates), k, self.shared.params.ef_search.max(2 * k), true)
     }
 
-    fn search_sorted(&self, query: &[f32], candidates: &[i64], k: usize) -> Vec<(i64, f32)> {
+    fn search_sorted(&self, query: &[f32], candidates: &[i64], bits: Option<&IdBits>, k: usize) -> Vec<(i64, f32)> {
         debug_assert!(candidates.windows(2).all(|w| w[0] < w[1]), "candidates must be ascending");
-        self.search_ef(query, Order::Ascending(candidates), k, self.shared.params.ef_search.max(2 * k), true)
+        let order = match bits {
+            Some(b) => Order::Bits(candidates, b),
+            None => Order::Ascending(candidates),
+        };
+        self.search_ef(query, order, k, self.shared.params.ef_search.max(2 * k), true)
     }
 
     fn nearest(&self, query: &[f32], candidates: &[i64], min: f32) -> Option<(i64, f32)> {
@@ -504,9 +511,10 @@ impl HnswIndex {
 
     /// [`VectorIndex::search`] with `ef` candidates in the graph.
     fn search_ef(&self, query: &[f32], candidates: Order<'_>, k: usize, ef: usize, pack: bool) -> Vec<(i64, f32)> {
-        let (candidates, known_sorted) = match candidates {
-            Order::Ascending(c) => (c, true),
-            Order::Unknown(c) => (c, false),
+        let (candidates, known_sorted, bits) = match candidates {
+            Order::Ascending(c) => (c, true, None),
+            Order::Bits(c, b) => (c, true, Some(b)),
+            Order::Unknown(c) => (c, false, None),
         };
         if k == 0 || candidates.is_empty() {
             return vec![];
@@ -532,9 +540,13 @@ impl HnswIndex {
             &owned
         };
         let slots = &maps.slots;
+        let member = |id: i64| match bits {
+            Some(b) => b.contains(id),
+            None => cands.binary_search(&id).is_ok(),
+        };
         let keep = |slot: usize| {
             let id = slots.get(slot).copied().unwrap_or(TOMB);
-            id != TOMB && cands.binary_search(&id).is_ok()
+            id != TOMB && member(id)
         };
         s.searches.fetch_add(1, Ordering::Relaxed);
         let mut out: Vec<(i64, f32)> =
@@ -544,11 +556,61 @@ impl HnswIndex {
             self.notify();
         }
         // Vectors not in the graph yet: exactly.
-        let extra = maps.own.keys().copied().filter(|id| cands.binary_search(id).is_ok());
+        let extra = maps.own.keys().copied().filter(|id| member(*id));
         out.extend(exact(&maps, Some(g), query, extra, k));
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.dedup_by_key(|x| x.0);
         top_k(&mut out, k);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit vector of `dim` from `seed` (xorshift).
+    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect();
+        skillmem_embed::normalize(&mut v);
+        v
+    }
+
+    /// A graph search over candidates given with their bits answers as the same search over
+    /// their ids, for sets large enough to have bits and to be searched through the graph.
+    #[test]
+    fn a_search_with_the_candidates_bits_answers_as_with_their_ids() {
+        const DIM: usize = 16;
+        let n = 2 * IdBits::MIN as i64;
+        let ix = HnswIndex::new("m", DIM, None, HnswParams::default());
+        ix.start(Some(Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
+            for id in 1..=n {
+                sink(id, unit(id as u64, DIM));
+            }
+            Ok(n as usize)
+        })));
+        ix.wait_ready();
+        let all: Vec<i64> = (1..=n).collect();
+        let odd: Vec<i64> = all.iter().copied().filter(|i| i % 2 == 1).collect();
+        let thirds: Vec<i64> = all.iter().copied().filter(|i| i % 3 != 0).collect();
+        for (case, cands) in [("all", &all), ("odd", &odd), ("two in three", &thirds)] {
+            let bits = IdBits::of_sorted(cands).expect("large and dense");
+            assert!(!ix.scanned_exactly(cands.len(), ix.len()), "{case}: searched through the graph");
+            for q in 0..20u64 {
+                let q = unit(q + 1_000_000, DIM);
+                let by_ids = ix.search_sorted(&q, cands, None, 10);
+                assert_eq!(by_ids.len(), 10, "{case}");
+                assert!(by_ids.iter().all(|(id, _)| cands.binary_search(id).is_ok()), "{case}");
+                assert_eq!(ix.search_sorted(&q, cands, Some(&bits), 10), by_ids, "{case}");
+            }
+        }
     }
 }

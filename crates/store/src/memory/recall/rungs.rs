@@ -106,7 +106,7 @@ fn vector_hits(
                     store::ensure_vectors(conn, ix, ids)?;
                 }
                 let t_search = std::time::Instant::now();
-                vec_hits = ix.search_sorted(qv, ids, RUNG_DEPTH);
+                vec_hits = ix.search_sorted(qv, ids, p.candidates.bits(), RUNG_DEPTH);
                 vec_hits.retain(|(_, s)| *s > 0.0);
                 tracing::trace!(
                     "rank: query ready after {:?}, searched {} candidates in {:?}",

@@ -129,6 +129,8 @@ pub struct Candidate {
 pub struct Candidates {
     notes: Vec<Candidate>,
     ids: Vec<i64>,
+    /// The ids' bits, for a large dense list ([`crate::index::IdBits::of_sorted`]).
+    bits: Option<crate::index::IdBits>,
 }
 
 impl Candidates {
@@ -138,13 +140,20 @@ impl Candidates {
             notes.sort_by_key(|c| c.id);
             notes.dedup_by_key(|c| c.id);
         }
-        let ids = notes.iter().map(|c| c.id).collect();
-        Candidates { notes, ids }
+        let ids: Vec<i64> = notes.iter().map(|c| c.id).collect();
+        let bits = crate::index::IdBits::of_sorted(&ids);
+        Candidates { notes, ids, bits }
     }
 
     /// The ids, ascending.
     pub fn ids(&self) -> &[i64] {
         &self.ids
+    }
+
+    /// The ids as bits, when they are many and dense enough (see
+    /// [`crate::index::IdBits::of_sorted`]).
+    pub fn bits(&self) -> Option<&crate::index::IdBits> {
+        self.bits.as_ref()
     }
 
     /// Where the note `id` is among them.
