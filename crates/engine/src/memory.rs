@@ -671,18 +671,20 @@ impl Engine {
         // Room left for another note, and notes not loaded: load them and render again (the
         // same block as rendering them all at once; a note costs more than NOTE_TOKENS_MIN).
         // Not when none of them could go in: each is unverified and not pinned, the unverified
-        // notes' share has no room for one, no conflicting pair would reorder the loaded
-        // ones, and no note is withheld (which frees room) from this load.
+        // notes' share has less room than the least any of them could cost (its markup, id,
+        // uses and day: see `block::note_tokens_at_least`), no conflicting pair would reorder
+        // the loaded ones, and no note is withheld (which frees room) from this load.
         let (p, seed) = (self.config.memory.holdout, self.config.memory.holdout_seed);
         let draws = holdout.is_some_and(|session| holdout::draws(seed, session, &ctx.name, p));
         let full = b.as_ref().is_some_and(|b| {
-            let no_room_for_unverified =
-                budget.max_unverified_tokens.saturating_sub(b.unverified_tokens) < block::NOTE_TOKENS_MIN;
+            let unverified_room = budget.max_unverified_tokens.saturating_sub(b.unverified_tokens);
             b.tokens + block::NOTE_TOKENS_MIN > budget.max_tokens
                 || limit.is_some_and(|l| b.note_ids.len() >= l)
-                || (no_room_for_unverified
-                    && !draws
-                    && out.unloaded.iter().all(|u| !u.pinned && !u.uses.trusted)
+                || (!draws
+                    && out
+                        .unloaded
+                        .iter()
+                        .all(|u| !u.pinned && !u.uses.trusted && block::note_tokens_at_least(u) > unverified_room)
                     && !pairs.iter().any(|(a, c)| out.unloaded.iter().any(|u| u.id == *a || u.id == *c)))
         });
         let t_first = t0.elapsed();
@@ -899,23 +901,30 @@ mod tests {
     fn a_block_with_no_room_left_is_the_one_the_whole_head_gives() {
         let d = tempfile::tempdir().unwrap();
         let e = engine(d.path());
-        for i in 0..120 {
-            write(&e, "jq", &format!("lesson {i}: quote the csv field {i} before piping it to jq -r"));
+        // Lessons of two lengths, and the oldest (ranked last, past the notes loaded first)
+        // the shortest a lesson can be: the room a block has left decides whether they go
+        // in. Few enough that the head holds them all.
+        for i in 0..60 {
+            let lesson = match i {
+                0..=5 => format!("{}", i % 10),
+                _ if i % 7 == 0 => {
+                    format!("lesson {i}: quote every csv field {i} before piping it to jq -r, and test it")
+                }
+                _ => format!("lesson {i}: quote the csv field {i} before piping it to jq -r"),
+            };
+            write(&e, "jq", &lesson);
         }
         let ctx = enabled("jq");
         let cands = e.store.catalog.candidates(&e.conn(), "jq", "p").unwrap().candidates;
         let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
         // The whole head loaded, as the block was rendered before.
-        let whole = |e: &Engine| {
+        let whole = |e: &Engine, max_tokens: usize| {
             let conn = e.conn_for_recall();
             let budget = Budget {
-                max_tokens: e.config.memory.max_tokens,
+                max_tokens,
                 max_pinned_tokens: e.config.memory.max_pinned_tokens,
                 limit: None,
-                max_unverified_tokens: Budget::unverified_cap(
-                    e.config.memory.max_tokens,
-                    e.config.memory.unverified_share,
-                ),
+                max_unverified_tokens: Budget::unverified_cap(max_tokens, e.config.memory.unverified_share),
             };
             let ask = HeadAsk {
                 intent: None,
@@ -933,15 +942,26 @@ mod tests {
             let tools = block::Tools { note: e.note_tool(), feedback: &feedback };
             block::render("jq", out.mode, &out.notes, budget, tools, None, &newer_of).unwrap().text
         };
-        let shown = |e: &Engine| e.recall_block(&ctx, None, None, None, false).unwrap().0.unwrap().text;
-        assert_eq!(shown(&e), whole(&e), "every note unverified");
+        let shown = |e: &Engine, max_tokens: usize| {
+            e.recall_block(&ctx, None, Some(max_tokens), None, false).unwrap().0.unwrap().text
+        };
+        // Budgets that leave the unverified share every room from none to a few notes'.
+        let budgets: Vec<usize> = (0..40).map(|k| 600 + 37 * k).chain([e.config.memory.max_tokens]).collect();
+        let mut took_short = false;
+        for &max in &budgets {
+            let got = shown(&e, max);
+            assert_eq!(got, whole(&e, max), "every note unverified, {max} tokens");
+            took_short |= (0..=5).any(|d| got.contains(&format!("<delta>{d}</delta>")));
+        }
+        assert!(took_short, "some budget left room for one of the shortest, oldest notes");
         // Two notes trusted (a person vouched) though rarely used: they rank last, after the
         // first notes loaded, and still go in.
         let vouched = skillmem_store::memory::evidence::Evidence { shown: 40, vouched: true, ..Default::default() };
-        store::add_evidence(&mut e.conn(), &[(ids[3], vouched), (ids[77], vouched)]).unwrap();
-        let got = shown(&e);
-        assert_eq!(got, whole(&e), "trusted notes after the first ones");
-        assert!(got.contains("lesson 3:") && got.contains("lesson 77:"), "{got}");
+        store::add_evidence(&mut e.conn(), &[(ids[3], vouched), (ids[30], vouched)]).unwrap();
+        let max = e.config.memory.max_tokens;
+        let got = shown(&e, max);
+        assert_eq!(got, whole(&e, max), "trusted notes after the first ones");
+        assert!(got.contains("<delta>3</delta>") && got.contains("lesson 30:"), "{got}");
     }
 
     /// A recall's counts wait (a ranking reads none): written by the delayed write claimed

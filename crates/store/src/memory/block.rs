@@ -202,6 +202,23 @@ pub fn note_tokens(r: &Ranked, older: bool, newer: Option<i64>) -> usize {
     chars.div_ceil(4)
 }
 
+/// The fewest tokens [`note_tokens`] can count for the note `u` not loaded yet, whatever its
+/// kind, intent and lesson: its markup, id, the shortest kind, uses, pin, day and trust mark.
+/// A block whose room is less than this for every note not loaded needs none of them.
+pub fn note_tokens_at_least(u: &super::recall::Unloaded) -> usize {
+    const MARKUP: usize =
+        "<note id=\"\" kind=\"\" intent=\"\" used=\"\" pinned=\"\" written=\"\">\n<delta></delta>\n</note>\n".len();
+    let shortest_kind = super::Kind::ALL.iter().map(|k| escaped_chars(k.as_str(), true)).min().unwrap_or(0);
+    let chars = MARKUP
+        + digits(u.id)
+        + shortest_kind
+        + digits(u.uses.used as i64)
+        + if u.pinned { 4 } else { 5 }
+        + day_chars(u.created_at)
+        + if u.uses.trusted { 0 } else { " trust=\"unverified\"".len() };
+    chars.div_ceil(4)
+}
+
 /// Renders one note element: `written` is the day it was written (UTC), `used` the sessions
 /// that used it, `newer` the note of a conflicting pair that is a newer version of it, and
 /// `trust="unverified"` marks a note not yet trusted (trusted notes carry no trust attribute).
@@ -423,6 +440,43 @@ mod tests {
         r.note.intent = String::new();
         r.note.kind = crate::memory::Kind::Fix;
         assert!(tokens(&note_xml(&r, false, None)) >= NOTE_TOKENS_MIN);
+    }
+
+    /// The least a note not loaded could cost is never more than what it costs, whatever its
+    /// kind and text, and is what the shortest such note costs.
+    #[test]
+    fn a_note_costs_at_least_what_its_facts_alone_cost_table() {
+        use crate::memory::Kind;
+        // (id, sessions that used it, pinned, trusted, written at)
+        let facts: &[(i64, u32, bool, bool, i64)] = &[
+            (1, 0, false, false, 0),
+            (7, 0, true, false, 1_765_000_000_000),
+            (123_456, 12, false, true, 1_765_000_000_000),
+            (99_999_999, 1000, true, true, -86_400_000),
+            (-5, 3, false, false, 300_000_000_000_000),
+        ];
+        for &(id, used, pinned, trusted, created_at) in facts {
+            let uses = crate::memory::evidence::Uses { used, trusted, ..Default::default() };
+            let u = crate::memory::recall::Unloaded { id, score: 0.0, matched: false, uses, pinned, created_at };
+            let least = note_tokens_at_least(&u);
+            let mut cheapest = usize::MAX;
+            for kind in Kind::ALL {
+                for (intent, delta) in [("", ""), ("", "x"), ("i", "\u{1}\u{1b}"), ("quote <it>", "a & b \"c\"")] {
+                    for (older, newer) in [(false, None), (true, Some(42))] {
+                        let mut r = ranked(id, delta, pinned);
+                        r.note.kind = kind;
+                        r.note.intent = intent.into();
+                        r.note.created_at = created_at;
+                        r.uses = uses;
+                        let t = note_tokens(&r, older, newer);
+                        assert_eq!(t, tokens(&note_xml(&r, older, newer)), "{id} {kind:?} {delta:?}");
+                        assert!(least <= t, "{id} {kind:?} {intent:?} {delta:?}: {least} > {t}");
+                        cheapest = cheapest.min(t);
+                    }
+                }
+            }
+            assert_eq!(least, cheapest, "{id}: the shortest note costs the least");
+        }
     }
 
     #[test]

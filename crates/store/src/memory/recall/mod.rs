@@ -123,6 +123,7 @@ pub struct Unloaded {
     pub matched: bool,
     pub uses: Uses,
     pub pinned: bool,
+    pub created_at: i64,
 }
 
 impl Outcome {
@@ -391,7 +392,14 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let unloaded: Vec<Unloaded> = if scored.len() > p.load_first {
         scored
             .drain(p.load_first..)
-            .map(|(c, matched, score)| Unloaded { id: c.id, score, matched, uses: c.uses, pinned: c.pinned })
+            .map(|(c, matched, score)| Unloaded {
+                id: c.id,
+                score,
+                matched,
+                uses: c.uses,
+                pinned: c.pinned,
+                created_at: c.created_at,
+            })
             .collect()
     } else {
         vec![]
