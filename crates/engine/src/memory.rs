@@ -900,7 +900,13 @@ mod tests {
     #[test]
     fn a_block_with_no_room_left_is_the_one_the_whole_head_gives() {
         let d = tempfile::tempdir().unwrap();
-        let e = engine(d.path());
+        // The static table ranks (as by default), so that an intent's rungs read the notes
+        // they score.
+        let table: std::sync::Arc<dyn skillmem_embed::Embedder> =
+            skillmem_embed::static_table::StaticEmbedder::builtin().unwrap();
+        let cfg = Config { data_dir: d.path().to_path_buf(), project_id: Some("p".into()), ..Config::default() };
+        let e = Engine::with_embedder(skillmem_store::db::open(d.path()).unwrap(), cfg, None, Some(table)).unwrap();
+        let ctx = enabled("jq");
         // Lessons of two lengths, and the oldest (ranked last, past the notes loaded first)
         // the shortest a lesson can be: the room a block has left decides whether they go
         // in. Few enough that the head holds them all.
@@ -912,13 +918,25 @@ mod tests {
                 }
                 _ => format!("lesson {i}: quote the csv field {i} before piping it to jq -r"),
             };
-            write(&e, "jq", &lesson);
+            let new = NewNote {
+                skill: "jq".into(),
+                kind: Kind::Gotcha,
+                intent: String::new(),
+                delta: lesson,
+                tags: vec![],
+                scope: Scope::Project,
+                source: Source::Agent,
+                session_id: None,
+                skill_hash: None,
+                origin: Default::default(),
+                pending: false,
+            };
+            e.write_note_in(&ctx, new, None).unwrap();
         }
-        let ctx = enabled("jq");
         let cands = e.store.catalog.candidates(&e.conn(), "jq", "p").unwrap().candidates;
         let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();
         // The whole head loaded, as the block was rendered before.
-        let whole = |e: &Engine, max_tokens: usize| {
+        let whole = |e: &Engine, intent: Option<&str>, max_tokens: usize| {
             let conn = e.conn_for_recall();
             let budget = Budget {
                 max_tokens,
@@ -927,7 +945,7 @@ mod tests {
                 max_unverified_tokens: Budget::unverified_cap(max_tokens, e.config.memory.unverified_share),
             };
             let ask = HeadAsk {
-                intent: None,
+                intent,
                 max_tokens: budget.max_tokens,
                 use_vectors: true,
                 load_first: usize::MAX,
@@ -942,16 +960,20 @@ mod tests {
             let tools = block::Tools { note: e.note_tool(), feedback: &feedback };
             block::render("jq", out.mode, &out.notes, budget, tools, None, &newer_of).unwrap().text
         };
-        let shown = |e: &Engine, max_tokens: usize| {
-            e.recall_block(&ctx, None, Some(max_tokens), None, false).unwrap().0.unwrap().text
+        let shown = |e: &Engine, intent: Option<&str>, max_tokens: usize| {
+            e.recall_block(&ctx, intent, Some(max_tokens), None, false).unwrap().0.unwrap().text
         };
         // Budgets that leave the unverified share every room from none to a few notes'.
         let budgets: Vec<usize> = (0..40).map(|k| 600 + 37 * k).chain([e.config.memory.max_tokens]).collect();
         let mut took_short = false;
         for &max in &budgets {
-            let got = shown(&e, max);
-            assert_eq!(got, whole(&e, max), "every note unverified, {max} tokens");
+            let got = shown(&e, None, max);
+            assert_eq!(got, whole(&e, None, max), "every note unverified, {max} tokens");
             took_short |= (0..=5).any(|d| got.contains(&format!("<delta>{d}</delta>")));
+            // With an intent the rungs read notes to score them, some ranked past the first
+            // loaded: the rest of the head takes those as read.
+            let intent = Some("quote every csv field and test it");
+            assert_eq!(shown(&e, intent, max), whole(&e, intent, max), "with an intent, {max} tokens");
         }
         assert!(took_short, "some budget left room for one of the shortest, oldest notes");
         // Two notes trusted (a person vouched) though rarely used: they rank last, after the
@@ -959,8 +981,8 @@ mod tests {
         let vouched = skillmem_store::memory::evidence::Evidence { shown: 40, vouched: true, ..Default::default() };
         store::add_evidence(&mut e.conn(), &[(ids[3], vouched), (ids[30], vouched)]).unwrap();
         let max = e.config.memory.max_tokens;
-        let got = shown(&e, max);
-        assert_eq!(got, whole(&e, max), "trusted notes after the first ones");
+        let got = shown(&e, None, max);
+        assert_eq!(got, whole(&e, None, max), "trusted notes after the first ones");
         assert!(got.contains("<delta>3</delta>") && got.contains("lesson 30:"), "{got}");
     }
 

@@ -113,6 +113,9 @@ pub struct Outcome {
     pub found_by: std::collections::HashMap<i64, RecallMode>,
     /// Ranked after `notes` but not loaded yet (see [`Prepared::load_first`]), in order.
     pub unloaded: Vec<Unloaded>,
+    /// Notes of `unloaded` read already, to score them: [`Outcome::load_rest`] takes them
+    /// from here (two in three of a large skill's rest were read twice).
+    read: std::collections::HashMap<i64, Note>,
 }
 
 /// A note of the ranked head not loaded yet: what the ranking knows of it.
@@ -134,9 +137,9 @@ impl Outcome {
             return Ok(());
         }
         let rest = std::mem::take(&mut self.unloaded);
-        let ids: Vec<i64> = rest.iter().map(|r| r.id).collect();
-        let mut by_id: std::collections::HashMap<i64, Note> =
-            load_notes(conn, held, &ids)?.into_iter().map(|n| (n.id, n)).collect();
+        let mut by_id = std::mem::take(&mut self.read);
+        let ids: Vec<i64> = rest.iter().map(|r| r.id).filter(|id| !by_id.contains_key(id)).collect();
+        by_id.extend(load_notes(conn, held, &ids)?.into_iter().map(|n| (n.id, n)));
         self.notes.extend(rest.into_iter().filter_map(|u| {
             by_id.remove(&u.id).map(|note| Ranked { note, score: u.score, matched: u.matched, uses: u.uses })
         }));
@@ -312,7 +315,13 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     let t0 = std::time::Instant::now();
     let cands = std::sync::Arc::clone(&p.candidates);
     if cands.is_empty() {
-        return Ok(Outcome { mode: RecallMode::None, notes: vec![], found_by: Default::default(), unloaded: vec![] });
+        return Ok(Outcome {
+            mode: RecallMode::None,
+            notes: vec![],
+            found_by: Default::default(),
+            unloaded: vec![],
+            read: Default::default(),
+        });
     }
     let intent = q.intent.map(str::trim).filter(|s| !s.is_empty());
     let rungs::Found { rel, found_by, loaded, mode } = match intent {
@@ -422,7 +431,9 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         .into_iter()
         .filter_map(|(c, matched, score)| by_id.remove(&c.id).map(|note| Ranked { note, score, matched, uses: c.uses }))
         .collect();
-    Ok(Outcome { mode, notes, found_by, unloaded })
+    // What is left of the notes read for scoring that the rest of the head holds.
+    let read = unloaded.iter().filter_map(|u| by_id.remove_entry(&u.id)).collect();
+    Ok(Outcome { mode, notes, found_by, unloaded, read })
 }
 
 /// Notes' pieces kept in memory by model and text (~20 KB a note with all-MiniLM-L6-v2; at
