@@ -175,6 +175,12 @@ enum BenchCommand {
         /// (the written notes accumulate).
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
+        /// With `--keep`: every run starts from the store as it was first kept (a copy,
+        /// `data.pristine` beside it, is put back before the run), so that runs compare on
+        /// the same store. Without it a kept store changes run after run: its notes and
+        /// sessions accumulate, and notes shown in six runs and never used are retired.
+        #[arg(long, requires = "keep")]
+        pristine: bool,
         /// The embedding provider of the servers: static (default) or hash (`--model` sets
         /// the model provider).
         #[arg(long, default_value = "static")]
@@ -306,12 +312,32 @@ fn run(cli: Cli) -> Result<()> {
                 index_dir,
             },
         ),
-        BenchCommand::Recall { notes, skills, rounds, writes, keep, provider, model, fill, first_skill_rounds } => {
-            recall::recall(
-                g,
-                recall::RecallOpts { notes, skills, rounds, writes, keep, provider, model, fill, first_skill_rounds },
-            )
-        }
+        BenchCommand::Recall {
+            notes,
+            skills,
+            rounds,
+            writes,
+            keep,
+            pristine,
+            provider,
+            model,
+            fill,
+            first_skill_rounds,
+        } => recall::recall(
+            g,
+            recall::RecallOpts {
+                notes,
+                skills,
+                rounds,
+                writes,
+                keep,
+                pristine,
+                provider,
+                model,
+                fill,
+                first_skill_rounds,
+            },
+        ),
     }
 }
 

@@ -127,6 +127,8 @@ pub struct RecallOpts {
     pub writes: usize,
     /// Keep (and reuse) the populated data dirs under this folder.
     pub keep: Option<PathBuf>,
+    /// Start every run from the kept store as it was first kept (see [`restore_pristine`]).
+    pub pristine: bool,
     /// The embedding provider the servers are initialized with (`static`, `hash`, ...).
     pub provider: String,
     /// A model folder: the servers embed with it (provider `model`).
@@ -398,6 +400,36 @@ struct Fill {
     embed: Option<EmbedTimes>,
 }
 
+/// `--pristine`: the first time (or right after a fill), keeps a copy of `data` beside it,
+/// `data.pristine`; every other time puts that copy back in place of `data`, so that the run
+/// starts from the same store (in place: the workspace and its project stay the same).
+fn restore_pristine(data: &Path, filled_now: bool) -> Result<()> {
+    let saved = data.with_file_name("data.pristine");
+    if filled_now || !saved.join(".populated").exists() {
+        let _ = std::fs::remove_dir_all(&saved);
+        copy_dir(data, &saved)?;
+    } else {
+        std::fs::remove_dir_all(data)?;
+        copy_dir(&saved, data)?;
+    }
+    Ok(())
+}
+
+/// Copies the folder `from` to `to` (made), files and folders.
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dest = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_dir(&e.path(), &dest)?;
+        } else {
+            std::fs::copy(e.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
 fn workspace(root: &Path, skills: usize) -> Result<PathBuf> {
     let ws = root.join("ws");
     for i in 0..skills {
@@ -531,6 +563,9 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
                     populate(&data, n, skills, &words)?;
                 }
                 std::fs::write(data.join(".populated"), b"")?;
+            }
+            if o.pristine && o.keep.is_some() {
+                restore_pristine(&data, fresh)?;
             }
             // 1. Build and persist the index once (what a long-running server leaves behind).
             let (mut s, build) = spawn(&data, &ws, true, &embedding)?;
