@@ -874,8 +874,9 @@ mod tests {
         }
     }
 
-    fn write(e: &Engine, skill: &str, delta: &str) {
-        let new = NewNote {
+    /// A project gotcha of `skill` with no intent.
+    fn gotcha(skill: &str, delta: &str) -> NewNote {
+        NewNote {
             skill: skill.into(),
             kind: Kind::Gotcha,
             intent: String::new(),
@@ -887,7 +888,11 @@ mod tests {
             skill_hash: None,
             origin: Default::default(),
             pending: false,
-        };
+        }
+    }
+
+    fn write(e: &Engine, skill: &str, delta: &str) {
+        let new = gotcha(skill, delta);
         let mut conn = e.conn();
         let write = |c: &mut rusqlite::Connection| store::write(c, "p", &new, None, 0.92, None);
         e.store.catalog.write(&mut conn, write, |(id, _)| vec![*id]).unwrap();
@@ -918,20 +923,7 @@ mod tests {
                 }
                 _ => format!("lesson {i}: quote the csv field {i} before piping it to jq -r"),
             };
-            let new = NewNote {
-                skill: "jq".into(),
-                kind: Kind::Gotcha,
-                intent: String::new(),
-                delta: lesson,
-                tags: vec![],
-                scope: Scope::Project,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
-            e.write_note_in(&ctx, new, None).unwrap();
+            e.write_note_in(&ctx, gotcha("jq", &lesson), None).unwrap();
         }
         let cands = e.store.catalog.candidates(&e.conn(), "jq", "p").unwrap().candidates;
         let ids: Vec<i64> = cands.iter().map(|c| c.id).collect();

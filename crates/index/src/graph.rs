@@ -864,11 +864,12 @@ unsafe fn avx2_dot_i8(q: &[f32], codes: &[i8]) -> f32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fast_dot;
 
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+    /// A unit vector of `dim` from `seed` (xorshift).
+    pub(crate) fn unit(seed: u64, dim: usize) -> Vec<f32> {
         let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         let mut v: Vec<f32> = (0..dim)
             .map(|_| {

@@ -568,21 +568,7 @@ impl HnswIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A unit vector of `dim` from `seed` (xorshift).
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut v: Vec<f32> = (0..dim)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % 2001) as f32 / 1000.0 - 1.0
-            })
-            .collect();
-        skillmem_embed::normalize(&mut v);
-        v
-    }
+    use crate::graph::tests::unit;
 
     /// A graph search over candidates given with their bits answers as the same search over
     /// their ids, for sets large enough to have bits and to be searched through the graph.

@@ -476,6 +476,24 @@ impl LexiconCache {
 mod tests {
     use super::*;
 
+    /// A global gotcha of `skill` with no intent.
+    fn lesson(skill: &str, delta: &str) -> crate::memory::NewNote {
+        use crate::memory::{Kind, NewNote, Scope, Source};
+        NewNote {
+            skill: skill.into(),
+            kind: Kind::Gotcha,
+            intent: String::new(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::Global,
+            source: Source::Agent,
+            session_id: None,
+            skill_hash: None,
+            origin: Default::default(),
+            pending: false,
+        }
+    }
+
     /// The order and scores FTS5's bm25 gives, with the store's counts (other skills' notes
     /// in the store too), or with the skill's own when the store holds only the skill.
     #[test]
@@ -591,24 +609,18 @@ mod tests {
     /// answers as FTS5 does.
     #[test]
     fn built_after_a_recall_that_found_none() {
-        use crate::memory::{Kind, NewNote, Scope, Source};
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         for i in 0..40 {
-            let new = NewNote {
-                skill: "jq".into(),
-                kind: Kind::Gotcha,
-                intent: String::new(),
-                delta: format!("quote the csv fields of row kind {}", i % 7),
-                tags: vec![],
-                scope: Scope::Global,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
-            store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
+            store::write(
+                &mut conn,
+                "p",
+                &lesson("jq", &format!("quote the csv fields of row kind {}", i % 7)),
+                None,
+                0.9,
+                None,
+            )
+            .unwrap();
         }
         let cands: Arc<Candidates> = store::candidates(&conn, "jq", "p").unwrap().into();
         let cache = LexiconCache::default();
@@ -642,24 +654,10 @@ mod tests {
     /// write; without a catalog nothing is kept.
     #[test]
     fn counts_up_to_a_cap_are_kept_until_a_note_changes() {
-        use crate::memory::{Kind, NewNote, Scope, Source};
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         let write = |conn: &mut rusqlite::Connection, skill: &str, delta: &str| {
-            let new = NewNote {
-                skill: skill.into(),
-                kind: Kind::Gotcha,
-                intent: String::new(),
-                delta: delta.into(),
-                tags: vec![],
-                scope: Scope::Global,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
-            store::write(conn, "p", &new, None, 0.9, None).unwrap();
+            store::write(conn, "p", &lesson(skill, delta), None, 0.9, None).unwrap();
         };
         for i in 0..5 {
             write(&mut conn, "jq", &format!("rebase the widgets {i}"));
