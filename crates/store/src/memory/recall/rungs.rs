@@ -152,9 +152,7 @@ fn bm25_hits(
         };
         store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES, &mut count)?
     } else if p.corpus > FTS_PRUNE_MIN {
-        // Every word is scored: none is counted.
-        let mut count = |w: &str| store::fts_count_upto(conn, narrow, w, i64::MAX);
-        store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, i64::MAX, &mut count)?
+        store::fts_every_word(conn, narrow, ids, intent, RUNG_DEPTH)?
     } else {
         store::fts(conn, q.skill, q.project, intent, RUNG_DEPTH)?
     };

@@ -34,8 +34,23 @@ fn fts_match(conn: &Connection, skill: &str, project: &str, q: &str, limit: usiz
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// [`fts`] for large corpora (`max_matches = i64::MAX`: every word, visibility checked in
-/// memory) and very large skills: the words of `intent` that match the most notes are left
+/// [`fts`] for large corpora: every word of `intent`, bm25 over the full-text table alone,
+/// visibility checked against `visible` (sorted ids); `skill` as in [`fts_pruned`].
+pub fn fts_every_word(
+    conn: &Connection,
+    skill: Option<&str>,
+    visible: &[i64],
+    intent: &str,
+    limit: usize,
+) -> Result<Vec<(i64, f64)>> {
+    let words = query_words(intent);
+    if words.is_empty() {
+        return Ok(vec![]);
+    }
+    fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit)
+}
+
+/// [`fts`] for very large skills: the words of `intent` that match the most notes are left
 /// out, rarest first, until the words kept match at most `max_matches` notes in all (the
 /// rarest word is always kept, and when it alone matches more, only its newest
 /// `max_matches` matches are scored). bm25 must score every matching note, and a few common
@@ -61,9 +76,6 @@ pub fn fts_pruned(
     let words = query_words(intent);
     if words.is_empty() {
         return Ok(vec![]);
-    }
-    if max_matches == i64::MAX {
-        return fts_in_memory(conn, visible, &within_skill(skill, &or_query(&words)), limit);
     }
     // How many notes each word matches, counted up to the cap.
     let mut dfs: Vec<(i64, String)> = vec![];
@@ -308,10 +320,15 @@ mod tests {
             ids.push(write(&mut conn, "p", &note("jq", "", delta), None, 0.9, None).unwrap().0);
         }
         let got = |intent: &str, max: i64| -> Vec<i64> {
-            let mut count = |w: &str| fts_count_upto(&conn, None, w, max + 1);
-            fts_pruned(&conn, None, &ids, intent, 10, max, &mut count).unwrap().into_iter().map(|x| x.0).collect()
+            let found = if max == i64::MAX {
+                fts_every_word(&conn, None, &ids, intent, 10)
+            } else {
+                let mut count = |w: &str| fts_count_upto(&conn, None, w, max + 1);
+                fts_pruned(&conn, None, &ids, intent, 10, max, &mut count)
+            };
+            found.unwrap().into_iter().map(|x| x.0).collect()
         };
-        // (intent, the cap on matches scored, the notes found, best first)
+        // (intent, the cap on matches scored (none: every word), the notes found, best first)
         let cases: &[(&str, i64, &[usize])] = &[
             ("rebase", i64::MAX, &[0, 1, 2, 3]),
             // At the cap every match is still scored.
