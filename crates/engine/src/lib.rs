@@ -260,11 +260,12 @@ impl Engine {
         self.embedding.index.as_ref()
     }
 
-    /// Asks the index to write its files when it has unsaved inserts, and checkpoints the
-    /// database's write-ahead log (at `shutdown`).
+    /// Asks the index to write its files when it has unsaved inserts (a build under way saves
+    /// its progress instead, for the next start to resume), and checkpoints the database's
+    /// write-ahead log (at `shutdown`: the index builds nothing after this).
     pub fn flush(&self) {
         if let Some(h) = &self.embedding.hnsw {
-            h.flush(std::time::Duration::from_secs(5));
+            h.finish(std::time::Duration::from_secs(5));
         }
         let _ = self.conn().execute_batch("PRAGMA wal_checkpoint(PASSIVE);");
     }

@@ -730,6 +730,15 @@ impl Graph {
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.join(VECTORS_FILE).display())))?;
         Ok(g)
     }
+
+    /// As [`Graph::load`], for files this process alone can reach (a stopped build's, taken
+    /// to resume it): rows inserted from now on are appended to its vectors file.
+    pub fn load_owned(dir: &Path, dim: usize, ef_construction: usize) -> std::io::Result<Graph> {
+        let g = Graph::load(dir, dim, ef_construction)?;
+        let file = std::fs::OpenOptions::new().read(true).write(true).open(dir.join(VECTORS_FILE))?;
+        g.rows.own(file)?;
+        Ok(g)
+    }
 }
 
 /// How many of a search's best candidates by their int8 codes are re-scored from the exact

@@ -217,6 +217,27 @@ impl Rows {
         out.sync_all()
     }
 
+    /// Takes `file`, which holds exactly these rows and which this process alone can reach
+    /// (a stopped build's, resumed: its folder is gone), as the private file rows are
+    /// appended to from now on.
+    pub fn own(&self, file: File) -> std::io::Result<()> {
+        let want = (self.sums.len() * self.dim * 4) as u64;
+        if file.metadata()?.len() != want {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the vectors file does not hold one row per node",
+            ));
+        }
+        let mut inner = self.lock_mut();
+        if !inner.tail.is_empty() {
+            return Err(std::io::Error::other("rows were added in memory"));
+        }
+        inner.file = Some(file);
+        inner.file_rows = self.sums.len();
+        inner.private = true;
+        Ok(())
+    }
+
     /// Reads the rows from `file`, written by [`Rows::write_to`] of these rows, from now on:
     /// the tail is dropped and the file is shared (never written again).
     pub fn adopt(&self, file: File) {

@@ -217,6 +217,11 @@ fn a_save_removes_what_killed_saves_left_and_nothing_in_use() {
     // The index a save replaced, of a process that is gone, and of one alive (pid 1).
     let dead_pid = folder(&format!(".old-{}", i32::MAX - 7), false);
     let live_pid = folder(".old-1", false);
+    // A stopped build's progress, taken to resume it by a process that is gone, and by one
+    // alive; and progress nobody took yet.
+    let dead_resume = folder(&format!(".resume-{}", i32::MAX - 7), false);
+    let live_resume = folder(".resume-1", false);
+    let partial = folder(".build-another-model", false);
     // Not a save's: never touched.
     let other = folder("another-model", false);
 
@@ -229,6 +234,9 @@ fn a_save_removes_what_killed_saves_left_and_nothing_in_use() {
         (&fresh, true),
         (&dead_pid, false),
         (&live_pid, true),
+        (&dead_resume, false),
+        (&live_resume, true),
+        (&partial, true),
         (&other, true),
     ] {
         assert_eq!(d.exists(), kept, "{}", d.display());
@@ -238,4 +246,72 @@ fn a_save_removes_what_killed_saves_left_and_nothing_in_use() {
     assert!(!dir.join(".saving").exists());
     answers_exactly(&open(&dir, &store(310, 0)), &store(310, 0), "after the sweep");
     drop(held);
+}
+
+/// A build the end of its process stopped (a sidecar that lives shorter than the build of a
+/// large store, or of a compaction) saves what it built beside the index; the next build
+/// resumes from it, and answers exactly whatever changed meanwhile. Progress that is damaged,
+/// or for another model, is dropped and the build starts over; either way it is used once.
+#[test]
+fn a_stopped_build_is_resumed_or_started_over_never_wrong() {
+    let rows = store(1200, 0);
+    // Meanwhile: a note the build had inserted is edited, another forgotten, one more added.
+    let mut after = rows.clone();
+    after[4].1 = unit(777_777);
+    after.retain(|(id, _)| *id != 7);
+    after.extend(store(1201, 0).into_iter().skip(1200));
+    let stopped = |root: &Path| {
+        let dir = root.join("index").join("m");
+        let ix = HnswIndex::new("m", DIM, Some(dir.clone()), HnswParams::default());
+        for (id, v) in &rows {
+            ix.insert(*id, v);
+        }
+        ix.build_part(500);
+        let partial = root.join("index").join(".build-m");
+        let man = HnswIndex::manifest(&partial).expect("the stopped build is saved");
+        assert_eq!((man.count, man.slots), (500, 500));
+        assert!(HnswIndex::manifest(&dir).is_none(), "nothing is saved as the index");
+        (dir, partial)
+    };
+    type Damage = Box<dyn Fn(&Path)>;
+    let cut = |name: &'static str| -> Damage {
+        Box::new(move |d: &Path| {
+            let b = std::fs::read(d.join(name)).unwrap();
+            std::fs::write(d.join(name), &b[..b.len() - 8]).unwrap();
+        })
+    };
+    let cases: Vec<(&str, Damage, bool)> = vec![
+        ("as saved", Box::new(|_: &Path| {}), true),
+        ("the graph file cut short", cut("graph.bin"), false),
+        ("the vectors file cut short", cut("vectors.f32"), false),
+        ("the slots file cut short", cut("slots.bin"), false),
+        ("the manifest gone", Box::new(|d: &Path| std::fs::remove_file(d.join("manifest.json")).unwrap()), false),
+        (
+            "another model's",
+            Box::new(|d: &Path| {
+                let m = std::fs::read_to_string(d.join("manifest.json")).unwrap();
+                std::fs::write(d.join("manifest.json"), m.replace("\"m\"", "\"other\"")).unwrap();
+            }),
+            false,
+        ),
+    ];
+    for (case, damage, resumed) in &cases {
+        for (what, current) in [("the same vectors", &rows), ("vectors changed meanwhile", &after)] {
+            let root = tempfile::tempdir().unwrap();
+            let (dir, partial) = stopped(root.path());
+            damage(&partial);
+            let ix = open(&dir, current);
+            answers_exactly(&ix, current, &format!("{case}, {what}"));
+            assert!(!partial.exists(), "{case}, {what}: the progress is used once");
+            // A resumed build keeps the slots of the notes that changed since, as tombstones.
+            let stale = if *resumed && std::ptr::eq(current, &after) { 2 } else { 0 };
+            assert_eq!(ix.tombstones(), stale, "{case}, {what}: resumed: {resumed}");
+            let leftovers: Vec<_> = std::fs::read_dir(dir.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .filter(|n| n != "m")
+                .collect();
+            assert!(leftovers.is_empty(), "{case}, {what}: {leftovers:?}");
+        }
+    }
 }

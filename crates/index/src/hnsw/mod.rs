@@ -187,6 +187,13 @@ struct Shared {
     broken: AtomicBool,
     wake: (Mutex<bool>, Condvar),
     stop: AtomicBool,
+    /// The process is ending ([`HnswIndex::finish`]): a build saves its progress and stops.
+    ending: AtomicBool,
+    /// A build (the first, a compaction or a repair's) is under way.
+    in_build: AtomicBool,
+    /// Files are being written (a save's, or a stopped build's): the unsaved count is
+    /// already zero, and the files are not in place yet.
+    writing: AtomicBool,
     save_requested: AtomicBool,
     searches: AtomicUsize,
     packs: Mutex<Packs>,
@@ -230,6 +237,9 @@ impl HnswIndex {
             broken: AtomicBool::new(false),
             wake: (Mutex::new(false), Condvar::new()),
             stop: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
+            in_build: AtomicBool::new(false),
+            writing: AtomicBool::new(false),
             save_requested: AtomicBool::new(false),
             searches: AtomicUsize::new(0),
             packs: Mutex::new(Packs::default()),
@@ -318,9 +328,28 @@ impl HnswIndex {
         self.notify();
         let t = Instant::now();
         while t.elapsed() < wait && !self.worker_gone() && !self.shared.building.load(Ordering::SeqCst) {
-            if read(&self.shared.maps).dirty == 0 {
+            if read(&self.shared.maps).dirty == 0 && !self.shared.writing.load(Ordering::SeqCst) {
                 return;
             }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// The process is ending: a build under way stops and saves its progress for the next
+    /// start to resume, and unsaved inserts are written. Waits for that at most `wait` (not
+    /// for a start's loading of the stored vectors); no build starts after this.
+    pub fn finish(&self, wait: std::time::Duration) {
+        self.shared.ending.store(true, Ordering::SeqCst);
+        self.shared.save_requested.store(true, Ordering::SeqCst);
+        self.notify();
+        let t = Instant::now();
+        // The stream of stored vectors at a start is not waited for (nothing of it is lost).
+        let busy = |s: &Shared| {
+            s.in_build.load(Ordering::SeqCst)
+                || s.writing.load(Ordering::SeqCst)
+                || (!s.building.load(Ordering::SeqCst) && read(&s.maps).dirty > 0)
+        };
+        while t.elapsed() < wait && !self.worker_gone() && busy(&self.shared) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }
@@ -344,7 +373,15 @@ impl HnswIndex {
     /// Builds the graph over the current vectors in the calling thread (benchmarks, tests).
     pub fn build_now(&self) {
         self.shared.loaded.store(true, Ordering::SeqCst);
-        build(&self.shared);
+        build(&self.shared, None);
+    }
+
+    /// As [`HnswIndex::build_now`], stopped after `inserts` insertions the way the end of a
+    /// process stops a build ([`HnswIndex::finish`]): its progress is saved, for the next
+    /// build to resume (tests).
+    pub fn build_part(&self, inserts: usize) {
+        self.shared.loaded.store(true, Ordering::SeqCst);
+        build(&self.shared, Some(inserts));
     }
 
     /// Reloads the persisted graph in the calling thread; false when it is unusable.

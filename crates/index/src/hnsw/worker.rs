@@ -5,7 +5,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,7 +52,7 @@ pub(super) fn worker(s: Arc<Shared>, loader: Option<Loader>) {
     }
     let ok = catch_unwind(AssertUnwindSafe(|| {
         if !reloaded && !reload(&s) {
-            build(&s);
+            build(&s, None);
         }
     }))
     .is_ok();
@@ -88,7 +88,8 @@ pub(super) fn worker(s: Arc<Shared>, loader: Option<Loader>) {
                 s.save_requested.store(false, Ordering::SeqCst);
             }
             (
-                m.tombstones > 1000 && m.tombstones > live / 4,
+                // Not once the process is ending: a build would stop at once.
+                m.tombstones > 1000 && m.tombstones > live / 4 && !s.ending.load(Ordering::SeqCst),
                 m.own.is_empty() && ((asked && m.dirty > 0) || m.dirty >= 1000.max(live / 10)),
             )
         };
@@ -101,7 +102,7 @@ pub(super) fn worker(s: Arc<Shared>, loader: Option<Loader>) {
         }
         if compact {
             tracing::info!("vector index: compacting ({} tombstones)", read(&s.maps).tombstones);
-            if catch_unwind(AssertUnwindSafe(|| build(&s))).is_err() {
+            if catch_unwind(AssertUnwindSafe(|| build(&s, None))).is_err() {
                 give_up(&s, "compacting");
                 return;
             }
@@ -196,7 +197,7 @@ fn repair(s: &Shared) {
             *s.loader.lock().unwrap_or_else(|e| e.into_inner()) = Some(load);
             s.building.store(false, Ordering::SeqCst);
         }
-        None => build(s),
+        None => build(s, None),
     }
 }
 
@@ -285,8 +286,13 @@ fn release_free_memory() {
 /// Its rows go to a temporary file as they are inserted (with a folder), never all to memory;
 /// each vector is fetched under a short lock (an owned copy, or the old graph's row), so
 /// writes go on meanwhile.
-pub(super) fn build(s: &Shared) {
+///
+/// A build the process's end stops ([`HnswIndex::finish`]; or after `most` inserts, in tests)
+/// saves what it built ([`suspend`]), and the next build resumes from it: a sidecar that lives
+/// shorter than a build (100,000 notes take a dozen seconds of a core) still gets there.
+pub(super) fn build(s: &Shared, most: Option<usize>) {
     let t = Instant::now();
+    let _flag = Flag::set(&s.in_build);
     let ids: Vec<i64> = {
         let m = read(&s.maps);
         let mut ids: Vec<i64> = m.own.keys().chain(m.slot_of.keys()).copied().collect();
@@ -294,15 +300,32 @@ pub(super) fn build(s: &Shared) {
         ids.dedup();
         ids
     };
-    let rows = match s.dir.as_ref().and_then(|d| d.parent()) {
-        Some(parent) => Rows::private_in(s.dim, parent),
-        None => Rows::in_memory(s.dim),
+    let (mut graph, mut built) = match resume(s) {
+        Some(r) => r,
+        None => {
+            let rows = match s.dir.as_ref().and_then(|d| d.parent()) {
+                Some(parent) => Rows::private_in(s.dim, parent),
+                None => Rows::in_memory(s.dim),
+            };
+            (Graph::new(s.dim, s.params.m, s.params.ef_construction, ids.len()).with_rows(rows), vec![])
+        }
     };
-    let mut graph = Graph::new(s.dim, s.params.m, s.params.ef_construction, ids.len()).with_rows(rows);
-    let mut built = Vec::with_capacity(ids.len());
+    let resumed = built.len();
+    let had: IdSet = built.iter().copied().collect();
+    built.reserve(ids.len().saturating_sub(resumed));
     for (i, &id) in ids.iter().enumerate() {
-        if i % 1024 == 0 && s.stop.load(Ordering::Relaxed) {
+        if i % 256 == 0 && (s.stop.load(Ordering::Relaxed) || s.ending.load(Ordering::Relaxed)) {
+            if s.ending.load(Ordering::Relaxed) {
+                suspend(s, &graph, &built, ids.len(), t);
+            }
             return;
+        }
+        if most.is_some_and(|n| built.len() - resumed >= n) {
+            suspend(s, &graph, &built, ids.len(), t);
+            return;
+        }
+        if had.contains(&id) {
+            continue;
         }
         let v = {
             let m = read(&s.maps);
@@ -359,7 +382,14 @@ pub(super) fn build(s: &Shared) {
     drop(old);
     drop(m);
     release_free_memory();
-    tracing::info!("vector index: built over {n} vectors in {} ms", t.elapsed().as_millis());
+    if resumed > 0 {
+        tracing::info!(
+            "vector index: built over {n} vectors in {} ms, resuming a stopped build of {resumed}",
+            t.elapsed().as_millis()
+        );
+    } else {
+        tracing::info!("vector index: built over {n} vectors in {} ms", t.elapsed().as_millis());
+    }
     if let Err(e) = save(s) {
         tracing::warn!("vector index: cannot write the index files ({e}); they will be rebuilt next start");
     }
@@ -383,14 +413,9 @@ pub(super) fn reload(s: &Shared) -> bool {
         tracing::info!("vector index: {} is for another model or format; rebuilding", dir.display());
         return false;
     }
-    let slots: Vec<i64> = match std::fs::read(dir.join("slots.bin")) {
-        Ok(b) if b.len() == man.slots * 8 => {
-            b.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0xff; 8]))).collect()
-        }
-        _ => {
-            tracing::warn!("vector index: {} has a missing or truncated slots file; rebuilding", dir.display());
-            return false;
-        }
+    let Some(slots) = read_slots(&dir, man.slots) else {
+        tracing::warn!("vector index: {} has a missing or truncated slots file; rebuilding", dir.display());
+        return false;
     };
     let graph = match Graph::load(&dir, s.dim, s.params.ef_construction) {
         Ok(g) if g.len() == man.slots => g,
@@ -537,18 +562,13 @@ impl Verify {
 /// it in.
 pub(super) fn save(s: &Shared) -> std::io::Result<()> {
     let Some(dir) = s.dir.clone() else { return Ok(()) };
+    let _writing = Flag::set(&s.writing);
     let parent = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    std::fs::create_dir_all(&parent)?;
-    sweep(&parent);
-    let tmp = tempfile::Builder::new().prefix(TMP_PREFIX).tempdir_in(&parent)?;
-    // Held until the folder is swapped in: a sweep by another process leaves it alone, and
-    // finds it free once this process is gone (see [`sweep`]).
-    let saving = hold(&tmp.path().join(SAVING))?;
-    let (slots, count, max_note_id) = {
+    let (tmp, saving) = staging(&parent)?;
+    let slots = {
         let mut m = write(&s.maps);
         m.dirty = 0;
-        let max = m.slot_of.keys().copied().max().unwrap_or(0);
-        (m.slots.clone(), m.slot_of.len(), max)
+        m.slots.clone()
     };
     {
         // Only the worker changes the graph, and it is here: the slots copied above match.
@@ -557,13 +577,8 @@ pub(super) fn save(s: &Shared) -> std::io::Result<()> {
         if g.len() != slots.len() {
             return Err(std::io::Error::other("the graph changed while it was being saved"));
         }
-        g.save(tmp.path())?;
+        write_files(s, tmp.path(), g, &slots)?;
     }
-    let bytes: Vec<u8> = slots.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(tmp.path().join("slots.bin"), bytes)?;
-    let man =
-        Manifest { format: FORMAT, model_id: s.model_id.clone(), dim: s.dim, count, slots: slots.len(), max_note_id };
-    std::fs::write(tmp.path().join("manifest.json"), serde_json::to_vec_pretty(&man).map_err(std::io::Error::other)?)?;
     let tmp = tmp.keep();
     // Unlinked while still held: the folder's time is now, which a sweep reads as in use.
     let _ = std::fs::remove_file(tmp.join(SAVING));
@@ -578,6 +593,147 @@ pub(super) fn save(s: &Shared) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A temporary folder in `parent` to write a save into, and its lock file, held until the
+/// folder is renamed into place: a sweep by another process leaves it alone, and finds it
+/// free once this process is gone (see [`sweep`]).
+fn staging(parent: &Path) -> std::io::Result<(tempfile::TempDir, std::fs::File)> {
+    std::fs::create_dir_all(parent)?;
+    sweep(parent);
+    let tmp = tempfile::Builder::new().prefix(TMP_PREFIX).tempdir_in(parent)?;
+    let saving = hold(&tmp.path().join(SAVING))?;
+    Ok((tmp, saving))
+}
+
+/// Writes `graph` (its rows too), `slots` (slot → note id; [`TOMB`] for a tombstone) and the
+/// manifest into `dir`.
+fn write_files(s: &Shared, dir: &Path, graph: &Graph, slots: &[i64]) -> std::io::Result<()> {
+    graph.save(dir)?;
+    let bytes: Vec<u8> = slots.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(dir.join("slots.bin"), bytes)?;
+    let live = slots.iter().filter(|&&id| id != TOMB);
+    let man = Manifest {
+        format: FORMAT,
+        model_id: s.model_id.clone(),
+        dim: s.dim,
+        count: live.clone().count(),
+        slots: slots.len(),
+        max_note_id: live.max().copied().unwrap_or(0),
+    };
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec_pretty(&man).map_err(std::io::Error::other)?)
+}
+
+/// The folder of a stopped build's progress, beside the index's: `.build-<model>` holds its
+/// graph files, its slots (each a note id) and a manifest, written as a save writes them.
+fn partial_dir(s: &Shared) -> Option<PathBuf> {
+    let dir = s.dir.as_ref()?;
+    let name = dir.file_name()?.to_str()?;
+    Some(dir.parent()?.join(format!("{PARTIAL_PREFIX}{name}")))
+}
+
+/// Saves the progress of a build that is stopped after `built` of `total` vectors, for the
+/// next build to resume ([`resume`]); a few hundred vectors are not worth the writing.
+fn suspend(s: &Shared, graph: &Graph, built: &[i64], total: usize, t: Instant) {
+    let Some(to) = partial_dir(s) else { return };
+    if built.len() < MIN_PARTIAL {
+        return;
+    }
+    let _writing = Flag::set(&s.writing);
+    let saved = || -> std::io::Result<()> {
+        let parent = to.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let (tmp, saving) = staging(&parent)?;
+        write_files(s, tmp.path(), graph, built)?;
+        let tmp = tmp.keep();
+        let _ = std::fs::remove_file(tmp.join(SAVING));
+        let _ = std::fs::remove_dir_all(&to);
+        std::fs::rename(&tmp, &to)?;
+        drop(saving);
+        Ok(())
+    };
+    let w = Instant::now();
+    match saved() {
+        Ok(()) => tracing::info!(
+            "vector index: build stopped after {} of {total} vectors ({} ms); saved in {} ms for the next start to resume",
+            built.len(),
+            t.elapsed().as_millis(),
+            w.elapsed().as_millis()
+        ),
+        Err(e) => tracing::warn!("vector index: cannot save the stopped build ({e}); the next start builds anew"),
+    }
+}
+
+/// Takes a stopped build's progress ([`suspend`]): its graph, whose rows are appended to from
+/// now on, and each slot's note id. The folder is first renamed to one of this process's
+/// (another process resuming at the same time finds it gone and builds anew), then removed
+/// (the open files stay readable). Progress that does not load, or is for another model, is
+/// dropped. Slots whose notes have changed or gone since are tombstones once the build ends.
+fn resume(s: &Shared) -> Option<(Graph, Vec<i64>)> {
+    let from = partial_dir(s)?;
+    if !from.is_dir() {
+        return None;
+    }
+    let taken = from.with_file_name(format!("{RESUME_PREFIX}{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&taken);
+    std::fs::rename(&from, &taken).ok()?;
+    let loaded = (|| -> Result<(Graph, Vec<i64>), String> {
+        let man = HnswIndex::manifest(&taken).ok_or("no readable manifest")?;
+        if man.format != FORMAT || man.model_id != s.model_id || man.dim != s.dim {
+            return Err("it is for another model or format".into());
+        }
+        let ids = read_slots(&taken, man.slots).ok_or("its slots file is missing or truncated")?;
+        let g = Graph::load_owned(&taken, s.dim, s.params.ef_construction).map_err(|e| e.to_string())?;
+        if g.len() != ids.len() || ids.contains(&TOMB) {
+            return Err("its graph does not match its slots".into());
+        }
+        Ok((g, ids))
+    })();
+    let _ = std::fs::remove_dir_all(&taken);
+    match loaded {
+        Ok((g, ids)) => {
+            tracing::info!("vector index: resuming a stopped build of {} vectors", ids.len());
+            Some((g, ids))
+        }
+        Err(why) => {
+            tracing::warn!(
+                "vector index: cannot resume the stopped build in {} ({why}); building anew",
+                from.display()
+            );
+            None
+        }
+    }
+}
+
+/// `slots.bin` in `dir`: `n` note ids (little-endian i64), or None when it holds another count.
+fn read_slots(dir: &Path, n: usize) -> Option<Vec<i64>> {
+    let b = std::fs::read(dir.join("slots.bin")).ok()?;
+    (b.len() == n * 8)
+        .then(|| b.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0xff; 8]))).collect())
+}
+
+/// Sets a flag for as long as it is held (cleared however the holder ends, a panic too).
+struct Flag<'a>(&'a AtomicBool);
+
+impl<'a> Flag<'a> {
+    fn set(flag: &'a AtomicBool) -> Flag<'a> {
+        flag.store(true, Ordering::SeqCst);
+        Flag(flag)
+    }
+}
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Note ids, as a set.
+type IdSet = std::collections::HashSet<i64, std::hash::BuildHasherDefault<crate::IdHash>>;
+
+/// A stopped build with fewer vectors than this is not saved.
+const MIN_PARTIAL: usize = 256;
+/// A stopped build's progress (see [`partial_dir`]).
+const PARTIAL_PREFIX: &str = ".build-";
+/// A stopped build's progress, taken by the process of this id to resume it.
+const RESUME_PREFIX: &str = ".resume-";
 /// A save's temporary folder, beside the index folders.
 const TMP_PREFIX: &str = ".tmp-index-";
 /// The index folder a save is replacing, named by the saving process's id.
@@ -617,7 +773,7 @@ pub(super) fn sweep(parent: &Path) {
                 let age = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
                 age.is_some_and(|a| a > UNLOCKED_GRACE)
             }
-        } else if let Some(pid) = name.strip_prefix(OLD_PREFIX) {
+        } else if let Some(pid) = name.strip_prefix(OLD_PREFIX).or_else(|| name.strip_prefix(RESUME_PREFIX)) {
             pid.parse::<i32>().is_ok_and(|pid| pid != std::process::id() as i32 && !alive(pid))
         } else {
             false
