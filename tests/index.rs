@@ -334,6 +334,13 @@ fn strict_frame(r: &mut impl std::io::BufRead) -> Option<serde_json::Value> {
 /// Runs one session of `skillmem serve`: each message is sent, and for a request every frame
 /// up to its response is read strictly. Returns the responses by id.
 fn session(w: &common::World, msgs: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    let (responses, code) = session_to_end(w, msgs);
+    assert_eq!(code, Some(0));
+    responses
+}
+
+/// [`session`], then the input closed: the responses and the exit code.
+fn session_to_end(w: &common::World, msgs: Vec<serde_json::Value>) -> (Vec<serde_json::Value>, Option<i32>) {
     use std::io::Write;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"));
     cmd.arg("serve").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
@@ -364,8 +371,36 @@ fn session(w: &common::World, msgs: Vec<serde_json::Value>) -> Vec<serde_json::V
     }
     drop(stdin);
     while strict_frame(&mut out).is_some() {}
-    assert_eq!(child.wait().unwrap().code(), Some(0));
-    responses
+    (responses, child.wait().unwrap().code())
+}
+
+/// A host that closes the pipe without `shutdown` (many do) still gets the notes written
+/// since the last save into the index files, as `shutdown` writes them: the next start then
+/// reloads them instead of finding them missing.
+#[test]
+fn closing_the_pipe_writes_the_index_as_shutdown_does() {
+    use serde_json::json;
+    let w = common::World::new();
+    w.enabled_skill("jq");
+    let uri = format!("file://{}", w.ws.display());
+    let mut input = vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"processId": null, "rootUri": uri, "capabilities": {}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    ];
+    for i in 0..30 {
+        input.push(json!({"jsonrpc": "2.0", "id": 100 + i, "method": "skillmem/note", "params": {
+            "skill": "jq", "kind": "gotcha", "intent": format!("intent {i}"),
+            "delta": format!("lesson number {i} about filters {}", i * 7)}}));
+    }
+    let (frames, code) = session_to_end(&w, input);
+    assert!(frames.iter().all(|f| f.get("error").is_none()), "{frames:?}");
+    assert_eq!(code, Some(1), "no shutdown: exit code 1");
+    let manifests: Vec<_> = std::fs::read_dir(w.data.join("index"))
+        .unwrap()
+        .filter_map(|e| HnswIndex::manifest(&e.unwrap().path()))
+        .collect();
+    assert_eq!(manifests.iter().map(|m| m.count).collect::<Vec<_>>(), vec![30], "{manifests:?}");
 }
 
 /// Notes written and recalled through the binary while the HNSW graph is built, searched,

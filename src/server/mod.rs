@@ -616,9 +616,17 @@ pub async fn serve() -> i32 {
     frames::guard(host_in, stdout, guard_to_server, server_to_guard).await;
     let _ = server.await;
     // The input ended (or `exit`): the sessions still open in this process end with it (after
-    // `shutdown` none are).
+    // `shutdown` none are), and a host that closed the pipe without `shutdown` still gets
+    // the index written (or a build's progress saved) as `shutdown` does.
     if let Some(engine) = engine.get().cloned() {
-        let _ = tokio::task::spawn_blocking(move || engine.end_open_sessions()).await;
+        let flushed = shut_down.load(Ordering::SeqCst);
+        let _ = tokio::task::spawn_blocking(move || {
+            engine.end_open_sessions();
+            if !flushed {
+                engine.flush();
+            }
+        })
+        .await;
     }
     if shut_down.load(Ordering::SeqCst) {
         0
