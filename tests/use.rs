@@ -168,7 +168,7 @@ fn malformed_calls_of_other_tools_never_fail() {
 }
 
 #[test]
-fn the_end_of_input_and_shutdown_end_the_open_sessions() {
+fn the_end_of_input_shutdown_and_sigterm_end_the_open_sessions() {
     let w = World::new();
     let dir = w.enabled_skill("aws-deploy");
     // Every load shows the note (no holdout).
@@ -187,5 +187,15 @@ fn the_end_of_input_and_shutdown_end_the_open_sessions() {
 
     let mut c = w.spawn();
     assert_eq!(counts(&listed(&mut c, "aws-deploy")[0]), (2, 1, 0, true));
-    c.shutdown().unwrap();
+    load_in(&mut c, "term", "1", "aws-deploy", &dir);
+    // SIGTERM (a host that kills its children at exit) ends them too.
+    #[cfg(unix)]
+    {
+        // SAFETY: a signal to the child this test spawned.
+        assert_eq!(unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) }, 0);
+        assert_eq!(c.child.wait().unwrap().code(), Some(1));
+        let mut c = w.spawn();
+        assert_eq!(counts(&listed(&mut c, "aws-deploy")[0]), (3, 1, 0, true));
+        c.shutdown().unwrap();
+    }
 }

@@ -591,6 +591,27 @@ fn frame_writer() -> std::io::Result<tokio::fs::File> {
     }
 }
 
+/// A host that ends the sidecar with SIGTERM (instead of `shutdown`, or closing the pipe)
+/// gets what the end of input does: the open sessions end (their use judged) and the store is
+/// flushed (the index written, a build's progress saved); then the process exits with 1.
+#[cfg(unix)]
+async fn end_on_sigterm(engine: Arc<OnceLock<Arc<Engine>>>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut term) = signal(SignalKind::terminate()) else { return };
+    if term.recv().await.is_none() {
+        return;
+    }
+    tracing::info!("SIGTERM: ending the open sessions and flushing the store");
+    if let Some(engine) = engine.get().cloned() {
+        let _ = tokio::task::spawn_blocking(move || {
+            engine.end_open_sessions();
+            engine.flush();
+        })
+        .await;
+    }
+    std::process::exit(1);
+}
+
 /// Serves frames on stdin/stdout until `exit` or EOF. Returns the process exit code: 0 after
 /// `shutdown`, 1 otherwise.
 pub async fn serve() -> i32 {
@@ -613,6 +634,8 @@ pub async fn serve() -> i32 {
     let (guard_to_server, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, server_to_guard) = tokio::io::duplex(1 << 16);
     let server = tokio::spawn(Server::new(server_in, server_out, socket).serve(service));
+    #[cfg(unix)]
+    tokio::spawn(end_on_sigterm(engine.clone()));
     frames::guard(host_in, stdout, guard_to_server, server_to_guard).await;
     let _ = server.await;
     // The input ended (or `exit`): the sessions still open in this process end with it (after
