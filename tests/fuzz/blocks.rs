@@ -328,7 +328,7 @@ pub fn property(input: &Input) -> Result<(), String> {
         .iter()
         .enumerate()
         .map(|(i, n)| Ranked {
-            note: Note {
+            note: std::sync::Arc::new(Note {
                 id: i as i64 + 1,
                 skill: input.skill.clone(),
                 scope: Scope::Project,
@@ -353,7 +353,7 @@ pub fn property(input: &Input) -> Result<(), String> {
                 origin_source: None,
                 pending: false,
                 review_replaces: None,
-            },
+            }),
             score: 1.0,
             matched: i % 2 == 0,
             uses: skillmem::memory::evidence::Uses {

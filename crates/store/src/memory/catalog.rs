@@ -48,7 +48,7 @@ struct State {
     /// Current notes as [`store::load`] read them, by id ([`Catalog::load_notes`]): a skill's
     /// notes come back recall after recall, and reading one from SQLite costs microseconds.
     /// A write reported for a note drops it; any other write drops them all (with the state).
-    notes: HashMap<i64, Note>,
+    notes: HashMap<i64, Arc<Note>>,
     /// The conflicting pairs, read on the first ask after a load; a write reported for a note
     /// reads that note's pairs again.
     pairs: Option<Pairs>,
@@ -424,11 +424,11 @@ impl Catalog {
 
     /// The current notes among `ids` as [`store::load`] reads them (in the order of `ids`, a
     /// note that is not current left out), from memory where they were read before.
-    pub fn load_notes(&self, conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
+    pub fn load_notes(&self, conn: &Connection, ids: &[i64]) -> Result<Vec<Arc<Note>>> {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let st = self.fresh(conn, &mut g)?;
         let missing: Vec<i64> = ids.iter().copied().filter(|id| !st.notes.contains_key(id)).collect();
-        let mut passing: HashMap<i64, Note> = HashMap::new();
+        let mut passing: HashMap<i64, Arc<Note>> = HashMap::new();
         if !missing.is_empty() {
             let read = store::load(conn, &missing)?;
             let (held, through): (Vec<Note>, Vec<Note>) = read
@@ -437,11 +437,11 @@ impl Catalog {
             if st.notes.len() + held.len() > NOTES_HELD {
                 st.notes.clear();
             }
-            st.notes.extend(held.into_iter().map(|n| (n.id, n)));
-            passing.extend(through.into_iter().map(|n| (n.id, n)));
+            st.notes.extend(held.into_iter().map(|n| (n.id, Arc::new(n))));
+            passing.extend(through.into_iter().map(|n| (n.id, Arc::new(n))));
         }
-        // A note read through (a large skill's) is moved out, not copied (copying them was a
-        // sixth of this read); recall asks for each note once.
+        // Shared, not copied (copying a held note's strings was a twelfth of a small skill's
+        // load); recall asks for each note once.
         Ok(ids.iter().filter_map(|id| passing.remove(id).or_else(|| st.notes.get(id).cloned())).collect())
     }
 
@@ -460,7 +460,7 @@ impl Catalog {
         }
         let read = store::load(conn, &missing)?;
         let n = read.len();
-        st.notes.extend(read.into_iter().map(|n| (n.id, n)));
+        st.notes.extend(read.into_iter().map(|n| (n.id, Arc::new(n))));
         Ok(n)
     }
 
@@ -506,7 +506,8 @@ impl Catalog {
         if let Some(st) = self.state.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
             for id in ids {
                 if let Some(n) = st.notes.get_mut(id) {
-                    n.recalls += 1;
+                    // A copy only when a recall still shares it (the few notes its block shows).
+                    Arc::make_mut(n).recalls += 1;
                 }
             }
         }

@@ -18,6 +18,8 @@
 
 mod rungs;
 
+use std::sync::Arc;
+
 use rusqlite::Connection;
 
 use super::catalog::Catalog;
@@ -93,7 +95,7 @@ pub struct Query<'a> {
 /// A ranked note.
 #[derive(Debug, Clone)]
 pub struct Ranked {
-    pub note: Note,
+    pub note: Arc<Note>,
     /// The note's score within its tier: relevance blended by the skill's weights for notes a
     /// rung found, recency and use for the rest.
     pub score: f32,
@@ -115,7 +117,7 @@ pub struct Outcome {
     pub unloaded: Vec<Unloaded>,
     /// Notes of `unloaded` read already, to score them: [`Outcome::load_rest`] takes them
     /// from here (two in three of a large skill's rest were read twice).
-    read: std::collections::HashMap<i64, Note>,
+    read: std::collections::HashMap<i64, Arc<Note>>,
 }
 
 /// A note of the ranked head not loaded yet: what the ranking knows of it.
@@ -199,10 +201,10 @@ pub struct Prepared<'a> {
 }
 
 /// The current notes among `ids`, in order: from `held` when given, else from the store.
-fn load_notes(conn: &Connection, held: Option<&Catalog>, ids: &[i64]) -> Result<Vec<Note>> {
+fn load_notes(conn: &Connection, held: Option<&Catalog>, ids: &[i64]) -> Result<Vec<Arc<Note>>> {
     match held {
         Some(c) => c.load_notes(conn, ids),
-        None => store::load(conn, ids),
+        None => Ok(store::load(conn, ids)?.into_iter().map(Arc::new).collect()),
     }
 }
 

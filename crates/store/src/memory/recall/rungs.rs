@@ -7,6 +7,7 @@
 //! relevance (blended with recency and use, the head chosen) is [`super::rank_prepared`]'s.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rusqlite::Connection;
 
@@ -27,7 +28,7 @@ pub(super) struct Found {
     /// The rung that found each note (the vector rung when both did).
     pub found_by: HashMap<i64, RecallMode>,
     /// Notes read for scoring, by id: the head's load does not read them again.
-    pub loaded: HashMap<i64, Note>,
+    pub loaded: HashMap<i64, Arc<Note>>,
     pub mode: RecallMode,
 }
 
@@ -170,7 +171,7 @@ fn semantic_relevance(
     vec_hits: &[(i64, f32)],
     fts_hits: &[(i64, f64)],
     rel: &mut HashMap<i64, f32>,
-) -> Result<HashMap<i64, Note>> {
+) -> Result<HashMap<i64, Arc<Note>>> {
     // Cosine plus token matching (see [`TOKEN_WEIGHT`]) or a word-coverage boost
     // (see [`COVERAGE_WEIGHT`]).
     for (id, s) in vec_hits {
@@ -246,7 +247,7 @@ fn contextual_scores(
     conn: &Connection,
     q: &crate::embed::Pieces,
     model: &str,
-    notes: &[Note],
+    notes: &[Arc<Note>],
     held: Option<&HeldPieces>,
 ) -> Result<Option<Vec<f32>>> {
     if notes.is_empty() {
@@ -292,7 +293,12 @@ fn contextual_scores(
 
 /// Adds [`SECOND_WEIGHT`] × `second`'s cosine to the relevance of `notes`; an embedder that
 /// fails adds nothing.
-fn second_opinion(second: &dyn Embedder, intent: &str, notes: &[Note], rel: &mut std::collections::HashMap<i64, f32>) {
+fn second_opinion(
+    second: &dyn Embedder,
+    intent: &str,
+    notes: &[Arc<Note>],
+    rel: &mut std::collections::HashMap<i64, f32>,
+) {
     let t0 = std::time::Instant::now();
     let pairs: Vec<(&str, &str)> = notes.iter().map(|n| (n.intent.as_str(), n.delta.as_str())).collect();
     let _trace = TraceOnDrop(t0, notes.len());
