@@ -388,10 +388,11 @@ fn header(skill: &str, mode: RecallMode, count: usize, pinned: usize) -> String 
 mod tests {
     use super::*;
     use crate::memory::{Note, Scope};
+    use std::sync::Arc;
 
     fn ranked(id: i64, delta: &str, pinned: bool) -> Ranked {
         Ranked {
-            note: Note {
+            note: Arc::new(Note {
                 id,
                 skill: "s".into(),
                 scope: Scope::Project,
@@ -415,7 +416,7 @@ mod tests {
                 origin_source: None,
                 pending: false,
                 review_replaces: None,
-            },
+            }),
             score: 1.0,
             matched: true,
             uses: crate::memory::evidence::Uses { trusted: true, ..Default::default() },
@@ -437,8 +438,8 @@ mod tests {
     #[test]
     fn no_note_costs_fewer_tokens_than_the_minimum() {
         let mut r = ranked(1, "x", false);
-        r.note.intent = String::new();
-        r.note.kind = crate::memory::Kind::Fix;
+        Arc::make_mut(&mut r.note).intent = String::new();
+        Arc::make_mut(&mut r.note).kind = crate::memory::Kind::Fix;
         assert!(tokens(&note_xml(&r, false, None)) >= NOTE_TOKENS_MIN);
     }
 
@@ -464,9 +465,9 @@ mod tests {
                 for (intent, delta) in [("", ""), ("", "x"), ("i", "\u{1}\u{1b}"), ("quote <it>", "a & b \"c\"")] {
                     for (older, newer) in [(false, None), (true, Some(42))] {
                         let mut r = ranked(id, delta, pinned);
-                        r.note.kind = kind;
-                        r.note.intent = intent.into();
-                        r.note.created_at = created_at;
+                        Arc::make_mut(&mut r.note).kind = kind;
+                        Arc::make_mut(&mut r.note).intent = intent.into();
+                        Arc::make_mut(&mut r.note).created_at = created_at;
                         r.uses = uses;
                         let t = note_tokens(&r, older, newer);
                         assert_eq!(t, tokens(&note_xml(&r, older, newer)), "{id} {kind:?} {delta:?}");
@@ -499,9 +500,9 @@ mod tests {
                     (9, 10, -86_400_000, false, false),
                 ] {
                     let mut r = ranked(id, delta, pinned);
-                    r.note.intent = intent.to_string();
-                    r.note.created_at = created;
-                    r.note.kind =
+                    Arc::make_mut(&mut r.note).intent = intent.to_string();
+                    Arc::make_mut(&mut r.note).created_at = created;
+                    Arc::make_mut(&mut r.note).kind =
                         if (i + j) % 2 == 0 { crate::memory::Kind::Workflow } else { crate::memory::Kind::Fix };
                     r.uses.used = used;
                     r.uses.trusted = trusted;
@@ -614,7 +615,7 @@ mod tests {
             assert_eq!(got.get(&1), Some(&3), "{ids:?}");
         }
         let mut notes = vec![ranked(1, "always", false), ranked(2, "never", false)];
-        notes[1].note.created_at = 1_764_547_200_000; // 2025-12-01
+        Arc::make_mut(&mut notes[1].note).created_at = 1_764_547_200_000; // 2025-12-01
         let newer_of = lead_newer(&mut notes, &[(1, 2)]);
         let b = render("s", RecallMode::Fts, &notes, budget(1000), TOOLS, None, &newer_of).unwrap();
         assert_eq!(b.note_ids, vec![2, 1]);

@@ -844,7 +844,7 @@ mod tests {
         let mut g = cat.state.lock().unwrap();
         let st = g.as_mut().unwrap();
         for id in 0..NOTES_HELD as i64 - 2 {
-            st.notes.insert(1_000_000 + id, want[0].clone());
+            st.notes.insert(1_000_000 + id, Arc::new(want[0].clone()));
         }
         drop(g);
         assert_eq!(cat.read_ahead(&c, &more).unwrap(), 0, "no room");
