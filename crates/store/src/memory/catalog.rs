@@ -464,6 +464,13 @@ impl Catalog {
         Ok(n)
     }
 
+    /// Whether [`Catalog::load_notes`] keeps the notes of `skill` in memory (a skill of at most
+    /// [`HOLD_SKILL_MAX`] notes, as the catalog last read them).
+    pub fn holds_skill(&self, skill: &str) -> bool {
+        let g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_ref().is_some_and(|st| st.skills.get(skill).is_some_and(|v| v.len() <= HOLD_SKILL_MAX))
+    }
+
     /// Whether note `id` is held in memory ([`Catalog::load_notes`], [`Catalog::read_ahead`]).
     pub fn holds(&self, id: i64) -> bool {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|st| st.notes.contains_key(&id))
