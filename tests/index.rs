@@ -334,13 +334,23 @@ fn strict_frame(r: &mut impl std::io::BufRead) -> Option<serde_json::Value> {
 /// Runs one session of `skillmem serve`: each message is sent, and for a request every frame
 /// up to its response is read strictly. Returns the responses by id.
 fn session(w: &common::World, msgs: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
-    let (responses, code) = session_to_end(w, msgs);
+    let (responses, code) = session_ending(w, msgs, End::CloseInput);
     assert_eq!(code, Some(0));
     responses
 }
 
-/// [`session`], then the input closed: the responses and the exit code.
-fn session_to_end(w: &common::World, msgs: Vec<serde_json::Value>) -> (Vec<serde_json::Value>, Option<i32>) {
+/// How a host ends the sidecar once its messages are answered.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    /// Closes its input.
+    CloseInput,
+    /// Sends SIGTERM.
+    #[cfg(unix)]
+    Sigterm,
+}
+
+/// [`session`], then ended by `end`: the responses and the exit code.
+fn session_ending(w: &common::World, msgs: Vec<serde_json::Value>, end: End) -> (Vec<serde_json::Value>, Option<i32>) {
     use std::io::Write;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"));
     cmd.arg("serve").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
@@ -369,89 +379,51 @@ fn session_to_end(w: &common::World, msgs: Vec<serde_json::Value>) -> (Vec<serde
             }
         }
     }
-    drop(stdin);
+    match end {
+        End::CloseInput => drop(stdin),
+        #[cfg(unix)]
+        // SAFETY: a signal to the child this test spawned.
+        End::Sigterm => assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0),
+    }
     while strict_frame(&mut out).is_some() {}
     (responses, child.wait().unwrap().code())
 }
 
-/// A host that ends the sidecar with SIGTERM gets what closing the pipe gives: the notes
-/// written since the last save are in the index files (the sessions: `tests/use.rs`).
-#[cfg(unix)]
+/// A host that ends the sidecar without `shutdown` (many close the pipe; some send SIGTERM)
+/// still gets the notes written since the last save into the index files, as `shutdown`
+/// writes them: the next start then reloads them instead of finding them missing. (SIGTERM
+/// ending the open sessions: `tests/use.rs`.)
 #[test]
-fn sigterm_writes_the_index_as_shutdown_does() {
+fn ending_without_shutdown_writes_the_index_as_shutdown_does() {
     use serde_json::json;
-    use std::io::Write;
-    let w = common::World::new();
-    let dir = w.enabled_skill("jq");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"));
-    cmd.arg("serve").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
-    cmd.stderr(std::process::Stdio::null());
-    for (k, v) in w.envs() {
-        cmd.env(k, v);
-    }
-    cmd.env("SKILLMEM_INDEX", "hnsw").env("SKILLMEM_INDEX_BLOCKING", "1");
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let uri = format!("file://{}", w.ws.display());
-    let mut input = vec![
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"processId": null, "rootUri": uri, "capabilities": {}}}),
-        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    let ends = [
+        End::CloseInput,
+        #[cfg(unix)]
+        End::Sigterm,
     ];
-    for i in 0..30 {
-        input.push(json!({"jsonrpc": "2.0", "id": 100 + i, "method": "skillmem/note", "params": {
-            "skill": "jq", "kind": "gotcha", "intent": format!("intent {i}"),
-            "delta": format!("lesson number {i} about filters {}", i * 7)}}));
-    }
-    input.push(json!({"jsonrpc": "2.0", "id": 200, "method": "skillmem/toolAfter", "params": {
-        "sessionId": "s-term", "callId": "c1", "tool": "skill",
-        "args": {"name": "jq", "intent": "filters"}, "output": "", "metadata": {"dir": dir.display().to_string()}}}));
-    for m in input {
-        stdin.write_all(&frame(m.clone())).unwrap();
-        stdin.flush().unwrap();
-        if let Some(id) = m.get("id") {
-            while strict_frame(&mut out).expect("a response").get("id") != Some(id) {}
+    for end in ends {
+        let w = common::World::new();
+        w.enabled_skill("jq");
+        let uri = format!("file://{}", w.ws.display());
+        let mut input = vec![
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"processId": null, "rootUri": uri, "capabilities": {}}}),
+            json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        ];
+        for i in 0..30 {
+            input.push(json!({"jsonrpc": "2.0", "id": 100 + i, "method": "skillmem/note", "params": {
+                "skill": "jq", "kind": "gotcha", "intent": format!("intent {i}"),
+                "delta": format!("lesson number {i} about filters {}", i * 7)}}));
         }
+        let (frames, code) = session_ending(&w, input, end);
+        assert!(frames.iter().all(|f| f.get("error").is_none()), "{end:?}: {frames:?}");
+        assert_eq!(code, Some(1), "{end:?}: no shutdown, exit code 1");
+        let manifests: Vec<_> = std::fs::read_dir(w.data.join("index"))
+            .unwrap()
+            .filter_map(|e| HnswIndex::manifest(&e.unwrap().path()))
+            .collect();
+        assert_eq!(manifests.iter().map(|m| m.count).collect::<Vec<_>>(), vec![30], "{end:?}: {manifests:?}");
     }
-    // SAFETY: a signal to the child this test spawned.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    assert_eq!(child.wait().unwrap().code(), Some(1));
-    drop(stdin);
-    let manifests: Vec<_> = std::fs::read_dir(w.data.join("index"))
-        .unwrap()
-        .filter_map(|e| HnswIndex::manifest(&e.unwrap().path()))
-        .collect();
-    assert_eq!(manifests.iter().map(|m| m.count).collect::<Vec<_>>(), vec![30], "{manifests:?}");
-}
-
-/// A host that closes the pipe without `shutdown` (many do) still gets the notes written
-/// since the last save into the index files, as `shutdown` writes them: the next start then
-/// reloads them instead of finding them missing.
-#[test]
-fn closing_the_pipe_writes_the_index_as_shutdown_does() {
-    use serde_json::json;
-    let w = common::World::new();
-    w.enabled_skill("jq");
-    let uri = format!("file://{}", w.ws.display());
-    let mut input = vec![
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"processId": null, "rootUri": uri, "capabilities": {}}}),
-        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-    ];
-    for i in 0..30 {
-        input.push(json!({"jsonrpc": "2.0", "id": 100 + i, "method": "skillmem/note", "params": {
-            "skill": "jq", "kind": "gotcha", "intent": format!("intent {i}"),
-            "delta": format!("lesson number {i} about filters {}", i * 7)}}));
-    }
-    let (frames, code) = session_to_end(&w, input);
-    assert!(frames.iter().all(|f| f.get("error").is_none()), "{frames:?}");
-    assert_eq!(code, Some(1), "no shutdown: exit code 1");
-    let manifests: Vec<_> = std::fs::read_dir(w.data.join("index"))
-        .unwrap()
-        .filter_map(|e| HnswIndex::manifest(&e.unwrap().path()))
-        .collect();
-    assert_eq!(manifests.iter().map(|m| m.count).collect::<Vec<_>>(), vec![30], "{manifests:?}");
 }
 
 /// Notes written and recalled through the binary while the HNSW graph is built, searched,

@@ -530,7 +530,7 @@ impl Engine {
         // A skill whose notes the catalog holds loads its whole head at once: each note is a
         // shared pointer, and such loads took the rest anyway in 97 of 100 cases (a small
         // skill's block has room for more than the first notes), rendering the block twice.
-        let whole = read.candidates.len() <= WHOLE_HEAD_MAX && self.store.catalog.holds_skill(&ctx.name);
+        let whole = read.held && read.candidates.len() <= WHOLE_HEAD_MAX;
         let load_first = if whole { usize::MAX } else { load_first };
         let warming = self.embedding.index.as_ref().is_some_and(|ix| ix.warming());
         let prepared = recall::Prepared {

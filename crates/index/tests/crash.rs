@@ -81,7 +81,7 @@ fn answers_exactly(ix: &HnswIndex, rows: &[(i64, Vec<f32>)], case: &str) {
 fn saved(root: &Path, rows: &[(i64, Vec<f32>)]) -> PathBuf {
     let dir = root.join("index").join("m");
     let ix = open(&dir, rows);
-    ix.flush(std::time::Duration::from_secs(30));
+    ix.finish(std::time::Duration::from_secs(30));
     assert!(HnswIndex::manifest(&dir).is_some());
     dir
 }

@@ -158,48 +158,7 @@ enum BenchCommand {
         rounds: usize,
     },
     /// `skillmem serve` as a host sees it: toolAfter round trips, spawn to first recall, writes, RSS.
-    Recall {
-        /// Note counts.
-        #[arg(long, value_delimiter = ',', default_value = "1000,100000")]
-        notes: Vec<usize>,
-        /// Skill counts the notes are spread over.
-        #[arg(long, value_delimiter = ',', default_value = "1,100")]
-        skills: Vec<usize>,
-        /// toolAfter round trips measured per setting.
-        #[arg(long, default_value_t = 1000)]
-        rounds: usize,
-        /// Notes written through the protocol per setting.
-        #[arg(long, default_value_t = 1000)]
-        writes: usize,
-        /// Keep the populated data dirs under this folder and reuse them on the next run
-        /// (the written notes accumulate).
-        #[arg(long, value_name = "DIR")]
-        keep: Option<PathBuf>,
-        /// With `--keep`: every run starts from the store as it was first kept (a copy,
-        /// `data.pristine` beside it, is put back before the run), so that runs compare on
-        /// the same store. Without it a kept store changes run after run: its notes and
-        /// sessions accumulate, and notes shown in six runs and never used are retired.
-        #[arg(long, requires = "keep")]
-        pristine: bool,
-        /// The embedding provider of the servers: static (default) or hash (`--model` sets
-        /// the model provider).
-        #[arg(long, default_value = "static")]
-        provider: String,
-        /// A sentence-embedding model folder (config.json, tokenizer.json,
-        /// model.safetensors): the servers embed with it (`embedding.provider` "model"), and
-        /// the bench times one text's embedding with the same model to compare (needs
-        /// `cargo xtask bench --features local-model`).
-        #[arg(long, value_name = "DIR", conflicts_with = "provider")]
-        model: Option<PathBuf>,
-        /// How the store is filled.
-        #[arg(long, default_value = "sql")]
-        fill: FillMode,
-        /// After the rounds, this many more on the first skill alone (a protocol fill's
-        /// 90%-of-the-notes skill), reported apart: the random rounds pick it about one time
-        /// in `--skills`, too few for its p99.
-        #[arg(long, default_value_t = 0)]
-        first_skill_rounds: usize,
-    },
+    Recall(recall::RecallOpts),
 }
 
 /// The synthetic vectors of `bench index`.
@@ -312,32 +271,7 @@ fn run(cli: Cli) -> Result<()> {
                 index_dir,
             },
         ),
-        BenchCommand::Recall {
-            notes,
-            skills,
-            rounds,
-            writes,
-            keep,
-            pristine,
-            provider,
-            model,
-            fill,
-            first_skill_rounds,
-        } => recall::recall(
-            g,
-            recall::RecallOpts {
-                notes,
-                skills,
-                rounds,
-                writes,
-                keep,
-                pristine,
-                provider,
-                model,
-                fill,
-                first_skill_rounds,
-            },
-        ),
+        BenchCommand::Recall(o) => recall::recall(g, o),
     }
 }
 

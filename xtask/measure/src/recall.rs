@@ -120,22 +120,47 @@ struct Paired {
 }
 
 /// Options of `bench recall`.
+#[derive(Debug, clap::Args)]
 pub struct RecallOpts {
+    /// Note counts.
+    #[arg(long, value_delimiter = ',', default_value = "1000,100000")]
     pub notes: Vec<usize>,
+    /// Skill counts the notes are spread over.
+    #[arg(long, value_delimiter = ',', default_value = "1,100")]
     pub skills: Vec<usize>,
+    /// toolAfter round trips measured per setting.
+    #[arg(long, default_value_t = 1000)]
     pub rounds: usize,
+    /// Notes written through the protocol per setting.
+    #[arg(long, default_value_t = 1000)]
     pub writes: usize,
-    /// Keep (and reuse) the populated data dirs under this folder.
+    /// Keep the populated data dirs under this folder and reuse them on the next run
+    /// (the written notes accumulate).
+    #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
-    /// Start every run from the kept store as it was first kept (see [`restore_pristine`]).
+    /// With `--keep`: every run starts from the store as it was first kept (a copy,
+    /// `data.pristine` beside it, is put back before the run), so that runs compare on the
+    /// same store. Without it a kept store changes run after run: its notes and sessions
+    /// accumulate, and notes shown in six runs and never used are retired.
+    #[arg(long, requires = "keep")]
     pub pristine: bool,
-    /// The embedding provider the servers are initialized with (`static`, `hash`, ...).
+    /// The embedding provider of the servers: static (default) or hash (`--model` sets
+    /// the model provider).
+    #[arg(long, default_value = "static")]
     pub provider: String,
-    /// A model folder: the servers embed with it (provider `model`).
+    /// A sentence-embedding model folder (config.json, tokenizer.json,
+    /// model.safetensors): the servers embed with it (`embedding.provider` "model"), and
+    /// the bench times one text's embedding with the same model to compare (needs
+    /// `cargo xtask bench --features local-model`).
+    #[arg(long, value_name = "DIR", conflicts_with = "provider")]
     pub model: Option<PathBuf>,
-    /// The fixture, or every note through `skillmem/note`.
+    /// How the store is filled.
+    #[arg(long, default_value = "sql")]
     pub fill: FillMode,
-    /// Rounds on the first skill alone, after the random ones.
+    /// After the rounds, this many more on the first skill alone (a protocol fill's
+    /// 90%-of-the-notes skill), reported apart: the random rounds pick it about one time
+    /// in `--skills`, too few for its p99.
+    #[arg(long, default_value_t = 0)]
     pub first_skill_rounds: usize,
 }
 

@@ -316,23 +316,9 @@ impl HnswIndex {
     }
 
     /// Writes the graph files now. Only while no worker runs (benchmarks, tests); a running
-    /// worker is asked with [`HnswIndex::flush`].
+    /// worker is asked with [`HnswIndex::finish`] (at the end of a process).
     pub fn save(&self) -> std::io::Result<()> {
         save(&self.shared)
-    }
-
-    /// Asks the worker to write the files when it has unsaved inserts, and waits for it at
-    /// most `wait` (a build in progress is not waited for).
-    pub fn flush(&self, wait: std::time::Duration) {
-        self.shared.save_requested.store(true, Ordering::SeqCst);
-        self.notify();
-        let t = Instant::now();
-        while t.elapsed() < wait && !self.worker_gone() && !self.shared.building.load(Ordering::SeqCst) {
-            if read(&self.shared.maps).dirty == 0 && !self.shared.writing.load(Ordering::SeqCst) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
     }
 
     /// The process is ending: a build under way stops and saves its progress for the next

@@ -132,6 +132,9 @@ pub struct Read {
     pub vectors_checked: bool,
     /// Notes in the whole store.
     pub corpus: usize,
+    /// [`Catalog::load_notes`] keeps the skill's notes in memory (a skill of at most
+    /// [`HOLD_SKILL_MAX`] notes).
+    pub held: bool,
 }
 
 fn data_version(conn: &Connection) -> Result<i64> {
@@ -352,9 +355,10 @@ impl Catalog {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let st = self.fresh(conn, &mut g)?;
         let vectors_checked = st.checked.contains(skill);
+        let held = st.skills.get(skill).is_none_or(|v| v.len() <= HOLD_SKILL_MAX);
         let key = (skill.to_string(), project.to_string());
         if let Some(c) = st.cache.get(&key) {
-            return Ok(Read { candidates: c.clone(), vectors_checked, corpus: st.skill_of.len() });
+            return Ok(Read { candidates: c.clone(), vectors_checked, corpus: st.skill_of.len(), held });
         }
         // Partitions are interned: the project's is one pointer.
         let mine = st.partitions.get(project).cloned();
@@ -373,7 +377,7 @@ impl Catalog {
             st.cache.clear();
         }
         st.cache.insert(key, candidates.clone());
-        Ok(Read { candidates, vectors_checked, corpus: st.skill_of.len() })
+        Ok(Read { candidates, vectors_checked, corpus: st.skill_of.len(), held })
     }
 
     /// The ids of the notes of `skill` in one scope and partition (duplicate detection), in
@@ -462,13 +466,6 @@ impl Catalog {
         let n = read.len();
         st.notes.extend(read.into_iter().map(|n| (n.id, Arc::new(n))));
         Ok(n)
-    }
-
-    /// Whether [`Catalog::load_notes`] keeps the notes of `skill` in memory (a skill of at most
-    /// [`HOLD_SKILL_MAX`] notes, as the catalog last read them).
-    pub fn holds_skill(&self, skill: &str) -> bool {
-        let g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        g.as_ref().is_some_and(|st| st.skills.get(skill).is_some_and(|v| v.len() <= HOLD_SKILL_MAX))
     }
 
     /// Whether note `id` is held in memory ([`Catalog::load_notes`], [`Catalog::read_ahead`]).
