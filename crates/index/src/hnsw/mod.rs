@@ -194,6 +194,10 @@ struct Shared {
     /// Files are being written (a save's, or a stopped build's): the unsaved count is
     /// already zero, and the files are not in place yet.
     writing: AtomicBool,
+    /// Held through a save or a stopped build's write: two saves of one graph at once (the
+    /// worker's and a caller's [`HnswIndex::save`]) read its rows file through one shared
+    /// offset, and swap the same folders.
+    save_lock: Mutex<()>,
     save_requested: AtomicBool,
     searches: AtomicUsize,
     packs: Mutex<Packs>,
@@ -240,6 +244,7 @@ impl HnswIndex {
             ending: AtomicBool::new(false),
             in_build: AtomicBool::new(false),
             writing: AtomicBool::new(false),
+            save_lock: Mutex::new(()),
             save_requested: AtomicBool::new(false),
             searches: AtomicUsize::new(0),
             packs: Mutex::new(Packs::default()),
@@ -315,8 +320,8 @@ impl HnswIndex {
         read(&self.shared.graph).as_ref().map_or(0, Graph::heap_bytes)
     }
 
-    /// Writes the graph files now. Only while no worker runs (benchmarks, tests); a running
-    /// worker is asked with [`HnswIndex::finish`] (at the end of a process).
+    /// Writes the graph files now (benchmarks, tests; one save at a time, the worker's
+    /// waits); at the end of a process ask the worker with [`HnswIndex::finish`].
     pub fn save(&self) -> std::io::Result<()> {
         save(&self.shared)
     }

@@ -562,6 +562,7 @@ impl Verify {
 /// it in.
 pub(super) fn save(s: &Shared) -> std::io::Result<()> {
     let Some(dir) = s.dir.clone() else { return Ok(()) };
+    let _one = s.save_lock.lock().unwrap_or_else(|e| e.into_inner());
     let _writing = Flag::set(&s.writing);
     let parent = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let (tmp, saving) = staging(&parent)?;
@@ -637,6 +638,7 @@ fn suspend(s: &Shared, graph: &Graph, built: &[i64], total: usize, t: Instant) {
     if built.len() < MIN_PARTIAL {
         return;
     }
+    let _one = s.save_lock.lock().unwrap_or_else(|e| e.into_inner());
     let _writing = Flag::set(&s.writing);
     let saved = || -> std::io::Result<()> {
         let parent = to.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
