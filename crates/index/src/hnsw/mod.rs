@@ -598,6 +598,55 @@ mod tests {
     use super::*;
     use crate::graph::tests::unit;
 
+    /// A candidate set searched again is answered from its pack (the codes side by side, and a
+    /// small set's rows) as the scan answers it, to the bit: sets scored all exactly (pending
+    /// vectors among them) and sets ranked by their codes then rescored, around the sizes where
+    /// the way changes. A set scored all exactly is the exact answer.
+    #[test]
+    fn a_packed_set_answers_as_its_scan() {
+        const DIM: usize = 16;
+        let n = 1200i64;
+        let ix = HnswIndex::new("m", DIM, None, HnswParams::default());
+        ix.start(Some(Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
+            for id in 1..=n {
+                sink(id, unit(id as u64, DIM));
+            }
+            Ok(n as usize)
+        })));
+        ix.wait_ready();
+        let exact = crate::ExactIndex::new("m");
+        for id in 1..=n + 3 {
+            exact.insert(id, &unit(id as u64, DIM));
+        }
+        // Pending until the worker moves them into the graph (a set scored all exactly answers
+        // the same either way).
+        for id in n + 1..=n + 3 {
+            ix.insert(id, &unit(id as u64, DIM));
+        }
+        for k in [5usize, 50] {
+            let want = crate::graph::rescore_depth(k);
+            for len in [1, 7, want - 1, want, want + 1, scan::ROWS_MAX, scan::ROWS_MAX + 1, 700] {
+                let mut set: Vec<i64> = (1..=n).step_by(n as usize / len).take(len).collect();
+                if len <= want && len > 3 {
+                    set.truncate(len - 3);
+                    set.extend(n + 1..=n + 3);
+                }
+                for q in 0..8u64 {
+                    let q = unit(q + 2_000_000, DIM);
+                    let case = format!("k {k}, {len} candidates");
+                    let scanned = ix.search_ef(&q, Order::Unknown(&set), k, 64, false);
+                    assert_eq!(scanned.len(), k.min(set.len()), "{case}");
+                    assert_eq!(ix.search(&q, &set, k), scanned, "{case}: the search that packs");
+                    assert_eq!(ix.search(&q, &set, k), scanned, "{case}: from the pack");
+                    if len <= want {
+                        let ids = |v: &[(i64, f32)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
+                        assert_eq!(ids(&scanned), ids(&exact.search(&q, &set, k)), "{case}: exact");
+                    }
+                }
+            }
+        }
+    }
+
     /// A graph search over candidates given with their bits answers as the same search over
     /// their ids, for sets large enough to have bits and to be searched through the graph.
     #[test]

@@ -17,13 +17,23 @@ use crate::top_k;
 /// products). A pack is made by a recall's search (never by a write's near-duplicate check,
 /// whose candidate set changes with every write) and is used while the candidate list and
 /// [`Maps::changes`] are the same, so it ranks exactly as the scan would.
+///
+/// A set of at most [`ROWS_MAX`] also holds its candidates' exact rows: every search of it
+/// reads about a hundred rows (all of a set up to [`rescore_depth`], the best of a larger
+/// one), a positioned read each, scattered over the vectors file, and those reads were a fifth
+/// of a ~100-note skill's load (`perf` of the server at 100k notes). Held, they are the same
+/// numbers (read once, checked against their checksums), so the pack still ranks exactly as
+/// the scan would.
 struct Pack {
     changes: u64,
     candidates: Vec<i64>,
-    /// The candidates the graph held, in order, with their codes' scales and their codes.
+    /// The candidates the graph held, in order, with their codes' scales and their codes
+    /// (none in a set scored exactly: it is all rescored).
     ids: Vec<i64>,
     scales: Vec<f32>,
     codes: Vec<i8>,
+    /// The exact rows of `ids`, side by side, when the set is small enough ([`ROWS_MAX`]).
+    rows: Vec<f32>,
     /// The candidates that were pending (scored exactly, as a scan does).
     pending: Vec<i64>,
 }
@@ -31,8 +41,12 @@ struct Pack {
 /// Candidate sets larger than this are not packed (a set this large is a large share of the
 /// index, or is searched in the graph).
 const PACK_MAX: usize = 4096;
+/// Candidate sets of at most this many hold their exact rows too (256 KiB at 256 dimensions):
+/// the skills of a few hundred notes a workspace's loads come back to.
+pub(super) const ROWS_MAX: usize = 256;
 /// The bytes the packs may hold together (about twenty skills of a thousand notes at 384
-/// dimensions); the least recently used go first.
+/// dimensions, or about eighty of a hundred notes with their rows at 256); the least recently
+/// used go first.
 const PACKS_BYTES: usize = 8 << 20;
 
 #[derive(Default)]
@@ -43,15 +57,20 @@ pub(super) struct Packs {
 }
 
 impl Pack {
-    fn new(maps: &Maps, g: &Graph, ids: &[i64]) -> Pack {
+    /// The pack of `ids` (more than [`rescore_depth`] of them), as [`scan`] would score them;
+    /// `None` when a row to hold does not read back (the scan then says the graph is damaged).
+    fn new(maps: &Maps, g: &Graph, ids: &[i64]) -> Option<Pack> {
+        let with_rows = ids.len() <= ROWS_MAX;
         let mut p = Pack {
             changes: maps.changes,
             candidates: ids.to_vec(),
             ids: Vec::with_capacity(ids.len()),
             scales: Vec::with_capacity(ids.len()),
             codes: Vec::with_capacity(ids.len() * g.dim()),
+            rows: Vec::with_capacity(if with_rows { ids.len() * g.dim() } else { 0 }),
             pending: vec![],
         };
+        let mut row = vec![0.0; g.dim()];
         // The candidates a scan would score from the graph, and the ones it would score exactly.
         for &id in ids {
             match maps.slot_of.get(&id) {
@@ -60,20 +79,71 @@ impl Pack {
                     p.ids.push(id);
                     p.scales.push(scale);
                     p.codes.extend_from_slice(codes);
+                    if with_rows {
+                        g.read_row(slot, &mut row).then_some(())?;
+                        p.rows.extend_from_slice(&row);
+                    }
                 }
                 _ if maps.own.contains_key(&id) => p.pending.push(id),
                 _ => {}
             }
         }
-        p
+        Some(p)
+    }
+
+    /// The pack of `ids` (at most [`rescore_depth`] of them, at most [`ROWS_MAX`]), as
+    /// [`exact`] would score them all: each one's rows, or its pending vector; `None` as for
+    /// [`Pack::new`].
+    fn exact(maps: &Maps, g: &Graph, ids: &[i64]) -> Option<Pack> {
+        let mut p = Pack {
+            changes: maps.changes,
+            candidates: ids.to_vec(),
+            ids: Vec::with_capacity(ids.len()),
+            scales: vec![],
+            codes: vec![],
+            rows: Vec::with_capacity(ids.len() * g.dim()),
+            pending: vec![],
+        };
+        let mut row = vec![0.0; g.dim()];
+        // [`Maps::cosine`]'s order: a pending vector first, then the graph's row.
+        for &id in ids {
+            if maps.own.contains_key(&id) {
+                p.pending.push(id);
+                continue;
+            }
+            if let Some(&slot) = maps.slot_of.get(&id).filter(|s| (**s as usize) < g.len()) {
+                g.read_row(slot, &mut row).then_some(())?;
+                p.ids.push(id);
+                p.rows.extend_from_slice(&row);
+            }
+        }
+        Some(p)
     }
 
     fn bytes(&self) -> usize {
-        self.candidates.len() * 8 + self.ids.len() * 12 + self.codes.len() + self.pending.len() * 8
+        self.candidates.len() * 8
+            + self.ids.len() * 12
+            + self.codes.len()
+            + self.rows.len() * 4
+            + self.pending.len() * 8
     }
 
-    /// What [`scan`] answers for the candidates packed, from the codes side by side.
+    /// The held row of the `j`-th candidate packed.
+    fn row(&self, j: usize, dim: usize) -> &[f32] {
+        &self.rows[j * dim..(j + 1) * dim]
+    }
+
+    /// What [`scan`] (or, for a set packed by [`Pack::exact`], [`exact`]) answers for the
+    /// candidates packed, from the codes and rows side by side.
     fn scan(&self, maps: &Maps, g: &Graph, query: &[f32], k: usize) -> Vec<(i64, f32)> {
+        let dim = query.len();
+        if self.codes.is_empty() && !self.rows.is_empty() {
+            let mut scored: Vec<(i64, f32)> =
+                self.ids.iter().enumerate().map(|(j, &id)| (id, crate::fast_dot(query, self.row(j, dim)))).collect();
+            scored.extend(exact(maps, Some(g), query, self.pending.iter().copied(), k));
+            top_k(&mut scored, k);
+            return scored;
+        }
         let want = rescore_depth(k);
         let mut approx: Vec<(f32, usize)> = self
             .scales
@@ -91,7 +161,9 @@ impl Pack {
         let mut row = vec![];
         for &(_, j) in &approx {
             let id = self.ids[j];
-            if let Some(c) = maps.cosine(Some(g), query, id, &mut row) {
+            if !self.rows.is_empty() && !maps.own.contains_key(&id) {
+                scored.push((id, crate::fast_dot(query, self.row(j, dim))));
+            } else if let Some(c) = maps.cosine(Some(g), query, id, &mut row) {
                 scored.push((id, c));
             }
         }
@@ -113,10 +185,15 @@ impl HnswIndex {
         pack: bool,
     ) -> Vec<(i64, f32)> {
         let want = rescore_depth(k);
+        // A set scored all exactly is packed for its rows alone.
+        let all_exact = ids.len() <= want;
         let g = match graph {
-            Some(g) if g.dim() == query.len() && ids.len() > want && ids.len() <= PACK_MAX => g,
+            Some(g) if g.dim() == query.len() && !ids.is_empty() && ids.len() <= PACK_MAX => g,
             _ => return scan(maps, graph, query, ids, k),
         };
+        if all_exact && ids.len() > ROWS_MAX {
+            return scan(maps, graph, query, ids, k);
+        }
         let mut packs = self.shared.packs.lock().unwrap_or_else(|e| e.into_inner());
         let held = packs.held.iter().position(|p| p.changes == maps.changes && p.candidates == ids);
         let p = match held {
@@ -127,7 +204,8 @@ impl HnswIndex {
             }
             None if pack => {
                 drop(packs);
-                let p = Arc::new(Pack::new(maps, g, ids));
+                let made = if all_exact { Pack::exact(maps, g, ids) } else { Pack::new(maps, g, ids) };
+                let Some(p) = made.map(Arc::new) else { return scan(maps, graph, query, ids, k) };
                 let mut packs = self.shared.packs.lock().unwrap_or_else(|e| e.into_inner());
                 // A pack of another count can never be used again.
                 packs.held.retain(|q| q.changes == maps.changes && q.candidates != ids);
