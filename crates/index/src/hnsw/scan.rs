@@ -54,6 +54,30 @@ pub(super) struct Packs {
     /// Least recently used first.
     held: VecDeque<Arc<Pack>>,
     bytes: usize,
+    /// The bytes of the rows among them (within [`ROWS_BYTES`]).
+    rows_bytes: usize,
+    /// The sets searched once, not packed yet (their [`set_key`], oldest first): a set is
+    /// packed when it is searched again. A pack costs more than the scan it replaces, and
+    /// many skills are loaded once in a sidecar's life.
+    seen: VecDeque<u64>,
+}
+
+/// The bytes of exact rows the packs may hold together (about forty sets of a hundred
+/// candidates at 256 dimensions: the skills a workspace loads, not every skill of a large
+/// store, so that the sidecar stays within its footprint); the least recently used pack that
+/// holds rows goes first.
+const ROWS_BYTES: usize = 4 << 20;
+
+/// Sets remembered as searched once ([`Packs::seen`]).
+const SEEN_MAX: usize = 1024;
+
+/// A candidate set's key in [`Packs::seen`]: a hash of its ids and of the maps' count of
+/// changes (a set seen before a change is seen anew).
+fn set_key(changes: u64, ids: &[i64]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (changes, ids).hash(&mut h);
+    h.finish()
 }
 
 impl Pack {
@@ -203,6 +227,17 @@ impl HnswIndex {
                 p
             }
             None if pack => {
+                let key = set_key(maps.changes, ids);
+                if let Some(i) = packs.seen.iter().position(|k| *k == key) {
+                    packs.seen.remove(i);
+                } else {
+                    if packs.seen.len() >= SEEN_MAX {
+                        packs.seen.pop_front();
+                    }
+                    packs.seen.push_back(key);
+                    drop(packs);
+                    return scan(maps, graph, query, ids, k);
+                }
                 drop(packs);
                 let made = if all_exact { Pack::exact(maps, g, ids) } else { Pack::new(maps, g, ids) };
                 let Some(p) = made.map(Arc::new) else { return scan(maps, graph, query, ids, k) };
@@ -211,9 +246,13 @@ impl HnswIndex {
                 packs.held.retain(|q| q.changes == maps.changes && q.candidates != ids);
                 packs.held.push_back(p.clone());
                 packs.bytes = packs.held.iter().map(|q| q.bytes()).sum();
-                while packs.bytes > PACKS_BYTES && packs.held.len() > 1 {
-                    let gone = packs.held.pop_front().expect("more than one");
+                packs.rows_bytes = packs.held.iter().map(|q| q.rows.len() * 4).sum();
+                while (packs.bytes > PACKS_BYTES || packs.rows_bytes > ROWS_BYTES) && packs.held.len() > 1 {
+                    let over_rows = packs.bytes <= PACKS_BYTES;
+                    let i = if over_rows { packs.held.iter().position(|q| !q.rows.is_empty()).unwrap_or(0) } else { 0 };
+                    let gone = packs.held.remove(i).expect("more than one");
                     packs.bytes -= gone.bytes();
+                    packs.rows_bytes -= gone.rows.len() * 4;
                 }
                 p
             }
