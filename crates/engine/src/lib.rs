@@ -193,7 +193,8 @@ impl Engine {
             }
         };
         let project = t.elapsed();
-        let skill_folders = skill_folders::SkillFolders::new(workspace, &config.memory.enabled_skills)?;
+        let skill_folders =
+            skill_folders::SkillFolders::new(workspace, &config.memory.enabled_skills, config.data_dir.join("cache"))?;
         let folders = t.elapsed() - project;
         let embedding = embedder::Embedding::open(&conn, &config, embedder)?;
         tracing::debug!(

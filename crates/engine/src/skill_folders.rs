@@ -53,7 +53,8 @@ pub(super) struct SkillFolders {
 impl SkillFolders {
     /// The skill folders of `workspace`, with memory on by configuration for the skills the
     /// globs `enabled` match.
-    pub(super) fn new(workspace: Option<PathBuf>, enabled: &[String]) -> Result<SkillFolders> {
+    /// Folders' content hashes are also kept under `cache` ([`version::HashCache::on_disk`]).
+    pub(super) fn new(workspace: Option<PathBuf>, enabled: &[String], cache: PathBuf) -> Result<SkillFolders> {
         let mut b = GlobSetBuilder::new();
         for g in enabled {
             let glob =
@@ -65,7 +66,7 @@ impl SkillFolders {
             workspace,
             enabled_globs,
             dirs: Mutex::default(),
-            hashes: version::HashCache::default(),
+            hashes: version::HashCache::on_disk(cache),
             parsed: Mutex::default(),
         })
     }
