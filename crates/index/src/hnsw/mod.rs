@@ -598,22 +598,29 @@ mod tests {
     use super::*;
     use crate::graph::tests::unit;
 
-    /// A candidate set searched again is answered from its pack (the codes side by side, and a
-    /// small set's rows; packed at its second search) as the scan answers it, to the bit: sets scored all exactly (pending
-    /// vectors among them) and sets ranked by their codes then rescored, around the sizes where
-    /// the way changes. A set scored all exactly is the exact answer.
-    #[test]
-    fn a_packed_set_answers_as_its_scan() {
-        const DIM: usize = 16;
-        let n = 1200i64;
-        let ix = HnswIndex::new("m", DIM, None, HnswParams::default());
+    /// An index over the unit vectors of ids `1..=n`, built by its worker and ready.
+    fn ready(n: i64, dim: usize) -> HnswIndex {
+        let ix = HnswIndex::new("m", dim, None, HnswParams::default());
         ix.start(Some(Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
             for id in 1..=n {
-                sink(id, unit(id as u64, DIM));
+                sink(id, unit(id as u64, dim));
             }
             Ok(n as usize)
         })));
         ix.wait_ready();
+        ix
+    }
+
+    /// A candidate set searched again is answered from its pack (the codes side by side, and a
+    /// small set's rows; packed at its second search) as the scan answers it, to the bit: sets
+    /// scored all exactly (pending vectors among them) and sets ranked by their codes then
+    /// rescored, around the sizes where the way changes. A set scored all exactly is the exact
+    /// answer.
+    #[test]
+    fn a_packed_set_answers_as_its_scan() {
+        const DIM: usize = 16;
+        let n = 1200i64;
+        let ix = ready(n, DIM);
         let exact = crate::ExactIndex::new("m");
         for id in 1..=n + 3 {
             exact.insert(id, &unit(id as u64, DIM));
@@ -655,14 +662,7 @@ mod tests {
     fn a_search_with_the_candidates_bits_answers_as_with_their_ids() {
         const DIM: usize = 16;
         let n = 2 * IdBits::MIN as i64;
-        let ix = HnswIndex::new("m", DIM, None, HnswParams::default());
-        ix.start(Some(Box::new(move |sink: &mut dyn FnMut(i64, Vec<f32>)| {
-            for id in 1..=n {
-                sink(id, unit(id as u64, DIM));
-            }
-            Ok(n as usize)
-        })));
-        ix.wait_ready();
+        let ix = ready(n, DIM);
         let all: Vec<i64> = (1..=n).collect();
         let odd: Vec<i64> = all.iter().copied().filter(|i| i % 2 == 1).collect();
         let thirds: Vec<i64> = all.iter().copied().filter(|i| i % 3 != 0).collect();
