@@ -333,6 +333,63 @@ fn notes_of_another_model_are_reembedded_in_the_background() {
     c.shutdown().unwrap();
 }
 
+/// With the static table as the embedder, each note keeps the word pieces token matching
+/// reads: a write and an edit store them, so that a load reads them with the note. Notes
+/// stored without them (by a build before, here cleared by hand) are ranked the same
+/// meanwhile, and get them from the background run after a start.
+#[test]
+fn notes_keep_their_word_pieces_for_token_matching() {
+    let w = common::World::new();
+    let dir = w.enabled_skill("s3");
+    let db = || rusqlite::Connection::open(w.data.join("skillmem.db")).unwrap();
+    let pieces = || -> Vec<(i64, Option<Vec<u8>>)> {
+        let db = db();
+        let mut st = db.prepare("SELECT id, match_pieces FROM notes WHERE retired_at IS NULL ORDER BY id").unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(|r| r.unwrap()).collect()
+    };
+    let mut c = w.spawn();
+    let lessons = [
+        ("presigned link", "`aws s3 presign s3://b/f --expires-in 3600` prints a temporary download URL."),
+        ("sync a folder", "`aws s3 sync ./logs s3://b/logs` uploads only what changed."),
+        ("lifecycle", "Expire old objects with a lifecycle rule after 30 days."),
+    ];
+    for (intent, delta) in lessons {
+        common::note(&mut c, "s3", "gotcha", intent, delta);
+    }
+    let intent = "share a file for an hour via a temporary link";
+    let first = common::load(&mut c, "c1", "s3", &dir, Some(intent))["append"].clone();
+    assert!(first.as_str().unwrap().contains("presign"), "{first}");
+    let stored = pieces();
+    assert_eq!(stored.len(), 3);
+    for (id, p) in &stored {
+        // Four bytes naming the table, then two bytes a piece.
+        let p = p.as_ref().unwrap_or_else(|| panic!("note {id} was stored without its pieces"));
+        assert!(p.len() > 4 && p.len() % 2 == 0, "note {id}: {p:?}");
+    }
+    // An edit stores the new text's pieces.
+    let (id, before) = stored[1].clone();
+    common::ok(
+        c.request("skillmem/edit", json!({ "id": id, "delta": "`aws s3 sync --delete` also removes what is gone." }))
+            .unwrap(),
+    );
+    let after = pieces()[1].1.clone();
+    assert!(after.is_some() && after != before, "{before:?} -> {after:?}");
+    common::ok(c.request("skillmem/edit", json!({ "id": id, "delta": lessons[1].1 })).unwrap());
+    assert_eq!(pieces()[1].1, before);
+    c.shutdown().unwrap();
+
+    // A store whose notes have none: the same block at once, and the pieces after the run.
+    db().execute("UPDATE notes SET match_pieces = NULL", []).unwrap();
+    let mut c = w.spawn();
+    let again = common::load(&mut c, "c2", "s3", &dir, Some(intent))["append"].clone();
+    assert_eq!(again, first);
+    wait_for_log(&mut c, "stored the word pieces of 3 notes");
+    assert_eq!(pieces(), stored);
+    let last = common::load(&mut c, "c3", "s3", &dir, Some(intent))["append"].clone();
+    assert_eq!(last, first);
+    c.shutdown().unwrap();
+}
+
 /// With a real local model (`SKILLMEM_TEST_MODEL_DIR`, a build with `--features
 /// local-model`): notes keep the model's pieces when written; notes written before (here by
 /// the static table) get them from the background run after a start, and recall then ranks

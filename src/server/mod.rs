@@ -188,42 +188,66 @@ impl Backend {
             }
             let _done = Done(running);
             let e = engine.clone();
-            let count = tokio::task::spawn_blocking(move || e.other_model_count()).await;
-            let total = match count {
-                Ok(Ok(n)) if n > 0 => n,
+            let count =
+                tokio::task::spawn_blocking(move || Ok::<_, Error>((e.other_model_count()?, e.unmatched_count()?)));
+            let (total, unmatched) = match count.await {
+                Ok(Ok(n)) if n != (0, 0) => n,
                 Ok(Err(err)) => {
                     tracing::warn!("cannot count the notes to re-embed: {err}");
                     return;
                 }
                 _ => return,
             };
-            let model = engine.embedder().map(|e| e.model_id().to_string()).unwrap_or_default();
-            let msg = format!(
-                "skillmem: re-embedding {total} notes (made by another model, or without its word pieces) with {model} in the background; until then they are found by their words, or ranked by the cosine"
-            );
-            tracing::info!("{msg}");
-            client.log_message(MessageType::INFO, msg).await;
             let pace = crate::engine::Pace { pause: REEMBED_PAUSE, stop: Some(stop) };
-            let out = tokio::task::spawn_blocking(move || {
-                let mut last_decile = 0;
-                engine.reembed_other_models(&pace, &mut |p| {
-                    let decile = p.percent.unwrap_or(100) / 10;
-                    if decile != last_decile {
-                        last_decile = decile;
-                        tracing::info!(progress = %p.message, "background re-embedding");
-                    }
-                })
-            })
-            .await;
-            let msg = match out {
-                Ok(Ok(n)) => format!("skillmem: re-embedded {n} notes with {model}"),
-                Ok(Err(e)) => format!("skillmem: background re-embedding stopped: {e}"),
-                Err(e) => format!("skillmem: background re-embedding failed: {e}"),
-            };
-            tracing::info!("{msg}");
-            client.log_message(MessageType::INFO, msg).await;
+            if total > 0 {
+                reembed(&engine, &client, total, pace.clone()).await;
+            }
+            // Then the pieces token matching reads, of the notes stored without them (those
+            // re-embedded just now among them): quietly, as recall finds the same meanwhile.
+            if unmatched > 0 || total > 0 {
+                let e = engine.clone();
+                let msg = match tokio::task::spawn_blocking(move || e.store_match_pieces(&pace)).await {
+                    Ok(Ok(0)) | Err(_) => None,
+                    Ok(Ok(n)) => Some(format!("skillmem: stored the word pieces of {n} notes for token matching")),
+                    Ok(Err(e)) => Some(format!("skillmem: storing the word pieces for token matching stopped: {e}")),
+                };
+                if let Some(msg) = msg {
+                    tracing::info!("{msg}");
+                    client.log_message(MessageType::INFO, msg).await;
+                }
+            }
         });
     }
+}
+
+/// Re-embeds the `total` notes made by another model (or without its pieces), with
+/// `window/logMessage` at the start and the end and progress in the log.
+async fn reembed(engine: &Arc<Engine>, client: &Client, total: usize, pace: crate::engine::Pace) {
+    let model = engine.embedder().map(|e| e.model_id().to_string()).unwrap_or_default();
+    let msg = format!(
+        "skillmem: re-embedding {total} notes (made by another model, or without its word pieces) with {model} in the background; until then they are found by their words, or ranked by the cosine"
+    );
+    tracing::info!("{msg}");
+    client.log_message(MessageType::INFO, msg).await;
+    let engine = engine.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut last_decile = 0;
+        engine.reembed_other_models(&pace, &mut |p| {
+            let decile = p.percent.unwrap_or(100) / 10;
+            if decile != last_decile {
+                last_decile = decile;
+                tracing::info!(progress = %p.message, "background re-embedding");
+            }
+        })
+    })
+    .await;
+    let msg = match out {
+        Ok(Ok(n)) => format!("skillmem: re-embedded {n} notes with {model}"),
+        Ok(Err(e)) => format!("skillmem: background re-embedding stopped: {e}"),
+        Err(e) => format!("skillmem: background re-embedding failed: {e}"),
+    };
+    tracing::info!("{msg}");
+    client.log_message(MessageType::INFO, msg).await;
 }
 
 /// The pause after a write before the background sync pushes it (more writes gather meanwhile).

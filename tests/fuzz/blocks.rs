@@ -353,6 +353,7 @@ pub fn property(input: &Input) -> Result<(), String> {
                 origin_source: None,
                 pending: false,
                 review_replaces: None,
+                match_pieces: None,
             }),
             score: 1.0,
             matched: i % 2 == 0,

@@ -10,33 +10,70 @@
 //! `ln(1 + (N − df + 0.5) / (df + 0.5))`. Recall adds this score to the cosine when the
 //! static table is the embedder (`memory::recall::TOKEN_WEIGHT`).
 //!
-//! A note's pieces are kept by the hash of its text (the same notes come back recall after
-//! recall of a skill); the cosine of two pieces is the cosine of their int8 rows.
+//! A note's pieces are stored with it when it is written ([`TokenMatch::stored`]), so that a
+//! recall reads them with the note instead of tokenizing it; those of a note without them
+//! (written by another door, or before they were stored) are kept by the hash of its text (the
+//! same notes come back recall after recall of a skill). The cosine of two pieces is the
+//! cosine of their int8 rows.
 
 use std::sync::Arc;
 
 use super::cache::{key, ByText};
 use super::static_table::StaticEmbedder;
 
-/// Notes whose pieces are kept: about 40 pieces (160 bytes) and the map's entry a note, about
-/// 7 MB at most. Tokenizing the ~60 notes a recall ranks costs more than the rest of token
-/// matching, so a recall should find them here; with 4,096 held, the recalls of one large
-/// skill pushed out every other skill's notes, and a small skill in a 100,000-note store paid
-/// for the store's size (token matching 1.27 ms at the median, 0.66 ms with them held:
-/// `cargo xtask bench recall --fill protocol --notes 100000 --skills 10`, trace on). This many
-/// holds the notes of the skills a workspace uses, one large skill's churn aside.
+/// Notes whose pieces are kept when they were not stored with the note (written by another
+/// door, or before they were stored; see [`TokenMatch::stored`]): about 40 pieces (160 bytes)
+/// and the map's entry a note, about 7 MB at most, used only as far as such notes are ranked.
+/// Tokenizing the ~60 notes a recall ranks costs more than the rest of token matching.
 pub const NOTES_HELD: usize = 32768;
 
 /// Token matching over a static table.
 pub struct TokenMatch {
     table: Arc<StaticEmbedder>,
     held: ByText<Arc<[u32]>>,
+    /// The first bytes of the pieces this table stores ([`TokenMatch::stored`]).
+    tag: [u8; 4],
 }
 
 impl TokenMatch {
     /// Matching by `table`'s rows.
     pub fn new(table: Arc<StaticEmbedder>) -> TokenMatch {
-        TokenMatch { table, held: ByText::new(NOTES_HELD) }
+        use super::Embedder;
+        let k = key(table.model_id()).to_le_bytes();
+        TokenMatch { table, held: ByText::new(NOTES_HELD), tag: [k[0], k[1], k[2], k[3]] }
+    }
+
+    /// The pieces of a note's text ([`super::note_text`]) as the store keeps them with the
+    /// note: four bytes that name the table (a hash of its model id), then each piece's row as
+    /// two bytes, little-endian. `None` for a table of more than 65,536 rows.
+    pub fn stored(&self, text: &str) -> Option<Vec<u8>> {
+        if !self.stores() {
+            return None;
+        }
+        let ids = self.table.match_ids(text);
+        let mut out = Vec::with_capacity(4 + 2 * ids.len());
+        out.extend_from_slice(&self.tag);
+        for id in ids {
+            out.extend_from_slice(&(id as u16).to_le_bytes());
+        }
+        Some(out)
+    }
+
+    /// Whether [`TokenMatch::stored`] makes pieces (the table's rows fit in two bytes).
+    pub fn stores(&self) -> bool {
+        self.table.table().vocab.len() <= 1 << 16
+    }
+
+    /// The pieces of a [`TokenMatch::stored`] blob; `None` when it is another table's or does
+    /// not read (the note's text is tokenized instead).
+    fn read(&self, blob: &[u8]) -> Option<Arc<[u32]>> {
+        let rest = blob.strip_prefix(&self.tag[..])?;
+        if rest.len() % 2 != 0 {
+            return None;
+        }
+        let rows = self.table.table().vocab.len() as u32;
+        let ids: Vec<u32> = rest.chunks_exact(2).map(|b| u32::from(u16::from_le_bytes([b[0], b[1]]))).collect();
+        ids.iter().all(|id| *id < rows).then(|| ids.into())
     }
 
     /// The table's model id (matching applies to the notes ranked by that embedder).
@@ -45,45 +82,37 @@ impl TokenMatch {
         self.table.model_id()
     }
 
-    /// Tokenizes the texts among `texts` not held yet, at most `room` of them, and holds their
-    /// pieces: what a recall of their notes then finds here (the bm25 index's builder reads
-    /// a skill's notes anyway, off the recall's path). Returns how many were tokenized.
-    pub fn prepare(&self, texts: &[&str], room: usize) -> usize {
-        let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
-        let held = self.held.get_many(&keys);
-        let new: Vec<(u64, Arc<[u32]>)> = held
-            .iter()
-            .zip(keys.iter().zip(texts))
-            .filter(|(h, _)| h.is_none())
-            .take(room)
-            .map(|(_, (k, t))| (*k, self.table.match_ids(t).into()))
-            .collect();
-        let n = new.len();
-        self.held.insert_many(new);
-        n
-    }
-
-    /// The pieces of each text, kept by text.
-    fn pieces(&self, texts: &[&str]) -> Vec<Arc<[u32]>> {
-        let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
-        let mut out = self.held.get_many(&keys);
-        let mut new = vec![];
-        for (i, slot) in out.iter_mut().enumerate() {
-            if slot.is_none() {
-                let ids: Arc<[u32]> = self.table.match_ids(texts[i]).into();
-                new.push((keys[i], ids.clone()));
-                *slot = Some(ids);
-            }
+    /// The pieces of each note: those stored with it ([`TokenMatch::stored`]), else those
+    /// held by its text, else its text tokenized (and held).
+    fn pieces(&self, notes: &[Note<'_>]) -> Vec<Arc<[u32]>> {
+        let mut out: Vec<Option<Arc<[u32]>>> = notes.iter().map(|n| n.stored.and_then(|b| self.read(b))).collect();
+        let unread: Vec<usize> = (0..notes.len()).filter(|i| out[*i].is_none()).collect();
+        if unread.is_empty() {
+            return out.into_iter().map(Option::unwrap_or_default).collect();
         }
-        tracing::trace!("token matching: {} of {} notes tokenized (not held)", new.len(), texts.len());
+        let keys: Vec<u64> = unread.iter().map(|i| key(notes[*i].text)).collect();
+        let mut new = vec![];
+        for ((i, k), held) in unread.iter().zip(&keys).zip(self.held.get_many(&keys)) {
+            out[*i] = Some(held.unwrap_or_else(|| {
+                let ids: Arc<[u32]> = self.table.match_ids(notes[*i].text).into();
+                new.push((*k, ids.clone()));
+                ids
+            }));
+        }
+        tracing::trace!(
+            "token matching: {} of {} notes without stored pieces, {} tokenized (not held)",
+            unread.len(),
+            notes.len(),
+            new.len()
+        );
         self.held.insert_many(new);
         out.into_iter().map(Option::unwrap_or_default).collect()
     }
 
-    /// The score of each of `notes` (their texts) for `query`, in order: for each piece of
-    /// the query, the cosine of its closest piece in the note, weighted by the piece's IDF
-    /// among `notes`, averaged. 0 for a note or a query without pieces.
-    pub fn scores(&self, query: &str, notes: &[&str]) -> Vec<f32> {
+    /// The score of each of `notes` for `query`, in order: for each piece of the query, the
+    /// cosine of its closest piece in the note, weighted by the piece's IDF among `notes`,
+    /// averaged. 0 for a note or a query without pieces.
+    pub fn scores(&self, query: &str, notes: &[Note<'_>]) -> Vec<f32> {
         let q = self.table.match_ids(query);
         let pieces = self.pieces(notes);
         let table = self.table.table();
@@ -95,6 +124,21 @@ impl TokenMatch {
             |j, t| dot_i8_i8(table.row_i8(q[j]), table.row_i8(t)) as f32 * inv[j] * table.inv_norm(t),
             |t| table.prefetch_row(t),
         )
+    }
+}
+
+/// A note as token matching sees it: its text ([`super::note_text`]) and the pieces stored
+/// with it, if any ([`TokenMatch::stored`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Note<'a> {
+    pub text: &'a str,
+    pub stored: Option<&'a [u8]>,
+}
+
+impl<'a> Note<'a> {
+    /// A note known by its text alone (its pieces are tokenized, or held).
+    pub fn text(text: &'a str) -> Note<'a> {
+        Note { text, stored: None }
     }
 }
 
@@ -359,11 +403,12 @@ mod tests {
             .match_ids("a , . ; `x`")
             .iter()
             .all(|id| !table.table().vocab[*id as usize].starts_with(['.', ',', ';', '`'])));
-        let notes = [
+        let texts = [
             "presigned download link\n`aws s3 presign s3://b/f --expires-in 3600` prints a temporary URL",
             "sync a folder\n`aws s3 sync ./logs s3://b/logs` uploads what changed",
             "lifecycle rules\nexpire old objects after 30 days",
         ];
+        let notes: Vec<Note<'_>> = texts.iter().map(|t| Note::text(t)).collect();
         let s = m.scores("share a file for an hour via a temporary link", &notes);
         assert!(s[0] > s[1] && s[0] > s[2], "{s:?}");
         // Kept by text: asked again, the same scores.
@@ -372,7 +417,46 @@ mod tests {
         assert_eq!(m.scores("", &notes), vec![0.0; 3]);
         // A piece is its own closest match.
         let id = table.match_ids("presign")[0];
-        let own = m.scores("presign", &["presign"])[0];
+        let own = m.scores("presign", &[Note::text("presign")])[0];
         assert!((own - 1.0).abs() < 1e-4, "{own} ({id})");
+    }
+
+    #[test]
+    fn stored_pieces_score_as_the_text_and_bad_ones_are_tokenized() {
+        let m = TokenMatch::new(StaticEmbedder::builtin().unwrap());
+        let texts = [
+            "presigned download link\n`aws s3 presign s3://b/f --expires-in 3600` prints a temporary URL",
+            "sync a folder\n`aws s3 sync ./logs s3://b/logs` uploads what changed",
+            "",
+        ];
+        let query = "share a file for an hour via a temporary link";
+        let blobs: Vec<Vec<u8>> = texts.iter().map(|t| m.stored(t).unwrap()).collect();
+        let by_text: Vec<Note<'_>> = texts.iter().map(|t| Note::text(t)).collect();
+        let fresh = TokenMatch::new(StaticEmbedder::builtin().unwrap());
+        let (want, want_two) = (fresh.scores(query, &by_text), fresh.scores(query, &by_text[..2]));
+        // Stored pieces are read, not tokenized: nothing is held, the scores are the text's.
+        let stored: Vec<Note<'_>> = texts.iter().zip(&blobs).map(|(t, b)| Note { text: t, stored: Some(b) }).collect();
+        assert_eq!(m.scores(query, &stored), want);
+        assert_eq!(m.held.len(), 0, "stored pieces were read");
+        assert_eq!(m.read(&blobs[2]).as_deref(), Some(&[][..]), "a text without pieces stores none");
+        // A blob that does not read falls back to the note's text: (blob, why).
+        let mut other = blobs[0].clone();
+        other[0] ^= 1;
+        let mut odd = blobs[0].clone();
+        odd.push(0);
+        let mut past = blobs[0].clone();
+        past.extend_from_slice(&u16::MAX.to_le_bytes());
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (other, "another table's"),
+            (odd, "an odd length"),
+            (past, "a row past the table's end"),
+            (vec![], "empty"),
+            (blobs[0][..3].to_vec(), "cut inside the tag"),
+        ];
+        for (blob, why) in cases {
+            assert_eq!(m.read(&blob), None, "{why}");
+            let one = Note { text: texts[0], stored: Some(&blob) };
+            assert_eq!(m.scores(query, &[one, by_text[1]]), want_two, "{why}");
+        }
     }
 }

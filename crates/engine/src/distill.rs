@@ -27,6 +27,10 @@ pub const MAX_PAIRS: usize = 100;
 /// Notes re-embedded per batch in the background.
 pub const BACKGROUND_BATCH: usize = 32;
 
+/// Notes given their pieces for token matching per batch ([`Engine::store_match_pieces`]):
+/// tokenizing a note is a few microseconds, where embedding it with a model is milliseconds.
+pub const MATCH_BATCH: usize = 512;
+
 /// How a background run goes easy on the host: a pause between batches, and a flag that
 /// stops it (set at shutdown).
 #[derive(Debug, Default, Clone)]
@@ -131,6 +135,7 @@ impl Engine {
                 if has_pieces {
                     n += self.reembed(batch, Stale::Pieceless, &Pace::default(), progress)?;
                 }
+                self.store_match_pieces(&Pace::default())?;
                 n
             }
         };
@@ -157,6 +162,50 @@ impl Engine {
         Ok(n)
     }
 
+    /// How many current notes [`Engine::store_match_pieces`] would give their pieces.
+    pub fn unmatched_count(&self) -> Result<usize> {
+        match &self.embedding.tokens {
+            Some(t) if t.stores() => store::count_unmatched(&self.conn_for_recall()),
+            _ => Ok(0),
+        }
+    }
+
+    /// Stores the static table's pieces for token matching with the current notes that have
+    /// none (written before they were stored, by an import or a team pull, or re-embedded):
+    /// batches of [`MATCH_BATCH`] with `pace.pause` between them, until done or `pace.stop`
+    /// is set. Until then a recall tokenizes such a note's text. Nothing when the static
+    /// table is not the embedder (token matching then does not apply).
+    pub fn store_match_pieces(&self, pace: &Pace) -> Result<usize> {
+        let Some(tokens) = self.embedding.tokens.clone().filter(|t| t.stores()) else { return Ok(0) };
+        let (mut done, mut after) = (0, 0i64);
+        loop {
+            if pace.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
+            }
+            if done > 0 && !pace.pause.is_zero() {
+                std::thread::sleep(pace.pause);
+            }
+            let rows = store::unmatched_batch(&self.conn(), after, MATCH_BATCH)?;
+            let Some(last) = rows.last() else { break };
+            after = last.0;
+            let blobs: Vec<Option<Vec<u8>>> =
+                rows.iter().map(|(_, i, d)| tokens.stored(&skillmem_embed::note_text(i, d))).collect();
+            let with: Vec<(i64, &str, &str, &[u8])> = rows
+                .iter()
+                .zip(&blobs)
+                .filter_map(|((id, i, d), b)| Some((*id, i.as_str(), d.as_str(), b.as_deref()?)))
+                .collect();
+            if with.is_empty() {
+                break;
+            }
+            done += store::set_match_pieces(&mut self.conn(), &with)?;
+        }
+        if done > 0 {
+            tracing::info!(notes = done, "stored the pieces token matching reads");
+        }
+        Ok(done)
+    }
+
     /// How many notes [`Engine::reembed_other_models`] would re-embed. The server asks after
     /// every request: the notes without the model's pieces (a scan of the model's notes) are
     /// counted once, and again after an import or a team sync stored notes without them.
@@ -173,6 +222,7 @@ impl Engine {
         if e.has_pieces() && self.embedding.count_pieces() {
             n += store::count_stale(&conn, Stale::Pieceless, e.model_id(), e.dim())?;
         }
+
         self.embedding.counted(generation, n);
         Ok(n)
     }

@@ -277,6 +277,12 @@ impl Engine {
         }
     }
 
+    /// The note text's pieces for token matching, stored with it (see
+    /// [`skillmem_embed::tokens::TokenMatch::stored`]): when the static table is the embedder.
+    fn match_pieces(&self, intent: &str, delta: &str) -> Option<Vec<u8>> {
+        self.embedding.tokens.as_ref()?.stored(&skillmem_embed::note_text(intent, delta))
+    }
+
     /// Writes a note with duplicate detection. Used by `note` and by historian promotion.
     /// Secrets in the lesson or the intent are redacted before anything is stored or
     /// embedded (`text::redact`), and the result says what was; a lesson that would be left
@@ -329,6 +335,7 @@ impl Engine {
         }
         let t0 = Instant::now();
         let (vector, pieces) = self.embed_note(&new.intent, &new.delta)?;
+        let matched = self.match_pieces(&new.intent, &new.delta);
         let t_embed = t0.elapsed();
         let thresholds = Thresholds {
             merge: ctx.settings.dedup_threshold.unwrap_or(self.config.memory.dedup_threshold),
@@ -336,7 +343,7 @@ impl Engine {
         };
         let model = self.embedding.model_id();
         let embedded = match (&vector, &model) {
-            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
+            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m, matched: matched.as_deref() }),
             _ => None,
         };
         let mut conn = self.conn();
@@ -414,9 +421,10 @@ impl Engine {
         let (delta, _) = skillmem_text::redact::redact_lesson(delta.trim()).map_err(Error::invalid)?;
         let delta = delta.as_str();
         let (vector, pieces) = self.embed_note(&intent, delta)?;
+        let matched = self.match_pieces(&intent, delta);
         let model = self.embedding.model_id();
         let embedded = match (&vector, &model) {
-            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m }),
+            (Some(v), Some(m)) => Some(Embedded { vector: v, model: m, matched: matched.as_deref() }),
             _ => None,
         };
         let mut conn = self.conn();
@@ -450,10 +458,7 @@ impl Engine {
         let Some(own) = own else { return Ok(0) };
         let own = own.as_ref().expect("opened above");
         let mut todo: Vec<String> = if all { self.store.catalog.skills(&self.conn_for_recall())? } else { vec![] };
-        // Token matching's pieces of the notes read, so that their recalls find them held
-        // (at most half of what it holds, per call; the skills recalls asked for come first,
-        // taken from the end of the list).
-        let mut room = skillmem_embed::tokens::NOTES_HELD / 2;
+        // The skills recalls asked for come first, taken from the end of the list.
         loop {
             todo.extend(self.caches.lexicons.take_wanted().into_iter().map(|(skill, _)| skill));
             let Some(skill) = todo.pop() else { break };
@@ -464,17 +469,7 @@ impl Engine {
             if cands.is_empty() {
                 continue;
             }
-            let mut texts: Vec<String> = vec![];
-            let mut also = |intent: &str, delta: &str| {
-                if self.embedding.tokens.is_some() && texts.len() < room {
-                    texts.push(skillmem_embed::note_text(intent, delta));
-                }
-            };
-            self.caches.lexicons.warm(own, (&skill, &self.project_id), &cands, &mut also)?;
-            if let Some(t) = &self.embedding.tokens {
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                room -= t.prepare(&refs, room);
-            }
+            self.caches.lexicons.warm(own, (&skill, &self.project_id), &cands)?;
             // And the notes themselves, as the catalog holds them for a small skill's loads,
             // of the skills this workspace (or the user) has a folder of: a sidecar whose
             // workspace loads a few of a team store's skills does not hold the others' notes. A

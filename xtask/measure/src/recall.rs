@@ -211,7 +211,7 @@ fn populate(data: &Path, n: usize, skills: usize, words: &Words) -> Result<()> {
             .map(|((new, created_at), v)| Imported {
                 new,
                 created_at,
-                embedded: Some(Embedded { vector: v, model: e.model_id() }),
+                embedded: Some(Embedded { vector: v, model: e.model_id(), matched: None }),
             })
             .collect();
         store::import(&mut conn, "bench", &imported)?;

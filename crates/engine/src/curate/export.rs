@@ -264,6 +264,7 @@ impl Engine {
                     origin: n.origin,
                     pending: n.pending,
                     review_replaces: None,
+                    match_pieces: None,
                     kind: n.kind,
                     intent: n.intent,
                     delta: n.delta.trim().to_string(),

@@ -38,6 +38,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0020_skill_plugins", include_str!("../../migrations/0020_skill_plugins.sql")),
     ("0021_holdout", include_str!("../../migrations/0021_holdout.sql")),
     ("0022_team_support", include_str!("../../migrations/0022_team_support.sql")),
+    ("0023_match_pieces", include_str!("../../migrations/0023_match_pieces.sql")),
 ];
 
 /// The file name of the database inside the data directory.

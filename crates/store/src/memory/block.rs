@@ -416,6 +416,7 @@ mod tests {
                 origin_source: None,
                 pending: false,
                 review_replaces: None,
+                match_pieces: None,
             }),
             score: 1.0,
             matched: true,

@@ -252,6 +252,9 @@ pub struct Note {
     pub pending: bool,
     /// A pending correction: the note it takes the place of once accepted.
     pub review_replaces: Option<i64>,
+    /// Its text's pieces for token matching, as stored with it (`TokenMatch::stored` in
+    /// `skillmem_embed::tokens`); read by recall's loads only, `None` elsewhere.
+    pub match_pieces: Option<Box<[u8]>>,
 }
 
 impl Note {

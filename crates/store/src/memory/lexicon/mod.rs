@@ -355,22 +355,15 @@ impl LexiconCache {
         map.get(&(key.0.to_string(), key.1.to_string())).filter(|(c, _)| Arc::ptr_eq(c, cands)).map(|(_, l)| l.clone())
     }
 
-    /// Indexes the skill's current notes among `cands` (read in one scan through `conn`, each
-    /// also shown to `also`) and keeps the index for `cands`.
-    fn build(
-        &self,
-        conn: &Connection,
-        key: (&str, &str),
-        cands: &Arc<Candidates>,
-        also: &mut dyn FnMut(&str, &str),
-    ) -> Result<Arc<Lexicon>> {
+    /// Indexes the skill's current notes among `cands` (read in one scan through `conn`) and
+    /// keeps the index for `cands`.
+    fn build(&self, conn: &Connection, key: (&str, &str), cands: &Arc<Candidates>) -> Result<Arc<Lexicon>> {
         let t = std::time::Instant::now();
         let visible = |id: i64| cands.index_of(id).is_some();
         let mut b = Builder::default();
         store::scan_texts(conn, key.0, &mut |id, intent, delta| {
             if visible(id) {
                 b.add(id, intent, delta);
-                also(intent, delta);
             }
         })?;
         let lex = b.finish();
@@ -388,20 +381,13 @@ impl LexiconCache {
 
     /// Builds the index of `cands` ahead of the first recall (through `conn`, a connection of
     /// the caller's own, so that recalls do not wait for it), unless it is there already or
-    /// the skill is too large for one ([`LEXICON_MAX`]); `also` sees each note's (intent,
-    /// lesson) as it is read. A write meanwhile gives the skill a new candidate list, for
+    /// the skill is too large for one ([`LEXICON_MAX`]). A write meanwhile gives the skill a new candidate list, for
     /// which this index is never used.
-    pub fn warm(
-        &self,
-        conn: &Connection,
-        key: (&str, &str),
-        cands: &Arc<Candidates>,
-        also: &mut dyn FnMut(&str, &str),
-    ) -> Result<()> {
+    pub fn warm(&self, conn: &Connection, key: (&str, &str), cands: &Arc<Candidates>) -> Result<()> {
         if cands.len() > LEXICON_MAX || self.kept(key, cands).is_some() {
             return Ok(());
         }
-        self.build(conn, key, cands, also).map(|_| ())
+        self.build(conn, key, cands).map(|_| ())
     }
 
     /// How many indexes were built so far (warming included).
@@ -543,7 +529,7 @@ mod tests {
             let notes = store::load(conn, &ids).unwrap();
             let lex = Lexicon::build(notes.iter().map(|n| (n.id, n.intent.as_str(), n.delta.as_str())));
             let cache = LexiconCache::default();
-            cache.warm(conn, ("jq", "p"), &cands, &mut |_, _| {}).unwrap();
+            cache.warm(conn, ("jq", "p"), &cands).unwrap();
             for intent in intents {
                 let want = store::fts(conn, "jq", "p", intent, 30).unwrap();
                 let got = if own {
@@ -635,8 +621,8 @@ mod tests {
         {
             let _b = cache.begin_building().expect("nobody builds");
             assert!(cache.begin_building().is_none(), "one builder at a time");
-            cache.warm(&other, ("jq", "p"), &cands, &mut |_, _| {}).unwrap();
-            cache.warm(&other, ("jq", "p"), &cands, &mut |_, _| {}).unwrap();
+            cache.warm(&other, ("jq", "p"), &cands).unwrap();
+            cache.warm(&other, ("jq", "p"), &cands).unwrap();
         }
         assert!(cache.begin_building().is_some(), "released");
         assert_eq!(cache.builds(), 1);

@@ -201,7 +201,11 @@ fn semantic_relevance(
         }
     } else if let Some(m) = matching {
         let texts: Vec<String> = notes.iter().map(|n| crate::embed::note_text(&n.intent, &n.delta)).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<crate::embed::tokens::Note<'_>> = notes
+            .iter()
+            .zip(&texts)
+            .map(|(n, text)| crate::embed::tokens::Note { text, stored: n.match_pieces.as_deref() })
+            .collect();
         let t_match = std::time::Instant::now();
         for (note, s) in notes.iter().zip(m.scores(intent, &refs)) {
             *rel.entry(note.id).or_default() += TOKEN_WEIGHT * s;

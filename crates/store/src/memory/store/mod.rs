@@ -90,6 +90,7 @@ fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
         origin_source: r.get::<_, Option<String>>(22)?.and_then(|s| s.parse().ok()),
         pending: r.get::<_, Option<String>>(23)?.is_some(),
         review_replaces: r.get(24)?,
+        match_pieces: None,
     })
 }
 
@@ -97,6 +98,9 @@ fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
 pub struct Embedded<'a> {
     pub vector: &'a [f32],
     pub model: &'a str,
+    /// The text's pieces for token matching, as [`Note::match_pieces`] keeps them (a static
+    /// table's embedder makes them; `None` stores none).
+    pub matched: Option<&'a [u8]>,
 }
 
 /// One note by id.

@@ -277,7 +277,8 @@ pub fn edit(
     keep_old_text(&tx, id, delta, now)?;
     let n = tx
         .execute(
-            "UPDATE notes SET delta = ?2, norm_hash = ?3, updated_at = ?4, vector = ?5, vector_model = ?6 WHERE id = ?1",
+            "UPDATE notes SET delta = ?2, norm_hash = ?3, updated_at = ?4, vector = ?5, vector_model = ?6,
+                              match_pieces = ?7 WHERE id = ?1",
             params![
                 id,
                 delta,
@@ -285,6 +286,7 @@ pub fn edit(
                 now,
                 embedded.as_ref().map(|e| to_blob(e.vector)),
                 embedded.as_ref().map(|e| e.model),
+                embedded.as_ref().and_then(|e| e.matched),
             ],
         )
         .map_err(|e| match e {
@@ -311,24 +313,30 @@ pub fn edit(
 /// them (the ids as a JSON array): a block's head of 100-odd notes costs one query, not one
 /// each.
 pub fn load(conn: &Connection, ids: &[i64]) -> Result<Vec<Note>> {
+    // With the pieces token matching reads (see [`Note::match_pieces`]).
+    let with_pieces = |r: &rusqlite::Row| -> rusqlite::Result<Note> {
+        let mut n = note_from_row(r)?;
+        n.match_pieces = r.get::<_, Option<Vec<u8>>>(NOTE_COLUMN_COUNT)?.map(Vec::into_boxed_slice);
+        Ok(n)
+    };
     if ids.len() <= 1 {
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1 AND retired_at IS NULL AND review IS NULL"
+            "SELECT {NOTE_COLUMNS}, match_pieces FROM notes WHERE id = ?1 AND retired_at IS NULL AND review IS NULL"
         ))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(n) = stmt.query_row([id], note_from_row).optional()? {
+            if let Some(n) = stmt.query_row([id], with_pieces).optional()? {
                 out.push(n);
             }
         }
         return Ok(out);
     }
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?1)) AND retired_at IS NULL AND review IS NULL"
+        "SELECT {NOTE_COLUMNS}, match_pieces FROM notes WHERE id IN (SELECT value FROM json_each(?1)) AND retired_at IS NULL AND review IS NULL"
     ))?;
     let list = serde_json::to_string(ids).map_err(|e| Error::invalid(e.to_string()))?;
     let mut by_id: std::collections::HashMap<i64, Note> =
-        stmt.query_map([list], note_from_row)?.map(|r| r.map(|n| (n.id, n))).collect::<Result<_, _>>()?;
+        stmt.query_map([list], with_pieces)?.map(|r| r.map(|n| (n.id, n))).collect::<Result<_, _>>()?;
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
 }
 

@@ -155,7 +155,10 @@ pub fn set_vectors(
     let tx = write_tx(conn)?;
     {
         let mut stmt = tx.prepare_cached(
-            "UPDATE notes SET vector = ?2, vector_model = ?3 WHERE id = ?1 AND intent = ?4 AND delta = ?5",
+            // Another model's table made the pieces token matching reads, if any: the run
+            // that stores them ([`unmatched_batch`]) makes them anew.
+            "UPDATE notes SET vector = ?2, vector_model = ?3, match_pieces = NULL
+             WHERE id = ?1 AND intent = ?4 AND delta = ?5",
         )?;
         for (i, ((id, intent, delta), v)) in rows.iter().zip(vectors).enumerate() {
             if stmt.execute(params![id, to_blob(v), model, intent, delta])? == 1 {
@@ -187,6 +190,47 @@ pub fn set_pieces(
         )?;
         for (id, intent, delta, p) in rows {
             n += stmt.execute(params![id, model, p.to_blob(), intent, delta])?;
+        }
+    }
+    tx.commit()?;
+    Ok(n)
+}
+
+/// How many current notes have no pieces for token matching stored with them
+/// ([`Note::match_pieces`]): a few index entries once the run after a start stored them.
+pub fn count_unmatched(conn: &Connection) -> Result<usize> {
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM notes WHERE match_pieces IS NULL AND retired_at IS NULL")?
+        .query_row([], |r| r.get(0))?;
+    Ok(n as usize)
+}
+
+/// The next `limit` current notes past id `after` without pieces for token matching, by id:
+/// (id, intent, delta).
+pub fn unmatched_batch(conn: &Connection, after: i64, limit: usize) -> Result<Vec<(i64, String, String)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, intent, delta FROM notes WHERE match_pieces IS NULL AND retired_at IS NULL AND id > ?1
+         ORDER BY id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Stores the pieces for token matching of notes as `(id, intent, delta, pieces)`: only where
+/// the note still has that text and none (an edit meanwhile stored its own). One transaction
+/// for all. Returns how many were stored.
+pub fn set_match_pieces(conn: &mut Connection, rows: &[(i64, &str, &str, &[u8])]) -> Result<usize> {
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let tx = write_tx(conn)?;
+    let mut n = 0;
+    {
+        let mut stmt = tx.prepare_cached(
+            "UPDATE notes SET match_pieces = ?2 WHERE id = ?1 AND intent = ?3 AND delta = ?4 AND match_pieces IS NULL",
+        )?;
+        for (id, intent, delta, p) in rows {
+            n += stmt.execute(params![id, p, intent, delta])?;
         }
     }
     tx.commit()?;
@@ -239,6 +283,88 @@ pub fn skill_vectors(
 mod tests {
     use super::*;
 
+    /// Token matching's pieces: stored by a write and read by recall's loads; cleared by a
+    /// text change that does not bring new ones, and by a re-embedding; the notes without
+    /// them are counted and batched from the partial index, and filled where the text is
+    /// still the one they were made from.
+    #[test]
+    fn match_pieces_follow_the_text_they_were_made_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let mk = |i: usize| NewNote {
+            skill: "s".into(),
+            kind: super::super::Kind::Gotcha,
+            intent: String::new(),
+            delta: format!("lesson {i}"),
+            tags: vec![],
+            scope: Scope::Global,
+            source: super::super::Source::Agent,
+            session_id: None,
+            skill_hash: None,
+            origin: Default::default(),
+            pending: false,
+        };
+        let v = [0.6f32, 0.8];
+        let blob = |i: u8| vec![1u8, 2, 3, 4, i, 0];
+        let mut ids = vec![];
+        for i in 0..4u8 {
+            let b = blob(i);
+            let emb = Embedded { vector: &v, model: "m", matched: (i < 3).then_some(&b[..]) };
+            ids.push(write(&mut conn, "p", &mk(i as usize), Some(emb), 2.0, None).unwrap().0);
+        }
+        let stored = |c: &Connection, id: i64| -> Option<Box<[u8]>> { load(c, &[id]).unwrap()[0].match_pieces.clone() };
+        assert_eq!(stored(&conn, ids[0]).as_deref(), Some(&blob(0)[..]));
+        assert_eq!(stored(&conn, ids[3]), None);
+        assert_eq!(get(&conn, ids[0]).unwrap().unwrap().match_pieces, None, "only recall's loads read them");
+        assert_eq!(count_unmatched(&conn).unwrap(), 1);
+        // (statement, note, what is left): a text change clears them, other changes do not,
+        // a text change that brings its own keeps those.
+        let cases: Vec<(&str, i64, Option<Vec<u8>>)> = vec![
+            ("UPDATE notes SET hits = hits + 1 WHERE id = ?1", ids[0], Some(blob(0))),
+            ("UPDATE notes SET delta = delta WHERE id = ?1", ids[0], Some(blob(0))),
+            ("UPDATE notes SET delta = 'new words' WHERE id = ?1", ids[0], None),
+            (
+                "UPDATE notes SET intent = 'a case', match_pieces = x'010203040900' WHERE id = ?1",
+                ids[1],
+                Some(vec![1, 2, 3, 4, 9, 0]),
+            ),
+        ];
+        for (sql, id, want) in cases {
+            conn.execute(sql, [id]).unwrap();
+            assert_eq!(stored(&conn, id).map(|b| b.to_vec()), want, "{sql}");
+        }
+        // A re-embedding clears them: another model's table made them.
+        let n = &load(&conn, &[ids[2]]).unwrap()[0];
+        set_vectors(&mut conn, "m2", &[(n.id, n.intent.clone(), n.delta.clone())], &[v.to_vec()]).unwrap();
+        assert_eq!(stored(&conn, ids[2]), None);
+        // Retired notes are not waited for.
+        retire(&mut conn, ids[3], "p", None, None).unwrap();
+        assert_eq!(count_unmatched(&conn).unwrap(), 2);
+        let batch = unmatched_batch(&conn, 0, 10).unwrap();
+        assert_eq!(batch.iter().map(|r| r.0).collect::<Vec<_>>(), vec![ids[0], ids[2]]);
+        assert_eq!(unmatched_batch(&conn, ids[0], 10).unwrap().len(), 1);
+        // Filled where the text is the one read; a note edited meanwhile is left alone.
+        let rows: Vec<(i64, &str, &str, &[u8])> = vec![
+            (batch[0].0, &batch[0].1, "an older text", &[1, 2, 3, 4, 7, 0]),
+            (batch[1].0, &batch[1].1, &batch[1].2, &[1, 2, 3, 4, 8, 0]),
+        ];
+        assert_eq!(set_match_pieces(&mut conn, &rows).unwrap(), 1);
+        assert_eq!(stored(&conn, ids[2]).as_deref(), Some(&[1u8, 2, 3, 4, 8, 0][..]));
+        assert_eq!(count_unmatched(&conn).unwrap(), 1);
+        // The count and the batch read the partial index, not the table.
+        for sql in ["SELECT count(*) FROM notes WHERE match_pieces IS NULL AND retired_at IS NULL",
+                    "SELECT id, intent, delta FROM notes WHERE match_pieces IS NULL AND retired_at IS NULL AND id > 0 ORDER BY id LIMIT 5"] {
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map([], |r| r.get(3))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            assert!(plan.iter().any(|p| p.contains("notes_unmatched")), "{sql}: {plan:?}");
+        }
+    }
+
     /// The count of notes whose vector another model made, taken from the index, is the plain
     /// condition's count, and reads no note row.
     #[test]
@@ -273,7 +399,7 @@ mod tests {
             (Some(&v2), None),
         ];
         for (i, (v, model)) in rows.iter().enumerate() {
-            let emb = v.map(|v| Embedded { vector: v, model: model.unwrap_or("") });
+            let emb = v.map(|v| Embedded { vector: v, model: model.unwrap_or(""), matched: None });
             let (id, _) = write(&mut conn, "p", &mk(i), emb, 2.0, None).unwrap();
             if v.is_some() && model.is_none() {
                 conn.execute("UPDATE notes SET vector_model = NULL WHERE id = ?1", [id]).unwrap();

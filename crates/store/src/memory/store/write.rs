@@ -283,8 +283,8 @@ fn insert(
     let mut stmt = tx.prepare_cached(
         "INSERT INTO notes (skill, scope, project_id, origin_project, source, kind, intent, delta, tags,
                             norm_hash, skill_hash, session_id, created_at, updated_at, vector, vector_model,
-                            host, transcript, transcript_at, review)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                            host, transcript, transcript_at, review, match_pieces)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
     )?;
     stmt.execute(params![
         new.skill,
@@ -306,6 +306,7 @@ fn insert(
         new.origin.transcript,
         new.origin.transcript_at,
         new.pending.then_some("pending"),
+        embedded.and_then(|e| e.matched),
     ])?;
     Ok(tx.last_insert_rowid())
 }
@@ -361,7 +362,7 @@ pub fn pair_written_elsewhere(
         let Some((skill, scope, pkey, delta, Some(blob), Some(model), created)) = row else { continue };
         let Some(vector) = from_blob(&blob) else { continue };
         let scope = if scope == "project" { Scope::Project } else { Scope::Global };
-        let e = Embedded { vector: &vector, model: &model };
+        let e = Embedded { vector: &vector, model: &model, matched: None };
         let near: Vec<(i64, f32)> = near_notes(&tx, &skill, scope, &pkey, &e, t.search(), index)?
             .into_iter()
             .filter(|(n, _)| n != id)
