@@ -28,8 +28,9 @@ pub const MAX_PAIRS: usize = 100;
 pub const BACKGROUND_BATCH: usize = 32;
 
 /// Notes given their pieces for token matching per batch ([`Engine::store_match_pieces`]):
-/// tokenizing a note is a few microseconds, where embedding it with a model is milliseconds.
-pub const MATCH_BATCH: usize = 512;
+/// tokenizing a note is a few microseconds, where embedding it with a model is milliseconds;
+/// a batch holds the connection a few milliseconds.
+pub const MATCH_BATCH: usize = 256;
 
 /// How a background run goes easy on the host: a pause between batches, and a flag that
 /// stops it (set at shutdown).
@@ -198,7 +199,10 @@ impl Engine {
             if with.is_empty() {
                 break;
             }
-            done += store::set_match_pieces(&mut self.conn(), &with)?;
+            // Derived from the text: the catalog stays in step (a reload per batch held a
+            // recall of a large store a tenth of a second).
+            let ids: Vec<i64> = with.iter().map(|r| r.0).collect();
+            done += self.store.catalog.write_derived(&mut self.conn(), |c| store::set_match_pieces(c, &with), &ids)?;
         }
         if done > 0 {
             tracing::info!(notes = done, "stored the pieces token matching reads");

@@ -571,6 +571,31 @@ impl Catalog {
         out
     }
 
+    /// Runs `write` through `conn`, a write of what is derived from the text of the notes
+    /// `ids` (their pieces for token matching): nothing the catalog ranks by changes, so it
+    /// stays in step without a reload, and only its held copies of those notes are read again.
+    pub fn write_derived<T>(
+        &self,
+        conn: &mut Connection,
+        write: impl FnOnce(&mut Connection) -> Result<T>,
+        ids: &[i64],
+    ) -> Result<T> {
+        let before = self.before_write(conn);
+        let out = write(conn)?;
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(st) = g.as_mut() {
+            if st.changes == before && data_version(conn).ok() == Some(st.data_version) {
+                for id in ids {
+                    st.notes.remove(id);
+                }
+                st.changes = conn.total_changes();
+            } else {
+                *g = None;
+            }
+        }
+        Ok(out)
+    }
+
     /// Forgets everything, so the next read rebuilds from the store (after a bulk change such
     /// as an import).
     pub fn invalidate(&self) {
@@ -635,6 +660,31 @@ mod tests {
         // An unreported write: read again from the table.
         pair(&c, a, d);
         assert_eq!(cat.conflicts_among(&c, &[a, d]).unwrap(), vec![(a, d)]);
+    }
+
+    /// A write of what is derived from notes' text (their pieces for token matching) keeps
+    /// the catalog in step: no reload, the same candidate list, and the held copies of those
+    /// notes read again with what was written. Any other write it is not told of reloads it.
+    #[test]
+    fn a_derived_write_keeps_the_catalog_and_rereads_its_notes() {
+        let (_d, mut c) = conn();
+        let cat = Catalog::default();
+        let ids: Vec<i64> = ["use -r", "use -s", "use -c"].iter().map(|t| add(&mut c, "jq", "global", "", t)).collect();
+        let list = cat.candidates(&c, "jq", "p").unwrap().candidates;
+        assert!(cat.load_notes(&c, &ids).unwrap().iter().all(|n| n.match_pieces.is_none()));
+        assert!(ids.iter().all(|id| cat.holds(*id)));
+        let generation = cat.generation(&c).unwrap();
+        let rows: Vec<(i64, &str, &str, &[u8])> = vec![(ids[0], "", "use -r", &[1, 2, 3, 4, 5, 0])];
+        let n = cat.write_derived(&mut c, |c| store::set_match_pieces(c, &rows), &[ids[0]]).unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(cat.generation(&c).unwrap(), generation, "no reload");
+        assert!(Arc::ptr_eq(&cat.candidates(&c, "jq", "p").unwrap().candidates, &list));
+        assert!(!cat.holds(ids[0]) && cat.holds(ids[1]));
+        let notes = cat.load_notes(&c, &ids).unwrap();
+        assert_eq!(notes[0].match_pieces.as_deref(), Some(&[1u8, 2, 3, 4, 5, 0][..]));
+        // The same write, untold: the catalog reloads.
+        c.execute("UPDATE notes SET match_pieces = x'0102030406' WHERE id = ?1", [ids[1]]).unwrap();
+        assert_ne!(cat.generation(&c).unwrap(), generation);
     }
 
     /// A skill's candidate list is the same list (the one its bm25 index is kept for) after
