@@ -44,10 +44,10 @@ const PACK_MAX: usize = 4096;
 /// Candidate sets of at most this many hold their exact rows too (256 KiB at 256 dimensions):
 /// the skills of a few hundred notes a workspace's loads come back to.
 pub(super) const ROWS_MAX: usize = 256;
-/// The bytes the packs may hold together (about twenty skills of a thousand notes at 384
-/// dimensions, or about eighty of a hundred notes with their rows at 256); the least recently
-/// used go first.
-const PACKS_BYTES: usize = 8 << 20;
+/// The bytes the packs may hold together (about thirty skills of a thousand notes at 384
+/// dimensions, or about a hundred of a hundred notes with their rows at 256); the least
+/// recently used go first.
+const PACKS_BYTES: usize = 14 << 20;
 
 #[derive(Default)]
 pub(super) struct Packs {
@@ -62,11 +62,12 @@ pub(super) struct Packs {
     seen: VecDeque<u64>,
 }
 
-/// The bytes of exact rows the packs may hold together (about forty sets of a hundred
+/// The bytes of exact rows the packs may hold together (about a hundred sets of a hundred
 /// candidates at 256 dimensions: the skills a workspace loads, not every skill of a large
-/// store, so that the sidecar stays within its footprint); the least recently used pack that
-/// holds rows goes first.
-const ROWS_BYTES: usize = 4 << 20;
+/// store, so that the sidecar stays within its footprint; 4 MiB held forty, and the bench's
+/// loads of a hundred skills at random read rows from the file in three loads of five); the
+/// least recently used pack that holds rows goes first.
+const ROWS_BYTES: usize = 10 << 20;
 
 /// Sets remembered as searched once ([`Packs::seen`]).
 const SEEN_MAX: usize = 1024;
