@@ -484,6 +484,8 @@ impl Engine {
                 }
             }
         }
+        // Then the store's frequent words' counts, which the indexes' bm25 weighs words by.
+        self.caches.lexicons.warm_frequent(own)?;
         Ok(self.caches.lexicons.builds() - before)
     }
 

@@ -39,6 +39,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     ("0021_holdout", include_str!("../../migrations/0021_holdout.sql")),
     ("0022_team_support", include_str!("../../migrations/0022_team_support.sql")),
     ("0023_match_pieces", include_str!("../../migrations/0023_match_pieces.sql")),
+    ("0024_text_changes", include_str!("../../migrations/0024_text_changes.sql")),
 ];
 
 /// The file name of the database inside the data directory.

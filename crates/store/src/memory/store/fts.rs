@@ -161,6 +161,51 @@ pub fn fts_doc_count(conn: &Connection, word: &str) -> Result<i64> {
     Ok(stmt.query_row([format!("\"{}\"", word.replace('"', ""))], |r| r.get(0))?)
 }
 
+/// The notes holding `word` (as [`fts_doc_count`] counts them) among those of id above
+/// `after`: what an insert since a count added to it.
+pub fn fts_doc_count_after(conn: &Connection, word: &str, after: i64) -> Result<i64> {
+    let mut stmt = conn.prepare_cached("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?1 AND rowid > ?2")?;
+    Ok(stmt.query_row(params![format!("\"{}\"", word.replace('"', "")), after], |r| r.get(0))?)
+}
+
+/// Terms of the full-text index with the notes holding each ([`fts_frequent_terms`]).
+pub type TermCounts = Vec<(String, i64)>;
+
+/// The full-text index's terms held by at least `min_docs` notes (current or not, as
+/// [`fts_doc_count`] counts them), with those counts; and, read in the same transaction, the
+/// store's count of text changes ([`text_changes`]) and its highest note id: the counts hold
+/// while the one stays, with the notes inserted past the other added. One pass over the index
+/// (FTS5's `fts5vocab`, a table of this connection's own).
+pub fn fts_frequent_terms(conn: &Connection, min_docs: i64) -> Result<(TermCounts, i64, i64)> {
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.notes_fts_terms USING fts5vocab(main, notes_fts, row)",
+    )?;
+    // One read transaction: the counts, the changes and the last id of the same moment.
+    let tx = conn.unchecked_transaction()?;
+    let changes = text_changes(&tx)?;
+    let last: i64 = tx.query_row("SELECT coalesce(max(id), 0) FROM notes", [], |r| r.get(0))?;
+    let terms = {
+        let mut stmt = tx.prepare("SELECT term, doc FROM temp.notes_fts_terms WHERE doc >= ?1")?;
+        let rows = stmt.query_map([min_docs], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<Result<Vec<_>, _>>()?
+    };
+    tx.commit()?;
+    Ok((terms, changes, last))
+}
+
+/// How many times a note's text changed or a note was deleted (migration 0024): what can
+/// lower a word's count.
+pub fn text_changes(conn: &Connection) -> Result<i64> {
+    Ok(conn.prepare_cached("SELECT n FROM text_changes")?.query_row([], |r| r.get(0))?)
+}
+
+/// [`text_changes`] and the highest note id, read together.
+pub fn text_changes_and_last(conn: &Connection) -> Result<(i64, i64)> {
+    let mut stmt =
+        conn.prepare_cached("SELECT (SELECT n FROM text_changes), (SELECT coalesce(max(id), 0) FROM notes)")?;
+    Ok(stmt.query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
 /// What FTS5's bm25 reads from the full-text table's averages record (`notes_fts_data`, id
 /// 1): how many rows it holds (every note, current or not) and how many tokens they hold in
 /// all, over every column. bm25 compares a note's length with `tokens / rows`.
