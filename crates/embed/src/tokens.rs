@@ -90,11 +90,13 @@ impl TokenMatch {
         if unread.is_empty() {
             return out.into_iter().map(Option::unwrap_or_default).collect();
         }
-        let keys: Vec<u64> = unread.iter().map(|i| key(notes[*i].text)).collect();
+        // Their texts are made only here: a note read with its pieces needs none.
+        let texts: Vec<String> = unread.iter().map(|i| super::note_text(notes[*i].intent, notes[*i].delta)).collect();
+        let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
         let mut new = vec![];
-        for ((i, k), held) in unread.iter().zip(&keys).zip(self.held.get_many(&keys)) {
+        for (((i, k), text), held) in unread.iter().zip(&keys).zip(&texts).zip(self.held.get_many(&keys)) {
             out[*i] = Some(held.unwrap_or_else(|| {
-                let ids: Arc<[u32]> = self.table.match_ids(notes[*i].text).into();
+                let ids: Arc<[u32]> = self.table.match_ids(text).into();
                 new.push((*k, ids.clone()));
                 ids
             }));
@@ -127,18 +129,20 @@ impl TokenMatch {
     }
 }
 
-/// A note as token matching sees it: its text ([`super::note_text`]) and the pieces stored
-/// with it, if any ([`TokenMatch::stored`]).
+/// A note as token matching sees it: its intent and lesson (its text is
+/// [`super::note_text`] of them) and the pieces stored with it, if any
+/// ([`TokenMatch::stored`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Note<'a> {
-    pub text: &'a str,
+    pub intent: &'a str,
+    pub delta: &'a str,
     pub stored: Option<&'a [u8]>,
 }
 
 impl<'a> Note<'a> {
-    /// A note known by its text alone (its pieces are tokenized, or held).
+    /// A note of one text (no intent), its pieces tokenized or held.
     pub fn text(text: &'a str) -> Note<'a> {
-        Note { text, stored: None }
+        Note { intent: "", delta: text, stored: None }
     }
 }
 
@@ -435,7 +439,8 @@ mod tests {
         let fresh = TokenMatch::new(StaticEmbedder::builtin().unwrap());
         let (want, want_two) = (fresh.scores(query, &by_text), fresh.scores(query, &by_text[..2]));
         // Stored pieces are read, not tokenized: nothing is held, the scores are the text's.
-        let stored: Vec<Note<'_>> = texts.iter().zip(&blobs).map(|(t, b)| Note { text: t, stored: Some(b) }).collect();
+        let stored: Vec<Note<'_>> =
+            texts.iter().zip(&blobs).map(|(t, b)| Note { stored: Some(b), ..Note::text(t) }).collect();
         assert_eq!(m.scores(query, &stored), want);
         assert_eq!(m.held.len(), 0, "stored pieces were read");
         assert_eq!(m.read(&blobs[2]).as_deref(), Some(&[][..]), "a text without pieces stores none");
@@ -455,7 +460,7 @@ mod tests {
         ];
         for (blob, why) in cases {
             assert_eq!(m.read(&blob), None, "{why}");
-            let one = Note { text: texts[0], stored: Some(&blob) };
+            let one = Note { stored: Some(&blob), ..Note::text(texts[0]) };
             assert_eq!(m.scores(query, &[one, by_text[1]]), want_two, "{why}");
         }
     }

@@ -200,11 +200,13 @@ fn semantic_relevance(
             rel.insert(note.id, *s);
         }
     } else if let Some(m) = matching {
-        let texts: Vec<String> = notes.iter().map(|n| crate::embed::note_text(&n.intent, &n.delta)).collect();
         let refs: Vec<crate::embed::tokens::Note<'_>> = notes
             .iter()
-            .zip(&texts)
-            .map(|(n, text)| crate::embed::tokens::Note { text, stored: n.match_pieces.as_deref() })
+            .map(|n| crate::embed::tokens::Note {
+                intent: &n.intent,
+                delta: &n.delta,
+                stored: n.match_pieces.as_deref(),
+            })
             .collect();
         let t_match = std::time::Instant::now();
         for (note, s) in notes.iter().zip(m.scores(intent, &refs)) {

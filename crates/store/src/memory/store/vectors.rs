@@ -283,15 +283,9 @@ pub fn skill_vectors(
 mod tests {
     use super::*;
 
-    /// Token matching's pieces: stored by a write and read by recall's loads; cleared by a
-    /// text change that does not bring new ones, and by a re-embedding; the notes without
-    /// them are counted and batched from the partial index, and filled where the text is
-    /// still the one they were made from.
-    #[test]
-    fn match_pieces_follow_the_text_they_were_made_from() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn = crate::db::open(dir.path()).unwrap();
-        let mk = |i: usize| NewNote {
+    /// The `i`-th note of a test: a global lesson of skill `s`.
+    fn mk(i: usize) -> NewNote {
+        NewNote {
             skill: "s".into(),
             kind: super::super::Kind::Gotcha,
             intent: String::new(),
@@ -303,7 +297,17 @@ mod tests {
             skill_hash: None,
             origin: Default::default(),
             pending: false,
-        };
+        }
+    }
+
+    /// Token matching's pieces: stored by a write and read by recall's loads; cleared by a
+    /// text change that does not bring new ones, and by a re-embedding; the notes without
+    /// them are counted and batched from the partial index, and filled where the text is
+    /// still the one they were made from.
+    #[test]
+    fn match_pieces_follow_the_text_they_were_made_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
         let v = [0.6f32, 0.8];
         let blob = |i: u8| vec![1u8, 2, 3, 4, i, 0];
         let mut ids = vec![];
@@ -371,19 +375,6 @@ mod tests {
     fn other_model_count_is_the_plain_count_from_the_index() {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
-        let mk = |i: usize| NewNote {
-            skill: "s".into(),
-            kind: super::super::Kind::Gotcha,
-            intent: String::new(),
-            delta: format!("lesson {i}"),
-            tags: vec![],
-            scope: Scope::Global,
-            source: super::super::Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
-        };
         let (v2, v3) = (vec![0.6f32, 0.8], vec![0.6f32, 0.8, 0.0]);
         // (vector, model): none, the current one, a shorter or longer one of the same model,
         // models before and after it in byte order, and a vector without a model.
