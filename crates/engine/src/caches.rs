@@ -1,7 +1,7 @@
 //! The engine's part that holds what recall keeps between calls besides the catalog: the head
 //! of each skill's recency order, small skills' bm25 rung in memory with the connection it is
-//! built through, and the notes' word pieces read for token matching. All of it is derived
-//! from the store and can be dropped at any time.
+//! built through, the notes' word pieces read for token matching, and the thread that searches a
+//! large skill's vectors. All of it is derived from the store and can be dropped at any time.
 
 use std::sync::Mutex;
 
@@ -20,6 +20,8 @@ pub(super) struct RecallCaches {
     pub(super) rest: recall::RestCache,
     /// Small skills' bm25 rung in memory.
     pub(super) lexicons: LexiconCache,
+    /// The thread that searches a large skill's vectors beside its bm25 rung.
+    pub(super) search: recall::SearchThread,
     /// The connection their indexes are built through, kept so that its page cache holds the
     /// skills' rows the next time (see [`super::Engine::build_lexicons`]).
     lexicon_conn: Mutex<Option<Connection>>,
@@ -31,6 +33,7 @@ impl Default for RecallCaches {
             held_pieces: recall::HeldPieces::new(recall::PIECES_HELD),
             rest: recall::RestCache::default(),
             lexicons: LexiconCache::default(),
+            search: recall::SearchThread::default(),
             lexicon_conn: Mutex::new(None),
         }
     }

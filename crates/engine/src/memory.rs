@@ -517,6 +517,7 @@ impl Engine {
             tokens: self.embedding.tokens.as_deref(),
             query_pieces,
             held_pieces: Some(&self.caches.held_pieces),
+            beside: self.embedding.index.clone().map(|index| recall::Beside { thread: &self.caches.search, index }),
             use_vectors,
             use_fts: true,
             query,

@@ -162,6 +162,11 @@ pub struct RecallOpts {
     /// in `--skills`, too few for its p99.
     #[arg(long, default_value_t = 0)]
     pub first_skill_rounds: usize,
+    /// A pause before each of the `--first-skill-rounds` (ms): a host's loads come seconds
+    /// apart, while back-to-back rounds start each load while the work the one before left
+    /// for after its answer still runs.
+    #[arg(long, default_value_t = 0.0)]
+    pub pause_ms: f64,
 }
 
 fn skill_name(i: usize) -> String {
@@ -669,6 +674,9 @@ pub fn recall(g: &Global, o: RecallOpts) -> Result<()> {
             for i in 0..o.first_skill_rounds {
                 let k = 2 + r.below(3);
                 let intent = words.phrase(&mut r, k);
+                if o.pause_ms > 0.0 {
+                    std::thread::sleep(Duration::from_secs_f64(o.pause_ms / 1000.0));
+                }
                 let t = Instant::now();
                 tool_after(&mut s, &ws, 200_000 + i, &skill_name(0), Some(&intent))?;
                 first_only.push(ms(t.elapsed()));

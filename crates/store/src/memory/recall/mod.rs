@@ -16,7 +16,10 @@
 //! another is still the newer one, so the order does not depend on how fast notes were
 //! written), so the order is total and deterministic.
 
+mod beside;
 mod rungs;
+
+pub use beside::SearchThread;
 
 use std::sync::Arc;
 
@@ -166,6 +169,9 @@ pub struct Rungs<'a> {
     /// Notes' pieces read before, by model and text ([`HeldPieces`]): a skill's notes come
     /// back recall after recall, and reading their pieces is half of token matching's time.
     pub held_pieces: Option<&'a HeldPieces>,
+    /// A thread to run a large skill's vector search on while bm25 runs here, and `index`
+    /// (the same index) shared with it; `None`: one after the other.
+    pub beside: Option<Beside<'a>>,
     /// Off to measure the bm25 rung alone.
     pub use_vectors: bool,
     pub use_fts: bool,
@@ -173,6 +179,12 @@ pub struct Rungs<'a> {
     /// database lock (see the engine's recall: a model takes milliseconds a
     /// text, and writes and other recalls wait for that lock); `None`: embedded here.
     pub query: Option<&'a [f32]>,
+}
+
+/// See [`Rungs::beside`].
+pub struct Beside<'a> {
+    pub thread: &'a SearchThread,
+    pub index: Arc<dyn VectorIndex>,
 }
 
 /// Candidates gathered by the caller (from [`crate::memory::catalog`], say) instead of
@@ -484,6 +496,7 @@ mod tests {
             tokens: None,
             query_pieces: None,
             held_pieces: None,
+            beside: None,
             use_vectors: false,
             use_fts: true,
             query: None,
@@ -791,6 +804,88 @@ mod tests {
             assert_eq!(out.mode, RecallMode::Vector);
             assert_eq!(out.notes[0].note.id, ids[first], "model {model}, matching {on}");
         }
+    }
+
+    /// A large skill (more candidates than [`rungs::PARALLEL_MIN`]) ranks the same whether its
+    /// vector search runs on the search thread, beside bm25 and the reading of bm25's notes,
+    /// or after them; with the static table as the embedder (token matching) and a lexical one.
+    #[test]
+    fn a_large_skill_ranks_the_same_with_its_search_beside_bm25() {
+        use crate::index::ExactIndex;
+        use crate::memory::{Kind, NewNote, Scope, Source};
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let table = crate::embed::static_table::StaticEmbedder::builtin().unwrap();
+        let hash = crate::embed::hash::HashEmbedder::new(64);
+        let words = ["rebase", "conflict", "branch", "stash", "commit", "push", "tag", "merge", "hook", "blame"];
+        let (by_table, by_hash) =
+            (Arc::new(ExactIndex::new(table.model_id())), Arc::new(ExactIndex::new(hash.model_id())));
+        let n = rungs::PARALLEL_MIN + 200;
+        let notes: Vec<store::Imported<'_>> = (0..n)
+            .map(|i| {
+                let w = |k: usize| words[(i * k + i / 7) % words.len()];
+                let new = NewNote {
+                    skill: "git".into(),
+                    kind: Kind::Gotcha,
+                    intent: String::new(),
+                    delta: format!("lesson {i}: {} the {} before a {}", w(1), w(3), w(7)),
+                    tags: vec![],
+                    scope: Scope::Project,
+                    source: Source::Agent,
+                    session_id: None,
+                    skill_hash: None,
+                    origin: Default::default(),
+                    pending: false,
+                };
+                store::Imported { new, created_at: (i as i64 % 40) * DAY_MS, embedded: None }
+            })
+            .collect();
+        let ids = store::import(&mut conn, "p", &notes).unwrap();
+        for (id, note) in ids.iter().zip(&notes) {
+            by_table.insert(*id, &table.embed_one(&note.new.delta).unwrap());
+            by_hash.insert(*id, &hash.embed_one(&note.new.delta).unwrap());
+        }
+        let matcher = crate::embed::tokens::TokenMatch::new(table.clone());
+        let cands: Arc<Candidates> = store::candidates(&conn, "git", "p").unwrap().into();
+        assert_eq!(cands.len(), n);
+        let thread = SearchThread::default();
+        let static_table: &dyn Embedder = table.as_ref();
+        let cases: [(&dyn Embedder, &Arc<ExactIndex>, Option<&crate::embed::tokens::TokenMatch>); 2] =
+            [(static_table, &by_table, Some(&matcher)), (&hash, &by_hash, None)];
+        let summary = |o: &Outcome| -> Vec<(i64, u32, bool)> {
+            o.notes.iter().map(|r| (r.note.id, r.score.to_bits(), r.matched)).collect()
+        };
+        for (embedder, index, tokens) in cases {
+            let shared: Arc<dyn VectorIndex> = index.clone();
+            for intent in ["rebase conflict", "stash before push", "blame the hook", "zzz nothing"] {
+                let q =
+                    Query { skill: "git", project: "p", intent: Some(intent), ranking: Ranking::default(), now_ms: 5 };
+                let prepared = || Prepared {
+                    candidates: cands.clone(),
+                    vectors_checked: true,
+                    keep: 40,
+                    load_first: 10,
+                    corpus: n,
+                    rest_cache: None,
+                    held: None,
+                    lexicons: None,
+                };
+                let after = Rungs { tokens, ..vectors_and_fts(embedder, index.as_ref()) };
+                let want = rank_prepared(&conn, &q, &after, prepared()).unwrap();
+                let taken = thread.taken();
+                let beside = Rungs { beside: Some(Beside { thread: &thread, index: shared.clone() }), ..after };
+                let got = rank_prepared(&conn, &q, &beside, prepared()).unwrap();
+                assert_eq!(thread.taken(), taken + 1, "{intent}: the search ran on the thread");
+                assert_eq!(summary(&got), summary(&want), "{intent} by {}", embedder.model_id());
+                assert_eq!(got.mode, want.mode);
+                assert_eq!(got.found_by, want.found_by);
+            }
+        }
+    }
+
+    /// Both rungs, over `index` by `embedder`.
+    fn vectors_and_fts<'a>(embedder: &'a dyn Embedder, index: &'a dyn VectorIndex) -> Rungs<'a> {
+        Rungs { use_fts: true, ..vectors_only(embedder, index) }
     }
 
     #[test]

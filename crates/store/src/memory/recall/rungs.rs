@@ -20,6 +20,7 @@ use super::{
 };
 use crate::embed::Embedder;
 use crate::error::Result;
+use crate::index::VectorIndex;
 
 /// What the rungs found for an intent.
 pub(super) struct Found {
@@ -39,7 +40,9 @@ impl Default for Found {
     }
 }
 
-/// Runs both rungs over the candidates of `p` and scores what they found.
+/// Runs both rungs over the candidates of `p` and scores what they found. A large skill's
+/// vector search runs on [`Rungs::beside`]'s thread while this one runs the bm25 rung and
+/// reads bm25's notes ([`PARALLEL_MIN`]); the answer is the same as one after the other.
 pub(super) fn find(
     conn: &Connection,
     q: &Query<'_>,
@@ -50,14 +53,73 @@ pub(super) fn find(
 ) -> Result<Found> {
     let cands = &p.candidates;
     let ids = cands.ids();
-    let vec_hits = vector_hits(conn, rungs, p, intent, ids, t0)?;
-    let t_vec = t0.elapsed();
-    let fts_hits = bm25_hits(conn, q, rungs, p, intent, ids)?;
-    tracing::trace!("rank: vector rung {:?}, bm25 rung {:?}", t_vec, t0.elapsed() - t_vec);
-    let mut found = Found::default();
+    let owned;
+    let search = match vector_index(rungs, ids) {
+        Some(Search { index, query: None }) => {
+            owned = query_vector(rungs.embedder.expect("a search has an embedder"), intent);
+            Some((index, &owned[..]))
+        }
+        Some(Search { index, query: Some(v) }) => Some((index, v)),
+        None => None,
+    };
+    let search = search.filter(|(_, v)| v.iter().any(|x| *x != 0.0));
+    if let (Some((ix, _)), false) = (search, p.vectors_checked) {
+        store::ensure_vectors(conn, ix, ids)?;
+    }
     let semantic = rungs.embedder.is_some_and(|e| !e.lexical());
+    let bits = cands.bits();
+    let run = |(ix, v): (&dyn VectorIndex, &[f32])| {
+        let t = std::time::Instant::now();
+        let mut hits = ix.search_sorted(v, ids, bits, RUNG_DEPTH);
+        hits.retain(|(_, s)| *s > 0.0);
+        tracing::trace!(
+            "rank: query ready after {:?}, searched {} candidates in {:?}",
+            t.duration_since(t0),
+            ids.len(),
+            t.elapsed()
+        );
+        (hits, t.elapsed())
+    };
+    let bm25 = || -> Result<_> {
+        let t = std::time::Instant::now();
+        let hits = bm25_hits(conn, q, rungs, p, intent, ids)?;
+        Ok((hits, t.elapsed()))
+    };
+    let mut read = vec![];
+    let beside = match (search, rungs.beside.as_ref()) {
+        (Some((_, v)), Some(b)) if ids.len() > PARALLEL_MIN => {
+            let t = std::time::Instant::now();
+            b.thread.search(b.index.clone(), v.to_vec(), p.candidates.clone(), RUNG_DEPTH).map(|h| (h, t))
+        }
+        _ => None,
+    };
+    let ((vec_hits, t_vec), (fts_hits, t_fts)) = match (beside, search) {
+        (Some((pending, t)), Some(s)) => {
+            let fts = bm25()?;
+            // bm25's notes are read while the search goes on (scoring reads them anyway).
+            let fts_ids: Vec<i64> = fts.0.iter().map(|(id, _)| *id).collect();
+            read = load_notes(conn, p.held, &fts_ids)?;
+            let waited = std::time::Instant::now();
+            let vec = match pending.wait() {
+                Some(mut hits) => {
+                    hits.retain(|(_, s)| *s > 0.0);
+                    tracing::trace!(
+                        "rank: searched {} candidates beside bm25, waited {:?}",
+                        ids.len(),
+                        waited.elapsed()
+                    );
+                    (hits, t.elapsed())
+                }
+                None => run(s),
+            };
+            (vec, fts)
+        }
+        (_, s) => (s.map(run).unwrap_or_default(), bm25()?),
+    };
+    tracing::trace!("rank: vector rung {t_vec:?}, bm25 rung {t_fts:?}");
+    let mut found = Found { loaded: read.into_iter().map(|n| (n.id, n)).collect(), ..Found::default() };
     if semantic && !vec_hits.is_empty() {
-        found.loaded = semantic_relevance(conn, rungs, p, intent, &vec_hits, &fts_hits, &mut found.rel)?;
+        semantic_relevance(conn, rungs, p, intent, &vec_hits, &fts_hits, &mut found)?;
     } else {
         lexical_relevance(&vec_hits, &fts_hits, &mut found.rel);
     }
@@ -77,48 +139,32 @@ pub(super) fn find(
     Ok(found)
 }
 
-/// The vector rung: the candidates nearest the intent (positive cosines only), none when the
-/// index is of another model, still loading a large skill, or the intent embeds to nothing.
-fn vector_hits(
-    conn: &Connection,
-    rungs: &Rungs<'_>,
-    p: &Prepared<'_>,
-    intent: &str,
-    ids: &[i64],
-    t0: std::time::Instant,
-) -> Result<Vec<(i64, f32)>> {
-    let mut vec_hits = vec![];
-    if let (true, Some(e), Some(ix)) = (rungs.use_vectors, rungs.embedder, rungs.index) {
-        if e.model_id() == ix.model_id() {
-            let owned;
-            let qv: &[f32] = match rungs.query {
-                Some(v) => v,
-                None => {
-                    owned = query_vector(e, intent);
-                    &owned
-                }
-            };
-            let warming = ix.warming() && ids.len() > WARMING_EXACT_MAX;
-            if warming {
-                tracing::debug!("recall: vector index still loading; {} candidates ranked lexically", ids.len());
-            }
-            if qv.iter().any(|x| *x != 0.0) && !warming {
-                if !p.vectors_checked {
-                    store::ensure_vectors(conn, ix, ids)?;
-                }
-                let t_search = std::time::Instant::now();
-                vec_hits = ix.search_sorted(qv, ids, p.candidates.bits(), RUNG_DEPTH);
-                vec_hits.retain(|(_, s)| *s > 0.0);
-                tracing::trace!(
-                    "rank: query ready after {:?}, searched {} candidates in {:?}",
-                    t_search.duration_since(t0),
-                    ids.len(),
-                    t_search.elapsed()
-                );
-            }
-        }
+/// Skills with more candidates than this search their vectors on the [`SearchThread`] while
+/// the bm25 rung runs (about 0.4 ms each at 90,000 notes; handing a search over costs about
+/// 10 µs, more than half a small skill's whole search).
+///
+/// [`SearchThread`]: super::beside::SearchThread
+pub const PARALLEL_MIN: usize = super::FTS_PRUNE_MIN;
+
+/// What the vector rung searches: the index, and the intent's vector when the caller
+/// embedded it (`None`: embed it).
+struct Search<'a> {
+    index: &'a dyn VectorIndex,
+    query: Option<&'a [f32]>,
+}
+
+/// The index the vector rung searches, if any: not one of another model, nor one still
+/// loading when the skill is large.
+fn vector_index<'a>(rungs: &Rungs<'a>, ids: &[i64]) -> Option<Search<'a>> {
+    let (true, Some(e), Some(ix)) = (rungs.use_vectors, rungs.embedder, rungs.index) else { return None };
+    if e.model_id() != ix.model_id() {
+        return None;
     }
-    Ok(vec_hits)
+    if ix.warming() && ids.len() > WARMING_EXACT_MAX {
+        tracing::debug!("recall: vector index still loading; {} candidates ranked lexically", ids.len());
+        return None;
+    }
+    Some(Search { index: ix, query: rungs.query })
 }
 
 /// The bm25 rung: a small skill's own index when it has one; else FTS5, which ranks the same,
@@ -162,7 +208,8 @@ fn bm25_hits(
 
 /// A semantic embedder's relevance: the cosine plus token matching (see [`TOKEN_WEIGHT`]), a
 /// local model's contextual token matching alone, or a word-coverage boost (see
-/// [`COVERAGE_WEIGHT`]), then the static table's second opinion. Returns the notes read.
+/// [`COVERAGE_WEIGHT`]), then the static table's second opinion, into `found.rel`; the notes it
+/// scored are left in `found.loaded` (those read before taken from there).
 fn semantic_relevance(
     conn: &Connection,
     rungs: &Rungs<'_>,
@@ -170,8 +217,9 @@ fn semantic_relevance(
     intent: &str,
     vec_hits: &[(i64, f32)],
     fts_hits: &[(i64, f64)],
-    rel: &mut HashMap<i64, f32>,
-) -> Result<HashMap<i64, Arc<Note>>> {
+    found: &mut Found,
+) -> Result<()> {
+    let rel = &mut found.rel;
     // Cosine plus token matching (see [`TOKEN_WEIGHT`]) or a word-coverage boost
     // (see [`COVERAGE_WEIGHT`]).
     for (id, s) in vec_hits {
@@ -189,7 +237,11 @@ fn semantic_relevance(
         load.sort_unstable();
         load.dedup();
     }
-    let notes = load_notes(conn, p.held, &load)?;
+    // Those not `read` already, then all of them in the order of `load`.
+    let mut by_id = std::mem::take(&mut found.loaded);
+    let missing: Vec<i64> = load.iter().copied().filter(|id| !by_id.contains_key(id)).collect();
+    by_id.extend(load_notes(conn, p.held, &missing)?.into_iter().map(|n| (n.id, n)));
+    let notes: Vec<Arc<Note>> = load.iter().filter_map(|id| by_id.remove(id)).collect();
     let by_pieces = match contextual {
         Some((q, model)) => contextual_scores(conn, q, model, &notes, rungs.held_pieces)?,
         None => None,
@@ -225,7 +277,8 @@ fn semantic_relevance(
     if let (Some(second), None) = (rungs.second, &by_pieces) {
         second_opinion(second, intent, &notes, rel);
     }
-    Ok(notes.into_iter().map(|n| (n.id, n)).collect())
+    found.loaded = notes.into_iter().map(|n| (n.id, n)).collect();
+    Ok(())
 }
 
 /// A lexical embedder's relevance: bm25 ranks the notes it matches; the vector rung's notes
