@@ -484,8 +484,10 @@ impl Engine {
                 }
             }
         }
-        // Then the store's frequent words' counts, which the indexes' bm25 weighs words by.
-        self.caches.lexicons.warm_frequent(own)?;
+        // Then the store's frequent words' counts, which the indexes' bm25 weighs words by
+        // (not asked again while the catalog's generation stays).
+        let generation = self.store.catalog.generation(&self.conn_for_recall())?;
+        self.caches.lexicons.warm_frequent(own, Some(generation))?;
         Ok(self.caches.lexicons.builds() - before)
     }
 

@@ -383,6 +383,9 @@ pub struct LexiconCache {
     map: Mutex<HashMap<(String, String), Kept>>,
     counts: Mutex<StoreCounts>,
     frequent: Mutex<Option<Arc<Frequent>>>,
+    /// The catalog's generation when [`LexiconCache::warm_frequent`] last found the frequent
+    /// words' counts to be the store's.
+    frequent_checked: Mutex<Option<u64>>,
     builds: std::sync::atomic::AtomicUsize,
     /// The (skill, project)s a recall found no index for: to build after the answer
     /// ([`LexiconCache::take_wanted`]).
@@ -499,11 +502,18 @@ impl LexiconCache {
 
     /// Reads the store's frequent words' counts ([`Frequent`]) through `conn` (a connection
     /// of the caller's own: one pass over the full-text index, about 0.1 s at 100,000 notes),
-    /// unless those held are the store's now (no text changed, no note inserted since).
-    /// Returns whether it read them.
-    pub fn warm_frequent(&self, conn: &Connection) -> Result<bool> {
+    /// unless those held are the store's now (no text changed, no note inserted since). With
+    /// the catalog's `generation`, that is not even asked while the generation is the one it
+    /// was last found at (a server calls this after every answer). Returns whether it read
+    /// them.
+    pub fn warm_frequent(&self, conn: &Connection, generation: Option<u64>) -> Result<bool> {
         let held = self.frequent.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut checked = self.frequent_checked.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_some() && generation.is_some() && *checked == generation {
+            return Ok(false);
+        }
         if held.is_some_and(|f| store::text_changes_and_last(conn).ok() == Some((f.changes, f.last))) {
+            *checked = generation;
             return Ok(false);
         }
         let t = std::time::Instant::now();
@@ -516,6 +526,7 @@ impl LexiconCache {
         if counts.frequent.is_none() {
             counts.frequent = Some((f, false));
         }
+        *checked = generation;
         Ok(true)
     }
 
@@ -754,8 +765,9 @@ mod tests {
             counts.frequent.is_some()
         };
         assert!(!check(&conn, "before they are read"));
-        assert!(cache.warm_frequent(&conn).unwrap());
-        assert!(!cache.warm_frequent(&conn).unwrap(), "read once while they hold");
+        assert!(cache.warm_frequent(&conn, Some(1)).unwrap());
+        assert!(!cache.warm_frequent(&conn, None).unwrap(), "read once while they hold");
+        assert!(!cache.warm_frequent(&conn, Some(1)).unwrap());
         let held = cache.frequent.lock().unwrap().clone().unwrap();
         assert_eq!(held.docs.get("rebas"), Some(&6));
         assert_eq!(held.docs.get("branch"), None, "held by one note: counted when asked");
@@ -764,12 +776,14 @@ mod tests {
         write(&mut conn, "rebase widgets again");
         write(&mut conn, "widgets, widgets");
         assert!(check(&conn, "after inserts"));
-        assert!(cache.warm_frequent(&conn).unwrap(), "notes inserted since: read again");
+        assert!(!cache.warm_frequent(&conn, Some(1)).unwrap(), "the generation they were read at: not asked");
+        assert!(cache.warm_frequent(&conn, Some(2)).unwrap(), "notes inserted since: read again");
+        assert!(!cache.warm_frequent(&conn, Some(3)).unwrap(), "asked, and still the store's");
         assert!(check(&conn, "read after inserts"));
         // An edit: the counts are not used until read again.
         store::edit(&mut conn, first, "merge the branch", None, None).unwrap();
         assert!(!check(&conn, "after an edit"));
-        assert!(cache.warm_frequent(&conn).unwrap());
+        assert!(cache.warm_frequent(&conn, None).unwrap());
         assert!(check(&conn, "read again"));
         // A removal, by another connection.
         let other = crate::db::open(dir.path()).unwrap();
