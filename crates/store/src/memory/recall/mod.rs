@@ -503,26 +503,34 @@ mod tests {
         }
     }
 
+    /// A project gotcha of `skill` written by the agent.
+    fn gotcha(skill: &str, intent: &str, delta: &str) -> crate::memory::NewNote {
+        use crate::memory::{Kind, NewNote, Scope, Source};
+        NewNote {
+            skill: skill.into(),
+            kind: Kind::Gotcha,
+            intent: intent.into(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::Project,
+            source: Source::Agent,
+            session_id: None,
+            skill_hash: None,
+            origin: Default::default(),
+            pending: false,
+        }
+    }
+
     #[test]
     fn the_cached_head_ranks_like_the_full_ranking() {
-        use crate::memory::{Kind, NewNote, Scope, Source};
+        use crate::memory::{NewNote, Scope};
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         let words = ["rebase", "conflict", "branch", "stash", "commit", "push", "tag", "merge"];
         for i in 0..60i64 {
-            let new = NewNote {
-                skill: "git".into(),
-                kind: Kind::Gotcha,
-                intent: String::new(),
-                delta: format!("note {i}: {} then {}", words[i as usize % 8], words[(i as usize * 3) % 8]),
-                tags: vec![],
-                scope: if i % 5 == 0 { Scope::Global } else { Scope::Project },
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
+            let delta = format!("note {i}: {} then {}", words[i as usize % 8], words[(i as usize * 3) % 8]);
+            let scope = if i % 5 == 0 { Scope::Global } else { Scope::Project };
+            let new = NewNote { scope, ..gotcha("git", "", &delta) };
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
             store::set_facts(&mut conn, id, 0, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
             let e = crate::memory::evidence::Evidence { shown: 5, used: (i * 7) % 5, ..Default::default() };
@@ -564,24 +572,11 @@ mod tests {
 
     #[test]
     fn a_note_deleted_mid_recall_takes_no_score_with_it() {
-        use crate::memory::{Kind, NewNote, Scope, Source};
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         let mut ids = vec![];
         for i in 0..4i64 {
-            let new = NewNote {
-                skill: "git".into(),
-                kind: Kind::Gotcha,
-                intent: String::new(),
-                delta: format!("lesson {i} about rebase"),
-                tags: vec![],
-                scope: Scope::Project,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
+            let new = gotcha("git", "", &format!("lesson {i} about rebase"));
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
             // Distinct uses: distinct scores, the most used first.
             let e = crate::memory::evidence::Evidence { shown: 10, used: 10 - i * 3, ..Default::default() };
@@ -639,7 +634,6 @@ mod tests {
     /// millisecond), so it wins every tie: it is the wrong one for [`BLIND_INTENT`].
     fn blind_store(model: &str) -> (tempfile::TempDir, Connection, crate::index::ExactIndex, Vec<i64>) {
         use crate::index::ExactIndex;
-        use crate::memory::{Kind, NewNote, Scope, Source};
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         let index = ExactIndex::new(model);
@@ -649,19 +643,7 @@ mod tests {
         ];
         let mut ids = vec![];
         for (intent, delta) in lessons {
-            let new = NewNote {
-                skill: "ops".into(),
-                kind: Kind::Gotcha,
-                intent: intent.into(),
-                delta: delta.into(),
-                tags: vec![],
-                scope: Scope::Project,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
+            let new = gotcha("ops", intent, delta);
             let (id, _) = store::write(&mut conn, "p", &new, None, 2.0, None).unwrap();
             store::set_facts(&mut conn, id, 0, if ids.is_empty() { 1 } else { 0 }, false).unwrap();
             index.insert(id, &[1.0, 0.0]);
@@ -812,7 +794,6 @@ mod tests {
     #[test]
     fn a_large_skill_ranks_the_same_with_its_search_beside_bm25() {
         use crate::index::ExactIndex;
-        use crate::memory::{Kind, NewNote, Scope, Source};
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         let table = crate::embed::static_table::StaticEmbedder::builtin().unwrap();
@@ -824,19 +805,7 @@ mod tests {
         let notes: Vec<store::Imported<'_>> = (0..n)
             .map(|i| {
                 let w = |k: usize| words[(i * k + i / 7) % words.len()];
-                let new = NewNote {
-                    skill: "git".into(),
-                    kind: Kind::Gotcha,
-                    intent: String::new(),
-                    delta: format!("lesson {i}: {} the {} before a {}", w(1), w(3), w(7)),
-                    tags: vec![],
-                    scope: Scope::Project,
-                    source: Source::Agent,
-                    session_id: None,
-                    skill_hash: None,
-                    origin: Default::default(),
-                    pending: false,
-                };
+                let new = gotcha("git", "", &format!("lesson {i}: {} the {} before a {}", w(1), w(3), w(7)));
                 store::Imported { new, created_at: (i as i64 % 40) * DAY_MS, embedded: None }
             })
             .collect();
