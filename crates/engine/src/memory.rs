@@ -485,9 +485,9 @@ impl Engine {
             }
         }
         // Then the store's frequent words' counts, which the indexes' bm25 weighs words by
-        // (not asked again while the catalog's generation stays).
-        let generation = self.store.catalog.generation(&self.conn_for_recall())?;
-        self.caches.lexicons.warm_frequent(own, Some(generation))?;
+        // (not asked again while the catalog's generation stays; as last seen: asking the
+        // store here could reload the catalog after every answer while another process writes).
+        self.caches.lexicons.warm_frequent(own, Some(self.store.catalog.seen_generation()))?;
         Ok(self.caches.lexicons.builds() - before)
     }
 

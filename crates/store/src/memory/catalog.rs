@@ -418,6 +418,13 @@ impl Catalog {
         self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// The notes' generation as this process last saw it: [`Catalog::generation`] without
+    /// asking the store whether another process wrote (nor reloading): for work off the
+    /// recalls' path, which the next recall's check catches up.
+    pub fn seen_generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The notes' generation as of now (another process's writes seen): equal while no note
     /// was written, changed or removed.
     pub fn generation(&self, conn: &Connection) -> Result<u64> {
