@@ -216,6 +216,133 @@ fn bad_input_gets_errors_with_codes_and_the_server_keeps_serving() {
     assert_eq!(c.shutdown().unwrap(), 0);
 }
 
+/// One frame written to `w`.
+fn write_frame(w: &mut impl std::io::Write, msg: &Value) {
+    let body = msg.to_string();
+    write!(w, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    w.flush().unwrap();
+}
+
+/// The frames of `r` up to and including the response `id` (notifications skipped).
+fn response_to(r: &mut impl std::io::BufRead, id: i64) -> Value {
+    loop {
+        let mut len = 0;
+        loop {
+            let mut line = String::new();
+            assert!(r.read_line(&mut line).unwrap() > 0, "the stream ended before response {id}");
+            match line.trim_end().split_once(':') {
+                Some((k, v)) if k.eq_ignore_ascii_case("content-length") => len = v.trim().parse().unwrap(),
+                _ if line.trim_end().is_empty() => break,
+                _ => {}
+            }
+        }
+        let mut body = vec![0; len];
+        r.read_exact(&mut body).unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        if v["id"] == id {
+            return v;
+        }
+    }
+}
+
+/// Node's hosts (OpenCode, Pi, VS Code) spawn the sidecar on a socket pair, not a pipe: both
+/// ends of it are polled by the server, and a note written through it is recalled through it.
+#[cfg(unix)]
+#[test]
+fn a_host_that_spawns_the_sidecar_on_a_socket_pair_is_served() {
+    use std::os::unix::net::UnixStream;
+    let w = World::new();
+    let dir = w.enabled_skill("jq");
+    let (host, child) = UnixStream::pair().unwrap();
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .arg("serve")
+        .envs(w.envs())
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(child.try_clone().unwrap())))
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(child)))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = host.try_clone().unwrap();
+    let mut r = std::io::BufReader::new(host);
+    let uri = format!("file://{}", w.ws.display());
+    write_frame(
+        &mut out,
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "processId": null, "rootUri": uri, "capabilities": {} } }),
+    );
+    assert!(response_to(&mut r, 1)["result"]["capabilities"].is_object());
+    write_frame(&mut out, &json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    write_frame(
+        &mut out,
+        &json!({ "jsonrpc": "2.0", "id": 2, "method": "skillmem/note",
+        "params": { "skill": "jq", "kind": "gotcha", "intent": "slurp files", "delta": "use --slurp over a stream of files" } }),
+    );
+    assert_eq!(response_to(&mut r, 2)["result"]["status"], "inserted");
+    // A body larger than a socket's buffer goes through whole (the writer waits, it does not fail).
+    let output = format!("{}\nBase directory for this skill: {}\n", "x".repeat(300_000), dir.display());
+    write_frame(
+        &mut out,
+        &json!({ "jsonrpc": "2.0", "id": 3, "method": "skillmem/toolAfter",
+        "params": { "sessionId": "s", "callId": "c", "tool": "skill", "args": { "name": "jq", "intent": "slurp files" }, "output": output } }),
+    );
+    let block = response_to(&mut r, 3)["result"]["append"].as_str().unwrap_or_default().to_string();
+    assert!(block.contains("use --slurp over a stream of files"), "{block}");
+    // An answer larger than the socket's buffer reaches the host whole (the writer waits for
+    // the host to read, it does not fail).
+    for i in 0..50 {
+        let delta = format!(
+            "lesson {i}: {}",
+            (0..100).map(|k| format!("w{i}x{k}{}", "q".repeat(60))).collect::<Vec<_>>().join(" ")
+        );
+        write_frame(
+            &mut out,
+            &json!({ "jsonrpc": "2.0", "id": 100 + i, "method": "skillmem/note",
+            "params": { "skill": "jq", "kind": "discovery", "delta": delta } }),
+        );
+        assert_eq!(response_to(&mut r, 100 + i)["result"]["status"], "inserted");
+    }
+    write_frame(
+        &mut out,
+        &json!({ "jsonrpc": "2.0", "id": 4, "method": "skillmem/notes", "params": { "skill": "jq", "limit": 200 } }),
+    );
+    let listed = response_to(&mut r, 4);
+    assert!(listed.to_string().len() > 300_000, "{}", listed.to_string().len());
+    assert_eq!(listed["result"]["notes"].as_array().map(Vec::len), Some(51));
+    write_frame(&mut out, &json!({ "jsonrpc": "2.0", "id": 5, "method": "shutdown" }));
+    assert!(response_to(&mut r, 5).get("result").is_some());
+    write_frame(&mut out, &json!({ "jsonrpc": "2.0", "method": "exit" }));
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+}
+
+/// Input from a file and output to a file (neither can be polled) are read and written as
+/// before: the answer to the one request reaches the file before the sidecar exits at the
+/// input's end.
+#[test]
+fn a_file_for_input_and_one_for_output_still_get_their_answer() {
+    let w = World::new();
+    let (input, output) = (w.tmp.path().join("in.frames"), w.tmp.path().join("out.frames"));
+    let mut frames = vec![];
+    let uri = format!("file://{}", w.ws.display());
+    write_frame(
+        &mut frames,
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "processId": null, "rootUri": uri, "capabilities": {} } }),
+    );
+    std::fs::write(&input, frames).unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_skillmem"))
+        .arg("serve")
+        .envs(w.envs())
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(std::fs::File::create(&output).unwrap())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    // No `shutdown` came: the exit code says so.
+    assert_eq!(status.code(), Some(1));
+    let mut r = std::io::BufReader::new(std::fs::File::open(&output).unwrap());
+    assert_eq!(response_to(&mut r, 1)["result"]["serverInfo"]["name"], "skillmem");
+}
+
 #[test]
 fn a_malformed_frame_header_does_not_end_the_server() {
     let w = World::new();

@@ -7,6 +7,7 @@
 
 pub mod documents;
 pub mod frames;
+pub mod stdio;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -596,25 +597,6 @@ fn service_with(
     route(builder).finish()
 }
 
-/// Moves the frame channel off fd 1: frames go to a duplicate of the original stdout, and fd 1
-/// is pointed at stderr, so that anything a dependency prints cannot corrupt the frame stream.
-#[cfg(unix)]
-fn frame_writer() -> std::io::Result<tokio::fs::File> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: dup/dup2 on the process's own standard descriptors; the duplicate is owned by
-    // the File created from it and nothing else closes it.
-    unsafe {
-        let fd = libc::dup(1);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::dup2(2, 1) < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(tokio::fs::File::from_std(std::fs::File::from_raw_fd(fd)))
-    }
-}
-
 /// A host that ends the sidecar with SIGTERM (instead of `shutdown`, or closing the pipe)
 /// gets what the end of input does: the open sessions end (their use judged) and the store is
 /// flushed (the index written, a build's progress saved); then the process exits with 1.
@@ -642,17 +624,14 @@ pub async fn serve() -> i32 {
     let shut_down = Arc::new(AtomicBool::new(false));
     let engine: Arc<OnceLock<Arc<Engine>>> = Default::default();
     let (service, socket) = service_with(shut_down.clone(), engine.clone());
-    let host_in = tokio::io::stdin();
-    #[cfg(unix)]
-    let stdout = match frame_writer() {
-        Ok(f) => f,
+    let host_in = stdio::host_in();
+    let stdout = match stdio::host_out() {
+        Ok(out) => out,
         Err(e) => {
             tracing::error!("cannot set up the frame channel: {e}");
             return 1;
         }
     };
-    #[cfg(not(unix))]
-    let stdout = tokio::io::stdout();
     // The server reads and writes in-memory pipes; the frame guard stands between them and the
     // host, so that no malformed frame can reach (and end) tower-lsp-server's codec.
     let (guard_to_server, server_in) = tokio::io::duplex(1 << 16);
