@@ -271,6 +271,27 @@ fn a_host_that_spawns_the_sidecar_on_a_socket_pair_is_served() {
         "params": { "processId": null, "rootUri": uri, "capabilities": {} } }),
     );
     assert!(response_to(&mut r, 1)["result"]["capabilities"].is_object());
+    // The server's own copies of the channel are closed on exec: a process it starts cannot
+    // hold the host's socket open after the sidecar exits (fd 0 is the one it was given).
+    #[cfg(target_os = "linux")]
+    {
+        let proc = std::path::PathBuf::from(format!("/proc/{}", server.id()));
+        let channel = std::fs::read_link(proc.join("fd/0")).unwrap();
+        let mut copies = 0;
+        for e in std::fs::read_dir(proc.join("fd")).unwrap() {
+            let e = e.unwrap();
+            let fd: i32 = e.file_name().to_string_lossy().parse().unwrap();
+            if fd == 0 || std::fs::read_link(e.path()).ok().as_ref() != Some(&channel) {
+                continue;
+            }
+            let info = std::fs::read_to_string(proc.join("fdinfo").join(e.file_name())).unwrap();
+            let flags = info.lines().find_map(|l| l.strip_prefix("flags:")).unwrap().trim();
+            let flags = u32::from_str_radix(flags, 8).unwrap();
+            assert_ne!(flags & 0o2000000, 0, "fd {fd} of the channel is not close-on-exec: {info}");
+            copies += 1;
+        }
+        assert!(copies >= 1, "the server reads the channel through a copy of it");
+    }
     write_frame(&mut out, &json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
     write_frame(
         &mut out,

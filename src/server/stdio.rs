@@ -55,11 +55,12 @@ pub fn host_out() -> std::io::Result<HostOut> {
 mod unix {
     use std::os::fd::{FromRawFd, OwnedFd};
 
-    /// A duplicate of `fd`, owned.
+    /// A duplicate of `fd`, owned, closed on exec (a process the sidecar starts must not
+    /// hold the host's channel open after the sidecar exits).
     pub fn dup(fd: i32) -> std::io::Result<OwnedFd> {
-        // SAFETY: dup of one of the process's standard descriptors; the duplicate is new and
-        // owned by the returned value alone.
-        let d = unsafe { libc::dup(fd) };
+        // SAFETY: F_DUPFD_CLOEXEC of one of the process's standard descriptors; the duplicate
+        // is new and owned by the returned value alone.
+        let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
         if d < 0 {
             return Err(std::io::Error::last_os_error());
         }
