@@ -519,7 +519,11 @@ impl Engine {
             tokens: self.embedding.tokens.as_deref(),
             query_pieces,
             held_pieces: Some(&self.caches.held_pieces),
-            beside: self.embedding.index.clone().map(|index| recall::Beside { thread: &self.caches.search, index }),
+            beside: self.embedding.index.clone().map(|index| recall::Beside {
+                thread: &self.caches.search,
+                index,
+                db: conn.path().filter(|p| !p.is_empty()).map(std::path::PathBuf::from),
+            }),
             use_vectors,
             use_fts: true,
             query,

@@ -87,8 +87,11 @@ fn cache_kib() -> i64 {
 /// notes: a tenth of the server's CPU time in `pread` copies). The cache only grows with the
 /// pages actually read. 8 MiB since the footprint work: at 100k notes 16 MiB held 9 MB more
 /// (the server 155–156 MB against 146–147 MB) for no `toolAfter` time the rounds could tell
-/// apart (docs/benchmarks.md, "The goals at 100,000 notes").
-pub const CACHE_KIB: i64 = 8 * 1024;
+/// apart (docs/benchmarks.md, "The goals at 100,000 notes"). 4 MiB since the search thread
+/// reads notes too: 8 MiB held 5 MB more, again for no time the rounds could tell apart (the
+/// notes a large skill's load reads are scattered over the file either way; docs/benchmarks.md,
+/// "Notes read on the search thread, paid for by a smaller page cache").
+pub const CACHE_KIB: i64 = 4 * 1024;
 
 /// Starts a write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
 pub fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {

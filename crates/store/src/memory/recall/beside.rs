@@ -1,4 +1,5 @@
-//! A thread that searches a large skill's vectors while the recall's own thread runs the bm25
+//! A thread that searches a large skill's vectors, and reads the notes its search found
+//! through a read-only connection of its own, while the recall's own thread runs the bm25
 //! rung and reads bm25's notes: at 90,000 notes each takes about half a millisecond.
 //!
 //! The thread waits for work and is woken by it (about 10 µs on the 2-core machine of
@@ -8,14 +9,55 @@
 //! it ends with its owner. When it cannot take the search (it could not start, or it panicked),
 //! the recall searches on its own thread: the answer is the same either way.
 
+use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use super::super::store::Candidates;
+use rusqlite::{Connection, OpenFlags};
+
+use super::super::store::{self, Candidates};
+use super::super::Note;
 use crate::index::VectorIndex;
 
-/// What the thread does: a search, its answer sent back.
-type Job = Box<dyn FnOnce() + Send>;
+/// What the thread does: a search (and the reading of its notes through the thread's own
+/// connection), its answer sent back.
+type Job = Box<dyn FnOnce(&mut Reader) + Send>;
+
+/// The thread's connection to the store, opened at its first read (read-only, a small page
+/// cache: it reads a few dozen rows a recall).
+#[derive(Default)]
+struct Reader {
+    conn: Option<(PathBuf, Connection)>,
+}
+
+/// The search thread's page cache, in KiB: the rows it reads are scattered over the file
+/// (a cache would rarely hold them again), the B-tree's upper pages fit.
+const READER_CACHE_KIB: i64 = 1024;
+
+impl Reader {
+    /// The current notes among `ids` ([`store::load`]); `None` when the store cannot be read
+    /// here (the recall then reads them itself).
+    fn load(&mut self, db: &PathBuf, ids: &[i64]) -> Option<Vec<Note>> {
+        if self.conn.as_ref().is_none_or(|(p, _)| p != db) {
+            let conn =
+                Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                    .and_then(|c| {
+                        c.busy_timeout(std::time::Duration::from_secs(10))?;
+                        c.pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
+                        Ok(c)
+                    });
+            match conn {
+                Ok(c) => self.conn = Some((db.clone(), c)),
+                Err(e) => {
+                    tracing::debug!("recall: the search thread cannot read {}: {e}", db.display());
+                    return None;
+                }
+            }
+        }
+        let (_, conn) = self.conn.as_ref()?;
+        store::load(conn, ids).map_err(|e| tracing::debug!("recall: the search thread's read failed: {e}")).ok()
+    }
+}
 
 /// The search thread (see the module docs); one per engine.
 #[derive(Default)]
@@ -23,14 +65,20 @@ pub struct SearchThread {
     jobs: Mutex<Option<Sender<Job>>>,
     /// Searches handed over.
     taken: std::sync::atomic::AtomicU64,
+    /// Notes the thread read.
+    read: Arc<std::sync::atomic::AtomicU64>,
 }
 
-/// A search handed to a [`SearchThread`]: its nearest notes, once [`Pending::wait`]ed for.
-pub struct Pending(Receiver<Vec<(i64, f32)>>);
+/// What a search found: its nearest notes (those of a positive score), and the notes among
+/// them the thread read, when it was given the store (`None`: the recall reads them).
+pub type Found = (Vec<(i64, f32)>, Option<Vec<Note>>);
+
+/// A search handed to a [`SearchThread`]: what it found, once [`Pending::wait`]ed for.
+pub struct Pending(Receiver<Found>);
 
 impl Pending {
     /// The search's answer; `None` when the thread dropped it (it panicked).
-    pub fn wait(self) -> Option<Vec<(i64, f32)>> {
+    pub fn wait(self) -> Option<Found> {
         self.0.recv().ok()
     }
 }
@@ -41,20 +89,31 @@ impl SearchThread {
         self.taken.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// How many notes the thread read.
+    pub fn read(&self) -> u64 {
+        self.read.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Hands `index`'s search of the `k` candidates nearest `query` to the thread (started
-    /// here the first time); `None` when it cannot take it.
+    /// here the first time), and the reading of the notes it finds from the store at `db`
+    /// when given; `None` when it cannot take it.
     pub fn search(
         &self,
         index: Arc<dyn VectorIndex>,
         query: Vec<f32>,
         candidates: Arc<Candidates>,
         k: usize,
+        db: Option<PathBuf>,
     ) -> Option<Pending> {
         let (tx, rx) = channel();
-        let job: Job = Box::new(move || {
-            let hits = index.search_sorted(&query, candidates.ids(), candidates.bits(), k);
+        let read = self.read.clone();
+        let job: Job = Box::new(move |reader: &mut Reader| {
+            let mut hits = index.search_sorted(&query, candidates.ids(), candidates.bits(), k);
+            hits.retain(|(_, s)| *s > 0.0);
+            let notes = db.and_then(|db| reader.load(&db, &hits.iter().map(|(id, _)| *id).collect::<Vec<_>>()));
+            read.fetch_add(notes.as_ref().map_or(0, Vec::len) as u64, std::sync::atomic::Ordering::Relaxed);
             // The recall may have stopped waiting (an error on its side): nothing to do.
-            let _ = tx.send(hits);
+            let _ = tx.send((hits, notes));
         });
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -68,8 +127,9 @@ impl SearchThread {
         };
         let (send, jobs_rx) = channel::<Job>();
         let started = std::thread::Builder::new().name("skillmem-search".into()).spawn(move || {
+            let mut reader = Reader::default();
             for job in jobs_rx {
-                job();
+                job(&mut reader);
             }
         });
         if let Err(e) = started {
@@ -110,17 +170,18 @@ mod tests {
         let direct = ix.search_sorted(&q, cands.ids(), cands.bits(), 2);
         assert_eq!(direct.len(), 2);
         for _ in 0..3 {
-            let got = t.search(ix.clone(), q.clone(), cands.clone(), 2).expect("taken").wait();
-            assert_eq!(got.as_ref(), Some(&direct));
+            let (hits, notes) = t.search(ix.clone(), q.clone(), cands.clone(), 2, None).expect("taken").wait().unwrap();
+            assert_eq!(hits, direct);
+            assert!(notes.is_none(), "no store given: none read");
         }
         // A job that panics ends the thread; the next search starts another.
-        let boom: Job = Box::new(|| panic!("a search that fails"));
+        let boom: Job = Box::new(|_| panic!("a search that fails"));
         t.jobs.lock().unwrap().as_ref().unwrap().send(boom).unwrap();
         let mut answered = None;
         for _ in 0..100 {
             // The first send after the panic may still reach the dying thread's queue (then
             // its answer is dropped and `wait` says so); a later one starts a new thread.
-            if let Some(got) = t.search(ix.clone(), q.clone(), cands.clone(), 2).and_then(Pending::wait) {
+            if let Some((got, _)) = t.search(ix.clone(), q.clone(), cands.clone(), 2, None).and_then(Pending::wait) {
                 answered = Some(got);
                 break;
             }

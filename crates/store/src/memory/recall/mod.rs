@@ -185,6 +185,10 @@ pub struct Rungs<'a> {
 pub struct Beside<'a> {
     pub thread: &'a SearchThread,
     pub index: Arc<dyn VectorIndex>,
+    /// The store's file: the thread also reads the notes its search finds, through a
+    /// connection of its own, while the recall's thread reads bm25's (`None`: the recall
+    /// reads them all).
+    pub db: Option<std::path::PathBuf>,
 }
 
 /// Candidates gathered by the caller (from [`crate::memory::catalog`], say) instead of
@@ -841,13 +845,21 @@ mod tests {
                 };
                 let after = Rungs { tokens, ..vectors_and_fts(embedder, index.as_ref()) };
                 let want = rank_prepared(&conn, &q, &after, prepared()).unwrap();
-                let taken = thread.taken();
-                let beside = Rungs { beside: Some(Beside { thread: &thread, index: shared.clone() }), ..after };
-                let got = rank_prepared(&conn, &q, &beside, prepared()).unwrap();
-                assert_eq!(thread.taken(), taken + 1, "{intent}: the search ran on the thread");
-                assert_eq!(summary(&got), summary(&want), "{intent} by {}", embedder.model_id());
-                assert_eq!(got.mode, want.mode);
-                assert_eq!(got.found_by, want.found_by);
+                // The thread searching, and searching and reading the notes it found.
+                for db in [None, Some(dir.path().join(crate::db::DB_FILE))] {
+                    let (taken, read) = (thread.taken(), thread.read());
+                    let reads = db.is_some();
+                    let beside = Rungs { beside: Some(Beside { thread: &thread, index: shared.clone(), db }), ..after };
+                    let got = rank_prepared(&conn, &q, &beside, prepared()).unwrap();
+                    assert_eq!(thread.taken(), taken + 1, "{intent}: the search ran on the thread");
+                    let found_some = got.found_by.values().any(|m| *m == RecallMode::Vector);
+                    assert_eq!(thread.read() > read, reads && found_some, "{intent}: the thread read its notes");
+                    assert_eq!(summary(&got), summary(&want), "{intent} by {}", embedder.model_id());
+                    let notes = |o: &Outcome| format!("{:?}", o.notes.iter().map(|r| &r.note).collect::<Vec<_>>());
+                    assert_eq!(notes(&got), notes(&want), "{intent}");
+                    assert_eq!(got.mode, want.mode);
+                    assert_eq!(got.found_by, want.found_by);
+                }
             }
         }
     }

@@ -41,8 +41,9 @@ impl Default for Found {
 }
 
 /// Runs both rungs over the candidates of `p` and scores what they found. A large skill's
-/// vector search runs on [`Rungs::beside`]'s thread while this one runs the bm25 rung and
-/// reads bm25's notes ([`PARALLEL_MIN`]); the answer is the same as one after the other.
+/// vector search runs on [`Rungs::beside`]'s thread, which also reads the notes it found,
+/// while this one runs the bm25 rung and reads bm25's notes ([`PARALLEL_MIN`]); the answer is
+/// the same as one after the other.
 pub(super) fn find(
     conn: &Connection,
     q: &Query<'_>,
@@ -89,7 +90,7 @@ pub(super) fn find(
     let beside = match (search, rungs.beside.as_ref()) {
         (Some((_, v)), Some(b)) if ids.len() > PARALLEL_MIN => {
             let t = std::time::Instant::now();
-            b.thread.search(b.index.clone(), v.to_vec(), p.candidates.clone(), RUNG_DEPTH).map(|h| (h, t))
+            b.thread.search(b.index.clone(), v.to_vec(), p.candidates.clone(), RUNG_DEPTH, b.db.clone()).map(|h| (h, t))
         }
         _ => None,
     };
@@ -101,13 +102,17 @@ pub(super) fn find(
             read = load_notes(conn, p.held, &fts_ids)?;
             let waited = std::time::Instant::now();
             let vec = match pending.wait() {
-                Some(mut hits) => {
-                    hits.retain(|(_, s)| *s > 0.0);
+                Some((hits, notes)) => {
                     tracing::trace!(
-                        "rank: searched {} candidates beside bm25, waited {:?}",
+                        "rank: searched {} candidates beside bm25 (their notes read: {}), waited {:?}",
                         ids.len(),
+                        notes.is_some(),
                         waited.elapsed()
                     );
+                    // The notes bm25 found too are bm25's copies (the catalog's, when it
+                    // holds them).
+                    let have: std::collections::HashSet<i64> = read.iter().map(|n| n.id).collect();
+                    read.extend(notes.into_iter().flatten().filter(|n| !have.contains(&n.id)).map(Arc::new));
                     (hits, t.elapsed())
                 }
                 None => run(s),
