@@ -660,7 +660,7 @@ impl Catalog {
 mod tests {
     use super::*;
     use crate::memory::store;
-    use crate::memory::{Kind, NewNote, Source};
+    use crate::memory::{Kind, NewNote};
 
     fn conn() -> (tempfile::TempDir, Connection) {
         let d = tempfile::tempdir().unwrap();
@@ -669,19 +669,7 @@ mod tests {
     }
 
     fn add(c: &mut Connection, skill: &str, scope: &str, pkey: &str, delta: &str) -> i64 {
-        let new = NewNote {
-            skill: skill.into(),
-            kind: Kind::Fix,
-            intent: String::new(),
-            delta: delta.into(),
-            tags: vec![],
-            scope: scope.parse().unwrap(),
-            source: Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
-        };
+        let new = NewNote { kind: Kind::Fix, scope: scope.parse().unwrap(), ..NewNote::gotcha(skill, "", delta) };
         store::write(c, pkey, &new, None, 0.9, None).unwrap().0
     }
 

@@ -282,6 +282,27 @@ pub struct NewNote {
     pub pending: bool,
 }
 
+#[cfg(test)]
+impl NewNote {
+    /// The crate's tests' note: a project gotcha of `skill`, written by the agent; the tests
+    /// change what they need with `..NewNote::gotcha(..)`.
+    pub(crate) fn gotcha(skill: &str, intent: &str, delta: &str) -> NewNote {
+        NewNote {
+            skill: skill.into(),
+            kind: Kind::Gotcha,
+            intent: intent.into(),
+            delta: delta.into(),
+            tags: vec![],
+            scope: Scope::Project,
+            source: Source::Agent,
+            session_id: None,
+            skill_hash: None,
+            origin: Default::default(),
+            pending: false,
+        }
+    }
+}
+
 /// Whether a write stored a new note or found an existing one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -573,19 +573,9 @@ mod tests {
 
     /// A global gotcha of `skill` with no intent.
     fn lesson(skill: &str, delta: &str) -> crate::memory::NewNote {
-        use crate::memory::{Kind, NewNote, Scope, Source};
-        NewNote {
-            skill: skill.into(),
-            kind: Kind::Gotcha,
-            intent: String::new(),
-            delta: delta.into(),
-            tags: vec![],
-            scope: Scope::Global,
-            source: Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
+        crate::memory::NewNote {
+            scope: crate::memory::Scope::Global,
+            ..crate::memory::NewNote::gotcha(skill, "", delta)
         }
     }
 
@@ -593,32 +583,22 @@ mod tests {
     /// in the store too), or with the skill's own when the store holds only the skill.
     #[test]
     fn ranks_as_fts5() {
-        use crate::memory::{Kind, NewNote, Scope, Source};
+        use crate::memory::NewNote;
         let dir = tempfile::tempdir().unwrap();
         let mut conn = crate::db::open(dir.path()).unwrap();
         let words = ["csv", "quote", "fields", "raw", "output", "null", "iterate", "filter", "slurp", "keys"];
         let fill = |conn: &mut rusqlite::Connection, skill: &str, shift: usize| {
             for i in 0..120usize {
                 let w = |k: usize| words[(k + shift) % 10];
-                let new = NewNote {
-                    skill: skill.into(),
-                    kind: Kind::Gotcha,
-                    intent: if i % 4 == 0 { format!("{} {}", w(i), w(i / 4)) } else { String::new() },
-                    delta: format!(
-                        "{} {} {} {} lesson number {i}",
-                        w(i),
-                        w(i * 3),
-                        w(i * 7 + 1),
-                        if i % 3 == 0 { w(i * 5) } else { "x" }
-                    ),
-                    tags: vec![],
-                    scope: Scope::Project,
-                    source: Source::Agent,
-                    session_id: None,
-                    skill_hash: None,
-                    origin: Default::default(),
-                    pending: false,
-                };
+                let intent = if i % 4 == 0 { format!("{} {}", w(i), w(i / 4)) } else { String::new() };
+                let delta = format!(
+                    "{} {} {} {} lesson number {i}",
+                    w(i),
+                    w(i * 3),
+                    w(i * 7 + 1),
+                    if i % 3 == 0 { w(i * 5) } else { "x" }
+                );
+                let new = NewNote::gotcha(skill, &intent, &delta);
                 store::write(conn, "p", &new, None, 0.9, None).unwrap();
             }
         };
@@ -663,19 +643,8 @@ mod tests {
         // average length, as FTS5 reads them.
         fill(&mut conn, "pdf", 3);
         for i in 0..40 {
-            let new = NewNote {
-                skill: "pdf".into(),
-                kind: Kind::Gotcha,
-                intent: String::new(),
-                delta: format!("csv fields of a much longer lesson that goes on and on about output {i} and more"),
-                tags: vec![],
-                scope: Scope::Project,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
+            let delta = format!("csv fields of a much longer lesson that goes on and on about output {i} and more");
+            let new = NewNote::gotcha("pdf", "", &delta);
             store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
         }
         check(&conn, false);

@@ -507,24 +507,6 @@ mod tests {
         }
     }
 
-    /// A project gotcha of `skill` written by the agent.
-    fn gotcha(skill: &str, intent: &str, delta: &str) -> crate::memory::NewNote {
-        use crate::memory::{Kind, NewNote, Scope, Source};
-        NewNote {
-            skill: skill.into(),
-            kind: Kind::Gotcha,
-            intent: intent.into(),
-            delta: delta.into(),
-            tags: vec![],
-            scope: Scope::Project,
-            source: Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
-        }
-    }
-
     #[test]
     fn the_cached_head_ranks_like_the_full_ranking() {
         use crate::memory::{NewNote, Scope};
@@ -534,7 +516,7 @@ mod tests {
         for i in 0..60i64 {
             let delta = format!("note {i}: {} then {}", words[i as usize % 8], words[(i as usize * 3) % 8]);
             let scope = if i % 5 == 0 { Scope::Global } else { Scope::Project };
-            let new = NewNote { scope, ..gotcha("git", "", &delta) };
+            let new = NewNote { scope, ..NewNote::gotcha("git", "", &delta) };
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
             store::set_facts(&mut conn, id, 0, (i % 9) * 86_400_000, i % 17 == 3).unwrap();
             let e = crate::memory::evidence::Evidence { shown: 5, used: (i * 7) % 5, ..Default::default() };
@@ -580,7 +562,7 @@ mod tests {
         let mut conn = crate::db::open(dir.path()).unwrap();
         let mut ids = vec![];
         for i in 0..4i64 {
-            let new = gotcha("git", "", &format!("lesson {i} about rebase"));
+            let new = crate::memory::NewNote::gotcha("git", "", &format!("lesson {i} about rebase"));
             let (id, _) = store::write(&mut conn, "p", &new, None, 0.9, None).unwrap();
             // Distinct uses: distinct scores, the most used first.
             let e = crate::memory::evidence::Evidence { shown: 10, used: 10 - i * 3, ..Default::default() };
@@ -647,7 +629,7 @@ mod tests {
         ];
         let mut ids = vec![];
         for (intent, delta) in lessons {
-            let new = gotcha("ops", intent, delta);
+            let new = crate::memory::NewNote::gotcha("ops", intent, delta);
             let (id, _) = store::write(&mut conn, "p", &new, None, 2.0, None).unwrap();
             store::set_facts(&mut conn, id, 0, if ids.is_empty() { 1 } else { 0 }, false).unwrap();
             index.insert(id, &[1.0, 0.0]);
@@ -809,7 +791,11 @@ mod tests {
         let notes: Vec<store::Imported<'_>> = (0..n)
             .map(|i| {
                 let w = |k: usize| words[(i * k + i / 7) % words.len()];
-                let new = gotcha("git", "", &format!("lesson {i}: {} the {} before a {}", w(1), w(3), w(7)));
+                let new = crate::memory::NewNote::gotcha(
+                    "git",
+                    "",
+                    &format!("lesson {i}: {} the {} before a {}", w(1), w(3), w(7)),
+                );
                 store::Imported { new, created_at: (i as i64 % 40) * DAY_MS, embedded: None }
             })
             .collect();

@@ -294,25 +294,13 @@ mod tests {
         assert_eq!(averages(&[]), (0, 0));
     }
 
-    /// The averages record holds what counting the table gives: its rows and its tokens
-    /// (each row also holds its skill's token).
     /// A global gotcha of `skill` written by the agent.
     fn note(skill: &str, intent: &str, delta: &str) -> NewNote {
-        NewNote {
-            skill: skill.into(),
-            kind: super::super::Kind::Gotcha,
-            intent: intent.into(),
-            delta: delta.into(),
-            tags: vec![],
-            scope: Scope::Global,
-            source: super::super::Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
-        }
+        NewNote { scope: Scope::Global, ..NewNote::gotcha(skill, intent, delta) }
     }
 
+    /// The averages record holds what counting the table gives: its rows and its tokens
+    /// (each row also holds its skill's token).
     #[test]
     fn totals_count_the_table() {
         let d = tempfile::tempdir().unwrap();

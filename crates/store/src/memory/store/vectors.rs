@@ -285,19 +285,7 @@ mod tests {
 
     /// The `i`-th note of a test: a global lesson of skill `s`.
     fn mk(i: usize) -> NewNote {
-        NewNote {
-            skill: "s".into(),
-            kind: super::super::Kind::Gotcha,
-            intent: String::new(),
-            delta: format!("lesson {i}"),
-            tags: vec![],
-            scope: Scope::Global,
-            source: super::super::Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
-        }
+        NewNote { scope: Scope::Global, ..NewNote::gotcha("s", "", &format!("lesson {i}")) }
     }
 
     /// Token matching's pieces: stored by a write and read by recall's loads; cleared by a
