@@ -59,6 +59,11 @@ impl TokenMatch {
         Some(out)
     }
 
+    /// The four bytes [`TokenMatch::stored`] starts a note's pieces with: they name this table.
+    pub fn tag(&self) -> [u8; 4] {
+        self.tag
+    }
+
     /// Whether [`TokenMatch::stored`] makes pieces (the table's rows fit in two bytes).
     pub fn stores(&self) -> bool {
         self.table.table().vocab.len() <= 1 << 16
@@ -82,10 +87,14 @@ impl TokenMatch {
         self.table.model_id()
     }
 
-    /// The pieces of each note: those stored with it ([`TokenMatch::stored`]), else those
-    /// held by its text, else its text tokenized (and held).
+    /// The pieces of each note: those given ([`Note::pieces`]), else those stored with it
+    /// ([`TokenMatch::stored`]), else those held by its text, else its text tokenized (and
+    /// held).
     fn pieces(&self, notes: &[Note<'_>]) -> Vec<Arc<[u32]>> {
-        let mut out: Vec<Option<Arc<[u32]>>> = notes.iter().map(|n| n.stored.and_then(|b| self.read(b))).collect();
+        let rows = self.table.table().vocab.len() as u32;
+        let given = |n: &Note<'_>| n.pieces.filter(|p| p.iter().all(|id| *id < rows)).map(Arc::from);
+        let mut out: Vec<Option<Arc<[u32]>>> =
+            notes.iter().map(|n| given(n).or_else(|| n.stored.and_then(|b| self.read(b)))).collect();
         let unread: Vec<usize> = (0..notes.len()).filter(|i| out[*i].is_none()).collect();
         if unread.is_empty() {
             return out.into_iter().map(Option::unwrap_or_default).collect();
@@ -137,12 +146,21 @@ pub struct Note<'a> {
     pub intent: &'a str,
     pub delta: &'a str,
     pub stored: Option<&'a [u8]>,
+    /// Its pieces as [`TokenMatch::stored`] made them (this table's rows), read already:
+    /// used first. A note scores by the set of its pieces, so they may be in any order and
+    /// each once.
+    pub pieces: Option<&'a [u32]>,
 }
 
 impl<'a> Note<'a> {
     /// A note of one text (no intent), its pieces tokenized or held.
     pub fn text(text: &'a str) -> Note<'a> {
-        Note { intent: "", delta: text, stored: None }
+        Note { intent: "", delta: text, stored: None, pieces: None }
+    }
+
+    /// A note known by its pieces alone ([`Note::pieces`]).
+    pub fn of_pieces(pieces: &'a [u32]) -> Note<'a> {
+        Note { pieces: Some(pieces), ..Note::text("") }
     }
 }
 
@@ -463,5 +481,37 @@ mod tests {
             let one = Note { stored: Some(&blob), ..Note::text(texts[0]) };
             assert_eq!(m.scores(query, &[one, by_text[1]]), want_two, "{why}");
         }
+    }
+
+    /// A note scores by the set of its pieces: given sorted and each once (as recall holds a
+    /// large skill's), the scores are those of its stored pieces, to the bit; given pieces
+    /// that are not the table's rows fall back to what is stored.
+    #[test]
+    fn given_pieces_score_as_stored_ones_in_any_order_each_once() {
+        let m = TokenMatch::new(StaticEmbedder::builtin().unwrap());
+        let texts = [
+            "presigned download link\n`aws s3 presign s3://b/f --expires-in 3600` prints a temporary URL, a URL",
+            "sync a folder\n`aws s3 sync ./logs s3://b/logs` uploads what changed in the folder",
+            "",
+        ];
+        let query = "share a file for an hour via a temporary link";
+        let blobs: Vec<Vec<u8>> = texts.iter().map(|t| m.stored(t).unwrap()).collect();
+        let stored: Vec<Note<'_>> = blobs.iter().map(|b| Note { stored: Some(b), ..Note::text("") }).collect();
+        let want = m.scores(query, &stored);
+        let sets: Vec<Vec<u32>> = blobs
+            .iter()
+            .map(|b| {
+                let mut ids = m.read(b).unwrap().to_vec();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            })
+            .collect();
+        assert!(sets[0].len() < blobs[0].len() / 2 - 2, "the first text repeats a piece");
+        let given: Vec<Note<'_>> = sets.iter().map(|p| Note::of_pieces(p)).collect();
+        assert_eq!(m.scores(query, &given), want);
+        let past = [u32::MAX];
+        let bad = Note { stored: Some(&blobs[0]), ..Note::of_pieces(&past) };
+        assert_eq!(m.scores(query, &[bad, given[1], given[2]]), want, "a row past the table's end");
     }
 }

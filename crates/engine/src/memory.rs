@@ -470,6 +470,12 @@ impl Engine {
                 continue;
             }
             self.caches.lexicons.warm(own, (&skill, &self.project_id), &cands)?;
+            // A large skill's token-matching pieces instead (its notes are not held).
+            if cands.len() > skillmem_store::memory::lexicon::LEXICON_MAX {
+                if let Some(t) = self.embedding.tokens.as_deref().filter(|t| t.stores()) {
+                    self.caches.lexicons.warm_pieces(own, &skill, t.tag())?;
+                }
+            }
             // And the notes themselves, as the catalog holds them for a small skill's loads,
             // of the skills this workspace (or the user) has a folder of: a sidecar whose
             // workspace loads a few of a team store's skills does not hold the others' notes. A
@@ -689,57 +695,64 @@ impl Engine {
         // same block as rendering them all at once; a note costs more than NOTE_TOKENS_MIN).
         // Not when none of them could go in: each is unverified and not pinned, the unverified
         // notes' share has less room than the least any of them could cost (its markup, id,
-        // uses and day: see `block::note_tokens_at_least`), no conflicting pair would reorder
-        // the loaded ones, and no note is withheld (which frees room) from this load.
+        // uses, day and, when known, text: see `block::note_tokens_at_least`), and no
+        // conflicting pair would reorder the loaded ones; when the load withholds a note (which
+        // frees its room), the block without it is full too. A large skill whose notes were not
+        // read for scoring loads a few at a time (`recall::HEAD_CHUNK`).
         let (p, seed) = (self.config.memory.holdout, self.config.memory.holdout_seed);
         let draws = holdout.is_some_and(|session| holdout::draws(seed, session, &ctx.name, p));
-        let full = b.as_ref().is_some_and(|b| {
-            let unverified_room = budget.max_unverified_tokens.saturating_sub(b.unverified_tokens);
-            b.tokens + block::NOTE_TOKENS_MIN > budget.max_tokens
-                || limit.is_some_and(|l| b.note_ids.len() >= l)
-                || (!draws
-                    && out
+        let is_full = |b: &Option<block::Block>, out: &recall::Outcome| {
+            b.as_ref().is_some_and(|b| {
+                let unverified_room = budget.max_unverified_tokens.saturating_sub(b.unverified_tokens);
+                b.tokens + block::NOTE_TOKENS_MIN > budget.max_tokens
+                    || limit.is_some_and(|l| b.note_ids.len() >= l)
+                    || (out
                         .unloaded
                         .iter()
                         .all(|u| !u.pinned && !u.uses.trusted && block::note_tokens_at_least(u) > unverified_room)
-                    && !pairs.iter().any(|(a, c)| out.unloaded.iter().any(|u| u.id == *a || u.id == *c)))
-        });
+                        && !pairs.iter().any(|(a, c)| out.unloaded.iter().any(|u| u.id == *a || u.id == *c)))
+            })
+        };
+        // The note a load that draws withholds: one of those the block shows.
+        let withheld_of = |b: &Option<block::Block>, out: &recall::Outcome| {
+            let (Some(session), Some(shown), true) = (holdout, b, draws) else { return None };
+            let eligible: Vec<(i64, bool, _)> = out
+                .notes
+                .iter()
+                .filter(|r| shown.note_ids.contains(&r.note.id))
+                .map(|r| (r.note.id, r.note.pinned, r.uses))
+                .collect();
+            holdout::pick(seed, session, &eligible)
+        };
         let t_first = t0.elapsed();
-        if !full && !out.unloaded.is_empty() {
+        loop {
+            let mut full = is_full(&b, &out);
+            if let (true, Some(id)) = (full, withheld_of(&b, &out)) {
+                // Withholding a note frees its room: the block without it must be full too.
+                let left: Vec<recall::Ranked> = out.notes.iter().filter(|r| r.note.id != id).cloned().collect();
+                let without =
+                    block::render(&ctx.name, out.mode, &left, budget, tools, ctx.version.as_deref(), &newer_of);
+                full = is_full(&without, &out);
+            }
+            if full || out.unloaded.is_empty() {
+                break;
+            }
             out.load_rest(&conn, Some(&self.store.catalog))?;
             tracing::trace!(
-                "recall {}: pairs {:?}, render {:?}, the rest loaded {:?}",
+                "recall {}: pairs {:?}, render {:?}, the rest loaded {:?} ({} left)",
                 ctx.name,
                 t_lead - t_rank,
                 t_first - t_lead,
-                t0.elapsed() - t_first
+                t0.elapsed() - t_first,
+                out.unloaded.len()
             );
             newer_of = lead(&mut out);
             b = block::render(&ctx.name, out.mode, &out.notes, budget, tools, ctx.version.as_deref(), &newer_of);
         }
-        let mut withheld = None;
-        if let (Some(session), Some(shown)) = (holdout, &b) {
-            if draws {
-                let eligible: Vec<(i64, bool, _)> = out
-                    .notes
-                    .iter()
-                    .filter(|r| shown.note_ids.contains(&r.note.id))
-                    .map(|r| (r.note.id, r.note.pinned, r.uses))
-                    .collect();
-                if let Some(id) = holdout::pick(seed, session, &eligible) {
-                    out.notes.retain(|r| r.note.id != id);
-                    b = block::render(
-                        &ctx.name,
-                        out.mode,
-                        &out.notes,
-                        budget,
-                        tools,
-                        ctx.version.as_deref(),
-                        &newer_of,
-                    );
-                    withheld = Some(id);
-                }
-            }
+        let withheld = withheld_of(&b, &out);
+        if let Some(id) = withheld {
+            out.notes.retain(|r| r.note.id != id);
+            b = block::render(&ctx.name, out.mode, &out.notes, budget, tools, ctx.version.as_deref(), &newer_of);
         }
         let t_render = t0.elapsed();
         if let (Some(b), true) = (&b, count) {
@@ -993,6 +1006,83 @@ mod tests {
         let got = shown(&e, None, max);
         assert_eq!(got, whole(&e, None, max), "trusted notes after the first ones");
         assert!(got.contains("<delta>3</delta>") && got.contains("lesson 30:"), "{got}");
+    }
+
+    /// A large skill's block is the same whether its notes were read to score them or its
+    /// pieces held in memory stood for them (then the head loads a few notes at a time, each
+    /// known to cost at least its text): every budget from no room to many notes', loads that
+    /// withhold a note and loads that do not, trusted notes ranked late.
+    #[test]
+    fn a_large_skills_block_is_the_same_with_its_pieces_held() {
+        let d = tempfile::tempdir().unwrap();
+        let table: std::sync::Arc<dyn skillmem_embed::Embedder> =
+            skillmem_embed::static_table::StaticEmbedder::builtin().unwrap();
+        let cfg = Config { data_dir: d.path().to_path_buf(), project_id: Some("p".into()), ..Config::default() };
+        let e = Engine::with_embedder(skillmem_store::db::open(d.path()).unwrap(), cfg, None, Some(table)).unwrap();
+        let ctx = enabled("big");
+        let words = ["quote", "csv", "field", "pipe", "raw", "slurp", "null", "keys", "stream", "path", "tag", "merge"];
+        let n = skillmem_store::memory::lexicon::LEXICON_MAX + 100;
+        let texts: Vec<(String, String)> = (0..n)
+            .map(|i| {
+                let w = |k: usize| words[(i * k + i / 11) % words.len()];
+                let delta = match i % 9 {
+                    0 => format!("{} {i}", w(1)),
+                    _ => format!("lesson {i}: {} the {} before the {} then {} it", w(1), w(3), w(5), w(7)),
+                };
+                (format!("{} {}", w(2), w(5)), delta)
+            })
+            .collect();
+        let embedded: Vec<(Vec<f32>, Option<Vec<u8>>)> =
+            texts.iter().map(|(i, d)| (e.embed_note(i, d).unwrap().0.unwrap(), e.match_pieces(i, d))).collect();
+        let model = e.embedding.model_id().unwrap();
+        let notes: Vec<store::Imported<'_>> = texts
+            .iter()
+            .zip(&embedded)
+            .enumerate()
+            .map(|(i, ((intent, delta), (v, m)))| store::Imported {
+                new: NewNote { intent: intent.clone(), ..gotcha("big", delta) },
+                created_at: (i as i64 % 50) * 86_400_000,
+                embedded: Some(store::Embedded { vector: v, model: &model, matched: m.as_deref() }),
+            })
+            .collect();
+        let ids = store::import(&mut e.conn(), "p", &notes).unwrap();
+        // A few trusted (a person vouched), ranked anywhere.
+        let vouched = skillmem_store::memory::evidence::Evidence { shown: 40, vouched: true, ..Default::default() };
+        let trusted: Vec<_> = ids.iter().step_by(97).map(|id| (*id, vouched)).collect();
+        store::add_evidence(&mut e.conn(), &trusted).unwrap();
+        // Sessions whose loads withhold a note, and one whose loads do not.
+        let (p, seed) = (e.config.memory.holdout, e.config.memory.holdout_seed);
+        let sessions: Vec<String> = (0..200).map(|i| format!("s{i}")).collect();
+        let draws = |s: &String| holdout::draws(seed, s, "big", p);
+        let withholding = sessions.iter().find(|s| draws(s)).unwrap().clone();
+        let not = sessions.iter().find(|s| !draws(s)).unwrap().clone();
+        let block = |intent: &str, max: usize, session: &str| {
+            let ((b, ..), withheld) =
+                e.recall_block_withholding(&ctx, Some(intent), Some(max), None, false, Some(session)).unwrap();
+            (b.map(|b| b.text), withheld)
+        };
+        let intents = ["quote the csv field", "slurp raw null keys", "merge the stream path then tag it", "pipe"];
+        let budgets = [150, 300, 600, 900, 1500, 2400];
+        let mut read = vec![];
+        for intent in intents {
+            for max in budgets {
+                for session in [&withholding, &not] {
+                    read.push(((intent, max, session.clone()), block(intent, max, session)));
+                }
+            }
+        }
+        assert!(read.iter().any(|(_, (_, w))| w.is_some()), "some load withheld a note");
+        assert!(e.after_answer_pending(), "the large skill's pieces are wanted");
+        e.after_answer();
+        for ((intent, max, session), want) in &read {
+            assert_eq!(&block(intent, *max, session), want, "{intent}, {max} tokens, session {session}");
+        }
+        let tag = e.embedding.tokens.as_ref().unwrap().tag();
+        let held = e.caches.lexicons.pieces(&e.conn_for_recall(), ("big", "p"), tag).unwrap();
+        assert_eq!(held.map(|h| h.len()), Some(n), "every note's pieces held");
+        e.caches.lexicons.forget_pieces();
+        let ((intent, max, session), want) = &read[5];
+        assert_eq!(&block(intent, *max, session), want, "read again: the same");
     }
 
     /// A recall's counts wait (a ranking reads none): written by the delayed write claimed

@@ -202,8 +202,16 @@ pub fn note_tokens(r: &Ranked, older: bool, newer: Option<i64>) -> usize {
     chars.div_ceil(4)
 }
 
+/// The characters [`note_tokens`] counts for a note's intent and lesson (escaped).
+pub fn text_chars(intent: &str, delta: &str) -> usize {
+    escaped_chars(intent, true) + escaped_chars(delta, false)
+}
+
 /// The fewest tokens [`note_tokens`] can count for the note `u` not loaded yet, whatever its
-/// kind, intent and lesson: its markup, id, the shortest kind, uses, pin, day and trust mark.
+/// kind: its markup, id, the shortest kind, uses, pin, day and trust mark, and the least its
+/// text is known to count ([`Unloaded::text_chars`], 0 when not known).
+///
+/// [`Unloaded::text_chars`]: super::recall::Unloaded::text_chars
 /// A block whose room is less than this for every note not loaded needs none of them.
 pub fn note_tokens_at_least(u: &super::recall::Unloaded) -> usize {
     const MARKUP: usize =
@@ -215,7 +223,8 @@ pub fn note_tokens_at_least(u: &super::recall::Unloaded) -> usize {
         + digits(u.uses.used as i64)
         + if u.pinned { 4 } else { 5 }
         + day_chars(u.created_at)
-        + if u.uses.trusted { 0 } else { " trust=\"unverified\"".len() };
+        + if u.uses.trusted { 0 } else { " trust=\"unverified\"".len() }
+        + u.text_chars;
     chars.div_ceil(4)
 }
 
@@ -445,7 +454,8 @@ mod tests {
     }
 
     /// The least a note not loaded could cost is never more than what it costs, whatever its
-    /// kind and text, and is what the shortest such note costs.
+    /// kind and text, and is what the shortest such note costs; with its text known, what the
+    /// note of the shortest kind costs.
     #[test]
     fn a_note_costs_at_least_what_its_facts_alone_cost_table() {
         use crate::memory::Kind;
@@ -457,9 +467,18 @@ mod tests {
             (99_999_999, 1000, true, true, -86_400_000),
             (-5, 3, false, false, 300_000_000_000_000),
         ];
+        let shortest = *Kind::ALL.iter().min_by_key(|k| k.as_str().len()).unwrap();
         for &(id, used, pinned, trusted, created_at) in facts {
             let uses = crate::memory::evidence::Uses { used, trusted, ..Default::default() };
-            let u = crate::memory::recall::Unloaded { id, score: 0.0, matched: false, uses, pinned, created_at };
+            let u = crate::memory::recall::Unloaded {
+                id,
+                score: 0.0,
+                matched: false,
+                uses,
+                pinned,
+                created_at,
+                text_chars: 0,
+            };
             let least = note_tokens_at_least(&u);
             let mut cheapest = usize::MAX;
             for kind in Kind::ALL {
@@ -474,6 +493,14 @@ mod tests {
                         assert_eq!(t, tokens(&note_xml(&r, older, newer)), "{id} {kind:?} {delta:?}");
                         assert!(least <= t, "{id} {kind:?} {intent:?} {delta:?}: {least} > {t}");
                         cheapest = cheapest.min(t);
+                        // Its text known too: still at most what it costs, and what it costs
+                        // when only the kind and the attributes a block adds are left out.
+                        let known = crate::memory::recall::Unloaded { text_chars: text_chars(intent, delta), ..u };
+                        let least_known = note_tokens_at_least(&known);
+                        assert!(least_known <= t, "{id} {kind:?} {intent:?} {delta:?}: {least_known} > {t}");
+                        if kind == shortest && (older, newer) == (false, None) {
+                            assert_eq!(least_known, t, "{id} {intent:?} {delta:?}");
+                        }
                     }
                 }
             }

@@ -24,7 +24,10 @@
 //! alone, MRR@10: 0.513 → 0.499, 0.683 → 0.663, 0.645 → 0.615, 0.589 → 0.566): with tens of
 //! notes a skill, a word's rarity among them is a noisy estimate.
 
+mod pieces;
 mod porter;
+
+pub use pieces::SkillPieces;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -400,7 +403,13 @@ pub struct LexiconCache {
     wanted: Mutex<std::collections::BTreeSet<(String, String)>>,
     /// Someone builds indexes now ([`LexiconCache::begin_building`]).
     building: std::sync::atomic::AtomicBool,
+    /// Large skills' token-matching pieces ([`SkillPieces`]), by skill.
+    pieces: Mutex<HashMap<String, Arc<SkillPieces>>>,
 }
+
+/// Notes whose pieces [`LexiconCache::warm_pieces`] holds at most, over every large skill
+/// (about 90 bytes a note): past it, the skill read last is the only one held.
+pub const PIECES_HELD: usize = 200_000;
 
 /// While held, indexes are being built; see [`LexiconCache::begin_building`].
 pub struct Building<'a>(&'a std::sync::atomic::AtomicBool);
@@ -456,6 +465,59 @@ impl LexiconCache {
             return Ok(());
         }
         self.build(conn, key, cands).map(|_| ())
+    }
+
+    /// Reads and holds the pieces of `skill`'s notes stored with table `tag` (a large skill's:
+    /// see [`SkillPieces`]) through `conn`, unless those held are valid and miss fewer than
+    /// one note in a hundred written since. Returns whether it read them.
+    pub fn warm_pieces(&self, conn: &Connection, skill: &str, tag: [u8; 4]) -> Result<bool> {
+        let (changes, last) = store::text_changes_and_last(conn)?;
+        {
+            let mut map = self.pieces.lock().unwrap_or_else(|e| e.into_inner());
+            let fresh = map.get(skill).is_some_and(|p| {
+                p.tag() == tag && p.valid_at(changes) && p.newer_than_held(last) * 100 <= p.len() as i64
+            });
+            if fresh {
+                return Ok(false);
+            }
+            // Dropped before the pass: the old and the new are never held together.
+            map.remove(skill);
+        }
+        let t = std::time::Instant::now();
+        let read = Arc::new(SkillPieces::read(conn, skill, tag)?);
+        tracing::debug!(
+            "recall: the pieces of {} notes of {skill} read in {:?} ({} KiB)",
+            read.len(),
+            t.elapsed(),
+            read.heap_bytes() / 1024
+        );
+        let mut map = self.pieces.lock().unwrap_or_else(|e| e.into_inner());
+        if map.values().map(|p| p.len()).sum::<usize>() + read.len() > PIECES_HELD {
+            map.clear();
+        }
+        map.insert(skill.to_string(), read);
+        Ok(true)
+    }
+
+    /// The pieces held of `key`'s skill stored with table `tag`, while valid (`changes` is
+    /// [`store::text_changes`] now, asked of the caller's connection); `None` otherwise, and
+    /// the skill is left for [`LexiconCache::take_wanted`] to read again.
+    pub fn pieces(&self, conn: &Connection, key: (&str, &str), tag: [u8; 4]) -> Result<Option<Arc<SkillPieces>>> {
+        let held = self.pieces.lock().unwrap_or_else(|e| e.into_inner()).get(key.0).cloned();
+        let (changes, last) = store::text_changes_and_last(conn)?;
+        let valid = held.filter(|p| p.tag() == tag && p.valid_at(changes));
+        if valid.as_ref().is_none_or(|p| p.newer_than_held(last) * 100 > p.len() as i64) {
+            let mut w = self.wanted.lock().unwrap_or_else(|e| e.into_inner());
+            if w.len() < LEXICONS_HELD {
+                w.insert((key.0.to_string(), key.1.to_string()));
+            }
+        }
+        Ok(valid)
+    }
+
+    /// Drops the pieces held (read again for the skills recalls want them for).
+    pub fn forget_pieces(&self) {
+        self.pieces.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// How many indexes were built so far (warming included).

@@ -108,9 +108,16 @@ impl SearchThread {
         let (tx, rx) = channel();
         let read = self.read.clone();
         let job: Job = Box::new(move |reader: &mut Reader| {
+            let t = std::time::Instant::now();
             let mut hits = index.search_sorted(&query, candidates.ids(), candidates.bits(), k);
             hits.retain(|(_, s)| *s > 0.0);
+            let searched = t.elapsed();
             let notes = db.and_then(|db| reader.load(&db, &hits.iter().map(|(id, _)| *id).collect::<Vec<_>>()));
+            tracing::trace!(
+                "rank: the search thread searched in {searched:?}, read {} notes in {:?}",
+                notes.as_ref().map_or(0, Vec::len),
+                t.elapsed() - searched
+            );
             read.fetch_add(notes.as_ref().map_or(0, Vec::len) as u64, std::sync::atomic::Ordering::Relaxed);
             // The recall may have stopped waiting (an error on its side): nothing to do.
             let _ = tx.send((hits, notes));

@@ -121,6 +121,8 @@ pub struct Outcome {
     /// Notes of `unloaded` read already, to score them: [`Outcome::load_rest`] takes them
     /// from here (two in three of a large skill's rest were read twice).
     read: std::collections::HashMap<i64, Arc<Note>>,
+    /// [`Outcome::load_rest`] loads [`HEAD_CHUNK`] notes at a time.
+    chunked: bool,
 }
 
 /// A note of the ranked head not loaded yet: what the ranking knows of it.
@@ -132,16 +134,34 @@ pub struct Unloaded {
     pub uses: Uses,
     pub pinned: bool,
     pub created_at: i64,
+    /// The least its intent and lesson count in a block ([`block::text_chars`], at most
+    /// theirs): known for a large skill whose pieces are held, else 0.
+    ///
+    /// [`block::text_chars`]: super::block::text_chars
+    pub text_chars: usize,
 }
+
+/// The notes of a large skill's head loaded at a time when its notes were not read for
+/// scoring (its pieces are held: [`SkillPieces`]): a block shows a handful of them, and each
+/// is read from the file (the rest load only while the block may take another).
+///
+/// [`SkillPieces`]: super::lexicon::SkillPieces
+pub const HEAD_CHUNK: usize = 12;
 
 impl Outcome {
     /// Loads the notes left in [`Outcome::unloaded`] and appends them in their order (a note
-    /// deleted meanwhile is left out).
+    /// deleted meanwhile is left out): all of them, or the next [`HEAD_CHUNK`] when the notes
+    /// were not read for scoring (then asked again while the block has room).
     pub fn load_rest(&mut self, conn: &Connection, held: Option<&Catalog>) -> Result<()> {
         if self.unloaded.is_empty() {
             return Ok(());
         }
-        let rest = std::mem::take(&mut self.unloaded);
+        let rest = if self.chunked && self.unloaded.len() > HEAD_CHUNK {
+            let later = self.unloaded.split_off(HEAD_CHUNK);
+            std::mem::replace(&mut self.unloaded, later)
+        } else {
+            std::mem::take(&mut self.unloaded)
+        };
         let mut by_id = std::mem::take(&mut self.read);
         let ids: Vec<i64> = rest.iter().map(|r| r.id).filter(|id| !by_id.contains_key(id)).collect();
         by_id.extend(load_notes(conn, held, &ids)?.into_iter().map(|n| (n.id, n)));
@@ -339,10 +359,11 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
             found_by: Default::default(),
             unloaded: vec![],
             read: Default::default(),
+            chunked: false,
         });
     }
     let intent = q.intent.map(str::trim).filter(|s| !s.is_empty());
-    let rungs::Found { rel, found_by, loaded, mode } = match intent {
+    let rungs::Found { rel, found_by, loaded, mode, held } = match intent {
         Some(intent) => rungs::find(conn, q, rungs, &p, intent, t0)?,
         None => rungs::Found::default(),
     };
@@ -416,9 +437,12 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     }
     scored.sort_by(order);
     let t_score = t0.elapsed();
-    let unloaded: Vec<Unloaded> = if scored.len() > p.load_first {
+    // The notes were not read for scoring (their pieces are held): the head loads a few at a
+    // time, each known to cost at least its text.
+    let load_first = if held.is_some() { p.load_first.min(HEAD_CHUNK) } else { p.load_first };
+    let unloaded: Vec<Unloaded> = if scored.len() > load_first {
         scored
-            .drain(p.load_first..)
+            .drain(load_first..)
             .map(|(c, matched, score)| Unloaded {
                 id: c.id,
                 score,
@@ -426,6 +450,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
                 uses: c.uses,
                 pinned: c.pinned,
                 created_at: c.created_at,
+                text_chars: held.as_ref().and_then(|h| h.text_chars(c.id)).unwrap_or(0),
             })
             .collect()
     } else {
@@ -451,7 +476,7 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
         .collect();
     // What is left of the notes read for scoring that the rest of the head holds.
     let read = unloaded.iter().filter_map(|u| by_id.remove_entry(&u.id)).collect();
-    Ok(Outcome { mode, notes, found_by, unloaded, read })
+    Ok(Outcome { mode, notes, found_by, unloaded, read, chunked: held.is_some() })
 }
 
 /// Notes' pieces kept in memory by model and text (~20 KB a note with all-MiniLM-L6-v2; at
@@ -805,6 +830,12 @@ mod tests {
             by_hash.insert(*id, &hash.embed_one(&note.new.delta).unwrap());
         }
         let matcher = crate::embed::tokens::TokenMatch::new(table.clone());
+        // Their pieces stored with them, as a write stores them (but every 50th: read then).
+        let unmatched = |id: &i64| id % 50 == 0;
+        for (id, note) in ids.iter().zip(&notes).filter(|(id, _)| !unmatched(id)) {
+            let pieces = matcher.stored(&crate::embed::note_text("", &note.new.delta));
+            conn.execute("UPDATE notes SET match_pieces = ?2 WHERE id = ?1", rusqlite::params![id, pieces]).unwrap();
+        }
         let cands: Arc<Candidates> = store::candidates(&conn, "git", "p").unwrap().into();
         assert_eq!(cands.len(), n);
         let thread = SearchThread::default();
@@ -845,6 +876,30 @@ mod tests {
                     assert_eq!(notes(&got), notes(&want), "{intent}");
                     assert_eq!(got.mode, want.mode);
                     assert_eq!(got.found_by, want.found_by);
+                }
+                // The skill's pieces held stand for its notes in token matching: the same
+                // ranking, none of its notes read for it.
+                if let Some(m) = tokens {
+                    let lexicons = crate::memory::lexicon::LexiconCache::default();
+                    assert!(lexicons.warm_pieces(&conn, "git", m.tag()).unwrap());
+                    let held = Prepared { lexicons: Some(&lexicons), ..prepared() };
+                    let beside = Rungs {
+                        beside: Some(Beside { thread: &thread, index: shared.clone(), db: Some(dir.path().join("x")) }),
+                        ..after
+                    };
+                    let read = thread.read();
+                    let got = rank_prepared(&conn, &q, &beside, held).unwrap();
+                    assert_eq!(thread.read(), read, "{intent}: the thread read no note");
+                    let ranked = |o: &Outcome| -> Vec<(i64, u32, bool)> {
+                        summary(o)
+                            .into_iter()
+                            .chain(o.unloaded.iter().map(|u| (u.id, u.score.to_bits(), u.matched)))
+                            .collect()
+                    };
+                    assert_eq!(ranked(&got), ranked(&want), "{intent}, pieces held");
+                    assert_eq!((got.mode, &got.found_by), (want.mode, &want.found_by));
+                    let known = got.unloaded.iter().all(|u| u.text_chars > 0 || unmatched(&u.id));
+                    assert!(known, "{intent}: what each note not loaded costs is known");
                 }
             }
         }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::super::lexicon::LEXICON_MAX;
+use super::super::lexicon::{SkillPieces, LEXICON_MAX};
 use super::super::store;
 use super::super::{Note, RecallMode};
 use super::{
@@ -31,12 +31,20 @@ pub(super) struct Found {
     /// Notes read for scoring, by id: the head's load does not read them again.
     pub loaded: HashMap<i64, Arc<Note>>,
     pub mode: RecallMode,
+    /// The skill's pieces held, when they stood for its notes in scoring (none was read).
+    pub held: Option<Arc<SkillPieces>>,
 }
 
 impl Default for Found {
     /// Nothing found: the notes are ranked by recency and use alone.
     fn default() -> Self {
-        Found { rel: HashMap::new(), found_by: HashMap::new(), loaded: HashMap::new(), mode: RecallMode::Recent }
+        Found {
+            rel: HashMap::new(),
+            found_by: HashMap::new(),
+            loaded: HashMap::new(),
+            mode: RecallMode::Recent,
+            held: None,
+        }
     }
 }
 
@@ -68,6 +76,12 @@ pub(super) fn find(
         store::ensure_vectors(conn, ix, ids)?;
     }
     let semantic = rungs.embedder.is_some_and(|e| !e.lexical());
+    // A large skill's pieces held in memory stand for its notes in scoring: its rungs read
+    // no note then (the head's are read after).
+    let held = match (semantic, pieces_suffice(rungs), p.lexicons) {
+        (true, Some(m), Some(lex)) if ids.len() > LEXICON_MAX => lex.pieces(conn, (q.skill, q.project), m.tag())?,
+        _ => None,
+    };
     let bits = cands.bits();
     let run = |(ix, v): (&dyn VectorIndex, &[f32])| {
         let t = std::time::Instant::now();
@@ -90,7 +104,8 @@ pub(super) fn find(
     let beside = match (search, rungs.beside.as_ref()) {
         (Some((_, v)), Some(b)) if ids.len() > PARALLEL_MIN => {
             let t = std::time::Instant::now();
-            b.thread.search(b.index.clone(), v.to_vec(), p.candidates.clone(), RUNG_DEPTH, b.db.clone()).map(|h| (h, t))
+            let db = b.db.clone().filter(|_| held.is_none());
+            b.thread.search(b.index.clone(), v.to_vec(), p.candidates.clone(), RUNG_DEPTH, db).map(|h| (h, t))
         }
         _ => None,
     };
@@ -98,8 +113,10 @@ pub(super) fn find(
         (Some((pending, t)), Some(s)) => {
             let fts = bm25()?;
             // bm25's notes are read while the search goes on (scoring reads them anyway).
-            let fts_ids: Vec<i64> = fts.0.iter().map(|(id, _)| *id).collect();
-            read = load_notes(conn, p.held, &fts_ids)?;
+            if held.is_none() {
+                let fts_ids: Vec<i64> = fts.0.iter().map(|(id, _)| *id).collect();
+                read = load_notes(conn, p.held, &fts_ids)?;
+            }
             let waited = std::time::Instant::now();
             let vec = match pending.wait() {
                 Some((hits, notes)) => {
@@ -124,7 +141,8 @@ pub(super) fn find(
     tracing::trace!("rank: vector rung {t_vec:?}, bm25 rung {t_fts:?}");
     let mut found = Found { loaded: read.into_iter().map(|n| (n.id, n)).collect(), ..Found::default() };
     if semantic && !vec_hits.is_empty() {
-        semantic_relevance(conn, rungs, p, intent, &vec_hits, &fts_hits, &mut found)?;
+        semantic_relevance(conn, rungs, p, intent, (&vec_hits, &fts_hits), held.as_deref(), &mut found)?;
+        found.held = held;
     } else {
         lexical_relevance(&vec_hits, &fts_hits, &mut found.rel);
     }
@@ -172,6 +190,15 @@ fn vector_index<'a>(rungs: &Rungs<'a>, ids: &[i64]) -> Option<Search<'a>> {
     Some(Search { index: ix, query: rungs.query })
 }
 
+/// Token matching over the static table, when it is what scores the notes the rungs found
+/// and all that reads of them (their pieces): no local model's pieces, no second opinion.
+fn pieces_suffice<'a>(rungs: &Rungs<'a>) -> Option<&'a crate::embed::tokens::TokenMatch> {
+    let matching = rungs.tokens.filter(|t| rungs.embedder.is_some_and(|e| e.model_id() == t.model_id()));
+    let contextual =
+        rungs.query_pieces.is_some_and(|q| !q.ids.is_empty() && rungs.embedder.is_some_and(|e| e.has_pieces()));
+    matching.filter(|t| t.stores() && !contextual && rungs.second.is_none())
+}
+
 /// The bm25 rung: a small skill's own index when it has one; else FTS5, which ranks the same,
 /// pruned to the candidates in memory when the store is large.
 fn bm25_hits(
@@ -211,17 +238,22 @@ fn bm25_hits(
     Ok(fts_hits)
 }
 
+/// What the two rungs found: the vector rung's notes and bm25's, best first.
+type Hits<'a> = (&'a [(i64, f32)], &'a [(i64, f64)]);
+
 /// A semantic embedder's relevance: the cosine plus token matching (see [`TOKEN_WEIGHT`]), a
 /// local model's contextual token matching alone, or a word-coverage boost (see
 /// [`COVERAGE_WEIGHT`]), then the static table's second opinion, into `found.rel`; the notes it
-/// scored are left in `found.loaded` (those read before taken from there).
+/// scored are left in `found.loaded` (those read before taken from there). With `held`
+/// pieces (only when they are all it reads: [`pieces_suffice`]) a note held there is scored
+/// by them, not read.
 fn semantic_relevance(
     conn: &Connection,
     rungs: &Rungs<'_>,
     p: &Prepared<'_>,
     intent: &str,
-    vec_hits: &[(i64, f32)],
-    fts_hits: &[(i64, f64)],
+    (vec_hits, fts_hits): Hits<'_>,
+    held: Option<&SkillPieces>,
     found: &mut Found,
 ) -> Result<()> {
     let rel = &mut found.rel;
@@ -242,9 +274,15 @@ fn semantic_relevance(
         load.sort_unstable();
         load.dedup();
     }
-    // Those not `read` already, then all of them in the order of `load`.
+    // Those not `read` already (nor held as pieces), then all of them in the order of `load`.
     let mut by_id = std::mem::take(&mut found.loaded);
-    let missing: Vec<i64> = load.iter().copied().filter(|id| !by_id.contains_key(id)).collect();
+    let pieces: Vec<(i64, Vec<u32>)> = match held {
+        Some(h) => load.iter().filter(|id| !by_id.contains_key(id)).filter_map(|id| Some((*id, h.get(*id)?))).collect(),
+        None => vec![],
+    };
+    let by_pieces: std::collections::HashSet<i64> = pieces.iter().map(|(id, _)| *id).collect();
+    let missing: Vec<i64> =
+        load.iter().copied().filter(|id| !by_id.contains_key(id) && !by_pieces.contains(id)).collect();
     by_id.extend(load_notes(conn, p.held, &missing)?.into_iter().map(|n| (n.id, n)));
     let notes: Vec<Arc<Note>> = load.iter().filter_map(|id| by_id.remove(id)).collect();
     let by_pieces = match contextual {
@@ -257,19 +295,28 @@ fn semantic_relevance(
             rel.insert(note.id, *s);
         }
     } else if let Some(m) = matching {
+        // A note scores the same read or held: by the set of its pieces, among the same notes.
         let refs: Vec<crate::embed::tokens::Note<'_>> = notes
             .iter()
             .map(|n| crate::embed::tokens::Note {
                 intent: &n.intent,
                 delta: &n.delta,
                 stored: n.match_pieces.as_deref(),
+                pieces: None,
             })
+            .chain(pieces.iter().map(|(_, p)| crate::embed::tokens::Note::of_pieces(p)))
             .collect();
         let t_match = std::time::Instant::now();
-        for (note, s) in notes.iter().zip(m.scores(intent, &refs)) {
-            *rel.entry(note.id).or_default() += TOKEN_WEIGHT * s;
+        let ids = notes.iter().map(|n| n.id).chain(pieces.iter().map(|(id, _)| *id));
+        for (id, s) in ids.zip(m.scores(intent, &refs)) {
+            *rel.entry(id).or_default() += TOKEN_WEIGHT * s;
         }
-        tracing::trace!("rank: token matching of {} notes {:?}", notes.len(), t_match.elapsed());
+        tracing::trace!(
+            "rank: token matching of {} notes ({} by their pieces held) {:?}",
+            refs.len(),
+            pieces.len(),
+            t_match.elapsed()
+        );
     } else {
         let terms = crate::text::query_terms(intent);
         for note in &notes {

@@ -153,3 +153,20 @@ pub fn scan_texts(conn: &Connection, skill: &str, f: &mut dyn FnMut(i64, &str, &
     }
     Ok(())
 }
+
+/// Calls `f` with (id, stored pieces, intent, lesson) of every current note of `skill` that
+/// has its token-matching pieces stored, in id order (read in place): what recall holds of a
+/// large skill's notes (`memory::lexicon::SkillPieces`).
+pub fn scan_match_pieces(conn: &Connection, skill: &str, mut f: impl FnMut(i64, &[u8], &str, &str)) -> Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT id, match_pieces, intent, delta FROM notes WHERE skill = ?1 AND retired_at IS NULL AND review IS NULL
+         AND match_pieces IS NOT NULL ORDER BY id",
+    )?;
+    let mut rows = stmt.query([skill])?;
+    while let Some(r) = rows.next()? {
+        if let rusqlite::types::ValueRef::Blob(b) = r.get_ref(1)? {
+            f(r.get(0)?, b, text(r.get_ref(2)?), text(r.get_ref(3)?));
+        }
+    }
+    Ok(())
+}
