@@ -737,7 +737,7 @@ impl Engine {
             if full || out.unloaded.is_empty() {
                 break;
             }
-            out.load_rest(&conn, Some(&self.store.catalog))?;
+            out.load_next(&conn, Some(&self.store.catalog), &budget)?;
             tracing::trace!(
                 "recall {}: pairs {:?}, render {:?}, the rest loaded {:?} ({} left)",
                 ctx.name,

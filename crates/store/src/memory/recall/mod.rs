@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
+use super::block::{self, Budget};
 use super::catalog::Catalog;
 use super::evidence::Uses;
 use super::lexicon::LexiconCache;
@@ -118,10 +119,10 @@ pub struct Outcome {
     pub found_by: std::collections::HashMap<i64, RecallMode>,
     /// Ranked after `notes` but not loaded yet (see [`Prepared::load_first`]), in order.
     pub unloaded: Vec<Unloaded>,
-    /// Notes of `unloaded` read already, to score them: [`Outcome::load_rest`] takes them
+    /// Notes of `unloaded` read already, to score them: [`Outcome::load_next`] takes them
     /// from here (two in three of a large skill's rest were read twice).
     read: std::collections::HashMap<i64, Arc<Note>>,
-    /// [`Outcome::load_rest`] loads [`HEAD_CHUNK`] notes at a time.
+    /// [`Outcome::load_next`] loads a few notes at a time ([`HEAD_CHUNK`]).
     chunked: bool,
 }
 
@@ -142,22 +143,29 @@ pub struct Unloaded {
 }
 
 /// The notes of a large skill's head loaded at a time when its notes were not read for
-/// scoring (its pieces are held: [`SkillPieces`]): a block shows a handful of them, and each
-/// is read from the file (the rest load only while the block may take another).
+/// scoring (its pieces are held: [`SkillPieces`]), after the first ones (as many as `budget`
+/// could hold at the least each costs, and one more): a block shows a handful of them, and
+/// each is read from the file; the rest load only while the block may take another.
 ///
 /// [`SkillPieces`]: super::lexicon::SkillPieces
 pub const HEAD_CHUNK: usize = 12;
 
 impl Outcome {
-    /// Loads the notes left in [`Outcome::unloaded`] and appends them in their order (a note
-    /// deleted meanwhile is left out): all of them, or the next [`HEAD_CHUNK`] when the notes
-    /// were not read for scoring (then asked again while the block has room).
-    pub fn load_rest(&mut self, conn: &Connection, held: Option<&Catalog>) -> Result<()> {
+    /// Loads notes left in [`Outcome::unloaded`] and appends them in their order (a note
+    /// deleted meanwhile is left out): all of them, or, when the notes were not read for
+    /// scoring, the next few (see [`HEAD_CHUNK`]); asked again while a block of `budget`
+    /// may take another.
+    pub fn load_next(&mut self, conn: &Connection, held: Option<&Catalog>, budget: &Budget) -> Result<()> {
         if self.unloaded.is_empty() {
             return Ok(());
         }
-        let rest = if self.chunked && self.unloaded.len() > HEAD_CHUNK {
-            let later = self.unloaded.split_off(HEAD_CHUNK);
+        let n = match (self.chunked, self.notes.is_empty()) {
+            (false, _) => usize::MAX,
+            (true, true) => first_chunk(&self.unloaded, budget),
+            (true, false) => HEAD_CHUNK,
+        };
+        let rest = if self.unloaded.len() > n {
+            let later = self.unloaded.split_off(n);
             std::mem::replace(&mut self.unloaded, later)
         } else {
             std::mem::take(&mut self.unloaded)
@@ -170,6 +178,24 @@ impl Outcome {
         }));
         Ok(())
     }
+}
+
+/// How many of the head's first notes `budget` could hold at the least each costs
+/// ([`block::note_tokens_at_least`]), and one more (at most [`HEAD_CHUNK`]): what a block is
+/// likely to read before it is full.
+fn first_chunk(head: &[Unloaded], budget: &Budget) -> usize {
+    let (mut total, mut unverified, mut fit) = (0, 0, 0);
+    for u in head {
+        let least = block::note_tokens_at_least(u);
+        let unproven = !u.pinned && !u.uses.trusted;
+        if total + least > budget.max_tokens || (unproven && unverified + least > budget.max_unverified_tokens) {
+            break;
+        }
+        total += least;
+        unverified += if unproven { least } else { 0 };
+        fit += 1;
+    }
+    (fit + 1).min(HEAD_CHUNK)
 }
 
 /// The rungs a ranking may use.
@@ -222,7 +248,7 @@ pub struct Prepared<'a> {
     /// Rank fully but load and return only the first `keep` notes.
     pub keep: usize,
     /// Of those, load only the first `load_first` now; the others are left in
-    /// [`Outcome::unloaded`] for [`load_rest`] (a block rarely shows all it could hold).
+    /// [`Outcome::unloaded`] for [`Outcome::load_next`] (a block rarely shows all it could hold).
     pub load_first: usize,
     /// Notes in the whole store (0: unknown). Above [`FTS_PRUNE_MIN`] the bm25 rung checks
     /// visibility in memory instead of joining every match to the notes table.
@@ -438,8 +464,8 @@ pub fn rank_prepared(conn: &Connection, q: &Query<'_>, rungs: &Rungs<'_>, p: Pre
     scored.sort_by(order);
     let t_score = t0.elapsed();
     // The notes were not read for scoring (their pieces are held): the head loads a few at a
-    // time, each known to cost at least its text.
-    let load_first = if held.is_some() { p.load_first.min(HEAD_CHUNK) } else { p.load_first };
+    // time ([`Outcome::load_next`]), each known to cost at least its text.
+    let load_first = if held.is_some() { 0 } else { p.load_first };
     let unloaded: Vec<Unloaded> = if scored.len() > load_first {
         scored
             .drain(load_first..)
