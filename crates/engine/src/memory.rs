@@ -473,7 +473,7 @@ impl Engine {
             // A large skill's token-matching pieces instead (its notes are not held).
             if cands.len() > skillmem_store::memory::lexicon::LEXICON_MAX {
                 if let Some(t) = self.embedding.tokens.as_deref().filter(|t| t.stores()) {
-                    self.caches.lexicons.warm_pieces(own, &skill, t.tag())?;
+                    self.caches.lexicons.warm_pieces(own, &skill, t.tag(), cands.len())?;
                 }
             }
             // And the notes themselves, as the catalog holds them for a small skill's loads,

@@ -468,9 +468,9 @@ impl LexiconCache {
     }
 
     /// Reads and holds the pieces of `skill`'s notes stored with table `tag` (a large skill's:
-    /// see [`SkillPieces`]) through `conn`, unless those held are valid and miss fewer than
-    /// one note in a hundred written since. Returns whether it read them.
-    pub fn warm_pieces(&self, conn: &Connection, skill: &str, tag: [u8; 4]) -> Result<bool> {
+    /// see [`SkillPieces`]; about `notes` of them) through `conn`, unless those held are valid
+    /// and miss fewer than one note in a hundred written since. Returns whether it read them.
+    pub fn warm_pieces(&self, conn: &Connection, skill: &str, tag: [u8; 4], notes: usize) -> Result<bool> {
         let (changes, last) = store::text_changes_and_last(conn)?;
         {
             let mut map = self.pieces.lock().unwrap_or_else(|e| e.into_inner());
@@ -484,7 +484,7 @@ impl LexiconCache {
             map.remove(skill);
         }
         let t = std::time::Instant::now();
-        let read = Arc::new(SkillPieces::read(conn, skill, tag)?);
+        let read = Arc::new(SkillPieces::read(conn, skill, tag, notes)?);
         tracing::debug!(
             "recall: the pieces of {} notes of {skill} read in {:?} ({} KiB)",
             read.len(),

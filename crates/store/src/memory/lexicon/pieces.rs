@@ -46,10 +46,21 @@ pub struct SkillPieces {
 }
 
 impl SkillPieces {
-    /// Reads the pieces of `skill`'s current notes stored with table `tag`, through `conn`.
-    pub fn read(conn: &Connection, skill: &str, tag: [u8; 4]) -> Result<SkillPieces> {
+    /// Reads the pieces of `skill`'s current notes stored with table `tag`, through `conn`;
+    /// room is made for about `notes` notes at once (megabytes grown by doubling left the
+    /// allocator holding the smaller copies).
+    pub fn read(conn: &Connection, skill: &str, tag: [u8; 4], notes: usize) -> Result<SkillPieces> {
         let (changes, last) = store::text_changes_and_last(conn)?;
-        let mut out = SkillPieces { skill: skill.to_string(), changes, last, tag, ..Default::default() };
+        let mut out = SkillPieces {
+            skill: skill.to_string(),
+            changes,
+            last,
+            tag,
+            ids: Vec::with_capacity(notes),
+            ends: Vec::with_capacity(notes),
+            gaps: Vec::with_capacity(notes * GAP_BYTES_A_NOTE),
+            chars: Vec::with_capacity(notes),
+        };
         let mut ids: Vec<u16> = vec![];
         store::scan_match_pieces(conn, skill, |id, blob, intent, delta| {
             let Some(rest) = blob.strip_prefix(&tag[..]).filter(|r| r.len() % 2 == 0) else { return };
@@ -137,6 +148,10 @@ impl SkillPieces {
     }
 }
 
+/// About what a note's pieces take as gaps (77 bytes on average at 90,000 notes of the
+/// benchmark's fill: `docs/benchmarks.md`), with room to spare.
+const GAP_BYTES_A_NOTE: usize = 96;
+
 fn push_varint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -215,7 +230,7 @@ mod tests {
             store::retire(&mut conn, id, "p", None, None).unwrap();
             id
         };
-        let held = SkillPieces::read(&conn, "jq", tag).unwrap();
+        let held = SkillPieces::read(&conn, "jq", tag, 4).unwrap();
         for (id, (_, _, want)) in ids.iter().zip(&cases) {
             assert_eq!(held.get(*id), *want, "note {id}");
         }

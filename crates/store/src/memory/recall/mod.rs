@@ -907,7 +907,7 @@ mod tests {
                 // ranking, none of its notes read for it.
                 if let Some(m) = tokens {
                     let lexicons = crate::memory::lexicon::LexiconCache::default();
-                    assert!(lexicons.warm_pieces(&conn, "git", m.tag()).unwrap());
+                    assert!(lexicons.warm_pieces(&conn, "git", m.tag(), n).unwrap());
                     let held = Prepared { lexicons: Some(&lexicons), ..prepared() };
                     let beside = Rungs {
                         beside: Some(Beside { thread: &thread, index: shared.clone(), db: Some(dir.path().join("x")) }),
