@@ -90,8 +90,12 @@ fn cache_kib() -> i64 {
 /// apart (docs/benchmarks.md, "The goals at 100,000 notes"). 4 MiB since the search thread
 /// reads notes too: 8 MiB held 5 MB more, again for no time the rounds could tell apart (the
 /// notes a large skill's load reads are scattered over the file either way; docs/benchmarks.md,
-/// "Notes read on the search thread, paid for by a smaller page cache").
-pub const CACHE_KIB: i64 = 4 * 1024;
+/// "Notes read on the search thread, paid for by a smaller page cache"). 2 MiB again since a
+/// large skill's loads read only the notes their block shows (its pieces are held): 4 MiB held
+/// 5–8 MB more (the sidecar 146/145 MB against 141/137 after the rounds), and the large skill's
+/// p50 was 1.51/1.40 against 1.43/1.31 ms, small skills' 0.64/0.57 against 0.58/0.59 ms
+/// (docs/benchmarks.md, "A large skill's pieces held instead of its notes").
+pub const CACHE_KIB: i64 = 2 * 1024;
 
 /// Starts a write transaction that takes the write lock up front (`BEGIN IMMEDIATE`).
 pub fn write_tx(conn: &mut Connection) -> Result<Transaction<'_>> {
