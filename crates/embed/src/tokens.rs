@@ -124,18 +124,79 @@ impl TokenMatch {
     /// cosine of its closest piece in the note, weighted by the piece's IDF among `notes`,
     /// averaged. 0 for a note or a query without pieces.
     pub fn scores(&self, query: &str, notes: &[Note<'_>]) -> Vec<f32> {
-        let q = self.table.match_ids(query);
+        let q = self.query(query);
+        scores_of(&q, &self.matched(&q, notes))
+    }
+
+    /// A query's pieces, to match notes against ([`TokenMatch::matched`]).
+    pub fn query(&self, text: &str) -> Query {
+        let ids = self.table.match_ids(text);
+        let table = self.table.table();
+        let inv = ids.iter().map(|id| table.inv_norm(*id)).collect();
+        Query { ids, inv }
+    }
+
+    /// What each of `notes` matches of `q`, in order: the part of [`TokenMatch::scores`] that
+    /// is each note's own, so that notes matched apart (on two threads) score as if together
+    /// ([`scores_of`]).
+    pub fn matched(&self, q: &Query, notes: &[Note<'_>]) -> Vec<Matched> {
+        if q.ids.is_empty() {
+            return vec![Matched::default(); notes.len()];
+        }
         let pieces = self.pieces(notes);
         let table = self.table.table();
         // Two int8 rows: an exact integer dot product, times the rows' inverse lengths.
-        let inv: Vec<f32> = q.iter().map(|id| table.inv_norm(*id)).collect();
-        score_pieces(
-            &q,
+        best_matches(
+            &q.ids,
             &pieces,
-            |j, t| dot_i8_i8(table.row_i8(q[j]), table.row_i8(t)) as f32 * inv[j] * table.inv_norm(t),
+            |j, t| dot_i8_i8(table.row_i8(q.ids[j]), table.row_i8(t)) as f32 * q.inv[j] * table.inv_norm(t),
             |t| table.prefetch_row(t),
         )
     }
+}
+
+/// A query's pieces and their rows' inverse lengths ([`TokenMatch::query`]).
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    ids: Vec<u32>,
+    inv: Vec<f32>,
+}
+
+/// What a note matches of a query ([`TokenMatch::matched`]): for each query piece, the
+/// cosine of the note's closest piece (none for a note without pieces), and whether the
+/// note holds that piece (its IDF counts the notes that do).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matched {
+    best: Vec<f32>,
+    holds: Vec<bool>,
+}
+
+/// The scores of notes that matched `q` as `matched` ([`TokenMatch::matched`]), each
+/// query piece weighted by its IDF among them: [`TokenMatch::scores`] of the same notes.
+pub fn scores_of(q: &Query, matched: &[Matched]) -> Vec<f32> {
+    if q.ids.is_empty() {
+        return vec![0.0; matched.len()];
+    }
+    let n = matched.len() as f32;
+    let weights: Vec<f32> = (0..q.ids.len())
+        .map(|j| {
+            let df = matched.iter().filter(|m| m.holds.get(j).copied().unwrap_or(false)).count() as f32;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    let total: f32 = weights.iter().sum();
+    if total <= 0.0 {
+        return vec![0.0; matched.len()];
+    }
+    matched
+        .iter()
+        .map(|m| {
+            if m.best.is_empty() {
+                return 0.0;
+            }
+            m.best.iter().zip(&weights).map(|(b, w)| b * w).sum::<f32>() / total
+        })
+        .collect()
 }
 
 /// A note as token matching sees it: its intent and lesson (its text is
@@ -169,18 +230,9 @@ impl<'a> Note<'a> {
 /// for memory in turn.
 const ROWS_AHEAD: usize = 4;
 
-/// [`TokenMatch::scores`] over piece ids, with `cos(j, t)` the similarity of the query's
+/// [`TokenMatch::matched`] over piece ids, with `cos(j, t)` the similarity of the query's
 /// `j`-th piece and piece `t`; `ahead(t)` requests what `cos` will read of piece `t`.
-fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32, ahead: impl Fn(u32)) -> Vec<f32> {
-    if q.is_empty() {
-        return vec![0.0; notes.len()];
-    }
-    let ids: Vec<&[u32]> = notes.iter().map(|p| &p[..]).collect();
-    let weights = idf(q, &ids);
-    let total: f32 = weights.iter().sum();
-    if total <= 0.0 {
-        return vec![0.0; notes.len()];
-    }
+fn best_matches(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32, ahead: impl Fn(u32)) -> Vec<Matched> {
     // The cosines of a note piece to every query piece, computed once per distinct piece and
     // found by the piece's id (ids are a vocabulary's rows: a dense table beats hashing the
     // ~2,000 pieces of a recall's notes).
@@ -205,23 +257,33 @@ fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32
         }
         rows.extend((0..q.len()).map(|j| cos(j, t)));
     }
-    let mut best = vec![0f32; q.len()];
     notes
         .iter()
         .map(|p| {
+            let holds = q.iter().map(|t| p.contains(t)).collect();
             if p.is_empty() {
-                return 0.0;
+                return Matched { best: vec![], holds };
             }
-            best.iter_mut().for_each(|b| *b = f32::NEG_INFINITY);
+            let mut best = vec![f32::NEG_INFINITY; q.len()];
             for t in p.iter() {
                 let at = row_of[*t as usize] as usize;
                 for (b, c) in best.iter_mut().zip(&rows[at * q.len()..(at + 1) * q.len()]) {
                     *b = b.max(*c);
                 }
             }
-            best.iter().zip(&weights).map(|(b, w)| b * w).sum::<f32>() / total
+            Matched { best, holds }
         })
         .collect()
+}
+
+/// [`TokenMatch::scores`] over piece ids (see [`best_matches`]).
+#[cfg(test)]
+fn score_pieces(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32, ahead: impl Fn(u32)) -> Vec<f32> {
+    let query = Query { ids: q.to_vec(), inv: vec![] };
+    if q.is_empty() {
+        return vec![0.0; notes.len()];
+    }
+    scores_of(&query, &best_matches(q, notes, cos, ahead))
 }
 
 /// The bm25 IDF of each query piece among `notes` (each a list of piece ids):
@@ -480,6 +542,33 @@ mod tests {
             assert_eq!(m.read(&blob), None, "{why}");
             let one = Note { stored: Some(&blob), ..Note::text(texts[0]) };
             assert_eq!(m.scores(query, &[one, by_text[1]]), want_two, "{why}");
+        }
+    }
+
+    /// Notes matched apart (as a recall's two threads match the notes each found) score as
+    /// when matched together, to the bit, wherever the list is cut; a note matched twice
+    /// counts as the note it is.
+    #[test]
+    fn notes_matched_apart_score_as_together() {
+        let m = TokenMatch::new(StaticEmbedder::builtin().unwrap());
+        let texts = [
+            "presigned download link\n`aws s3 presign s3://b/f --expires-in 3600` prints a temporary URL",
+            "sync a folder\n`aws s3 sync ./logs s3://b/logs` uploads what changed",
+            "",
+            "share the file with a link that expires in an hour",
+            "lifecycle rules expire old objects after 30 days",
+        ];
+        let notes: Vec<Note<'_>> = texts.iter().map(|t| Note::text(t)).collect();
+        for query in ["share a file for an hour via a temporary link", "", "s3"] {
+            let want = m.scores(query, &notes);
+            let q = m.query(query);
+            for cut in 0..=notes.len() {
+                let mut matched = m.matched(&q, &notes[..cut]);
+                matched.extend(m.matched(&q, &notes[cut..]));
+                let got = scores_of(&q, &matched);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{query:?} cut at {cut}");
+            }
         }
     }
 

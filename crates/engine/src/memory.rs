@@ -529,6 +529,7 @@ impl Engine {
                 thread: &self.caches.search,
                 index,
                 db: conn.path().filter(|p| !p.is_empty()).map(std::path::PathBuf::from),
+                tokens: self.embedding.tokens.clone(),
             }),
             use_vectors,
             use_fts: true,

@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags};
 
+use super::super::lexicon::SkillPieces;
 use super::super::store::{self, Candidates};
 use super::super::Note;
+use crate::embed::tokens::{Matched, Query, TokenMatch};
 use crate::index::VectorIndex;
 
 /// What the thread does: a search (and the reading of its notes through the thread's own
@@ -67,11 +69,26 @@ pub struct SearchThread {
     taken: std::sync::atomic::AtomicU64,
     /// Notes the thread read.
     read: Arc<std::sync::atomic::AtomicU64>,
+    /// Notes the thread matched ([`Matching`]).
+    matched: Arc<std::sync::atomic::AtomicU64>,
 }
 
-/// What a search found: its nearest notes (those of a positive score), and the notes among
-/// them the thread read, when it was given the store (`None`: the recall reads them).
-pub type Found = (Vec<(i64, f32)>, Option<Vec<Note>>);
+/// What a search found: its nearest notes (those of a positive score), the notes among
+/// them the thread read, when it was given the store (`None`: the recall reads them), and
+/// what those held in a [`Matching`]'s pieces match of its query.
+pub struct Found {
+    pub hits: Vec<(i64, f32)>,
+    pub notes: Option<Vec<Note>>,
+    pub matched: Vec<(i64, Matched)>,
+}
+
+/// Token matching of the notes a search finds, done on the thread too: the table, the
+/// intent's pieces, and the skill's pieces held (a note not held there is left to the recall).
+pub struct Matching {
+    pub tokens: Arc<TokenMatch>,
+    pub query: Arc<Query>,
+    pub held: Arc<SkillPieces>,
+}
 
 /// A search handed to a [`SearchThread`]: what it found, once [`Pending::wait`]ed for.
 pub struct Pending(Receiver<Found>);
@@ -94,33 +111,43 @@ impl SearchThread {
         self.read.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// How many notes the thread matched.
+    pub fn matched(&self) -> u64 {
+        self.matched.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Hands `index`'s search of the `k` candidates nearest `query` to the thread (started
     /// here the first time), and the reading of the notes it finds from the store at `db`
-    /// when given; `None` when it cannot take it.
+    /// when given, and their token matching when given; `None` when it cannot take it.
     pub fn search(
         &self,
         index: Arc<dyn VectorIndex>,
         query: Vec<f32>,
         candidates: Arc<Candidates>,
         k: usize,
-        db: Option<PathBuf>,
+        (db, matching): (Option<PathBuf>, Option<Matching>),
     ) -> Option<Pending> {
         let (tx, rx) = channel();
         let read = self.read.clone();
+        let matched_n = self.matched.clone();
         let job: Job = Box::new(move |reader: &mut Reader| {
             let t = std::time::Instant::now();
             let mut hits = index.search_sorted(&query, candidates.ids(), candidates.bits(), k);
             hits.retain(|(_, s)| *s > 0.0);
             let searched = t.elapsed();
             let notes = db.and_then(|db| reader.load(&db, &hits.iter().map(|(id, _)| *id).collect::<Vec<_>>()));
+            let read_in = t.elapsed() - searched;
+            let matched = matching.map(|m| match_held(&m, &hits)).unwrap_or_default();
             tracing::trace!(
-                "rank: the search thread searched in {searched:?}, read {} notes in {:?}",
+                "rank: the search thread searched in {searched:?}, read {} notes in {read_in:?}, matched {} in {:?}",
                 notes.as_ref().map_or(0, Vec::len),
-                t.elapsed() - searched
+                matched.len(),
+                t.elapsed() - searched - read_in
             );
             read.fetch_add(notes.as_ref().map_or(0, Vec::len) as u64, std::sync::atomic::Ordering::Relaxed);
+            matched_n.fetch_add(matched.len() as u64, std::sync::atomic::Ordering::Relaxed);
             // The recall may have stopped waiting (an error on its side): nothing to do.
-            let _ = tx.send((hits, notes));
+            let _ = tx.send(Found { hits, notes, matched });
         });
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -151,6 +178,14 @@ impl SearchThread {
     }
 }
 
+/// What the notes among `hits` whose pieces `m` holds match of its query, by id.
+pub fn match_held<T>(m: &Matching, hits: &[(i64, T)]) -> Vec<(i64, Matched)> {
+    let held: Vec<(i64, Vec<u32>)> = hits.iter().filter_map(|(id, _)| Some((*id, m.held.get(*id)?))).collect();
+    let refs: Vec<crate::embed::tokens::Note<'_>> =
+        held.iter().map(|(_, p)| crate::embed::tokens::Note::of_pieces(p)).collect();
+    held.iter().map(|(id, _)| *id).zip(m.tokens.matched(&m.query, &refs)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,9 +212,10 @@ mod tests {
         let direct = ix.search_sorted(&q, cands.ids(), cands.bits(), 2);
         assert_eq!(direct.len(), 2);
         for _ in 0..3 {
-            let (hits, notes) = t.search(ix.clone(), q.clone(), cands.clone(), 2, None).expect("taken").wait().unwrap();
-            assert_eq!(hits, direct);
-            assert!(notes.is_none(), "no store given: none read");
+            let found = t.search(ix.clone(), q.clone(), cands.clone(), 2, (None, None)).expect("taken").wait().unwrap();
+            assert_eq!(found.hits, direct);
+            assert!(found.notes.is_none(), "no store given: none read");
+            assert!(found.matched.is_empty(), "no matching given");
         }
         // A job that panics ends the thread; the next search starts another.
         let boom: Job = Box::new(|_| panic!("a search that fails"));
@@ -188,8 +224,9 @@ mod tests {
         for _ in 0..100 {
             // The first send after the panic may still reach the dying thread's queue (then
             // its answer is dropped and `wait` says so); a later one starts a new thread.
-            if let Some((got, _)) = t.search(ix.clone(), q.clone(), cands.clone(), 2, None).and_then(Pending::wait) {
-                answered = Some(got);
+            if let Some(found) = t.search(ix.clone(), q.clone(), cands.clone(), 2, (None, None)).and_then(Pending::wait)
+            {
+                answered = Some(found.hits);
                 break;
             }
         }

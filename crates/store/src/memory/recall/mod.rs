@@ -235,6 +235,10 @@ pub struct Beside<'a> {
     /// connection of its own, while the recall's thread reads bm25's (`None`: the recall
     /// reads them all).
     pub db: Option<std::path::PathBuf>,
+    /// Token matching ([`Rungs::tokens`], shared): the thread also matches the notes it found
+    /// whose pieces are held ([`super::lexicon::SkillPieces`]), while the recall's thread
+    /// matches bm25's (`None`: the recall matches them all).
+    pub tokens: Option<Arc<crate::embed::tokens::TokenMatch>>,
 }
 
 /// Candidates gathered by the caller (from [`crate::memory::catalog`], say) instead of
@@ -855,7 +859,7 @@ mod tests {
             by_table.insert(*id, &table.embed_one(&note.new.delta).unwrap());
             by_hash.insert(*id, &hash.embed_one(&note.new.delta).unwrap());
         }
-        let matcher = crate::embed::tokens::TokenMatch::new(table.clone());
+        let matcher = Arc::new(crate::embed::tokens::TokenMatch::new(table.clone()));
         // Their pieces stored with them, as a write stores them (but every 50th: read then).
         let unmatched = |id: &i64| id % 50 == 0;
         for (id, note) in ids.iter().zip(&notes).filter(|(id, _)| !unmatched(id)) {
@@ -867,7 +871,7 @@ mod tests {
         let thread = SearchThread::default();
         let static_table: &dyn Embedder = table.as_ref();
         let cases: [(&dyn Embedder, &Arc<ExactIndex>, Option<&crate::embed::tokens::TokenMatch>); 2] =
-            [(static_table, &by_table, Some(&matcher)), (&hash, &by_hash, None)];
+            [(static_table, &by_table, Some(matcher.as_ref())), (&hash, &by_hash, None)];
         let summary = |o: &Outcome| -> Vec<(i64, u32, bool)> {
             o.notes.iter().map(|r| (r.note.id, r.score.to_bits(), r.matched)).collect()
         };
@@ -892,7 +896,8 @@ mod tests {
                 for db in [None, Some(dir.path().join(crate::db::DB_FILE))] {
                     let (taken, read) = (thread.taken(), thread.read());
                     let reads = db.is_some();
-                    let beside = Rungs { beside: Some(Beside { thread: &thread, index: shared.clone(), db }), ..after };
+                    let beside = Beside { thread: &thread, index: shared.clone(), db, tokens: None };
+                    let beside = Rungs { beside: Some(beside), ..after };
                     let got = rank_prepared(&conn, &q, &beside, prepared()).unwrap();
                     assert_eq!(thread.taken(), taken + 1, "{intent}: the search ran on the thread");
                     let found_some = got.found_by.values().any(|m| *m == RecallMode::Vector);
@@ -904,18 +909,22 @@ mod tests {
                     assert_eq!(got.found_by, want.found_by);
                 }
                 // The skill's pieces held stand for its notes in token matching: the same
-                // ranking, none of its notes read for it.
-                if let Some(m) = tokens {
-                    let lexicons = crate::memory::lexicon::LexiconCache::default();
-                    assert!(lexicons.warm_pieces(&conn, "git", m.tag(), n).unwrap());
+                // ranking, none of its notes read for it, whether the search thread matches the
+                // notes it found or this one matches them all.
+                let lexicons = crate::memory::lexicon::LexiconCache::default();
+                for on_thread in tokens.map(|m| [None, Some(matcher.clone())].map(|t| (m, t))).into_iter().flatten() {
+                    let (m, on_thread) = on_thread;
+                    assert_eq!(lexicons.warm_pieces(&conn, "git", m.tag(), n).unwrap(), on_thread.is_none());
                     let held = Prepared { lexicons: Some(&lexicons), ..prepared() };
-                    let beside = Rungs {
-                        beside: Some(Beside { thread: &thread, index: shared.clone(), db: Some(dir.path().join("x")) }),
-                        ..after
-                    };
-                    let read = thread.read();
+                    let db = Some(dir.path().join("x"));
+                    let beside = Beside { thread: &thread, index: shared.clone(), db, tokens: on_thread };
+                    let beside = Rungs { beside: Some(beside), ..after };
+                    let (read, matched) = (thread.read(), thread.matched());
+                    let on = beside.beside.as_ref().is_some_and(|b| b.tokens.is_some());
                     let got = rank_prepared(&conn, &q, &beside, held).unwrap();
                     assert_eq!(thread.read(), read, "{intent}: the thread read no note");
+                    let found_some = got.found_by.values().any(|m| *m == RecallMode::Vector);
+                    assert_eq!(thread.matched() > matched, on && found_some, "{intent}: the thread matched its notes");
                     let ranked = |o: &Outcome| -> Vec<(i64, u32, bool)> {
                         summary(o)
                             .into_iter()

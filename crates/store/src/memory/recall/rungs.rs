@@ -14,10 +14,12 @@ use rusqlite::Connection;
 use super::super::lexicon::{SkillPieces, LEXICON_MAX};
 use super::super::store;
 use super::super::{Note, RecallMode};
+use super::beside::Matching;
 use super::{
     load_notes, query_vector, HeldPieces, Prepared, Query, Rungs, COVERAGE_WEIGHT, FTS_MAX_MATCHES, FTS_PRUNE_MIN,
     RRF_K, RUNG_DEPTH, SECOND_WEIGHT, TOKEN_WEIGHT, WARMING_EXACT_MAX,
 };
+use crate::embed::tokens::{self, Matched};
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::index::VectorIndex;
@@ -82,6 +84,10 @@ pub(super) fn find(
         (true, Some(m), Some(lex)) if ids.len() > LEXICON_MAX => lex.pieces(conn, (q.skill, q.project), m.tag())?,
         _ => None,
     };
+    // Token matching over the pieces held is split: each thread matches the notes it found
+    // (the cosines of their pieces, most of its time), and the scores are made of both.
+    let tq = held.as_ref().and(pieces_suffice(rungs)).map(|m| Arc::new(m.query(intent)));
+    let mut pre: HashMap<i64, Matched> = HashMap::new();
     let bits = cands.bits();
     let run = |(ix, v): (&dyn VectorIndex, &[f32])| {
         let t = std::time::Instant::now();
@@ -105,7 +111,15 @@ pub(super) fn find(
         (Some((_, v)), Some(b)) if ids.len() > PARALLEL_MIN => {
             let t = std::time::Instant::now();
             let db = b.db.clone().filter(|_| held.is_none());
-            b.thread.search(b.index.clone(), v.to_vec(), p.candidates.clone(), RUNG_DEPTH, db).map(|h| (h, t))
+            let matching = match (&b.tokens, &tq, &held) {
+                (Some(tokens), Some(query), Some(held)) => {
+                    Some(Matching { tokens: tokens.clone(), query: query.clone(), held: held.clone() })
+                }
+                _ => None,
+            };
+            b.thread
+                .search(b.index.clone(), v.to_vec(), p.candidates.clone(), RUNG_DEPTH, (db, matching))
+                .map(|h| (h, t))
         }
         _ => None,
     };
@@ -113,19 +127,29 @@ pub(super) fn find(
         (Some((pending, t)), Some(s)) => {
             let fts = bm25()?;
             // bm25's notes are read while the search goes on (scoring reads them anyway).
-            if held.is_none() {
-                let fts_ids: Vec<i64> = fts.0.iter().map(|(id, _)| *id).collect();
-                read = load_notes(conn, p.held, &fts_ids)?;
+            // Or matched, when their pieces are held.
+            match (&held, &tq, &rungs.beside) {
+                (Some(h), Some(query), Some(super::Beside { tokens: Some(tokens), .. })) => {
+                    let m = Matching { tokens: tokens.clone(), query: query.clone(), held: h.clone() };
+                    pre.extend(super::beside::match_held(&m, &fts.0));
+                }
+                (None, ..) => {
+                    let fts_ids: Vec<i64> = fts.0.iter().map(|(id, _)| *id).collect();
+                    read = load_notes(conn, p.held, &fts_ids)?;
+                }
+                _ => {}
             }
             let waited = std::time::Instant::now();
             let vec = match pending.wait() {
-                Some((hits, notes)) => {
+                Some(super::beside::Found { hits, notes, matched }) => {
                     tracing::trace!(
-                        "rank: searched {} candidates beside bm25 (their notes read: {}), waited {:?}",
+                        "rank: searched {} candidates beside bm25 (their notes read: {}, matched: {}), waited {:?}",
                         ids.len(),
                         notes.is_some(),
+                        matched.len(),
                         waited.elapsed()
                     );
+                    pre.extend(matched);
                     // The notes bm25 found too are bm25's copies (the catalog's, when it
                     // holds them).
                     let have: std::collections::HashSet<i64> = read.iter().map(|n| n.id).collect();
@@ -141,7 +165,8 @@ pub(super) fn find(
     tracing::trace!("rank: vector rung {t_vec:?}, bm25 rung {t_fts:?}");
     let mut found = Found { loaded: read.into_iter().map(|n| (n.id, n)).collect(), ..Found::default() };
     if semantic && !vec_hits.is_empty() {
-        semantic_relevance(conn, rungs, p, intent, (&vec_hits, &fts_hits), held.as_deref(), &mut found)?;
+        let pieces = held.as_deref().map(|h| HeldMatch { held: h, query: tq.as_deref(), matched: pre });
+        semantic_relevance(conn, rungs, p, intent, (&vec_hits, &fts_hits), pieces, &mut found)?;
         found.held = held;
     } else {
         lexical_relevance(&vec_hits, &fts_hits, &mut found.rel);
@@ -241,19 +266,30 @@ fn bm25_hits(
 /// What the two rungs found: the vector rung's notes and bm25's, best first.
 type Hits<'a> = (&'a [(i64, f32)], &'a [(i64, f64)]);
 
+/// Notes' pieces held, by id: `None` for a note that matched already.
+type HeldPiecesOf = Vec<(i64, Option<Vec<u32>>)>;
+
+/// A large skill's pieces held, standing for its notes in token matching: the intent's
+/// pieces, and what the notes matched already matched of them (on either thread).
+struct HeldMatch<'a> {
+    held: &'a SkillPieces,
+    query: Option<&'a tokens::Query>,
+    matched: HashMap<i64, Matched>,
+}
+
 /// A semantic embedder's relevance: the cosine plus token matching (see [`TOKEN_WEIGHT`]), a
 /// local model's contextual token matching alone, or a word-coverage boost (see
 /// [`COVERAGE_WEIGHT`]), then the static table's second opinion, into `found.rel`; the notes it
 /// scored are left in `found.loaded` (those read before taken from there). With `held`
 /// pieces (only when they are all it reads: [`pieces_suffice`]) a note held there is scored
-/// by them, not read.
+/// by them, not read (and by what it matched already, when it did).
 fn semantic_relevance(
     conn: &Connection,
     rungs: &Rungs<'_>,
     p: &Prepared<'_>,
     intent: &str,
     (vec_hits, fts_hits): Hits<'_>,
-    held: Option<&SkillPieces>,
+    held: Option<HeldMatch<'_>>,
     found: &mut Found,
 ) -> Result<()> {
     let rel = &mut found.rel;
@@ -276,9 +312,20 @@ fn semantic_relevance(
     }
     // Those not `read` already (nor held as pieces), then all of them in the order of `load`.
     let mut by_id = std::mem::take(&mut found.loaded);
-    let pieces: Vec<(i64, Vec<u32>)> = match held {
-        Some(h) => load.iter().filter(|id| !by_id.contains_key(id)).filter_map(|id| Some((*id, h.get(*id)?))).collect(),
-        None => vec![],
+    // The held notes' pieces, or what they matched already (`None`).
+    let (pieces, mut pre, query): (HeldPiecesOf, _, _) = match held {
+        Some(HeldMatch { held, query, matched }) => {
+            let pieces = load
+                .iter()
+                .filter(|id| !by_id.contains_key(id))
+                .filter_map(|id| match matched.contains_key(id) {
+                    true => Some((*id, None)),
+                    false => Some((*id, Some(held.get(*id)?))),
+                })
+                .collect();
+            (pieces, matched, query)
+        }
+        None => (vec![], HashMap::new(), None),
     };
     let by_pieces: std::collections::HashSet<i64> = pieces.iter().map(|(id, _)| *id).collect();
     let missing: Vec<i64> =
@@ -295,26 +342,48 @@ fn semantic_relevance(
             rel.insert(note.id, *s);
         }
     } else if let Some(m) = matching {
-        // A note scores the same read or held: by the set of its pieces, among the same notes.
-        let refs: Vec<crate::embed::tokens::Note<'_>> = notes
-            .iter()
-            .map(|n| crate::embed::tokens::Note {
-                intent: &n.intent,
-                delta: &n.delta,
-                stored: n.match_pieces.as_deref(),
-                pieces: None,
-            })
-            .chain(pieces.iter().map(|(_, p)| crate::embed::tokens::Note::of_pieces(p)))
-            .collect();
+        // A note scores the same read or held, matched here or on the search thread: by the
+        // set of its pieces, among the same notes.
         let t_match = std::time::Instant::now();
-        let ids = notes.iter().map(|n| n.id).chain(pieces.iter().map(|(id, _)| *id));
-        for (id, s) in ids.zip(m.scores(intent, &refs)) {
-            *rel.entry(id).or_default() += TOKEN_WEIGHT * s;
+        let owned;
+        let q = match query {
+            Some(q) => q,
+            None => {
+                owned = m.query(intent);
+                &owned
+            }
+        };
+        let to_match: Vec<(i64, crate::embed::tokens::Note<'_>)> = notes
+            .iter()
+            .map(|n| {
+                let note = crate::embed::tokens::Note {
+                    intent: &n.intent,
+                    delta: &n.delta,
+                    stored: n.match_pieces.as_deref(),
+                    pieces: None,
+                };
+                (n.id, note)
+            })
+            .chain(pieces.iter().filter_map(|(id, p)| Some((*id, crate::embed::tokens::Note::of_pieces(p.as_ref()?)))))
+            .collect();
+        let refs: Vec<crate::embed::tokens::Note<'_>> = to_match.iter().map(|(_, n)| *n).collect();
+        let mut ids: Vec<i64> = to_match.iter().map(|(id, _)| *id).collect();
+        let mut matched = m.matched(q, &refs);
+        let before = pieces.iter().filter(|(id, p)| p.is_none() && pre.contains_key(id)).count();
+        for (id, _) in pieces.iter().filter(|(_, p)| p.is_none()) {
+            if let Some(mm) = pre.remove(id) {
+                ids.push(*id);
+                matched.push(mm);
+            }
+        }
+        for (id, s) in ids.iter().zip(crate::embed::tokens::scores_of(q, &matched)) {
+            *rel.entry(*id).or_default() += TOKEN_WEIGHT * s;
         }
         tracing::trace!(
-            "rank: token matching of {} notes ({} by their pieces held) {:?}",
-            refs.len(),
+            "rank: token matching of {} notes ({} by their pieces held, {} matched before) {:?}",
+            ids.len(),
             pieces.len(),
+            before,
             t_match.elapsed()
         );
     } else {
