@@ -207,7 +207,8 @@ mod tests {
             b
         };
         // (skill, stored pieces, held as)
-        let cases: Vec<(&str, Option<Vec<u8>>, Option<Vec<u32>>)> = vec![
+        type Case<'a> = (&'a str, Option<Vec<u8>>, Option<Vec<u32>>);
+        let cases: Vec<Case<'_>> = vec![
             ("jq", Some(blob(&tag, &[300, 5, 65_535, 5, 0, 300])), Some(vec![0, 5, 300, 65_535])),
             ("jq", Some(blob(&tag, &[])), Some(vec![])),
             ("jq", Some(blob(b"OTHR", &[1, 2])), None),
