@@ -914,11 +914,21 @@ impl Skills<'_> {
             let conn = lock(self.conn);
             let mut drifted = vec![];
             for n in names {
-                if let Some(info) = registry::skill(&conn, self.data_dir, n)? {
-                    if Path::new(&info.path).is_dir() {
-                        if let Some(d) = self.store_drift(&info) {
-                            drifted.push(format!("{}: {}", d.skill, d.message));
-                        }
+                // An update in another process may swap the stored copy while it is hashed:
+                // judged again against the registry as it is then (a copy gone meanwhile is
+                // the seed's to look for again, below).
+                for attempt in 1..=SEED_ATTEMPTS {
+                    let Some(info) = registry::skill(&conn, self.data_dir, n)? else { break };
+                    if !Path::new(&info.path).is_dir() {
+                        break;
+                    }
+                    let Some(d) = self.store_drift(&info) else { break };
+                    let now = registry::skill(&conn, self.data_dir, n)?;
+                    let swapped = now.is_none_or(|i| i.path != info.path || i.content_hash != info.content_hash)
+                        || !Path::new(&info.path).is_dir();
+                    if !swapped || attempt == SEED_ATTEMPTS {
+                        drifted.push(format!("{}: {}", d.skill, d.message));
+                        break;
                     }
                 }
             }
