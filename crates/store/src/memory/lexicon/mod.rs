@@ -408,8 +408,13 @@ pub struct LexiconCache {
 }
 
 /// Notes whose pieces [`LexiconCache::warm_pieces`] holds at most, over every large skill
-/// (about 90 bytes a note): past it, the skill read last is the only one held.
+/// (about 90 bytes a note). First come: a skill that does not fit beside those held is ranked
+/// from its notes, as without them, rather than two skills pushing each other out at every
+/// load (each read is a pass over the skill's notes). 6,000 in this crate's tests.
+#[cfg(not(test))]
 pub const PIECES_HELD: usize = 200_000;
+#[cfg(test)]
+pub const PIECES_HELD: usize = 6_000;
 
 /// While held, indexes are being built; see [`LexiconCache::begin_building`].
 pub struct Building<'a>(&'a std::sync::atomic::AtomicBool);
@@ -482,6 +487,9 @@ impl LexiconCache {
             }
             // Dropped before the pass: the old and the new are never held together.
             map.remove(skill);
+            if map.values().map(|p| p.len()).sum::<usize>() + notes > PIECES_HELD {
+                return Ok(false);
+            }
         }
         let t = std::time::Instant::now();
         let read = Arc::new(SkillPieces::read(conn, skill, tag, notes)?);
@@ -493,7 +501,7 @@ impl LexiconCache {
         );
         let mut map = self.pieces.lock().unwrap_or_else(|e| e.into_inner());
         if map.values().map(|p| p.len()).sum::<usize>() + read.len() > PIECES_HELD {
-            map.clear();
+            return Ok(false);
         }
         map.insert(skill.to_string(), read);
         Ok(true)
@@ -877,6 +885,39 @@ mod tests {
         // Within a skill: always FTS5's.
         let mut counts = cache.counts(&conn, Some(&catalog)).unwrap();
         assert_eq!(counts.count_upto(&empty, Some("jq"), "rebase", 100).unwrap(), 0);
+    }
+
+    /// Large skills' pieces are held first come, within [`PIECES_HELD`] notes: a skill with
+    /// no room beside those held is not read (it stays wanted, ranked from its notes), the one
+    /// held stays; another table's pieces are not served; a changed text makes them stale, and
+    /// they are read again.
+    #[test]
+    fn pieces_are_held_first_come_within_their_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::db::open(dir.path()).unwrap();
+        let tag = *b"TAG1";
+        for (skill, n) in [("a", 4u16), ("b", 3)] {
+            for i in 0..n {
+                let (id, _) =
+                    store::write(&mut conn, "p", &lesson(skill, &format!("lesson {i}")), None, 0.9, None).unwrap();
+                let blob = [&tag[..], &i.to_le_bytes()].concat();
+                conn.execute("UPDATE notes SET match_pieces = ?2 WHERE id = ?1", rusqlite::params![id, blob]).unwrap();
+            }
+        }
+        let cache = LexiconCache::default();
+        let held = |skill: &str, tag: [u8; 4]| cache.pieces(&conn, (skill, "p"), tag).unwrap().map(|p| p.len());
+        assert!(cache.warm_pieces(&conn, "a", tag, 4).unwrap());
+        assert!(!cache.warm_pieces(&conn, "a", tag, 4).unwrap(), "held and valid: not read again");
+        // b as large as the room left, and a little more.
+        assert!(!cache.warm_pieces(&conn, "b", tag, PIECES_HELD - 3).unwrap(), "no room beside a's");
+        assert_eq!((held("a", tag), held("b", tag)), (Some(4), None));
+        assert!(cache.take_wanted().contains(&("b".to_string(), "p".to_string())), "b stays wanted");
+        assert_eq!(held("a", *b"OTHR"), None, "another table's pieces");
+        conn.execute("UPDATE notes SET delta = 'changed' WHERE id = (SELECT min(id) FROM notes WHERE skill = 'a')", [])
+            .unwrap();
+        assert_eq!(held("a", tag), None, "a changed text: stale");
+        assert!(cache.warm_pieces(&conn, "a", tag, 4).unwrap());
+        assert_eq!(held("a", tag), Some(3), "read again (the changed note has no pieces until they are made)");
     }
 
     #[test]
