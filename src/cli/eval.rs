@@ -40,7 +40,7 @@ use skillmem::config::Config;
 use skillmem::db;
 use skillmem::embed::Embedder;
 use skillmem::engine::{Engine, SkillContext};
-use skillmem::memory::{Kind, NewNote, Scope, Source};
+use skillmem::memory::{Kind, NewNote};
 
 #[derive(Deserialize)]
 struct Set {
@@ -534,19 +534,7 @@ fn evaluate(file: &Path, set: &Set, embedder: Option<&Arc<dyn Embedder>>, embedd
         }
         for n in &skill.notes {
             let kind: Kind = n.kind.parse().with_context(|| format!("note {}", n.id))?;
-            let new = NewNote {
-                skill: skill.name.clone(),
-                kind,
-                intent: n.intent.clone(),
-                delta: n.delta.clone(),
-                tags: vec![],
-                scope: Scope::Project,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
+            let new = NewNote { kind, ..NewNote::gotcha(&skill.name, &n.intent, &n.delta) };
             let id = engine.write_note_in(&ctx(&skill.name), new, None)?.id;
             engine.set_note_facts(id, n.hits, now - n.age_days * 86_400_000, false)?;
             ids.entry(id).or_default().push(n.id.clone());

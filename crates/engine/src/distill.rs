@@ -427,7 +427,7 @@ mod tests {
     use skillmem_embed::hash::HashEmbedder;
     use skillmem_embed::Embedder;
     use skillmem_store::memory::store;
-    use skillmem_store::memory::{Kind, NewNote, Scope, Source};
+    use skillmem_store::memory::NewNote;
 
     /// An embedder that fails after `ok_batches` batches.
     struct Flaky {
@@ -459,19 +459,7 @@ mod tests {
 
     fn seed(e: &Engine, n: usize) {
         for i in 0..n {
-            let new = NewNote {
-                skill: "jq".into(),
-                kind: Kind::Gotcha,
-                intent: String::new(),
-                delta: format!("lesson number {i} about zebra{i}"),
-                tags: vec![],
-                scope: Scope::Project,
-                source: Source::Agent,
-                session_id: None,
-                skill_hash: None,
-                origin: Default::default(),
-                pending: false,
-            };
+            let new = NewNote::gotcha("jq", "", &format!("lesson number {i} about zebra{i}"));
             store::write(&mut e.conn(), "p", &new, None, 0.92, None).unwrap();
         }
     }

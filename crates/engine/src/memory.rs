@@ -862,7 +862,7 @@ impl Engine {
 mod tests {
     use super::*;
     use skillmem_config::Config;
-    use skillmem_store::memory::{Kind, NewNote, Scope, Source};
+    use skillmem_store::memory::NewNote;
 
     fn engine(dir: &std::path::Path) -> Engine {
         let conn = skillmem_store::db::open(dir).unwrap();
@@ -907,19 +907,7 @@ mod tests {
 
     /// A project gotcha of `skill` with no intent.
     fn gotcha(skill: &str, delta: &str) -> NewNote {
-        NewNote {
-            skill: skill.into(),
-            kind: Kind::Gotcha,
-            intent: String::new(),
-            delta: delta.into(),
-            tags: vec![],
-            scope: Scope::Project,
-            source: Source::Agent,
-            session_id: None,
-            skill_hash: None,
-            origin: Default::default(),
-            pending: false,
-        }
+        NewNote::gotcha(skill, "", delta)
     }
 
     fn write(e: &Engine, skill: &str, delta: &str) {

@@ -282,11 +282,10 @@ pub struct NewNote {
     pub pending: bool,
 }
 
-#[cfg(test)]
 impl NewNote {
-    /// The crate's tests' note: a project gotcha of `skill`, written by the agent; the tests
-    /// change what they need with `..NewNote::gotcha(..)`.
-    pub(crate) fn gotcha(skill: &str, intent: &str, delta: &str) -> NewNote {
+    /// A project gotcha of `skill` as the agent's note tool writes it, no tags, no session, no
+    /// provenance (evals and tests change what they need with `..NewNote::gotcha(..)`).
+    pub fn gotcha(skill: &str, intent: &str, delta: &str) -> NewNote {
         NewNote {
             skill: skill.into(),
             kind: Kind::Gotcha,
