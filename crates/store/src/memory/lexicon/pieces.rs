@@ -32,8 +32,8 @@ pub struct SkillPieces {
     last: i64,
     /// The table's tag the pieces were stored with (`TokenMatch::stored`'s first four bytes).
     tag: [u8; 4],
-    /// The notes held, ascending.
-    ids: Vec<i64>,
+    /// The notes held, by id.
+    ids: IdSlots,
     /// Where each note's pieces end in `gaps`.
     ends: Vec<u32>,
     /// Each note's distinct pieces, ascending, as varint gaps (the first from 0).
@@ -56,11 +56,12 @@ impl SkillPieces {
             changes,
             last,
             tag,
-            ids: Vec::with_capacity(notes),
+            ids: IdSlots::default(),
             ends: Vec::with_capacity(notes),
             gaps: Vec::with_capacity(notes * GAP_BYTES_A_NOTE),
             chars: Vec::with_capacity(notes),
         };
+        let mut held: Vec<i64> = Vec::with_capacity(notes);
         let mut ids: Vec<u16> = vec![];
         store::scan_match_pieces(conn, skill, |id, blob, intent, delta| {
             let Some(rest) = blob.strip_prefix(&tag[..]).filter(|r| r.len() % 2 == 0) else { return };
@@ -73,12 +74,12 @@ impl SkillPieces {
                 push_varint(&mut out.gaps, u32::from(*piece) - prev);
                 prev = u32::from(*piece);
             }
-            out.ids.push(id);
+            held.push(id);
             out.ends.push(out.gaps.len() as u32);
             let chars = crate::memory::block::text_chars(intent, delta);
             out.chars.push(chars.min(u16::MAX as usize) as u16);
         })?;
-        out.ids.shrink_to_fit();
+        out.ids = IdSlots::new(held);
         out.chars.shrink_to_fit();
         out.ends.shrink_to_fit();
         out.gaps.shrink_to_fit();
@@ -109,17 +110,17 @@ impl SkillPieces {
 
     /// Notes held.
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.ends.len()
     }
 
     /// True when no note is held.
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.ends.is_empty()
     }
 
     /// Bytes held (for logs).
     pub fn heap_bytes(&self) -> usize {
-        self.ids.capacity() * 8
+        self.ids.heap_bytes()
             + self.ends.capacity() * 4
             + self.chars.capacity() * 2
             + self.gaps.capacity()
@@ -129,12 +130,12 @@ impl SkillPieces {
     /// The least note `id`'s intent and lesson count in a block ([`crate::memory::block::text_chars`]);
     /// `None` when it is not held.
     pub fn text_chars(&self, id: i64) -> Option<usize> {
-        self.ids.binary_search(&id).ok().map(|i| usize::from(self.chars[i]))
+        self.ids.slot(id).map(|i| usize::from(self.chars[i]))
     }
 
     /// Note `id`'s distinct pieces, ascending; `None` when it is not held.
     pub fn get(&self, id: i64) -> Option<Vec<u32>> {
-        let i = self.ids.binary_search(&id).ok()?;
+        let i = self.ids.slot(id)?;
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         let mut b = &self.gaps[start..self.ends[i] as usize];
         let mut out = Vec::with_capacity(b.len());
@@ -145,6 +146,66 @@ impl SkillPieces {
             b = &b[used..];
         }
         Some(out)
+    }
+}
+
+/// Where each held note is among them: a note's id, less the least, indexes a table of
+/// positions when the ids are dense (a skill's notes are most of the store's ids: 4 bytes a
+/// note, one memory read a lookup, where a binary search over 90,000 ids missed the cache
+/// at most of its 17 steps, two-thirds of a lookup's time), else the ids, sorted.
+#[derive(Debug)]
+enum IdSlots {
+    Dense { least: i64, at: Vec<u32> },
+    Sorted(Vec<i64>),
+}
+
+impl Default for IdSlots {
+    fn default() -> Self {
+        IdSlots::Sorted(vec![])
+    }
+}
+
+impl IdSlots {
+    /// `ids`, ascending and distinct.
+    fn new(mut ids: Vec<i64>) -> IdSlots {
+        let (Some(&least), Some(&most)) = (ids.first(), ids.last()) else { return IdSlots::default() };
+        let span = most.abs_diff(least).saturating_add(1);
+        // Dense when the table takes no more than the ids would.
+        if span > 2 * ids.len() as u64 || ids.len() >= u32::MAX as usize {
+            ids.shrink_to_fit();
+            return IdSlots::Sorted(ids);
+        }
+        let mut at = vec![u32::MAX; span as usize];
+        for (i, id) in ids.iter().enumerate() {
+            at[(id - least) as usize] = i as u32;
+        }
+        IdSlots::Dense { least, at }
+    }
+
+    /// Where `id` is; `None` when it is not held.
+    fn slot(&self, id: i64) -> Option<usize> {
+        match self {
+            IdSlots::Dense { least, at } => {
+                let i = usize::try_from(id.checked_sub(*least)?).ok()?;
+                at.get(i).filter(|s| **s != u32::MAX).map(|s| *s as usize)
+            }
+            IdSlots::Sorted(ids) => ids.binary_search(&id).ok(),
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        match self {
+            IdSlots::Dense { at, .. } => at.iter().filter(|s| **s != u32::MAX).count(),
+            IdSlots::Sorted(ids) => ids.len(),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            IdSlots::Dense { at, .. } => at.capacity() * 4,
+            IdSlots::Sorted(ids) => ids.capacity() * 8,
+        }
     }
 }
 
@@ -175,6 +236,35 @@ fn read_varint(b: &[u8]) -> Option<(u32, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ids dense and sparse: every held id finds its place, every other id none.
+    #[test]
+    fn id_slots_find_each_held_id_and_no_other() {
+        // (ids held, whether they are held as a table)
+        let cases: Vec<(Vec<i64>, bool)> = vec![
+            (vec![], false),
+            (vec![7], true),
+            (vec![1, 2, 3, 4], true),
+            (vec![10, 12, 14, 15], true),
+            (vec![1, 3, 5, 7, 9], true),
+            (vec![1, 100, 10_000], false),
+            (vec![-5, -4, 0], true),
+            (vec![i64::MIN, 0, i64::MAX], false),
+        ];
+        for (ids, dense) in cases {
+            let slots = IdSlots::new(ids.clone());
+            assert_eq!(matches!(slots, IdSlots::Dense { .. }), dense, "{ids:?}");
+            assert_eq!(slots.len(), ids.len(), "{ids:?}");
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(slots.slot(*id), Some(i), "{ids:?} {id}");
+            }
+            for id in [i64::MIN + 1, -6, -1, 0, 2, 8, 11, 13, 16, 99, 10_001, i64::MAX - 1] {
+                if !ids.contains(&id) {
+                    assert_eq!(slots.slot(id), None, "{ids:?} {id}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn varints_round_trip() {
