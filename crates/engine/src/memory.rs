@@ -470,8 +470,10 @@ impl Engine {
                 continue;
             }
             self.caches.lexicons.warm(own, (&skill, &self.project_id), &cands)?;
-            // A large skill's token-matching pieces instead (its notes are not held).
+            // A large skill's token-matching pieces instead (its notes are not held), and
+            // the full-text rows' lengths its bm25 rung reads.
             if cands.len() > skillmem_store::memory::lexicon::LEXICON_MAX {
+                self.caches.lexicons.warm_lengths(own)?;
                 if let Some(t) = self.embedding.tokens.as_deref().filter(|t| t.stores()) {
                     self.caches.lexicons.warm_pieces(own, &skill, t.tag(), cands.len())?;
                 }

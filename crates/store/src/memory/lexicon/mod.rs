@@ -24,9 +24,11 @@
 //! alone, MRR@10: 0.513 → 0.499, 0.683 → 0.663, 0.645 → 0.615, 0.589 → 0.566): with tens of
 //! notes a skill, a word's rarity among them is a noisy estimate.
 
+mod lengths;
 mod pieces;
 mod porter;
 
+pub use lengths::{bm25_of_instances, DocLengths};
 pub use pieces::SkillPieces;
 
 use std::collections::HashMap;
@@ -336,7 +338,7 @@ const COUNTS_HELD: usize = 65_536;
 
 impl StoreCounts {
     /// (notes in the store, their average length in tokens), as FTS5's bm25 reads them.
-    fn totals(&mut self, conn: &Connection) -> Result<(f64, f64)> {
+    pub fn totals(&mut self, conn: &Connection) -> Result<(f64, f64)> {
         if let Some(t) = self.totals {
             return Ok(t);
         }
@@ -405,6 +407,8 @@ pub struct LexiconCache {
     building: std::sync::atomic::AtomicBool,
     /// Large skills' token-matching pieces ([`SkillPieces`]), by skill.
     pieces: Mutex<HashMap<String, Arc<SkillPieces>>>,
+    /// The full-text rows' lengths, for large skills' bm25 ([`DocLengths`]).
+    lengths: Mutex<Option<Arc<DocLengths>>>,
 }
 
 /// Notes whose pieces [`LexiconCache::warm_pieces`] holds at most, over every large skill
@@ -521,6 +525,43 @@ impl LexiconCache {
             }
         }
         Ok(valid)
+    }
+
+    /// Reads and holds the full-text rows' lengths ([`DocLengths`]) through `conn`, unless
+    /// those held are valid. Returns whether it read them.
+    pub fn warm_lengths(&self, conn: &Connection) -> Result<bool> {
+        let changes = store::text_changes(conn)?;
+        {
+            let mut held = self.lengths.lock().unwrap_or_else(|e| e.into_inner());
+            if held.as_ref().is_some_and(|l| l.valid_at(changes)) {
+                return Ok(false);
+            }
+            // Dropped before the pass: the old and the new are never held together.
+            *held = None;
+        }
+        let t = std::time::Instant::now();
+        let Some(read) = DocLengths::read(conn)? else { return Ok(false) };
+        tracing::debug!(
+            "recall: the full-text rows' lengths read in {:?} ({} KiB)",
+            t.elapsed(),
+            read.heap_bytes() / 1024
+        );
+        *self.lengths.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(read));
+        Ok(true)
+    }
+
+    /// The rows' lengths held, while valid (`changes` is [`store::text_changes`] now);
+    /// `None` otherwise, and `key`'s skill is left for [`LexiconCache::take_wanted`], whose
+    /// builder reads them again.
+    pub fn lengths(&self, changes: i64, key: (&str, &str)) -> Option<Arc<DocLengths>> {
+        let held = self.lengths.lock().unwrap_or_else(|e| e.into_inner()).clone().filter(|l| l.valid_at(changes));
+        if held.is_none() {
+            let mut w = self.wanted.lock().unwrap_or_else(|e| e.into_inner());
+            if w.len() < LEXICONS_HELD {
+                w.insert((key.0.to_string(), key.1.to_string()));
+            }
+        }
+        held
     }
 
     /// Drops the pieces held (read again for the skills recalls want them for).

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-use super::super::lexicon::{SkillPieces, LEXICON_MAX};
+use super::super::lexicon::{self, SkillPieces, LEXICON_MAX};
 use super::super::store;
 use super::super::{Note, RecallMode};
 use super::beside::Matching;
@@ -141,15 +141,21 @@ pub(super) fn find(
             }
             let waited = std::time::Instant::now();
             let vec = match pending.wait() {
-                Some(super::beside::Found { hits, notes, matched }) => {
+                Some(super::beside::Found { hits, notes, share }) => {
+                    let found_in = waited.elapsed();
+                    // This thread's part of the search's matching, then the other's.
+                    let mine = share.as_ref().map_or(0, |s| s.work(&|id| pre.contains_key(&id)));
+                    pending.done();
+                    let theirs = share.map(|s| s.take()).unwrap_or_default();
                     tracing::trace!(
-                        "rank: searched {} candidates beside bm25 (their notes read: {}, matched: {}), waited {:?}",
+                        "rank: searched {} candidates beside bm25 (their notes read: {}), waited {found_in:?} \
+                         for the search, matched {mine} of its notes here and {} there in {:?}",
                         ids.len(),
                         notes.is_some(),
-                        matched.len(),
-                        waited.elapsed()
+                        theirs.len().saturating_sub(mine),
+                        waited.elapsed() - found_in
                     );
-                    pre.extend(matched);
+                    pre.extend(theirs);
                     // The notes bm25 found too are bm25's copies (the catalog's, when it
                     // holds them).
                     let have: std::collections::HashSet<i64> = read.iter().map(|n| n.id).collect();
@@ -250,11 +256,30 @@ fn bm25_hits(
         // Each word's count is kept while no note changes (the lexicons' store counts).
         let cap = FTS_MAX_MATCHES + 1;
         let mut kept = p.lexicons.map(|l| l.counts(conn, p.held)).transpose()?;
-        let mut count = |w: &str| match kept.as_mut() {
-            Some(k) => k.count_upto(conn, narrow, w, cap),
-            None => store::fts_count_upto(conn, narrow, w, cap),
+        let words = {
+            let mut count = |w: &str| match kept.as_mut() {
+                Some(k) => k.count_upto(conn, narrow, w, cap),
+                None => store::fts_count_upto(conn, narrow, w, cap),
+            };
+            store::prune_words(intent, FTS_MAX_MATCHES, &mut count)?
         };
-        store::fts_pruned(conn, narrow, ids, intent, RUNG_DEPTH, FTS_MAX_MATCHES, &mut count)?
+        let Some(words) = words else { return Ok(vec![]) };
+        // Over the whole store, the rows' lengths held spare bm25 a lookup a row.
+        let lengths = match (narrow, p.lexicons) {
+            (None, Some(l)) => l.lengths(store::text_changes(conn)?, (q.skill, q.project)),
+            _ => None,
+        };
+        let held = match (lengths, kept.as_mut()) {
+            (Some(lens), Some(k)) => {
+                let totals = k.totals(conn)?;
+                lexicon::bm25_of_instances(conn, &lens, ids, &words, totals, RUNG_DEPTH)?
+            }
+            _ => None,
+        };
+        match held {
+            Some(hits) => hits,
+            None => store::fts_pruned_words(conn, narrow, ids, &words, RUNG_DEPTH)?,
+        }
     } else if p.corpus > FTS_PRUNE_MIN {
         store::fts_every_word(conn, narrow, ids, intent, RUNG_DEPTH)?
     } else {

@@ -73,9 +73,32 @@ pub fn fts_pruned(
     max_matches: i64,
     count: &mut dyn FnMut(&str) -> Result<i64>,
 ) -> Result<Vec<(i64, f64)>> {
+    match prune_words(intent, max_matches, count)? {
+        Some(p) => fts_pruned_words(conn, skill, visible, &p, limit),
+        None => Ok(vec![]),
+    }
+}
+
+/// The words [`fts_pruned`] scores of an intent: those kept, in the intent's order with
+/// their repeats (each is one of FTS5's phrases), each with its count (up to the cap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrunedWords {
+    pub words: Vec<String>,
+    pub counts: std::collections::HashMap<String, i64>,
+    /// Even the rarest word matches more notes than are scored: only its newest
+    /// `max_matches` matches are.
+    pub newest: Option<i64>,
+}
+
+/// The words of `intent` [`fts_pruned`] keeps (see there); `None` when it has none.
+pub fn prune_words(
+    intent: &str,
+    max_matches: i64,
+    count: &mut dyn FnMut(&str) -> Result<i64>,
+) -> Result<Option<PrunedWords>> {
     let words = query_words(intent);
     if words.is_empty() {
-        return Ok(vec![]);
+        return Ok(None);
     }
     // How many notes each word matches, counted up to the cap.
     let mut dfs: Vec<(i64, String)> = vec![];
@@ -84,22 +107,33 @@ pub fn fts_pruned(
         dfs.push((count(w)?, w.clone()));
     }
     dfs.sort();
-    let mut kept = std::collections::BTreeSet::new();
+    let mut counts = std::collections::HashMap::new();
     let mut total = 0;
     for (df, w) in dfs {
-        if !kept.is_empty() && total + df > max_matches {
+        if !counts.is_empty() && total + df > max_matches {
             break;
         }
         total += df;
-        kept.insert(w);
+        counts.insert(w, df);
     }
-    let words: Vec<String> = words.into_iter().filter(|w| kept.contains(w)).collect();
-    let q = within_skill(skill, &or_query(&words));
-    if total > max_matches {
+    let words: Vec<String> = words.into_iter().filter(|w| counts.contains_key(w)).collect();
+    Ok(Some(PrunedWords { words, counts, newest: (total > max_matches).then_some(max_matches) }))
+}
+
+/// bm25 through FTS5 over the words `p` kept ([`prune_words`]).
+pub fn fts_pruned_words(
+    conn: &Connection,
+    skill: Option<&str>,
+    visible: &[i64],
+    p: &PrunedWords,
+    limit: usize,
+) -> Result<Vec<(i64, f64)>> {
+    let q = within_skill(skill, &or_query(&p.words));
+    if let Some(newest) = p.newest {
         // Even the rarest word matches more notes than bm25 scores: only its newest
         // `max_matches` matches are scored (scoring all 40,000 matches of a common word took
         // 24 ms, the tail of a 90,000-note skill's loads).
-        return fts_newest(conn, visible, &q, limit, max_matches);
+        return fts_newest(conn, visible, &q, limit, newest);
     }
     fts_in_memory(conn, visible, &q, limit)
 }
@@ -191,6 +225,72 @@ pub fn fts_frequent_terms(conn: &Connection, min_docs: i64) -> Result<(TermCount
     };
     tx.commit()?;
     Ok((terms, changes, last))
+}
+
+/// Calls `f` with (rowid, tokens) of every row of the full-text table: its length as FTS5's
+/// bm25 reads it (`notes_fts_docsize`: the tokens of every column, the skill's token included).
+pub fn fts_doc_lengths(conn: &Connection, mut f: impl FnMut(i64, u64)) -> Result<()> {
+    let mut stmt = conn.prepare("SELECT id, sz FROM notes_fts_docsize")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        if let rusqlite::types::ValueRef::Blob(b) = r.get_ref(1)? {
+            f(r.get(0)?, doc_size(b));
+        }
+    }
+    Ok(())
+}
+
+/// Row `id`'s length in tokens (as [`fts_doc_lengths`]); `None` when the table has no such row.
+pub fn fts_doc_length(conn: &Connection, id: i64) -> Result<Option<u64>> {
+    let mut stmt = conn.prepare_cached("SELECT sz FROM notes_fts_docsize WHERE id = ?1")?;
+    let sz: Option<Vec<u8>> = stmt.query_row([id], |r| r.get(0)).optional()?;
+    Ok(sz.map(|b| doc_size(&b)))
+}
+
+/// The tokens of a docsize record: a varint per column, summed.
+fn doc_size(mut b: &[u8]) -> u64 {
+    let mut n = 0u64;
+    while let Some((v, used)) = varint(b) {
+        n = n.saturating_add(v);
+        b = &b[used..];
+    }
+    n
+}
+
+/// Calls `f` with (rowid, column) of every instance of the full-text index's term `term` (a
+/// token as FTS5 stores it: lower-cased, stemmed), by rowid: what bm25 counts of a word in a
+/// row, read without bm25 (which looks each row's length up in the table, a statement a row).
+pub fn fts_instances(conn: &Connection, term: &str, mut f: impl FnMut(i64, FtsColumn)) -> Result<()> {
+    const SQL: &str = "SELECT doc, col FROM temp.notes_fts_instances WHERE term = ?1";
+    let mut stmt = match conn.prepare_cached(SQL) {
+        Ok(s) => s,
+        Err(_) => {
+            // The table is this connection's own, made at its first use.
+            conn.execute_batch(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.notes_fts_instances USING fts5vocab(main, notes_fts, instance)",
+            )?;
+            conn.prepare_cached(SQL)?
+        }
+    };
+    let mut rows = stmt.query([term])?;
+    while let Some(r) = rows.next()? {
+        let col = match r.get_ref(1)? {
+            rusqlite::types::ValueRef::Text(b"intent") => FtsColumn::Intent,
+            rusqlite::types::ValueRef::Text(b"delta") => FtsColumn::Delta,
+            _ => FtsColumn::Other,
+        };
+        f(r.get(0)?, col);
+    }
+    Ok(())
+}
+
+/// A column of the full-text table, as bm25 weighs it (`bm25(notes_fts, 2.0, 1.0, 0.0)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FtsColumn {
+    Intent,
+    Delta,
+    /// The skill's token.
+    Other,
 }
 
 /// How many times a note's text changed or a note was deleted (migration 0024): what can
