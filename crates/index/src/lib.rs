@@ -129,6 +129,10 @@ pub type IdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<IdHash>>;
 pub struct IdBits {
     base: i64,
     words: Vec<u64>,
+    /// The ids before each word: an id's place among them is one count and one popcount
+    /// away ([`IdBits::rank`]), where a binary search over 90,000 ids missed the cache at
+    /// most of its 17 steps (a load looks a hundred up).
+    before: Vec<u32>,
 }
 
 impl IdBits {
@@ -150,7 +154,27 @@ impl IdBits {
             let d = (id - first) as usize;
             words[d >> 6] |= 1 << (d & 63);
         }
-        Some(IdBits { base: first, words })
+        let mut before = Vec::with_capacity(words.len());
+        let mut n = 0u32;
+        for w in &words {
+            before.push(n);
+            n += w.count_ones();
+        }
+        Some(IdBits { base: first, words, before })
+    }
+
+    /// Where `id` is among the ids, ascending (its index in the list the bits were made of);
+    /// `None` when it is not one of them.
+    pub fn rank(&self, id: i64) -> Option<usize> {
+        let d = id.checked_sub(self.base).filter(|d| *d >= 0)? as u64;
+        let at = usize::try_from(d >> 6).ok()?;
+        let w = *self.words.get(at)?;
+        let bit = d & 63;
+        if (w >> bit) & 1 == 0 {
+            return None;
+        }
+        let below = w & ((1u64 << bit) - 1);
+        Some(self.before[at] as usize + below.count_ones() as usize)
     }
 
     /// Whether `id` is in the set.
@@ -322,6 +346,7 @@ mod tests {
             ("64 apart", spaced, true),
             ("65 apart", (0..IdBits::MIN as i64).map(|i| i * 65).collect(), false),
             ("below zero", negative, true),
+            ("uneven gaps", (0..IdBits::MIN as i64 * 3).filter(|i| i % 3 != 1 && i % 7 != 0).collect(), true),
             ("the widest span", vec![i64::MIN, i64::MAX], false),
         ];
         for (case, ids, bits) in cases {
@@ -331,6 +356,7 @@ mod tests {
             let (lo, hi) = (ids[0], *ids.last().unwrap());
             for id in (lo - 130..=hi + 130).chain([i64::MIN, i64::MAX, 0]) {
                 assert_eq!(b.contains(id), ids.binary_search(&id).is_ok(), "{case}: {id}");
+                assert_eq!(b.rank(id), ids.binary_search(&id).ok(), "{case}: the place of {id}");
             }
         }
     }

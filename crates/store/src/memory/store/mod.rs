@@ -162,7 +162,10 @@ impl Candidates {
 
     /// Where the note `id` is among them.
     pub fn index_of(&self, id: i64) -> Option<usize> {
-        self.ids.binary_search(&id).ok()
+        match &self.bits {
+            Some(b) => b.rank(id),
+            None => self.ids.binary_search(&id).ok(),
+        }
     }
 }
 
@@ -211,6 +214,13 @@ mod tests {
                 assert_eq!(got[i], c(*id), "the facts stay with their note");
             }
             assert_eq!(got.index_of(4), None);
+        }
+        // A list large enough for bits finds each note's place by them.
+        let ids: Vec<i64> = (1..20_000).filter(|i| i % 3 != 0).collect();
+        let got = Candidates::new(ids.iter().map(|&id| c(id)).collect());
+        assert!(got.bits().is_some());
+        for id in 0..20_002 {
+            assert_eq!(got.index_of(id), ids.binary_search(&id).ok(), "{id}");
         }
     }
 }
