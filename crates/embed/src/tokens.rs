@@ -235,18 +235,64 @@ const ROWS_AHEAD: usize = 4;
 fn best_matches(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32, ahead: impl Fn(u32)) -> Vec<Matched> {
     // The cosines of a note piece to every query piece, computed once per distinct piece and
     // found by the piece's id (ids are a vocabulary's rows: a dense table beats hashing the
-    // ~2,000 pieces of a recall's notes).
-    const NONE: u32 = u32::MAX;
+    // ~2,000 pieces of a recall's notes). The table is the thread's own, kept from call to
+    // call: an entry counts only when it bears this call's stamp, so no call clears it (a
+    // fresh table of the vocabulary's 30,000 rows was 120 KB to fill at every call, four a
+    // large skill's load).
     let top = notes.iter().flat_map(|p| p.iter()).max().map_or(0, |m| *m as usize + 1);
-    let mut row_of: Vec<u32> = vec![NONE; top];
-    let mut distinct: Vec<u32> = vec![];
-    for t in notes.iter().flat_map(|p| p.iter()) {
-        let slot = &mut row_of[*t as usize];
-        if *slot == NONE {
-            *slot = distinct.len() as u32;
-            distinct.push(*t);
+    ROW_OF.with(|cell| {
+        let mut table = cell.borrow_mut();
+        let stamp = table.next_stamp(top);
+        let row_of = &mut table.entries;
+        let mut distinct: Vec<u32> = vec![];
+        for t in notes.iter().flat_map(|p| p.iter()) {
+            let e = &mut row_of[*t as usize];
+            if e.0 != stamp {
+                *e = (stamp, distinct.len() as u32);
+                distinct.push(*t);
+            }
         }
+        matches_of(q, notes, &distinct, |t| row_of[t as usize].1, &cos, &ahead)
+    })
+}
+
+/// A piece's row among a call's distinct pieces, by piece id, stamped with the call that set
+/// it ([`best_matches`]).
+#[derive(Default)]
+struct RowOf {
+    entries: Vec<(u32, u32)>,
+    stamp: u32,
+}
+
+impl RowOf {
+    /// A stamp no entry bears, with room for ids below `top`.
+    fn next_stamp(&mut self, top: usize) -> u32 {
+        if self.entries.len() < top {
+            self.entries.resize(top, (0, 0));
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // Wrapped: old stamps could come back; start over.
+            self.entries.fill((0, 0));
+            self.stamp = 1;
+        }
+        self.stamp
     }
+}
+
+thread_local! {
+    static ROW_OF: std::cell::RefCell<RowOf> = std::cell::RefCell::new(RowOf::default());
+}
+
+/// [`best_matches`] once the distinct pieces are known, `row_of(t)` the row of piece `t`.
+fn matches_of(
+    q: &[u32],
+    notes: &[Arc<[u32]>],
+    distinct: &[u32],
+    row_of: impl Fn(u32) -> u32,
+    cos: impl Fn(usize, u32) -> f32,
+    ahead: impl Fn(u32),
+) -> Vec<Matched> {
     let mut rows: Vec<f32> = Vec::with_capacity(distinct.len() * q.len());
     for &t in distinct.iter().take(ROWS_AHEAD) {
         ahead(t);
@@ -266,7 +312,7 @@ fn best_matches(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32
             }
             let mut best = vec![f32::NEG_INFINITY; q.len()];
             for t in p.iter() {
-                let at = row_of[*t as usize] as usize;
+                let at = row_of(*t) as usize;
                 for (b, c) in best.iter_mut().zip(&rows[at * q.len()..(at + 1) * q.len()]) {
                     *b = b.max(*c);
                 }
@@ -374,6 +420,33 @@ mod tests {
     /// Pieces are equal or not: cosine 1 or 0.
     fn exact(q: &[u32]) -> impl Fn(usize, u32) -> f32 + '_ {
         move |j, t| if q[j] == t { 1.0 } else { 0.0 }
+    }
+
+    /// The thread's table of rows is kept from call to call: each call's matches are those a
+    /// fresh table gives, whatever calls came before it, across the stamp's wrap too.
+    #[test]
+    fn matches_do_not_depend_on_the_calls_before() {
+        const Q: [u32; 3] = [9, 1, 2];
+        fn cos(j: usize, t: u32) -> f32 {
+            1.0 / (1.0 + (Q[j] as f32 - t as f32).abs())
+        }
+        let lists: Vec<Vec<Arc<[u32]>>> = vec![
+            vec![vec![5, 9].into(), vec![1].into()],
+            vec![vec![9, 2, 7].into()],
+            vec![vec![1, 2].into(), vec![3].into(), vec![9].into(), vec![].into()],
+            vec![],
+        ];
+        let fresh = |notes: &Vec<Arc<[u32]>>| {
+            let notes = notes.clone();
+            std::thread::spawn(move || best_matches(&Q, &notes, cos, |_| {})).join().unwrap()
+        };
+        for notes in lists.iter().chain(&lists) {
+            assert_eq!(best_matches(&Q, notes, cos, |_| {}), fresh(notes), "{notes:?}");
+        }
+        ROW_OF.with(|c| c.borrow_mut().stamp = u32::MAX - 1);
+        for notes in lists.iter().chain(&lists) {
+            assert_eq!(best_matches(&Q, notes, cos, |_| {}), fresh(notes), "{notes:?} across the wrap");
+        }
     }
 
     #[test]
