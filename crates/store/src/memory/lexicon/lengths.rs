@@ -77,7 +77,7 @@ impl DocLengths {
 }
 
 /// What [`store::fts_pruned_words`] answers for `p` (FTS5's bm25 over the words kept, the
-/// rows among `visible` (sorted ids), best first, at most `limit`), from the held `lens` and
+/// rows `visible` says are, best first, at most `limit`), from the held `lens` and
 /// the words' instances. `totals` are FTS5's rows and their average length in tokens
 /// ([`super::StoreCounts::totals`]). `None`
 /// when it cannot answer the same: when only a word's newest matches are scored, for a word
@@ -85,7 +85,7 @@ impl DocLengths {
 pub fn bm25_of_instances(
     conn: &Connection,
     lens: &DocLengths,
-    visible: &[i64],
+    visible: &dyn Fn(i64) -> bool,
     p: &PrunedWords,
     totals: (f64, f64),
     limit: usize,
@@ -95,7 +95,7 @@ pub fn bm25_of_instances(
     }
     let n = p.words.len();
     // Each phrase's frequency in each row that holds one: `fts5Bm25Function`'s `aFreq`.
-    let mut row_of: HashMap<i64, usize> = HashMap::new();
+    let mut row_of: crate::index::IdMap<usize> = Default::default();
     let mut docs: Vec<i64> = vec![];
     let mut freq: Vec<f64> = vec![];
     let mut idf = Vec::with_capacity(n);
@@ -133,7 +133,7 @@ pub fn bm25_of_instances(
     }
     let mut scored: Vec<(f64, i64)> = Vec::with_capacity(docs.len());
     for (r, &doc) in docs.iter().enumerate() {
-        if visible.binary_search(&doc).is_err() {
+        if !visible(doc) {
             continue;
         }
         let Some(d) = lens.get(conn, doc)? else { return Ok(None) };
@@ -284,7 +284,8 @@ mod tests {
                 for visible in [&ids, &some] {
                     for limit in [3, 50] {
                         let want = store::fts_pruned_words(&conn, None, visible, &p, limit).unwrap();
-                        let got = bm25_of_instances(&conn, &lens, visible, &p, totals, limit).unwrap();
+                        let seen = |id: i64| visible.binary_search(&id).is_ok();
+                        let got = bm25_of_instances(&conn, &lens, &seen, &p, totals, limit).unwrap();
                         match got {
                             Some(got) => {
                                 let bits =

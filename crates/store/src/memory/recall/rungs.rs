@@ -272,7 +272,8 @@ fn bm25_hits(
         let held = match (lengths, kept.as_mut()) {
             (Some(lens), Some(k)) => {
                 let totals = k.totals(conn)?;
-                lexicon::bm25_of_instances(conn, &lens, ids, &words, totals, RUNG_DEPTH)?
+                let visible = |id: i64| cands.bits().map_or_else(|| ids.binary_search(&id).is_ok(), |b| b.contains(id));
+                lexicon::bm25_of_instances(conn, &lens, &visible, &words, totals, RUNG_DEPTH)?
             }
             _ => None,
         };
