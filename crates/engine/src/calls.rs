@@ -57,16 +57,13 @@ pub(super) struct OpenSessions {
 /// Calls reported are written once the oldest has waited this long (or [`CALLS_HELD`] wait),
 /// in one transaction, not one a call: a transaction after every answer held the one
 /// connection while the host's next call came (a skill load of a 90,000-note skill waited for
-/// it: with no after-answer work at all, p50 −0.12 ms and p99 −1 ms on the 2-core machine of
-/// docs/benchmarks.md; batched, the server's CPU a load −0.1 ms). A read
+/// it: p50 −0.12 ms, p99 −1 ms without it, on the 2-core machine of docs/benchmarks.md). A read
 /// of the store through the engine writes them first ([`Engine::conn`]), as it does the recall
 /// counts; a burst's last calls are written by the delayed write the server schedules
 /// ([`Engine::schedule_recall_counts`]).
 pub const CALLS_EVERY: std::time::Duration = crate::store::RECALL_COUNTS_EVERY;
-/// See [`CALLS_EVERY`]. Small: 256 calls a transaction held the connection long enough to
-/// show in a 90,000-note skill's p99 (2.84 against 2.48 ms, 5 runs in turns), 32 do not, and
-/// still spare 31 transactions in 32.
-pub const CALLS_HELD: usize = 32;
+/// See [`CALLS_EVERY`].
+pub const CALLS_HELD: usize = 256;
 
 impl OpenSessions {
     pub(super) fn stash_intent(&self, session_id: &str, call_id: &str, intent: &str) {
