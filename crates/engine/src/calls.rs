@@ -50,20 +50,7 @@ pub(super) struct OpenSessions {
     stash: Mutex<IntentStash>,
     open: Mutex<calls::Sessions>,
     pending: Mutex<Vec<Call>>,
-    /// When the oldest call of `pending` was queued.
-    since: Mutex<Option<Instant>>,
 }
-
-/// Calls reported are written once the oldest has waited this long (or [`CALLS_HELD`] wait),
-/// in one transaction, not one a call: a transaction after every answer held the one
-/// connection while the host's next call came (a skill load of a 90,000-note skill waited for
-/// it: p50 −0.12 ms, p99 −1 ms without it, on the 2-core machine of docs/benchmarks.md). A read
-/// of the store through the engine writes them first ([`Engine::conn`]), as it does the recall
-/// counts; a burst's last calls are written by the delayed write the server schedules
-/// ([`Engine::schedule_recall_counts`]).
-pub const CALLS_EVERY: std::time::Duration = crate::store::RECALL_COUNTS_EVERY;
-/// See [`CALLS_EVERY`].
-pub const CALLS_HELD: usize = 256;
 
 impl OpenSessions {
     pub(super) fn stash_intent(&self, session_id: &str, call_id: &str, intent: &str) {
@@ -80,28 +67,15 @@ impl OpenSessions {
     }
 
     fn queue(&self, call: Call) {
-        let mut pending = lock(&self.pending);
-        if pending.is_empty() {
-            *lock(&self.since) = Some(Instant::now());
-        }
-        pending.push(call);
+        lock(&self.pending).push(call);
     }
 
     fn any_pending(&self) -> bool {
         !lock(&self.pending).is_empty()
     }
 
-    /// Whether the calls waiting are due to be written ([`CALLS_EVERY`], [`CALLS_HELD`]).
-    fn due(&self) -> bool {
-        let pending = lock(&self.pending);
-        !pending.is_empty()
-            && (pending.len() >= CALLS_HELD || lock(&self.since).is_none_or(|t| t.elapsed() >= CALLS_EVERY))
-    }
-
     fn take_pending(&self) -> Vec<Call> {
-        let mut pending = lock(&self.pending);
-        *lock(&self.since) = None;
-        std::mem::take(&mut *pending)
+        std::mem::take(&mut *lock(&self.pending))
     }
 
     fn close(&self, session: &str) {
@@ -234,11 +208,6 @@ impl Engine {
         self.sessions.any_pending()
     }
 
-    /// Calls wait to be written, and are due ([`CALLS_EVERY`]).
-    pub(crate) fn calls_due(&self) -> bool {
-        self.sessions.due()
-    }
-
     /// Writes the queued calls in one transaction; a failure is logged (the log is evidence,
     /// never a reason to fail a host's call).
     ///
@@ -247,18 +216,14 @@ impl Engine {
     /// has taken the queue and not yet written it lets an end read a log without its last
     /// calls).
     pub fn write_pending_calls(&self) {
-        self.write_pending_calls_on(&mut self.store.conn_as_is());
-    }
-
-    /// [`Engine::write_pending_calls`] through `conn`, locked by the caller.
-    pub(crate) fn write_pending_calls_on(&self, conn: &mut rusqlite::Connection) {
+        let mut conn = self.store.conn_as_is();
         let queued = self.sessions.take_pending();
         if queued.is_empty() {
             return;
         }
         // No note changes: the catalog stays as it is (it would reload every note otherwise).
         let record = |c: &mut rusqlite::Connection| store::record_calls(c, &self.project_id, &queued);
-        if let Err(e) = self.store.catalog.write_always(conn, record, |_| vec![]) {
+        if let Err(e) = self.store.catalog.write_always(&mut conn, record, |_| vec![]) {
             tracing::warn!("{} tool calls were not recorded: {e}", queued.len());
         }
     }

@@ -111,12 +111,7 @@ impl Engine {
     /// The database connection, with the recall counts still pending written first
     /// ([`store::Store::conn`]).
     fn conn(&self) -> MutexGuard<'_, rusqlite::Connection> {
-        let mut c = self.store.conn();
-        // The calls reported are written first too ([`calls::CALLS_EVERY`]): a read sees them.
-        if self.calls_pending() {
-            self.write_pending_calls_on(&mut c);
-        }
-        c
+        self.store.conn()
     }
 
     /// The connection for a recall ([`store::Store::conn_for_recall`]).
@@ -131,29 +126,28 @@ impl Engine {
 
     /// Whether a request left work for after its answer ([`Engine::after_answer`]).
     pub fn after_answer_pending(&self) -> bool {
-        self.store.recall_counts_due() || self.caches.lexicons.any_wanted() || self.calls_due()
+        self.store.recall_counts_due() || self.caches.lexicons.any_wanted() || self.calls_pending()
     }
 
-    /// Claims the one delayed write of the recall counts and the calls reported: true when
-    /// either waits and no write is scheduled yet; the caller then calls
-    /// [`Engine::write_scheduled_recall_counts`] after [`RECALL_COUNTS_EVERY`], so that the
-    /// counts and calls of the last requests of a burst are written too.
+    /// Claims the one delayed write of the recall counts: true when counts wait and no write
+    /// is scheduled yet; the caller then calls [`Engine::write_scheduled_recall_counts`] after
+    /// [`RECALL_COUNTS_EVERY`], so that the counts of the last recalls of a burst are written
+    /// too.
     pub fn schedule_recall_counts(&self) -> bool {
-        self.store.schedule_recall_counts(self.calls_pending())
+        self.store.schedule_recall_counts()
     }
 
     /// The delayed write [`Engine::schedule_recall_counts`] claimed.
     pub fn write_scheduled_recall_counts(&self) {
         self.store.write_scheduled_recall_counts();
-        self.write_pending_calls();
     }
 
     /// What a request leaves for after its answer, which the server and the MCP door call
-    /// right after they answer: the tool calls reported (the sessions' logs) when due
-    /// ([`calls::CALLS_EVERY`]), the recall counts when due ([`RECALL_COUNTS_EVERY`]), then the bm25 indexes recalls found missing
+    /// right after they answer: the tool calls reported (the sessions' logs), the recall
+    /// counts when due ([`RECALL_COUNTS_EVERY`]), then the bm25 indexes recalls found missing
     /// ([`Engine::build_lexicons`]).
     pub fn after_answer(&self) {
-        if self.calls_due() {
+        if self.calls_pending() {
             self.write_pending_calls();
         }
         if self.store.recall_counts_due() {

@@ -113,10 +113,10 @@ impl Store {
         self.recall_counts_pending() && lock(&self.counts_written).elapsed() >= RECALL_COUNTS_EVERY
     }
 
-    /// Claims the one delayed write of the recall counts (and the calls reported, `calls`
-    /// when some wait): true when either waits and no write is scheduled yet.
-    pub(super) fn schedule_recall_counts(&self, calls: bool) -> bool {
-        (calls || self.recall_counts_pending()) && !self.counts_scheduled.swap(true, Ordering::AcqRel)
+    /// Claims the one delayed write of the recall counts: true when counts wait and no write
+    /// is scheduled yet.
+    pub(super) fn schedule_recall_counts(&self) -> bool {
+        self.recall_counts_pending() && !self.counts_scheduled.swap(true, Ordering::AcqRel)
     }
 
     /// The delayed write [`Store::schedule_recall_counts`] claimed.
