@@ -14,6 +14,7 @@ pub mod hash;
 pub mod http;
 #[cfg(feature = "local-model")]
 pub mod model;
+pub mod pages;
 pub mod static_table;
 pub mod tokens;
 pub mod wordpiece;
