@@ -90,25 +90,25 @@ impl TokenMatch {
     /// The pieces of each note: those given ([`Note::pieces`]), else those stored with it
     /// ([`TokenMatch::stored`]), else those held by its text, else its text tokenized (and
     /// held).
-    fn pieces(&self, notes: &[Note<'_>]) -> Vec<Arc<[u32]>> {
+    fn pieces<'a>(&self, notes: &[Note<'a>]) -> Vec<NoteIds<'a>> {
         let rows = self.table.table().vocab.len() as u32;
-        let given = |n: &Note<'_>| n.pieces.filter(|p| p.iter().all(|id| *id < rows)).map(Arc::from);
-        let mut out: Vec<Option<Arc<[u32]>>> =
-            notes.iter().map(|n| given(n).or_else(|| n.stored.and_then(|b| self.read(b)))).collect();
+        let given = |n: &Note<'a>| n.pieces.filter(|p| p.iter().all(|id| *id < rows)).map(NoteIds::Given);
+        let mut out: Vec<Option<NoteIds<'a>>> =
+            notes.iter().map(|n| given(n).or_else(|| n.stored.and_then(|b| self.read(b)).map(NoteIds::Held))).collect();
         let unread: Vec<usize> = (0..notes.len()).filter(|i| out[*i].is_none()).collect();
         if unread.is_empty() {
-            return out.into_iter().map(Option::unwrap_or_default).collect();
+            return out.into_iter().map(|p| p.unwrap_or(NoteIds::Given(&[]))).collect();
         }
         // Their texts are made only here: a note read with its pieces needs none.
         let texts: Vec<String> = unread.iter().map(|i| super::note_text(notes[*i].intent, notes[*i].delta)).collect();
         let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
         let mut new = vec![];
         for (((i, k), text), held) in unread.iter().zip(&keys).zip(&texts).zip(self.held.get_many(&keys)) {
-            out[*i] = Some(held.unwrap_or_else(|| {
+            out[*i] = Some(NoteIds::Held(held.unwrap_or_else(|| {
                 let ids: Arc<[u32]> = self.table.match_ids(text).into();
                 new.push((*k, ids.clone()));
                 ids
-            }));
+            })));
         }
         tracing::trace!(
             "token matching: {} of {} notes without stored pieces, {} tokenized (not held)",
@@ -117,7 +117,7 @@ impl TokenMatch {
             new.len()
         );
         self.held.insert_many(new);
-        out.into_iter().map(Option::unwrap_or_default).collect()
+        out.into_iter().map(|p| p.unwrap_or(NoteIds::Given(&[]))).collect()
     }
 
     /// The score of each of `notes` for `query`, in order: for each piece of the query, the
@@ -145,13 +145,44 @@ impl TokenMatch {
         }
         let pieces = self.pieces(notes);
         let table = self.table.table();
-        // Two int8 rows: an exact integer dot product, times the rows' inverse lengths.
-        best_matches(
+        // Two int8 rows: an exact integer dot product, times the rows' inverse lengths. The
+        // query's rows are widened to i16 once; each note piece's row is then read once for
+        // all of them ([`dots_i8`]).
+        let dim = table.dim;
+        let mut wide: Vec<i16> = Vec::with_capacity(q.ids.len() * dim);
+        for id in &q.ids {
+            let row = table.row_i8(*id);
+            wide.extend(row.iter().map(|x| i16::from(*x)));
+            wide.resize(wide.len() + dim - row.len(), 0);
+        }
+        let mut dots = vec![0i32; q.ids.len()];
+        best_matches_rows(
             &q.ids,
             &pieces,
-            |j, t| dot_i8_i8(table.row_i8(q.ids[j]), table.row_i8(t)) as f32 * q.inv[j] * table.inv_norm(t),
+            |t, out| {
+                dots_i8(&wide, dim, table.row_i8(t), &mut dots);
+                let inv_t = table.inv_norm(t);
+                for ((o, d), inv_q) in out.iter_mut().zip(&dots).zip(&q.inv) {
+                    *o = *d as f32 * inv_q * inv_t;
+                }
+            },
             |t| table.prefetch_row(t),
         )
+    }
+}
+
+/// A note's pieces as matching reads them: borrowed from the caller, or read or held.
+enum NoteIds<'a> {
+    Given(&'a [u32]),
+    Held(Arc<[u32]>),
+}
+
+impl AsRef<[u32]> for NoteIds<'_> {
+    fn as_ref(&self) -> &[u32] {
+        match self {
+            NoteIds::Given(p) => p,
+            NoteIds::Held(p) => p,
+        }
     }
 }
 
@@ -232,27 +263,48 @@ const ROWS_AHEAD: usize = 4;
 
 /// [`TokenMatch::matched`] over piece ids, with `cos(j, t)` the similarity of the query's
 /// `j`-th piece and piece `t`; `ahead(t)` requests what `cos` will read of piece `t`.
+#[cfg(test)]
 fn best_matches(q: &[u32], notes: &[Arc<[u32]>], cos: impl Fn(usize, u32) -> f32, ahead: impl Fn(u32)) -> Vec<Matched> {
+    best_matches_rows(
+        q,
+        notes,
+        |t, out| {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = cos(j, t);
+            }
+        },
+        ahead,
+    )
+}
+
+/// [`best_matches`] with `cos_row(t, out)` writing the similarity of piece `t` to each query
+/// piece into `out` (one a query piece).
+fn best_matches_rows<P: AsRef<[u32]>>(
+    q: &[u32],
+    notes: &[P],
+    cos_row: impl FnMut(u32, &mut [f32]),
+    ahead: impl Fn(u32),
+) -> Vec<Matched> {
     // The cosines of a note piece to every query piece, computed once per distinct piece and
     // found by the piece's id (ids are a vocabulary's rows: a dense table beats hashing the
     // ~2,000 pieces of a recall's notes). The table is the thread's own, kept from call to
     // call: an entry counts only when it bears this call's stamp, so no call clears it (a
     // fresh table of the vocabulary's 30,000 rows was 120 KB to fill at every call, four a
     // large skill's load).
-    let top = notes.iter().flat_map(|p| p.iter()).max().map_or(0, |m| *m as usize + 1);
+    let top = notes.iter().flat_map(|p| p.as_ref().iter()).max().map_or(0, |m| *m as usize + 1);
     ROW_OF.with(|cell| {
         let mut table = cell.borrow_mut();
         let stamp = table.next_stamp(top);
         let row_of = &mut table.entries;
         let mut distinct: Vec<u32> = vec![];
-        for t in notes.iter().flat_map(|p| p.iter()) {
+        for t in notes.iter().flat_map(|p| p.as_ref().iter()) {
             let e = &mut row_of[*t as usize];
             if e.0 != stamp {
                 *e = (stamp, distinct.len() as u32);
                 distinct.push(*t);
             }
         }
-        matches_of(q, notes, &distinct, |t| row_of[t as usize].1, &cos, &ahead)
+        matches_of(q, notes, &distinct, |t| row_of[t as usize].1, cos_row, &ahead)
     })
 }
 
@@ -285,15 +337,19 @@ thread_local! {
 }
 
 /// [`best_matches`] once the distinct pieces are known, `row_of(t)` the row of piece `t`.
-fn matches_of(
+fn matches_of<P: AsRef<[u32]>>(
     q: &[u32],
-    notes: &[Arc<[u32]>],
+    notes: &[P],
     distinct: &[u32],
     row_of: impl Fn(u32) -> u32,
-    cos: impl Fn(usize, u32) -> f32,
+    mut cos_row: impl FnMut(u32, &mut [f32]),
     ahead: impl Fn(u32),
 ) -> Vec<Matched> {
-    let mut rows: Vec<f32> = Vec::with_capacity(distinct.len() * q.len());
+    let nq = q.len();
+    let mut rows: Vec<f32> = vec![0.0; distinct.len() * nq];
+    // Which query pieces each distinct piece is (a bit a query piece, for the first 64): a
+    // note holds a query piece when one of its pieces is it.
+    let mut is_query: Vec<u64> = vec![0; distinct.len()];
     for &t in distinct.iter().take(ROWS_AHEAD) {
         ahead(t);
     }
@@ -301,22 +357,28 @@ fn matches_of(
         if let Some(&next) = distinct.get(i + ROWS_AHEAD) {
             ahead(next);
         }
-        rows.extend((0..q.len()).map(|j| cos(j, t)));
+        cos_row(t, &mut rows[i * nq..(i + 1) * nq]);
+        for (j, qt) in q.iter().enumerate().take(64) {
+            if *qt == t {
+                is_query[i] |= 1 << j;
+            }
+        }
     }
     notes
         .iter()
         .map(|p| {
-            let holds = q.iter().map(|t| p.contains(t)).collect();
-            if p.is_empty() {
-                return Matched { best: vec![], holds };
-            }
-            let mut best = vec![f32::NEG_INFINITY; q.len()];
+            let p = p.as_ref();
+            let mut held = 0u64;
+            let mut best = vec![f32::NEG_INFINITY; if p.is_empty() { 0 } else { nq }];
             for t in p.iter() {
                 let at = row_of(*t) as usize;
-                for (b, c) in best.iter_mut().zip(&rows[at * q.len()..(at + 1) * q.len()]) {
+                held |= is_query[at];
+                for (b, c) in best.iter_mut().zip(&rows[at * nq..(at + 1) * nq]) {
                     *b = b.max(*c);
                 }
             }
+            let holds =
+                q.iter().enumerate().map(|(j, t)| if j < 64 { held & (1 << j) != 0 } else { p.contains(t) }).collect();
             Matched { best, holds }
         })
         .collect()
@@ -411,6 +473,65 @@ unsafe fn avx2_dot_i8_i8(a: &[i8], b: &[i8]) -> i32 {
     _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc);
     let tail: i32 = a[i..n].iter().zip(&b[i..n]).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
     lanes.iter().sum::<i32>() + tail
+}
+
+/// `t · q_j` for each query row `q_j` (`wide` holds them widened to i16, `dim` each), exactly,
+/// into `out`; `t` beyond `dim` is ignored and short of it counts as zeros.
+pub fn dots_i8(wide: &[i16], dim: usize, t: &[i8], out: &mut [i32]) {
+    let n = t.len().min(dim);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { avx2_dots_i8(wide, dim, &t[..n], out) };
+            return;
+        }
+    }
+    for (o, q) in out.iter_mut().zip(wide.chunks_exact(dim.max(1))) {
+        *o = t[..n].iter().zip(q).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+    }
+}
+
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn avx2_dots_i8(wide: &[i16], dim: usize, t: &[i8], out: &mut [i32]) {
+    use std::arch::x86_64::*;
+    const BLOCK: usize = 16;
+    let n = t.len();
+    let chunks = n / 16;
+    let rows = out.len().min(wide.len().checked_div(dim).unwrap_or(0));
+    out.fill(0);
+    // `t` widened a block of 16 chunks (256 values) at a time, then every query row against
+    // that block: each chunk's 16 products summed in pairs into i32 lanes (|x·y| ≤ 2¹⁴).
+    let mut tw = [_mm256_setzero_si256(); BLOCK];
+    let mut c0 = 0;
+    while c0 < chunks {
+        let c1 = (c0 + BLOCK).min(chunks);
+        for c in c0..c1 {
+            // SAFETY: c < chunks keeps the 16 bytes inside `t`.
+            tw[c - c0] = _mm256_cvtepi8_epi16(_mm_loadu_si128(t.as_ptr().add(16 * c).cast()));
+        }
+        for (j, o) in out.iter_mut().enumerate().take(rows) {
+            let q = wide.as_ptr().add(j * dim);
+            let mut acc = _mm256_setzero_si256();
+            for c in c0..c1 {
+                // SAFETY: 16 * c + 16 <= n <= dim keeps the read inside row j of `wide`.
+                let y = _mm256_loadu_si256(q.add(16 * c).cast());
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(tw[c - c0], y));
+            }
+            let s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256::<1>(acc));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
+            *o += _mm_cvtsi128_si32(s);
+        }
+        c0 = c1;
+    }
+    for (j, o) in out.iter_mut().enumerate().take(rows) {
+        let q = &wide[j * dim..j * dim + n];
+        *o += t[16 * chunks..].iter().zip(&q[16 * chunks..]).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum::<i32>();
+    }
 }
 
 #[cfg(test)]
@@ -542,6 +663,38 @@ mod tests {
             assert_eq!(dot_i8_i8(&a[..40], &b[..23]), naive(&a[..23], &b[..23]));
         }
         assert_eq!(dot_i8_i8(&min, &min), 400 * 128 * 128);
+    }
+
+    #[test]
+    fn query_rows_dot_a_piece_exactly() {
+        let mut seed = 7u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 16) as u8 as i8
+        };
+        for (dim, tlen, rows) in
+            [(0, 0, 2), (1, 1, 1), (15, 15, 3), (16, 16, 2), (17, 17, 4), (256, 256, 9), (300, 300, 5), (384, 200, 3)]
+        {
+            let wide: Vec<i16> = (0..dim * rows).map(|_| i16::from(next())).collect();
+            let mut t: Vec<i8> = (0..tlen).map(|_| next()).collect();
+            if let Some(x) = t.first_mut() {
+                *x = i8::MIN;
+            }
+            let mut out = vec![-1; rows];
+            dots_i8(&wide, dim, &t, &mut out);
+            for (j, o) in out.iter().enumerate() {
+                let q: Vec<i8> = wide[j * dim..(j + 1) * dim].iter().map(|x| *x as i8).collect();
+                assert_eq!(*o, naive_dot(&t, &q), "dim {dim}, row {j}");
+            }
+        }
+        // The extremes: every product 2^14, summed over 256 values.
+        let mut out = [0];
+        dots_i8(&[-128; 256], 256, &[i8::MIN; 256], &mut out);
+        assert_eq!(out[0], 256 * 128 * 128);
+    }
+
+    fn naive_dot(a: &[i8], b: &[i8]) -> i32 {
+        a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
     }
 
     #[test]
