@@ -696,7 +696,7 @@ impl Graph {
         // (45 MB more at 100k notes).
         g.blocks = Vec::with_capacity((n + n / 8 + 1024) * stride);
         // Before the blocks are written: advice after that backs nothing with huge pages
-        // until the kernel collapses them, which it had not in a minute at 100,000 notes.
+        // until the kernel collapses them in the background (see skillmem_embed::pages).
         g.advise_huge_pages();
         g.blocks.resize(n * stride, Line([0; 64]));
         r.read_exact(bytes_of_mut(&mut g.blocks))?;
