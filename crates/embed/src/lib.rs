@@ -14,7 +14,6 @@ pub mod hash;
 pub mod http;
 #[cfg(feature = "local-model")]
 pub mod model;
-pub mod pages;
 pub mod static_table;
 pub mod tokens;
 pub mod wordpiece;

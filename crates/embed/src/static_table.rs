@@ -44,7 +44,7 @@ pub struct Table {
     pub dim: usize,
     pub vocab: Vec<String>,
     pub scales: Vec<f32>,
-    rows: Vec<u8>,
+    rows: Cow<'static, [u8]>,
     /// 1 / the length of each int8 row (0 for a zero row), made on first use by
     /// [`Table::inv_norm`].
     inv_norms: OnceLock<Vec<f32>>,
@@ -77,14 +77,8 @@ impl Table {
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         let rows_bytes = match bytes {
-            // Copied into huge pages (see [`super::pages`]); a compiled-in table's own pages
-            // are not read again.
-            Cow::Borrowed(b) => {
-                let rows = super::pages::huge_copy(&b[scales_end..]);
-                super::pages::release_static(&b[scales_end..]);
-                rows
-            }
-            Cow::Owned(b) => super::pages::huge_copy(&b[scales_end..]),
+            Cow::Borrowed(b) => Cow::Borrowed(&b[scales_end..]),
+            Cow::Owned(b) => Cow::Owned(b[scales_end..].to_vec()),
         };
         Ok(Table { dim, vocab, scales, rows: rows_bytes, inv_norms: OnceLock::new() })
     }
