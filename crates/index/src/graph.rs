@@ -217,6 +217,31 @@ impl Graph {
         advise_huge(self.blocks.as_ptr().cast::<u8>(), self.blocks.capacity() * 64);
     }
 
+    /// Asks the kernel to move the written blocks into huge pages now (Linux 6.1+,
+    /// `MADV_COLLAPSE`; advice only, an error changes nothing). [`Graph::advise_huge_pages`]
+    /// after a load leaves them to the kernel's background collapsing, which at 100,000 notes
+    /// had not begun four seconds into a run of loads; advised before the load, the blocks'
+    /// first touches compacted memory and the reload took 42–149 ms against 47–56 ms. Called
+    /// on the index's worker once the graph answers searches: the copy (45 MB at 100,000
+    /// notes) is off a recall's path. Only whole 2 MiB pages of written blocks: the room for
+    /// growth stays unbacked.
+    pub fn collapse_huge_pages(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            const HUGE: usize = 2 << 20;
+            let p = self.blocks.as_ptr() as usize;
+            let (start, end) = (p.div_ceil(HUGE) * HUGE, (p + self.blocks.len() * 64) / HUGE * HUGE);
+            if end > start {
+                // SAFETY: the range lies inside the blocks' live allocation; MADV_COLLAPSE
+                // only changes how the kernel backs it (the bytes are copied as they are,
+                // under the kernel's locks), never its contents.
+                unsafe {
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_COLLAPSE);
+                }
+            }
+        }
+    }
+
     /// Bytes held by the arrays (for logs and benchmarks).
     pub fn heap_bytes(&self) -> usize {
         self.blocks.capacity() * 64
@@ -695,9 +720,6 @@ impl Graph {
         // first insert after a start made the server hold the blocks twice for a moment
         // (45 MB more at 100k notes).
         g.blocks = Vec::with_capacity((n + n / 8 + 1024) * stride);
-        // Before the blocks are written: advice after that backs nothing with huge pages
-        // until the kernel collapses them in the background (see [`advise_huge`]).
-        g.advise_huge_pages();
         g.blocks.resize(n * stride, Line([0; 64]));
         r.read_exact(bytes_of_mut(&mut g.blocks))?;
         for slot in 0..n as u32 {
@@ -781,13 +803,6 @@ fn prefetch(p: *const u8, lines: usize) {
 }
 
 /// `madvise(MADV_HUGEPAGE)` over the whole 2 MiB pages inside `len` bytes from `p`.
-///
-/// Memory is backed by huge pages only when it is advised *before* it is first touched;
-/// advice given after that waits for the kernel's background collapsing (at 100,000 notes
-/// the sidecar held no huge page four seconds into a run of loads when the blocks were
-/// advised after their load). The static table's rows were tried too, copied out of the
-/// binary into advised memory: about 1% of a large skill's CPU a load for 1.4 MB more
-/// resident; not kept.
 fn advise_huge(p: *const u8, len: usize) {
     #[cfg(target_os = "linux")]
     {

@@ -390,6 +390,7 @@ pub(super) fn build(s: &Shared, most: Option<usize>) {
     } else {
         tracing::info!("vector index: built over {n} vectors in {} ms", t.elapsed().as_millis());
     }
+    collapse(s);
     if let Err(e) = save(s) {
         tracing::warn!("vector index: cannot write the index files ({e}); they will be rebuilt next start");
     }
@@ -466,7 +467,18 @@ pub(super) fn reload(s: &Shared) -> bool {
     drop(m);
     release_free_memory();
     tracing::info!("vector index: reloaded {live} vectors from {} in {} ms", dir.display(), t.elapsed().as_millis());
+    collapse(s);
     true
+}
+
+/// The new graph's blocks moved into huge pages, once it answers searches
+/// ([`Graph::collapse_huge_pages`]; inserts wait meanwhile, searches do not).
+fn collapse(s: &Shared) {
+    let t = Instant::now();
+    if let Some(g) = read(&s.graph).as_ref() {
+        g.collapse_huge_pages();
+    }
+    tracing::debug!("vector index: blocks collapsed into huge pages in {} ms", t.elapsed().as_millis());
 }
 
 /// Checks a reloaded graph against the stored vectors as they stream past; none is kept. A
