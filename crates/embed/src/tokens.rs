@@ -653,7 +653,7 @@ mod tests {
         let walk: Vec<i8> = (0..400u32).map(|k| (k.wrapping_mul(2_654_435_761) >> 24) as u8 as i8).collect();
         let rev: Vec<i8> = walk.iter().rev().copied().collect();
         let (max, min) = (vec![127i8; 400], vec![-128i8; 400]);
-        let naive = |a: &[i8], b: &[i8]| -> i32 { a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum() };
+        let naive = naive_dot;
         // (a, b) over prefixes of several lengths, around the 16-wide steps
         for (a, b) in [(&walk, &rev), (&walk, &walk), (&max, &max), (&min, &min), (&max, &min)] {
             for n in [0, 1, 15, 16, 17, 31, 32, 33, 255, 384, 385, 400] {
