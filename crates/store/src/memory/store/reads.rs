@@ -31,7 +31,6 @@ pub struct Facts<'a> {
     /// The partition key: the project of a project note, "" for a global one.
     pub partition: &'a str,
     pub pinned: bool,
-    pub hits: i64,
     pub created_at: i64,
 }
 
@@ -50,7 +49,7 @@ pub fn scan_facts(conn: &Connection, only: Option<i64>, sink: &mut dyn FnMut(Fac
     // Current notes only (history is never ranked, nor a note waiting for review); the
     // condition is the covering index's own, so the scan reads the index alone.
     const COLUMNS: &str =
-        "SELECT id, skill, scope, project_id, pinned, hits, created_at FROM notes WHERE retired_at IS NULL AND review IS NULL";
+        "SELECT id, skill, scope, project_id, pinned, created_at FROM notes WHERE retired_at IS NULL AND review IS NULL";
     let mut stmt = match only {
         Some(_) => conn.prepare_cached(&format!("{COLUMNS} AND id = ?1"))?,
         None => conn.prepare_cached(COLUMNS)?,
@@ -66,8 +65,7 @@ pub fn scan_facts(conn: &Connection, only: Option<i64>, sink: &mut dyn FnMut(Fac
             global: text(r.get_ref(2)?) == Scope::Global.as_str(),
             partition: text(r.get_ref(3)?),
             pinned: r.get::<_, i64>(4)? != 0,
-            hits: r.get(5)?,
-            created_at: r.get(6)?,
+            created_at: r.get(5)?,
         });
     }
     Ok(())
