@@ -9,7 +9,9 @@ KEPT is a `bench recall --keep` setting's folder. Each server runs with
 load and the engine's open). Prints, per BIN, the medians and ranges of: spawn to the answer of
 `initialize`, spawn to the first recall's answer, the engine's open, the catalog's load.
 """
-import json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import os, re, shutil, statistics, sys, tempfile, time
+
+from sidecar import Sidecar
 
 kept, rounds, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 skill = 'bench-skill-000'
@@ -36,37 +38,14 @@ def once(b):
                SKILLMEM_LOG='skillmem_store=debug,skillmem_engine=debug')
     err = tempfile.TemporaryFile()
     t0 = time.time()
-    p = subprocess.Popen([b, 'serve'], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env)
-
-    def send(m):
-        x = json.dumps(m).encode()
-        p.stdin.write(b'Content-Length: %d\r\n\r\n' % len(x) + x)
-        p.stdin.flush()
-
-    def call(i, m, pa):
-        send({'jsonrpc': '2.0', 'id': i, 'method': m, 'params': pa})
-        while True:
-            n = None
-            while True:
-                line = p.stdout.readline()
-                if line in (b'\r\n', b'\n'):
-                    break
-                if line.lower().startswith(b'content-length'):
-                    n = int(line.split(b':')[1])
-            r = json.loads(p.stdout.read(n))
-            if r.get('id') == i:
-                return r
-
-    call(1, 'initialize', {'processId': None, 'rootUri': 'file://' + kept + '/ws', 'capabilities': {}})
-    send({'jsonrpc': '2.0', 'method': 'initialized', 'params': {}})
+    sc = Sidecar(b, env, stderr=err)
+    sc.initialize(kept + '/ws')
     t1 = time.time()
-    r = call(2, 'skillmem/toolAfter', {'sessionId': 's', 'callId': 'c', 'tool': 'skill',
-                                       'args': {'name': skill, 'intent': 'pecle neri riso'},
-                                       'output': 'Base directory for this skill: %s\n' % skdir})
+    r = sc.call(2, 'skillmem/toolAfter', {'sessionId': 's', 'callId': 'c', 'tool': 'skill',
+                                          'args': {'name': skill, 'intent': 'pecle neri riso'},
+                                          'output': 'Base directory for this skill: %s\n' % skdir})
     t2 = time.time()
-    call(3, 'shutdown', None)
-    send({'jsonrpc': '2.0', 'method': 'exit'})
-    p.wait()
+    sc.stop(3)
     err.seek(0)
     log = err.read().decode('utf-8', 'replace')
     shutil.rmtree(data)
