@@ -185,6 +185,10 @@ fn open_index(conn: &Connection, config: &Config, embedder: Option<&dyn Embedder
         params.exact_max = n;
         params.min_selectivity = 0.0;
     }
+    if let Some(n) = std::env::var("SKILLMEM_INDEX_EF").ok().and_then(|v| v.parse().ok()) {
+        // Benchmarks: the candidates a search keeps (a rung asks for at least twice its depth).
+        params.ef_search = n;
+    }
     let ix = Arc::new(HnswIndex::new(e.model_id(), e.dim(), Some(dir), params));
     ix.start(Some(loader));
     if std::env::var("SKILLMEM_INDEX_BLOCKING").is_ok_and(|v| v == "1") {
