@@ -189,6 +189,11 @@ fn open_index(conn: &Connection, config: &Config, embedder: Option<&dyn Embedder
         // Benchmarks: the candidates a search keeps (a rung asks for at least twice its depth).
         params.ef_search = n;
     }
+    if let Some(n) = std::env::var("SKILLMEM_INDEX_EF_CONSTRUCTION").ok().and_then(|v| v.parse().ok()) {
+        // Benchmarks: the candidates an insert compares (default 64); a graph keeps the
+        // links it was built with.
+        params.ef_construction = n;
+    }
     let ix = Arc::new(HnswIndex::new(e.model_id(), e.dim(), Some(dir), params));
     ix.start(Some(loader));
     if std::env::var("SKILLMEM_INDEX_BLOCKING").is_ok_and(|v| v == "1") {
