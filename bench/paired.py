@@ -8,7 +8,9 @@ KEPT is a `bench recall --keep` setting's folder (its `data.pristine` is copied 
 each server is warmed by 300 loads first. Prints each BIN's round-trip p50/p90/p99 at this
 client and its server's CPU a load (user and system, /proc).
 """
-import json, os, random, shutil, sqlite3, subprocess, sys, tempfile, time, statistics
+import os, random, shutil, sqlite3, sys, tempfile, time
+
+from sidecar import Sidecar
 kept=sys.argv[1]; rounds=int(sys.argv[2]); bins=sys.argv[3:]
 skill='bench-skill-000'
 db=sqlite3.connect(kept+'/data.pristine/skillmem.db')
@@ -19,36 +21,22 @@ random.seed(11)
 skdir=None
 for root,ds,fs in os.walk(kept+'/ws'):
     if root.endswith('/'+skill) and 'SKILL.md' in fs: skdir=root
-class S:
+class S(Sidecar):
     def __init__(s,b):
         s.data=tempfile.mkdtemp(prefix='skillmem-pair-'); shutil.rmtree(s.data); shutil.copytree(kept+'/data.pristine',s.data)
-        env=dict(os.environ,SKILLMEM_HOME=s.data,HOME=kept+'/home')
-        s.p=subprocess.Popen([b,'serve'],stdin=subprocess.PIPE,stdout=subprocess.PIPE,stderr=subprocess.DEVNULL,env=env)
+        Sidecar.__init__(s,b,dict(os.environ,SKILLMEM_HOME=s.data,HOME=kept+'/home'))
         s.i=0; s.lat=[]; s.name=os.path.basename(b)
-    def send(s,m):
-        b=json.dumps(m).encode(); s.p.stdin.write(b'Content-Length: %d\r\n\r\n'%len(b)+b); s.p.stdin.flush()
-    def recv(s):
-        n=None
-        while True:
-            l=s.p.stdout.readline()
-            if l in (b'\r\n',b'\n'): break
-            if l.lower().startswith(b'content-length'): n=int(l.split(b':')[1])
-        return json.loads(s.p.stdout.read(n))
-    def call(s,m,pa):
-        s.i+=1; i=s.i
-        s.send({'jsonrpc':'2.0','id':i,'method':m,'params':pa})
-        while True:
-            r=s.recv()
-            if r.get('id')==i: return r
+    def ask(s,m,pa):
+        s.i+=1
+        return s.call(s.i,m,pa)
     def cpu(s):
         f=open('/proc/%d/stat'%s.p.pid).read().rsplit(')',1)[1].split()
         return (int(f[11])+int(f[12]))/os.sysconf('SC_CLK_TCK')
     def load(s,n,it):
-        return s.call('skillmem/toolAfter',{'sessionId':'s%d'%(n//20),'callId':'c%d'%n,'tool':'skill','args':{'name':skill,'intent':it},'output':'Base directory for this skill: %s\n'%skdir})
+        return s.ask('skillmem/toolAfter',{'sessionId':'s%d'%(n//20),'callId':'c%d'%n,'tool':'skill','args':{'name':skill,'intent':it},'output':'Base directory for this skill: %s\n'%skdir})
 ss=[S(b) for b in bins]
 for s in ss:
-    s.call('initialize',{'processId':None,'rootUri':'file://'+kept+'/ws','capabilities':{}})
-    s.send({'jsonrpc':'2.0','method':'initialized','params':{}})
+    s.initialize(kept+'/ws')
 def intent(): return ' '.join(random.choice(words) for _ in range(random.randint(2,4)))
 for n in range(300):
     it=intent()
@@ -64,4 +52,4 @@ for s,a,b in zip(ss,c0,c1):
     l=sorted(s.lat)
     print('%-12s p50 %.3f ms p90 %.3f p99 %.3f cpu/load %.3f ms'%(s.name,l[len(l)//2],l[int(len(l)*.9)],l[int(len(l)*.99)],1000*(b-a)/rounds))
 for s in ss:
-    s.call('shutdown',None); s.send({'jsonrpc':'2.0','method':'exit'}); s.p.wait(); shutil.rmtree(s.data,ignore_errors=True)
+    s.stop(s.i+1); shutil.rmtree(s.data,ignore_errors=True)

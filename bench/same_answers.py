@@ -10,7 +10,9 @@ BIN is a `skillmem` binary; KEPT a `bench recall --keep` setting's folder (its `
 is copied, so the kept store is not changed); SKILL defaults to the fill's large skill. The
 intents: 150 of the skill's notes' own, 150 of three of their words at random (seeded).
 """
-import json, os, random, shutil, sqlite3, subprocess, sys
+import os, random, shutil, sqlite3, sys
+
+from sidecar import Sidecar
 
 binary=sys.argv[1]; kept=sys.argv[2]
 import tempfile
@@ -23,28 +25,13 @@ random.seed(7)
 intents=[random.choice(rows) for _ in range(150)]+[' '.join(random.choice(words) for _ in range(3)) for _ in range(150)]
 db.close()
 env=dict(os.environ,SKILLMEM_HOME=data,HOME=kept+'/home',SKILLMEM_INDEX_BLOCKING='1')
-p=subprocess.Popen([binary,'serve'],stdin=subprocess.PIPE,stdout=subprocess.PIPE,stderr=subprocess.DEVNULL,env=env)
-def send(m):
-    b=json.dumps(m).encode(); p.stdin.write(b'Content-Length: %d\r\n\r\n'%len(b)+b); p.stdin.flush()
-def recv():
-    n=None
-    while True:
-        l=p.stdout.readline()
-        if l in (b'\r\n',b'\n'): break
-        if l.lower().startswith(b'content-length'): n=int(l.split(b':')[1])
-    return json.loads(p.stdout.read(n))
-def call(i,m,pa):
-    send({'jsonrpc':'2.0','id':i,'method':m,'params':pa})
-    while True:
-        r=recv()
-        if r.get('id')==i: return r
-call(0,'initialize',{'processId':None,'rootUri':'file://'+kept+'/ws','capabilities':{}})
-send({'jsonrpc':'2.0','method':'initialized','params':{}})
+sc=Sidecar(binary,env)
+sc.initialize(kept+'/ws')
 skdir=None
 for root,ds,fs in os.walk(kept+'/ws'):
     if root.endswith('/'+skill) and 'SKILL.md' in fs: skdir=root
 for i,it in enumerate(intents):
-    r=call(i+1,'skillmem/toolAfter',{'sessionId':'s%d'%(i//20),'callId':'c%d'%i,'tool':'skill','args':{'name':skill,'intent':it},'output':'Base directory for this skill: %s\n'%skdir})
+    r=sc.call(i+1,'skillmem/toolAfter',{'sessionId':'s%d'%(i//20),'callId':'c%d'%i,'tool':'skill','args':{'name':skill,'intent':it},'output':'Base directory for this skill: %s\n'%skdir})
     print(it,'|',r['result']['mode'],r['result']['noteIds'])
-call(99999,'shutdown',None); send({'jsonrpc':'2.0','method':'exit'}); p.wait()
+sc.stop(99999)
 shutil.rmtree(data,ignore_errors=True)

@@ -10,6 +10,10 @@
 //! `graph.bin`, `vectors.f32`); INTENTS a file of one intent a line. Prints, for each `ef`,
 //! the recall of the 50 nearest (a recall's vector rung asks for 50), how often the nearest
 //! row was found, and the time a query on this thread.
+//!
+//! `cargo xtask bench index` measures a graph it builds on vector files, at the top 10, against
+//! hnswlib; this one measures the graph a store saved (or one built like it) at a rung's depth,
+//! for intents as a host sends them.
 
 // A tool run by hand: its figures are its output (the sidecar itself never prints).
 #![allow(clippy::print_stdout)]
